@@ -1,0 +1,3 @@
+module github.com/jadevm/jade
+
+go 1.26.8

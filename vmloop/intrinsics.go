@@ -1,0 +1,144 @@
+package vmloop
+
+import "fmt"
+
+// Version is an intrinsic ABI version, major.minor. A program states the
+// version it needs with `.abi M.m`; it loads when M equals the VM's major
+// and m is at most the VM's minor (spec S-19: the table below is the one
+// central place where intrinsic names, IDs and signatures are fixed).
+type Version struct{ Major, Minor uint16 }
+
+func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
+
+// ABI is the intrinsic ABI this VM implements. Adding an intrinsic bumps the
+// minor version; changing or removing one bumps the major.
+var ABI = Version{1, 0}
+
+// CheckABI reports whether a program needing version need can run here.
+func CheckABI(need Version) error {
+	if need.Major != ABI.Major {
+		return fmt.Errorf("vmloop: abi: program needs intrinsic ABI %s but this VM implements %s (major versions differ); rebuild the program for ABI %d.x", need, ABI, ABI.Major)
+	}
+	if need.Minor > ABI.Minor {
+		return fmt.Errorf("vmloop: abi: program needs intrinsic ABI %s but this VM implements only %s; upgrade the VM or lower the program's .abi", need, ABI)
+	}
+	return nil
+}
+
+// IntrinsicID identifies an intrinsic. IDs below HostIntrinsicBase come from
+// the central table and never change within a major version; IDs from
+// HostIntrinsicBase up are handed out to host intrinsics at registration.
+type IntrinsicID uint16
+
+// HostIntrinsicBase is the first ID given to host (FFI) intrinsics.
+const HostIntrinsicBase IntrinsicID = 0x8000
+
+// Intrinsic describes one entry of the central intrinsic table or one host
+// intrinsic.
+type Intrinsic struct {
+	ID     IntrinsicID
+	Name   string // family.name
+	Params []Type
+	Result Type
+	Since  Version // ABI version that introduced it
+	// Builtin is the dedicated opcode lowering (spec §5.2 lowering 1), or
+	// NOP when the intrinsic is reachable only through INTR.
+	Builtin Op
+	// IntrOK says whether the generic INTR opcode may name it (lowering 2).
+	// Builtins whose operands cannot be typed statically through a window
+	// (task.spawn takes a function, the typed joins a destination) are
+	// builtin-only.
+	IntrOK bool
+}
+
+// Central intrinsic IDs (ABI 1.0). Append only.
+const (
+	IntrSpawn IntrinsicID = iota + 1
+	IntrJoinI64
+	IntrJoinF64
+	IntrJoinRef
+	IntrJoinVoid
+	IntrOutcome
+	IntrYield
+	IntrCancel
+	IntrCancelled
+	IntrEventNew
+	IntrEventWait
+	IntrEventSignal
+	IntrEventBroadcast
+	IntrPrintI64
+	IntrPrintF64
+	IntrPrintStr
+	IntrTaskID
+)
+
+var v10 = Version{1, 0}
+
+var centralTable = []Intrinsic{
+	{IntrSpawn, "task.spawn", nil, TRef, v10, SPAWN, false},
+	{IntrJoinI64, "task.join_i64", []Type{TRef}, TI64, v10, JOINI, true},
+	{IntrJoinF64, "task.join_f64", []Type{TRef}, TF64, v10, JOINF, true},
+	{IntrJoinRef, "task.join_ref", []Type{TRef}, TRef, v10, JOINR, true},
+	{IntrJoinVoid, "task.join_void", []Type{TRef}, TVoid, v10, JOINV, true},
+	{IntrOutcome, "task.outcome", []Type{TRef}, TI64, v10, OUTCOME, true},
+	{IntrYield, "task.yield", nil, TVoid, v10, YIELD, true},
+	{IntrCancel, "task.cancel", []Type{TRef}, TVoid, v10, CANCEL, true},
+	{IntrCancelled, "task.cancelled", nil, TI64, v10, CANCELLED, true},
+	{IntrEventNew, "event.new", nil, TRef, v10, EVNEW, true},
+	{IntrEventWait, "event.wait", []Type{TRef}, TVoid, v10, EVWAIT, true},
+	{IntrEventSignal, "event.signal", []Type{TRef}, TVoid, v10, EVSIGNAL, true},
+	{IntrEventBroadcast, "event.broadcast", []Type{TRef}, TVoid, v10, EVBCAST, true},
+	{IntrPrintI64, "io.print_i64", []Type{TI64}, TVoid, v10, NOP, true},
+	{IntrPrintF64, "io.print_f64", []Type{TF64}, TVoid, v10, NOP, true},
+	{IntrPrintStr, "io.print_str", []Type{TRef}, TVoid, v10, NOP, true},
+	{IntrTaskID, "task.id", nil, TI64, v10, NOP, true},
+}
+
+var (
+	intrByName = map[string]*Intrinsic{}
+	intrByID   = map[IntrinsicID]*Intrinsic{}
+	intrByOp   [NumOps]*Intrinsic
+)
+
+func init() {
+	for i := range centralTable {
+		in := &centralTable[i]
+		intrByName[in.Name] = in
+		intrByID[in.ID] = in
+		if in.Builtin != NOP {
+			intrByOp[in.Builtin] = in
+			if opTable[in.Builtin].Intrinsic != in.Name {
+				panic("vmloop: ISA table and intrinsic table disagree on " + in.Name)
+			}
+		}
+	}
+}
+
+// CentralIntrinsics returns a copy of the central intrinsic table.
+func CentralIntrinsics() []Intrinsic { return append([]Intrinsic(nil), centralTable...) }
+
+// LookupIntrinsic finds a central intrinsic by name.
+func LookupIntrinsic(name string) (*Intrinsic, bool) {
+	in, ok := intrByName[name]
+	return in, ok
+}
+
+// IntrinsicByID finds a central intrinsic by ID.
+func IntrinsicByID(id IntrinsicID) (*Intrinsic, bool) {
+	in, ok := intrByID[id]
+	return in, ok
+}
+
+// BuiltinIntrinsic returns the central intrinsic a builtin opcode lowers to.
+func BuiltinIntrinsic(op Op) *Intrinsic {
+	if int(op) < NumOps {
+		return intrByOp[op]
+	}
+	return nil
+}
+
+// Resolver finds intrinsics that are not in the central table (host
+// intrinsics registered by an embedding). It may be nil.
+type Resolver interface {
+	ResolveIntrinsic(name string) (*Intrinsic, bool)
+}

@@ -1,0 +1,76 @@
+package vmloop
+
+// Program is a Jade bytecode program: functions, constant pools and the
+// intrinsics it imports. A Program is untrusted until Verify accepts it;
+// after that it is immutable and may be shared by any number of tasks and
+// workers.
+type Program struct {
+	ABI        Version // intrinsic ABI the program needs (.abi)
+	Funcs      []Function
+	KInt       []int64   // i64 constant pool (LDK)
+	KFlt       []float64 // f64 constant pool (LDF)
+	KStr       []string  // string constant pool (LDS), interned at load
+	Intrinsics []Import  // intrinsic imports named by INTR
+
+	// Filled by Verify.
+	verified bool
+}
+
+// Import names an intrinsic a program uses through INTR. Verify resolves it
+// against the central table (and a host Resolver) and fills Resolved.
+type Import struct {
+	Name     string
+	Resolved *Intrinsic
+}
+
+// Function is one function of a program. Parameters occupy registers
+// 0..len(Params)-1; NRegs is the frame size (parameters included), at most
+// MaxRegs.
+type Function struct {
+	Name     string
+	Params   []Type
+	Result   Type
+	NRegs    int
+	Code     []Instr
+	Handlers []Handler // innermost first: the first covering entry wins
+
+	// Debug information: optional, never trusted for safety.
+	RegNames []string // source names of registers (len NRegs or 0)
+	RegTypes []Type   // declared types of registers (len NRegs or 0)
+	Lines    []int32  // source line of each instruction (len Code or 0)
+	Labels   map[int]string
+
+	// Filled by Verify.
+	Blocks []Block // basic blocks in pc order
+}
+
+// Handler is a .try range: an exception raised by an instruction at pc with
+// Start <= pc < End transfers control to Target with the error handle in
+// register Reg. Handlers nest; a handler lies outside its own range.
+type Handler struct {
+	Start, End, Target uint32
+	Reg                uint8
+}
+
+// Block is a basic block of a verified function with its reduction cost:
+// the sum of the static costs of its instructions (1 each; bulk operations
+// add their size-dependent part at run time).
+type Block struct {
+	Start, End int // [Start, End)
+	Cost       int
+	// SafePoint is true when the block ends in a safe point.
+	SafePoint bool
+}
+
+// Verified reports whether Verify has accepted the program.
+func (p *Program) Verified() bool { return p.verified }
+
+// FuncIndex returns the index of the named function, or -1.
+func (p *Program) FuncIndex(name string) int {
+	for i := range p.Funcs {
+		if p.Funcs[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,98 @@
+package vmloop
+
+import "fmt"
+
+// Signal is what the interpreter loop returns to its caller (the worker).
+// It is VM control flow, never a JDL Result value (spec §3.3, S-18).
+type Signal uint8
+
+// Signals.
+const (
+	// SigCompleted: the entry function returned; Exec.Result holds the value.
+	SigCompleted Signal = iota
+	// SigThrown: a Throw escaped the entry function; Exec.Thrown holds the
+	// error. The scheduler materialises it as the Failure outcome (S-12).
+	SigThrown
+	// SigTrap: a fault (division by zero, bad handle, limit); Exec.Trap.
+	SigTrap
+	// SigPreempted: the reduction budget ran out (or Stop was called) at a
+	// safe point; pc points at the next instruction to run.
+	SigPreempted
+	// SigIntrinsic: the loop reached an intrinsic (a builtin opcode or
+	// INTR); Exec.Request describes it and pc already points past it. The
+	// caller completes it (Complete, Raise, SetTrap) now or after a wait, then
+	// calls Run again.
+	SigIntrinsic
+)
+
+var signalNames = [...]string{"Completed", "Thrown", "Trap", "Preempted", "Intrinsic"}
+
+func (s Signal) String() string {
+	if int(s) < len(signalNames) {
+		return signalNames[s]
+	}
+	return fmt.Sprintf("Signal(%d)", uint8(s))
+}
+
+// TrapCode classifies a trap.
+type TrapCode uint8
+
+// Trap codes.
+const (
+	TrapNone          TrapCode = iota
+	TrapDivZero                // integer division or remainder by zero
+	TrapOverflow               // MIN / -1 or MIN % -1
+	TrapBounds                 // index out of range (bytes, arrays)
+	TrapHandle                 // null, stale, foreign or wrong-kind handle
+	TrapStackOverflow          // call depth limit
+	TrapHeapLimit              // per-task heap bytes limit
+	TrapKind                   // a join result's kind does not fit the destination
+	TrapHostPanic              // a host intrinsic panicked
+	TrapIntrinsic              // an intrinsic was misused (details in Msg)
+	TrapUnverified             // the program was not verified (never with Load)
+)
+
+var trapNames = [...]string{"none", "division by zero", "integer overflow", "index out of range",
+	"bad handle", "stack overflow", "heap limit", "kind mismatch", "host panic", "intrinsic", "unverified program"}
+
+func (c TrapCode) String() string {
+	if int(c) < len(trapNames) {
+		return trapNames[c]
+	}
+	return fmt.Sprintf("trap(%d)", uint8(c))
+}
+
+// TrapInfo describes a trap: what happened and where.
+type TrapInfo struct {
+	Code TrapCode
+	Msg  string
+	Func string // function name
+	PC   int    // pc of the trapping instruction
+}
+
+func (t TrapInfo) Error() string {
+	if t.Msg == "" {
+		return fmt.Sprintf("trap at %s@%d: %s", t.Func, t.PC, t.Code)
+	}
+	return fmt.Sprintf("trap at %s@%d: %s: %s", t.Func, t.PC, t.Code, t.Msg)
+}
+
+// Limits bound one task's resources. Exhausting one traps the task (the
+// per-engine limits on live tasks are in the scheduler and throw a
+// catchable ResourceError instead).
+type Limits struct {
+	MaxFrames    int   // call depth
+	MaxHeapBytes int64 // bytes of strings, buffers, arrays and errors owned by the task
+}
+
+// DefaultLimits are the per-task defaults (docs/ISA.md, "Limits").
+var DefaultLimits = Limits{MaxFrames: 10_000, MaxHeapBytes: 64 << 20}
+
+// Request is a pending intrinsic request (after SigIntrinsic).
+type Request struct {
+	Intr  *Intrinsic // resolved entry of the central table or a host intrinsic
+	Op    Op         // the opcode that made the request (INTR or a builtin)
+	Base  uint8      // window base (INTR, SPAWN) or destination/first operand register
+	NArgs int        // number of arguments
+	Func  int        // SPAWN: index of the function to run in the new task
+}
