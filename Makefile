@@ -1,0 +1,50 @@
+# Jade VM scheduler — developer targets. `make test` is what CI runs.
+GO      ?= go
+PKGS    := ./...
+RACEPKG := ./sched/... ./bus/... ./vmloop/...
+
+.PHONY: all build test unit race cross fuzz-smoke bench vet staticcheck lua clean
+
+all: build test
+
+build:
+	$(GO) build -o bin/jade ./cmd/jade
+
+# The README's test command: unit tests, race detector on the concurrent
+# packages, cross-platform vet/compile, a short fuzz smoke.
+test: vet unit race cross fuzz-smoke
+
+vet:
+	$(GO) vet $(PKGS)
+	@test -z "$$(gofmt -l . | tee /dev/stderr)" || (echo "gofmt needed" && exit 1)
+
+unit:
+	$(GO) test -count=1 $(PKGS)
+
+race:
+	$(GO) test -count=1 -race $(RACEPKG)
+
+# vet + compile (tests included) for the platforms CI cannot run.
+cross:
+	@for os in darwin freebsd windows; do for arch in amd64 arm64; do \
+	  echo "cross: $$os/$$arch"; \
+	  GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) vet $(PKGS) || exit 1; \
+	  for p in $$($(GO) list $(PKGS)); do \
+	    GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) test -c -o /dev/null $$p || exit 1; \
+	  done; \
+	done; done
+
+FUZZTIME ?= 10s
+fuzz-smoke:
+	$(GO) test -run '^$$' -fuzz '^FuzzAssemble$$' -fuzztime $(FUZZTIME) ./vmloop/jasm
+	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./vmloop
+	$(GO) test -run '^$$' -fuzz '^FuzzRun$$' -fuzztime $(FUZZTIME) ./vmloop
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./bench/
+
+staticcheck:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@latest $(PKGS)
+
+clean:
+	rm -rf bin

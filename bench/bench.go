@@ -1,0 +1,189 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// Env is a Jade runtime with the benchmark programs loaded.
+type Env struct {
+	RT       *jade.Runtime
+	progs    map[string]*vmloop.Program
+	workers  int
+	prevProc int
+}
+
+// NewEnv starts a runtime with the given number of workers and sets
+// GOMAXPROCS to workers+1 (one P in reserve for the host, as the runtime
+// documents).
+func NewEnv(workers int) (*Env, error) {
+	rt, err := jade.New(jade.Options{Workers: workers})
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{RT: rt, progs: map[string]*vmloop.Program{}, workers: workers}
+	for name, src := range map[string]string{
+		"spawn_join": srcSpawnJoin, "ping_pong": srcPingPong, "yield": srcYield,
+		"fib": srcFib, "parked": srcParked,
+	} {
+		p, err := rt.Load(name+".jasm", []byte(src))
+		if err != nil {
+			rt.Shutdown(context.Background())
+			return nil, fmt.Errorf("bench: load %s: %w", name, err)
+		}
+		e.progs[name] = p
+	}
+	return e, nil
+}
+
+// Close shuts the runtime down.
+func (e *Env) Close() { e.RT.Shutdown(context.Background()) }
+
+// Run runs program prog's main with args and returns its i64 result.
+func (e *Env) Run(prog string, args ...vmloop.Value) (int64, error) {
+	o, err := e.RT.Run(context.Background(), e.progs[prog], "main", args...)
+	if err != nil {
+		return 0, err
+	}
+	if o.Kind != sched.Success {
+		return 0, fmt.Errorf("bench: %s: %s", prog, o)
+	}
+	return o.Value.Int(), nil
+}
+
+// WithProcs runs f with GOMAXPROCS set to n and restores it.
+func WithProcs(n int, f func()) {
+	prev := runtime.GOMAXPROCS(n)
+	defer runtime.GOMAXPROCS(prev)
+	f()
+}
+
+// SpawnJoinJade spawns and joins n trivial tasks, one after the other,
+// from a Jade task.
+func (e *Env) SpawnJoinJade(n int) error { _, err := e.Run("spawn_join", vmloop.I64(int64(n))); return err }
+
+// SpawnJoinGo starts and waits for n trivial goroutines, one after the
+// other (go + WaitGroup).
+func SpawnJoinGo(n int) {
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() { wg.Done() }()
+		wg.Wait()
+	}
+}
+
+// PingPongJade makes n event round trips between two tasks.
+func (e *Env) PingPongJade(n int) error { _, err := e.Run("ping_pong", vmloop.I64(int64(n))); return err }
+
+// PingPongGo makes n round trips between two goroutines over unbuffered
+// channels.
+func PingPongGo(n int) {
+	ping, pong := make(chan struct{}), make(chan struct{})
+	go func() {
+		for i := 0; i < n; i++ {
+			<-ping
+			pong <- struct{}{}
+		}
+	}()
+	for i := 0; i < n; i++ {
+		ping <- struct{}{}
+		<-pong
+	}
+}
+
+// YieldJade yields n times from a Jade task.
+func (e *Env) YieldJade(n int) error { _, err := e.Run("yield", vmloop.I64(int64(n))); return err }
+
+// YieldGo calls runtime.Gosched n times.
+func YieldGo(n int) {
+	for i := 0; i < n; i++ {
+		runtime.Gosched()
+	}
+}
+
+// FibJade computes fib(n) on the Jade VM.
+func (e *Env) FibJade(n int) (int64, error) { return e.Run("fib", vmloop.I64(int64(n))) }
+
+// NewLua returns a gopher-lua state with fib compiled.
+func NewLua() (*lua.LState, *lua.LFunction, error) {
+	L := lua.NewState()
+	fn, err := L.LoadString(luaFib)
+	if err != nil {
+		L.Close()
+		return nil, nil, err
+	}
+	return L, fn, nil
+}
+
+// FibLua runs fib(30) on gopher-lua.
+func FibLua(L *lua.LState, fn *lua.LFunction) (int64, error) {
+	L.Push(fn)
+	if err := L.PCall(0, 1, nil); err != nil {
+		return 0, err
+	}
+	v := L.Get(-1)
+	L.Pop(1)
+	return int64(lua.LVAsNumber(v)), nil
+}
+
+// ParkedJade parks n Jade tasks on one event and returns the bytes they
+// take (heap in use + stacks, after a GC) per task. It releases them
+// before returning.
+func (e *Env) ParkedJade(n int) (float64, error) {
+	gate := e.RT.NewEvent()
+	before := inUse()
+	if _, err := e.Run("parked", vmloop.I64(int64(n)), gate); err != nil {
+		return 0, err
+	}
+	s := e.RT.Bus().Scheduler()
+	deadline := time.Now().Add(time.Minute)
+	for s.WaitingTasks() < int64(n) {
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("bench: parked: only %d of %d tasks parked", s.WaitingTasks(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	after := inUse()
+	e.RT.Broadcast(gate)
+	for s.LiveTasks() > 0 {
+		time.Sleep(time.Millisecond)
+	}
+	return float64(after-before) / float64(n), nil
+}
+
+// ParkedGo blocks n goroutines on one channel and returns the bytes they
+// take per goroutine, measured like ParkedJade.
+func ParkedGo(n int) float64 {
+	gate := make(chan struct{})
+	var started sync.WaitGroup
+	var done sync.WaitGroup
+	before := inUse()
+	started.Add(n)
+	done.Add(n)
+	for i := 0; i < n; i++ {
+		go func() { started.Done(); <-gate; done.Done() }()
+	}
+	started.Wait()
+	after := inUse()
+	close(gate)
+	done.Wait()
+	return float64(after-before) / float64(n)
+}
+
+func inUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse + m.StackInuse
+}

@@ -1,0 +1,109 @@
+package bench
+
+import (
+	"testing"
+)
+
+// workers is Jade's worker count in these benchmarks; every Go baseline
+// runs at GOMAXPROCS = workers (DESIGN.md §5).
+const workers = 1
+
+func env(b *testing.B) *Env {
+	b.Helper()
+	e, err := NewEnv(workers)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(e.Close)
+	return e
+}
+
+func BenchmarkSpawnJoin(b *testing.B) {
+	b.Run("jade", func(b *testing.B) {
+		e := env(b)
+		b.ResetTimer()
+		if err := e.SpawnJoinJade(b.N); err != nil {
+			b.Fatal(err)
+		}
+	})
+	b.Run("goroutine", func(b *testing.B) {
+		WithProcs(workers, func() { SpawnJoinGo(b.N) })
+	})
+}
+
+func BenchmarkPingPong(b *testing.B) {
+	b.Run("jade", func(b *testing.B) {
+		e := env(b)
+		b.ResetTimer()
+		if err := e.PingPongJade(b.N); err != nil {
+			b.Fatal(err)
+		}
+	})
+	b.Run("goroutine", func(b *testing.B) {
+		WithProcs(workers, func() { PingPongGo(b.N) })
+	})
+}
+
+func BenchmarkYield(b *testing.B) {
+	b.Run("jade", func(b *testing.B) {
+		e := env(b)
+		b.ResetTimer()
+		if err := e.YieldJade(b.N); err != nil {
+			b.Fatal(err)
+		}
+	})
+	b.Run("goroutine", func(b *testing.B) {
+		WithProcs(workers, func() { YieldGo(b.N) })
+	})
+}
+
+func BenchmarkFib30(b *testing.B) {
+	b.Run("jade", func(b *testing.B) {
+		e := env(b)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if v, err := e.FibJade(30); err != nil || v != 832040 {
+				b.Fatal(v, err)
+			}
+		}
+	})
+	b.Run("gopherlua", func(b *testing.B) {
+		L, fn, err := NewLua()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer L.Close()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if v, err := FibLua(L, fn); err != nil || v != 832040 {
+				b.Fatal(v, err)
+			}
+		}
+	})
+}
+
+const parkedN = 100_000
+
+func BenchmarkParkedTaskBytes(b *testing.B) {
+	b.Run("jade", func(b *testing.B) {
+		e := env(b)
+		var per float64
+		for i := 0; i < b.N; i++ {
+			v, err := e.ParkedJade(parkedN)
+			if err != nil {
+				b.Fatal(err)
+			}
+			per = v
+		}
+		b.ReportMetric(per, "bytes/task")
+	})
+	b.Run("goroutine", func(b *testing.B) {
+		var per float64
+		for i := 0; i < b.N; i++ {
+			per = ParkedGo(parkedN)
+		}
+		b.ReportMetric(per, "bytes/task")
+	})
+}

@@ -1,0 +1,285 @@
+// Package bus is the RuntimeBus: the only path by which scheduler state
+// changes (spec §5.1, S-16). Host commands and requests from bytecode
+// (intrinsics) arrive here, are checked against the requesting engine's
+// capabilities (S-20), and only then reach the scheduler through its
+// Control, which the bus never hands out.
+//
+// The bus knows who asks from the calling task's record (bytecode) or from
+// the Member token the host got when it registered an engine — never from
+// an argument of the command.
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// Capability is a set of grants given to an engine at registration.
+// Capabilities are not scheduling policy: the scheduler never sees them.
+type Capability uint32
+
+// Capabilities.
+const (
+	// CapSpawn lets the engine's tasks and members spawn tasks into the
+	// engine itself.
+	CapSpawn Capability = 1 << iota
+	// CapSpawnOther lets members spawn tasks into other engines.
+	CapSpawnOther
+	// CapCancelOther lets tasks and members cancel tasks of other engines
+	// (cancelling within the engine needs no grant).
+	CapCancelOther
+	// CapConfig lets members change engine runtime configuration.
+	CapConfig
+	// CapHost lets the engine's tasks call host intrinsics registered with
+	// this capability (the default for RegisterIntrinsic).
+	CapHost
+
+	// CapUser0 is the first bit free for host-defined capabilities that
+	// guard host intrinsics.
+	CapUser0 Capability = 1 << 16
+)
+
+// CapAll grants everything.
+const CapAll Capability = ^Capability(0)
+
+var capNames = []struct {
+	c Capability
+	n string
+}{{CapSpawn, "spawn"}, {CapSpawnOther, "spawn-other"}, {CapCancelOther, "cancel-other"}, {CapConfig, "config"}, {CapHost, "host"}}
+
+func (c Capability) String() string {
+	var parts []string
+	for _, cn := range capNames {
+		if c&cn.c != 0 {
+			parts = append(parts, cn.n)
+			c &^= cn.c
+		}
+	}
+	if c != 0 {
+		parts = append(parts, fmt.Sprintf("0x%x", uint32(c)))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "|")
+}
+
+// ErrDenied is wrapped by every refused command.
+var ErrDenied = errors.New("capability denied")
+
+// Config configures a bus and the scheduler under it.
+type Config struct {
+	// Workers is the number of worker threads (default 1).
+	Workers int
+	// Stdout receives io.print_* output (default os.Stdout).
+	Stdout io.Writer
+}
+
+// Bus is the RuntimeBus.
+type Bus struct {
+	s   *sched.Scheduler
+	ctl *sched.Control
+
+	mu      sync.Mutex
+	engines atomic.Pointer[[]*Member] // indexed by engine id; copy on write under mu
+
+	hostMu sync.RWMutex
+	hostBy map[string]*hostIntrinsic // guarded by hostMu
+	hostID []*hostIntrinsic          // index = ID - HostIntrinsicBase; guarded by hostMu
+
+	outMu  sync.Mutex
+	stdout io.Writer // guarded by outMu
+}
+
+// Member is the host's registration token for one engine: commands issued
+// through it are checked against that engine's capabilities.
+type Member struct {
+	b    *Bus
+	e    *sched.Engine
+	caps Capability
+}
+
+// New creates a bus and its scheduler; call Start to run the workers.
+func New(cfg Config) (*Bus, error) {
+	b := &Bus{hostBy: map[string]*hostIntrinsic{}, stdout: cfg.Stdout}
+	if b.stdout == nil {
+		b.stdout = os.Stdout
+	}
+	s, ctl, err := sched.New(sched.Config{Workers: cfg.Workers, Dispatcher: (*dispatcher)(b)})
+	if err != nil {
+		return nil, fmt.Errorf("bus: new: %w", err)
+	}
+	b.s, b.ctl = s, ctl
+	empty := []*Member{}
+	b.engines.Store(&empty)
+	return b, nil
+}
+
+// Scheduler returns the scheduler for read-only use (metrics, task lists).
+func (b *Bus) Scheduler() *sched.Scheduler { return b.s }
+
+// Start runs the workers.
+func (b *Bus) Start() error { return b.ctl.Start() }
+
+// RegisterEngine registers an engine with its runtime configuration and
+// capability grants, and returns the host's Member token for it.
+func (b *Bus) RegisterEngine(name string, cfg sched.EngineRuntimeConfig, caps Capability) (*Member, error) {
+	e, err := b.ctl.RegisterEngine(name, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("bus: register engine %q: %w", name, err)
+	}
+	m := &Member{b: b, e: e, caps: caps}
+	b.mu.Lock()
+	old := *b.engines.Load()
+	n := make([]*Member, int(e.ID())+1)
+	copy(n, old)
+	n[e.ID()] = m
+	b.engines.Store(&n)
+	b.mu.Unlock()
+	return m, nil
+}
+
+// member returns the registration of engine e.
+func (b *Bus) member(e *sched.Engine) *Member {
+	ms := *b.engines.Load()
+	if id := int(e.ID()); id < len(ms) {
+		return ms[id]
+	}
+	return nil
+}
+
+// Engine returns the member's engine.
+func (m *Member) Engine() *sched.Engine { return m.e }
+
+// Caps returns the member's capability grants.
+func (m *Member) Caps() Capability { return m.caps }
+
+func (m *Member) require(c Capability, op string) error {
+	if m.caps&c != c {
+		return fmt.Errorf("bus: %s: engine %q lacks capability %s (grant it at RegisterEngine): %w", op, m.e.Name(), c&^m.caps, ErrDenied)
+	}
+	return nil
+}
+
+// Spawn starts a task running function fn of the verified program p in
+// engine target (nil: the member's own engine) with JadeValue args.
+func (m *Member) Spawn(target *Member, p *vmloop.Program, fn string, args ...vmloop.Value) (*sched.Task, error) {
+	if target == nil {
+		target = m
+	}
+	need := CapSpawn
+	if target != m {
+		need = CapSpawnOther
+	}
+	if err := m.require(need, "spawn"); err != nil {
+		return nil, err
+	}
+	i := p.FuncIndex(fn)
+	if i < 0 {
+		return nil, fmt.Errorf("bus: spawn: program has no function %q", fn)
+	}
+	t, err := m.b.ctl.Spawn(nil, target.e, p, i, args)
+	if err != nil {
+		return nil, fmt.Errorf("bus: spawn: %w", err)
+	}
+	return t, nil
+}
+
+// Cancel requests cancellation of t; a task of another engine needs
+// CapCancelOther.
+func (m *Member) Cancel(t *sched.Task) error {
+	if t.Engine() != m.e {
+		if err := m.require(CapCancelOther, "cancel"); err != nil {
+			return err
+		}
+	}
+	m.b.ctl.Cancel(nil, t)
+	return nil
+}
+
+// UpdateConfig replaces the runtime configuration of engine target (nil:
+// the member's own); it needs CapConfig.
+func (m *Member) UpdateConfig(target *Member, cfg sched.EngineRuntimeConfig) error {
+	if target == nil {
+		target = m
+	}
+	if err := m.require(CapConfig, "update config"); err != nil {
+		return err
+	}
+	if err := m.b.ctl.UpdateEngine(target.e, cfg); err != nil {
+		return fmt.Errorf("bus: update config: %w", err)
+	}
+	return nil
+}
+
+// Await waits until t completes or ctx ends. Reading an outcome changes
+// nothing, so it needs no capability.
+func Await(ctx context.Context, t *sched.Task) (sched.Outcome, error) {
+	select {
+	case <-t.Done():
+		o, _ := t.Outcome()
+		return o, nil
+	case <-ctx.Done():
+		return sched.Outcome{Kind: sched.NoOutcome}, fmt.Errorf("bus: await task %d: %w", t.ID(), ctx.Err())
+	}
+}
+
+// Drain waits until every task has completed or ctx ends.
+func (b *Bus) Drain(ctx context.Context) error { return b.ctl.Drain(ctx) }
+
+// Shutdown cancels every task, waits for them until ctx ends and stops the
+// workers; it returns the tasks abandoned at the deadline.
+func (b *Bus) Shutdown(ctx context.Context) []sched.TaskReport { return b.ctl.Shutdown(ctx) }
+
+// ResolveIntrinsic implements vmloop.Resolver for host intrinsics.
+func (b *Bus) ResolveIntrinsic(name string) (*vmloop.Intrinsic, bool) {
+	b.hostMu.RLock()
+	defer b.hostMu.RUnlock()
+	h, ok := b.hostBy[name]
+	if !ok {
+		return nil, false
+	}
+	return &h.desc, true
+}
+
+// Load verifies p against the central intrinsic table and this bus's host
+// intrinsics.
+func (b *Bus) Load(p *vmloop.Program) error { return vmloop.Verify(p, b) }
+
+func (b *Bus) print(s string) {
+	b.outMu.Lock()
+	io.WriteString(b.stdout, s)
+	b.outMu.Unlock()
+}
+
+// NewEvent makes an event the host can pass to tasks as an argument.
+func (m *Member) NewEvent() vmloop.Value { return vmloop.Ext(vmloop.KindEvent, sched.NewEvent()) }
+
+// Signal signals an event value (wakes one waiter or keeps the signal).
+func (m *Member) Signal(ev vmloop.Value) error {
+	e, ok := ev.Obj().(*sched.Event)
+	if !ok || ev.Kind() != vmloop.KindEvent {
+		return fmt.Errorf("bus: signal: value is %s, not an event", ev.Kind())
+	}
+	m.b.ctl.EventSignal(nil, e)
+	return nil
+}
+
+// Broadcast wakes every waiter of an event value.
+func (m *Member) Broadcast(ev vmloop.Value) error {
+	e, ok := ev.Obj().(*sched.Event)
+	if !ok || ev.Kind() != vmloop.KindEvent {
+		return fmt.Errorf("bus: broadcast: value is %s, not an event", ev.Kind())
+	}
+	m.b.ctl.EventBroadcast(nil, e)
+	return nil
+}

@@ -1,0 +1,346 @@
+package bus_test
+
+import (
+	"context"
+	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+	"github.com/jadevm/jade/vmloop/jasm"
+)
+
+func newBus(t *testing.T) *bus.Bus {
+	t.Helper()
+	b, err := bus.New(bus.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		b.Shutdown(ctx)
+	})
+	return b
+}
+
+func prog(t *testing.T, b *bus.Bus, src string) *vmloop.Program {
+	t.Helper()
+	p, err := jasm.Assemble("t.jasm", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Load(p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func await(t *testing.T, task *sched.Task) sched.Outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	o, err := bus.Await(ctx, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+const src = `
+.func main() -> i64
+  .local z:i64
+  const z, 1
+  ret z
+.end
+.func spawner() -> ref
+  .local t:ref, e:ref, s:ref
+  .try b, en, h, e
+b:
+  spawn t, main
+en:
+  const s, "spawned"
+  ret s
+h:
+  errkind s, e
+  ret s
+.end
+.func canceller(victim:ref) -> ref
+  .local e:ref, s:ref
+  .try b, en, h, e
+b:
+  cancel victim
+en:
+  const s, "cancelled"
+  ret s
+h:
+  errkind s, e
+  ret s
+.end
+.func waiter(ev:ref) -> i64
+  .local z:i64
+  evwait ev
+  const z, 0
+  ret z
+.end
+`
+
+// TestCapabilities shows each refusal: host spawn, spawn into another
+// engine, cancel of another engine's task, config change, and from
+// bytecode a spawn and a cancel — each refused with a clear error.
+func TestCapabilities(t *testing.T) {
+	b := newBus(t)
+	p := prog(t, b, src)
+	full, err := b.RegisterEngine("full", sched.EngineRuntimeConfig{}, bus.CapAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	none, err := b.RegisterEngine("none", sched.EngineRuntimeConfig{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spawnOnly, err := b.RegisterEngine("spawn-only", sched.EngineRuntimeConfig{}, bus.CapSpawn)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Host commands.
+	if _, err := none.Spawn(nil, p, "main"); !errors.Is(err, bus.ErrDenied) || !strings.Contains(err.Error(), "spawn") {
+		t.Fatalf("spawn without CapSpawn: %v", err)
+	}
+	if _, err := spawnOnly.Spawn(full, p, "main"); !errors.Is(err, bus.ErrDenied) || !strings.Contains(err.Error(), "spawn-other") {
+		t.Fatalf("spawn into another engine without CapSpawnOther: %v", err)
+	}
+	if err := none.UpdateConfig(nil, sched.EngineRuntimeConfig{ReductionLimit: 10}); !errors.Is(err, bus.ErrDenied) {
+		t.Fatalf("config without CapConfig: %v", err)
+	}
+	if err := full.UpdateConfig(none, sched.EngineRuntimeConfig{ReductionLimit: sched.MaxReductionLimit + 1}); !errors.Is(err, sched.ErrConfig) {
+		t.Fatalf("reduction limit above the cap accepted: %v", err)
+	}
+	ev := full.NewEvent()
+	victim, err := full.Spawn(nil, p, "waiter", ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spawnOnly.Cancel(victim); !errors.Is(err, bus.ErrDenied) || !strings.Contains(err.Error(), "cancel-other") {
+		t.Fatalf("cancel of another engine's task without CapCancelOther: %v", err)
+	}
+
+	// From bytecode: the refusal is a catchable CapabilityError.
+	sp, err := full.Spawn(none, p, "spawner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := await(t, sp); o.Kind != sched.Success || o.Value.String() != vmloop.ErrKindCapability {
+		t.Fatalf("spawn from bytecode without CapSpawn: %v", o)
+	}
+	cn, err := spawnOnly.Spawn(nil, p, "canceller", vmloop.Ext(vmloop.KindTask, victim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := await(t, cn); o.Kind != sched.Success || o.Value.String() != vmloop.ErrKindCapability {
+		t.Fatalf("cancel from bytecode without CapCancelOther: %v", o)
+	}
+	if victim.State() == sched.Completed {
+		t.Fatal("refused cancel took effect")
+	}
+	// Granted: the same commands go through.
+	ok, _ := full.Spawn(nil, p, "spawner")
+	if o := await(t, ok); o.Value.String() != "spawned" {
+		t.Fatalf("granted spawn from bytecode: %v", o)
+	}
+	if err := full.Cancel(victim); err != nil {
+		t.Fatal(err)
+	}
+	if o := await(t, victim); o.Kind != sched.Cancelled {
+		t.Fatalf("victim: %v", o)
+	}
+}
+
+// TestHostIntrinsicCapability: a host intrinsic guarded by a capability is
+// refused (catchable) in an engine without it and runs in one with it; a
+// panicking host intrinsic traps only its task.
+func TestHostIntrinsicCapability(t *testing.T) {
+	b := newBus(t)
+	const secret = bus.CapUser0
+	if err := b.RegisterIntrinsic("host.double", []vmloop.Type{vmloop.TI64}, vmloop.TI64, secret,
+		func(c *bus.Call) (vmloop.Value, error) { return vmloop.I64(2 * c.Args()[0].Int()), nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.RegisterIntrinsic("host.panic", nil, vmloop.TVoid, 0,
+		func(c *bus.Call) (vmloop.Value, error) { panic("host bug") }); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.RegisterIntrinsic("io.print_i64", nil, vmloop.TVoid, 0, nil); err == nil {
+		t.Fatal("a central intrinsic name was accepted for a host intrinsic")
+	}
+	p := prog(t, b, `
+.func main(x:i64) -> i64
+  .local e:ref, r:i64
+  .try b, en, h, e
+b:
+  intr r, host.double, x
+en:
+  ret r
+h:
+  const r, -1
+  ret r
+.end
+.func boom() -> i64
+  .local z:i64
+  intr _, host.panic
+  const z, 0
+  ret z
+.end`)
+	with, _ := b.RegisterEngine("with", sched.EngineRuntimeConfig{}, bus.CapSpawn|bus.CapHost|secret)
+	without, _ := b.RegisterEngine("without", sched.EngineRuntimeConfig{}, bus.CapSpawn|bus.CapHost)
+	t1, _ := with.Spawn(nil, p, "main", vmloop.I64(21))
+	if o := await(t, t1); o.Value.Int() != 42 {
+		t.Fatalf("granted host intrinsic: %v", o)
+	}
+	t2, _ := without.Spawn(nil, p, "main", vmloop.I64(21))
+	if o := await(t, t2); o.Value.Int() != -1 {
+		t.Fatalf("refused host intrinsic: %v", o)
+	}
+	t3, _ := with.Spawn(nil, p, "boom")
+	if o := await(t, t3); o.Kind != sched.Trapped || o.Trap.Code != vmloop.TrapHostPanic {
+		t.Fatalf("panicking host intrinsic: %v", o)
+	}
+	// The runtime survived the panic.
+	t4, _ := with.Spawn(nil, p, "main", vmloop.I64(1))
+	if o := await(t, t4); o.Value.Int() != 2 {
+		t.Fatalf("after panic: %v", o)
+	}
+}
+
+// TestHostSuspend: a host intrinsic suspends its task and completes it
+// later from another goroutine, without blocking the worker.
+func TestHostSuspend(t *testing.T) {
+	b := newBus(t)
+	pending := make(chan *bus.Completion, 1)
+	b.RegisterIntrinsic("host.later", nil, vmloop.TI64, 0, func(c *bus.Call) (vmloop.Value, error) {
+		pending <- c.Suspend()
+		return vmloop.Void(), nil
+	})
+	p := prog(t, b, `
+.func main() -> i64
+  .local r:i64
+  intr r, host.later
+  ret r
+.end
+.func other() -> i64
+  .local z:i64
+  const z, 5
+  ret z
+.end`)
+	m, _ := b.RegisterEngine("m", sched.EngineRuntimeConfig{}, bus.CapAll)
+	t1, _ := m.Spawn(nil, p, "main")
+	c := <-pending
+	// The worker is free: another task runs to completion meanwhile.
+	t2, _ := m.Spawn(nil, p, "other")
+	if o := await(t, t2); o.Value.Int() != 5 {
+		t.Fatal(o)
+	}
+	if !c.Complete(vmloop.I64(99)) {
+		t.Fatal("complete refused")
+	}
+	if c.Complete(vmloop.I64(1)) {
+		t.Fatal("second complete accepted")
+	}
+	if o := await(t, t1); o.Value.Int() != 99 {
+		t.Fatalf("suspended host call: %v", o)
+	}
+}
+
+// TestOnlyBusMutatesScheduler fails if a package other than bus (and the
+// scheduler itself) can reach the scheduler's mutating entry points: they
+// hang off sched.Control, which only sched.New hands out.
+func TestOnlyBusMutatesScheduler(t *testing.T) {
+	root := filepath.Join("..")
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); n == ".git" || n == "testdata" || n == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		dir := filepath.ToSlash(filepath.Dir(rel))
+		if dir == "bus" || dir == "sched" {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, src, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && x.Name == "sched" && (sel.Sel.Name == "New" || sel.Sel.Name == "Control") {
+				t.Errorf("%s: uses sched.%s: scheduler state may change only through the RuntimeBus (S-16)", fset.Position(sel.Pos()), sel.Sel.Name)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// bus itself never hands Control out.
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range pkgs {
+		for name, f := range pkg.Files {
+			for _, decl := range f.Decls {
+				fd, ok := decl.(*ast.FuncDecl)
+				if !ok || !fd.Name.IsExported() || fd.Type.Results == nil {
+					continue
+				}
+				for _, r := range fd.Type.Results.List {
+					if strings.Contains(types(r.Type), "Control") {
+						t.Errorf("%s: exported %s returns sched.Control", name, fd.Name.Name)
+					}
+				}
+			}
+		}
+	}
+}
+
+func types(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.StarExpr:
+		return types(x.X)
+	case *ast.SelectorExpr:
+		return types(x.X) + "." + x.Sel.Name
+	case *ast.Ident:
+		return x.Name
+	}
+	return ""
+}

@@ -1,0 +1,213 @@
+package bus
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// dispatcher is the bus seen by the scheduler: every intrinsic request of
+// every task arrives here (sched.Dispatcher).
+type dispatcher Bus
+
+var _ sched.Dispatcher = (*dispatcher)(nil)
+
+// Intrinsic handles a request of task t running on a worker.
+func (d *dispatcher) Intrinsic(t *sched.Task, req *vmloop.Request) sched.Action {
+	b := (*Bus)(d)
+	ex := t.Exec()
+	switch req.Intr.ID {
+	case vmloop.IntrSpawn:
+		return b.spawnFromTask(t, ex, req)
+	case vmloop.IntrJoinI64, vmloop.IntrJoinF64, vmloop.IntrJoinRef, vmloop.IntrJoinVoid, vmloop.IntrOutcome:
+		target, a := taskArg(ex, 0)
+		if target == nil {
+			return a
+		}
+		if !b.ctl.AwaitTask(t, target) {
+			return sched.ActSuspend
+		}
+		return b.completeJoin(ex, req, target)
+	case vmloop.IntrYield:
+		return complete(ex, vmloop.Void(), sched.ActYield)
+	case vmloop.IntrCancel:
+		target, a := taskArg(ex, 0)
+		if target == nil {
+			return a
+		}
+		if target.Engine() != t.Engine() {
+			if m := b.member(t.Engine()); m == nil || m.caps&CapCancelOther == 0 {
+				return raise(ex, vmloop.Err(vmloop.ErrKindCapability, fmt.Sprintf("task.cancel: engine %q lacks capability cancel-other to cancel task %d of engine %q", t.Engine().Name(), target.ID(), target.Engine().Name())))
+			}
+		}
+		b.ctl.Cancel(t, target)
+		return complete(ex, vmloop.Void(), sched.ActContinue)
+	case vmloop.IntrCancelled:
+		v := int64(0)
+		if t.CancelRequested() {
+			v = 1
+		}
+		return complete(ex, vmloop.I64(v), sched.ActContinue)
+	case vmloop.IntrTaskID:
+		return complete(ex, vmloop.I64(int64(t.ID())), sched.ActContinue)
+	case vmloop.IntrEventNew:
+		return complete(ex, vmloop.Ext(vmloop.KindEvent, sched.NewEvent()), sched.ActContinue)
+	case vmloop.IntrEventWait, vmloop.IntrEventSignal, vmloop.IntrEventBroadcast:
+		obj, err := ex.ArgObj(0, vmloop.KindEvent)
+		if err != nil {
+			return trap(ex, err)
+		}
+		ev := obj.(*sched.Event)
+		switch req.Intr.ID {
+		case vmloop.IntrEventWait:
+			if !b.ctl.EventWait(t, ev) {
+				return sched.ActSuspend
+			}
+		case vmloop.IntrEventSignal:
+			b.ctl.EventSignal(t, ev)
+		default:
+			b.ctl.EventBroadcast(t, ev)
+		}
+		return complete(ex, vmloop.Void(), sched.ActContinue)
+	case vmloop.IntrPrintI64:
+		b.print(strconv.FormatInt(ex.ArgI64(0), 10) + "\n")
+		return complete(ex, vmloop.Void(), sched.ActContinue)
+	case vmloop.IntrPrintF64:
+		b.print(strconv.FormatFloat(ex.ArgF64(0), 'g', -1, 64) + "\n")
+		return complete(ex, vmloop.Void(), sched.ActContinue)
+	case vmloop.IntrPrintStr:
+		v, err := ex.ArgValue(0)
+		if err != nil {
+			return trap(ex, err)
+		}
+		if v.Kind() != vmloop.KindString {
+			return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: "io.print_str: argument is " + v.Kind().String() + ", want string"})
+		}
+		b.print(v.String() + "\n")
+		return complete(ex, vmloop.Void(), sched.ActContinue)
+	}
+	if req.Intr.ID >= vmloop.HostIntrinsicBase {
+		return b.callHost(t, ex, req)
+	}
+	return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: "no handler for intrinsic " + req.Intr.Name})
+}
+
+// Resume completes the request of a task woken after ActSuspend.
+func (d *dispatcher) Resume(t *sched.Task, req *vmloop.Request) sched.Action {
+	b := (*Bus)(d)
+	ex := t.Exec()
+	switch req.Intr.ID {
+	case vmloop.IntrJoinI64, vmloop.IntrJoinF64, vmloop.IntrJoinRef, vmloop.IntrJoinVoid, vmloop.IntrOutcome:
+		target, a := taskArg(ex, 0)
+		if target == nil {
+			return a
+		}
+		if _, done := target.Outcome(); !done {
+			// Woken without completion (cannot happen: only completion
+			// wakes joiners); wait again rather than misreport.
+			if !b.ctl.AwaitTask(t, target) {
+				return sched.ActSuspend
+			}
+		}
+		return b.completeJoin(ex, req, target)
+	case vmloop.IntrEventWait:
+		return complete(ex, vmloop.Void(), sched.ActContinue)
+	}
+	if req.Intr.ID >= vmloop.HostIntrinsicBase {
+		v, thrown, tr, ok := b.ctl.TakeHostResult(t)
+		switch {
+		case !ok:
+			return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: req.Intr.Name + ": resumed without a result"})
+		case tr != nil:
+			return trap(ex, *tr)
+		case thrown != nil:
+			return raise(ex, *thrown)
+		default:
+			return complete(ex, v, sched.ActContinue)
+		}
+	}
+	return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: "unexpected resume of " + req.Intr.Name})
+}
+
+func (b *Bus) spawnFromTask(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	m := b.member(t.Engine())
+	if m == nil || m.caps&CapSpawn == 0 {
+		return raise(ex, vmloop.Err(vmloop.ErrKindCapability, fmt.Sprintf("task.spawn: engine %q lacks capability spawn", t.Engine().Name())))
+	}
+	args := make([]vmloop.Value, req.NArgs)
+	for i := range args {
+		v, err := ex.ArgValue(i)
+		if err != nil {
+			return trap(ex, err)
+		}
+		args[i] = v
+	}
+	child, err := b.ctl.Spawn(t, t.Engine(), ex.Program(), req.Func, args)
+	if err != nil {
+		if errors.Is(err, sched.ErrLimit) {
+			return raise(ex, vmloop.Err(vmloop.ErrKindResource, err.Error()))
+		}
+		return raise(ex, vmloop.Err(vmloop.ErrKindError, err.Error()))
+	}
+	return complete(ex, vmloop.Ext(vmloop.KindTask, child), sched.ActContinue)
+}
+
+// completeJoin delivers target's outcome to a join or outcome request:
+// Success gives the value (its kind checked against the destination);
+// Failure is re-thrown in the joiner (S-12); Trap and Cancelled are thrown
+// as TaskError, so a join never makes the joiner trap or be cancelled.
+// OUTCOME only reports the kind.
+func (b *Bus) completeJoin(ex *vmloop.Exec, req *vmloop.Request, target *sched.Task) sched.Action {
+	o, _ := target.Outcome()
+	if req.Intr.ID == vmloop.IntrOutcome {
+		return complete(ex, vmloop.I64(int64(o.Kind)), sched.ActContinue)
+	}
+	switch o.Kind {
+	case sched.Success:
+		if req.Intr.ID == vmloop.IntrJoinVoid {
+			return complete(ex, vmloop.Void(), sched.ActContinue)
+		}
+		return complete(ex, o.Value, sched.ActContinue)
+	case sched.Failure:
+		return raise(ex, o.Value)
+	case sched.Trapped:
+		return raise(ex, vmloop.Err(vmloop.ErrKindTask, fmt.Sprintf("task %d trapped: %s", target.ID(), o.Trap.Error())))
+	default:
+		return raise(ex, vmloop.Err(vmloop.ErrKindTask, fmt.Sprintf("task %d was cancelled", target.ID())))
+	}
+}
+
+func taskArg(ex *vmloop.Exec, i int) (*sched.Task, sched.Action) {
+	obj, err := ex.ArgObj(i, vmloop.KindTask)
+	if err != nil {
+		return nil, trap(ex, err)
+	}
+	return obj.(*sched.Task), sched.ActContinue
+}
+
+func complete(ex *vmloop.Exec, v vmloop.Value, ok sched.Action) sched.Action {
+	if err := ex.Complete(v); err != nil {
+		return trap(ex, err)
+	}
+	return ok
+}
+
+func raise(ex *vmloop.Exec, err vmloop.Value) sched.Action {
+	if ex.Raise(err) {
+		return sched.ActContinue
+	}
+	return sched.ActThrown
+}
+
+func trap(ex *vmloop.Exec, err error) sched.Action {
+	var ti vmloop.TrapInfo
+	if errors.As(err, &ti) {
+		ex.SetTrap(ti.Code, ti.Msg)
+	} else {
+		ex.SetTrap(vmloop.TrapIntrinsic, err.Error())
+	}
+	return sched.ActTrap
+}

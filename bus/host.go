@@ -1,0 +1,144 @@
+package bus
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// HostFunc implements a host intrinsic (the FFI boundary). It runs on a
+// worker thread and must return quickly: it either returns its result (or
+// an error, thrown in the task as a catchable HostError) at once, or calls
+// Call.Suspend and completes later from any goroutine through the returned
+// Completion. It must never block the worker (every task queued behind it
+// would stall). A panic becomes a Trap of the calling task.
+type HostFunc func(c *Call) (vmloop.Value, error)
+
+type hostIntrinsic struct {
+	desc vmloop.Intrinsic
+	need Capability
+	fn   HostFunc
+}
+
+// Call is one invocation of a host intrinsic.
+type Call struct {
+	b         *Bus
+	t         *sched.Task
+	args      []vmloop.Value
+	suspended *Completion
+}
+
+// Args returns the arguments as JadeValues (copies).
+func (c *Call) Args() []vmloop.Value { return c.args }
+
+// TaskID returns the id of the calling task.
+func (c *Call) TaskID() uint64 { return c.t.ID() }
+
+// Engine returns the name of the calling task's engine.
+func (c *Call) Engine() string { return c.t.Engine().Name() }
+
+// Suspend makes the calling task wait; the intrinsic's return value is then
+// ignored and the task resumes when the Completion is completed.
+func (c *Call) Suspend() *Completion {
+	if c.suspended == nil {
+		c.suspended = &Completion{b: c.b, tok: c.b.ctl.Suspend(c.t)}
+	}
+	return c.suspended
+}
+
+// Completion completes a suspended host intrinsic exactly once, from any
+// goroutine.
+type Completion struct {
+	b   *Bus
+	tok sched.Token
+}
+
+// Complete resumes the task with result v. It returns false if the call was
+// already completed or the task was cancelled meanwhile.
+func (p *Completion) Complete(v vmloop.Value) bool { return p.b.ctl.CompleteHost(p.tok, v, nil, nil) }
+
+// Fail resumes the task by throwing err (a catchable HostError).
+func (p *Completion) Fail(err error) bool {
+	e := vmloop.Err(vmloop.ErrKindHost, err.Error())
+	return p.b.ctl.CompleteHost(p.tok, vmloop.Void(), &e, nil)
+}
+
+// RegisterIntrinsic adds a host intrinsic named family.name (not a name of
+// the central table) with its signature. Tasks of engines without the
+// capability need get a catchable CapabilityError when they call it
+// (need 0 means CapHost).
+func (b *Bus) RegisterIntrinsic(name string, params []vmloop.Type, result vmloop.Type, need Capability, fn HostFunc) error {
+	if i := strings.IndexByte(name, '.'); i <= 0 || i == len(name)-1 {
+		return fmt.Errorf("bus: register intrinsic %q: name must be family.name", name)
+	}
+	if _, ok := vmloop.LookupIntrinsic(name); ok {
+		return fmt.Errorf("bus: register intrinsic %q: the name belongs to the central intrinsic table", name)
+	}
+	for _, p := range params {
+		if p == vmloop.TVoid || p > vmloop.TRef {
+			return fmt.Errorf("bus: register intrinsic %q: parameter type %s not allowed", name, p)
+		}
+	}
+	if fn == nil {
+		return fmt.Errorf("bus: register intrinsic %q: nil function", name)
+	}
+	if need == 0 {
+		need = CapHost
+	}
+	b.hostMu.Lock()
+	defer b.hostMu.Unlock()
+	if _, dup := b.hostBy[name]; dup {
+		return fmt.Errorf("bus: register intrinsic %q: already registered", name)
+	}
+	h := &hostIntrinsic{
+		desc: vmloop.Intrinsic{ID: vmloop.HostIntrinsicBase + vmloop.IntrinsicID(len(b.hostID)), Name: name,
+			Params: append([]vmloop.Type(nil), params...), Result: result, Since: vmloop.Version{Major: vmloop.ABI.Major}, IntrOK: true},
+		need: need, fn: fn,
+	}
+	b.hostBy[name] = h
+	b.hostID = append(b.hostID, h)
+	return nil
+}
+
+func (b *Bus) callHost(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (act sched.Action) {
+	b.hostMu.RLock()
+	idx := int(req.Intr.ID - vmloop.HostIntrinsicBase)
+	var h *hostIntrinsic
+	if idx < len(b.hostID) {
+		h = b.hostID[idx]
+	}
+	b.hostMu.RUnlock()
+	if h == nil {
+		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: "unknown host intrinsic " + req.Intr.Name})
+	}
+	if m := b.member(t.Engine()); m == nil || m.caps&h.need != h.need {
+		return raise(ex, vmloop.Err(vmloop.ErrKindCapability, fmt.Sprintf("%s: engine %q lacks capability %s", h.desc.Name, t.Engine().Name(), h.need)))
+	}
+	c := &Call{b: b, t: t, args: make([]vmloop.Value, req.NArgs)}
+	for i := range c.args {
+		v, err := ex.ArgValue(i)
+		if err != nil {
+			return trap(ex, err)
+		}
+		c.args[i] = v
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			act = trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHostPanic, Msg: fmt.Sprintf("%s panicked: %v\n%s", h.desc.Name, r, debug.Stack())})
+		}
+	}()
+	v, err := h.fn(c)
+	if c.suspended != nil {
+		return sched.ActSuspend
+	}
+	if err != nil {
+		return raise(ex, vmloop.Err(vmloop.ErrKindHost, fmt.Sprintf("%s: %v", h.desc.Name, err)))
+	}
+	if h.desc.Result == vmloop.TVoid {
+		v = vmloop.Void()
+	}
+	return complete(ex, v, sched.ActContinue)
+}

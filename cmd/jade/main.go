@@ -1,0 +1,204 @@
+// Command jade runs and inspects Jade programs.
+//
+//	jade run [flags] FILE.jasm|FILE.jbc [ARGS...]   run main(args)
+//	jade asm --check FILE.jasm                      assemble and verify
+//	jade asm --dis FILE.jasm|FILE.jbc               disassemble
+//	jade asm -o OUT.jbc FILE.jasm                   write the binary form
+//
+// Exit codes of jade run: 0 Success, 1 Failure (uncaught throw), 2 Trap,
+// 3 Cancelled, 4 load or verify error, 64 usage error.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+	"github.com/jadevm/jade/vmloop/jasm"
+)
+
+// Exit codes.
+const (
+	exitSuccess   = 0
+	exitFailure   = 1
+	exitTrap      = 2
+	exitCancelled = 3
+	exitLoad      = 4
+	exitUsage     = 64
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func usage(stderr io.Writer) int {
+	fmt.Fprint(stderr, `usage:
+  jade run [--workers N] [--reductions N] FILE.jasm|FILE.jbc [ARGS...]
+  jade asm --check FILE.jasm
+  jade asm --dis FILE.jasm|FILE.jbc
+  jade asm -o OUT.jbc FILE.jasm
+exit codes (run): 0 success, 1 failure, 2 trap, 3 cancelled, 4 load/verify error, 64 usage
+`)
+	return exitUsage
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		return usage(stderr)
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(args[1:], stdout, stderr)
+	case "asm":
+		return cmdAsm(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		usage(stdout)
+		return exitSuccess
+	}
+	fmt.Fprintf(stderr, "jade: unknown command %q\n", args[0])
+	return usage(stderr)
+}
+
+// load reads a .jasm source or a binary program (magic "JADE").
+func load(path string) (*vmloop.Program, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if bytes.HasPrefix(src, []byte("JADE")) {
+		return vmloop.UnmarshalProgram(src)
+	}
+	return jasm.Assemble(path, src)
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	workers := fs.Int("workers", 1, "worker threads")
+	reductions := fs.Int64("reductions", 0, fmt.Sprintf("reduction limit of the default engine (default %d, max %d)", sched.DefaultReductionLimit, sched.MaxReductionLimit))
+	verbose := fs.Bool("v", false, "describe the runtime on stderr")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() < 1 {
+		return usage(stderr)
+	}
+	path := fs.Arg(0)
+	p, err := load(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "jade: %v\n", err)
+		return exitLoad
+	}
+	rt, err := jade.New(jade.Options{Workers: *workers, ReductionLimit: *reductions, Stdout: stdout})
+	if err != nil {
+		fmt.Fprintf(stderr, "jade: %v\n", err)
+		if errors.Is(err, sched.ErrConfig) {
+			return exitUsage
+		}
+		return exitLoad
+	}
+	if err := rt.Verify(p); err != nil {
+		fmt.Fprintf(stderr, "jade: %s: %v\n", path, err)
+		return exitLoad
+	}
+	mainIdx := p.FuncIndex("main")
+	if mainIdx < 0 {
+		fmt.Fprintf(stderr, "jade: %s: no function main (define .func main(args:ref) -> i64)\n", path)
+		return exitLoad
+	}
+	var callArgs []vmloop.Value
+	switch params := p.Funcs[mainIdx].Params; {
+	case len(params) == 0:
+	case len(params) == 1 && params[0] == vmloop.TRef:
+		callArgs = []vmloop.Value{vmloop.StrArray(fs.Args()[1:])}
+	default:
+		fmt.Fprintf(stderr, "jade: %s: main must take no parameters or one ref (the argument array), not %v\n", path, params)
+		return exitLoad
+	}
+	if *verbose {
+		fmt.Fprintf(stderr, "jade: %d worker(s), reduction limit %d, ABI %s\n", rt.Bus().Scheduler().Workers(), rt.Main().Engine().Config().ReductionLimit, vmloop.ABI)
+	}
+	task, err := rt.Spawn(p, "main", callArgs...)
+	if err != nil {
+		fmt.Fprintf(stderr, "jade: %v\n", err)
+		return exitLoad
+	}
+	// SIGINT cancels main; a second SIGINT uses Go's default behaviour.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		signal.Stop(sig)
+		task.Cancel()
+	}()
+	o, _ := task.Wait(context.Background())
+	signal.Stop(sig)
+	ctx, cancel := context.WithTimeout(context.Background(), 2e9)
+	defer cancel()
+	if err := rt.Shutdown(ctx); err != nil {
+		fmt.Fprintf(stderr, "jade: %v\n", err)
+	}
+	switch o.Kind {
+	case sched.Success:
+		if o.Value.Kind() != vmloop.KindVoid {
+			fmt.Fprintln(stdout, o.Value.String())
+		}
+		return exitSuccess
+	case sched.Failure:
+		fmt.Fprintf(stderr, "jade: main failed: uncaught %s\n", o.Value)
+		return exitFailure
+	case sched.Trapped:
+		fmt.Fprintf(stderr, "jade: main trapped: %v\n", o.Trap.Error())
+		return exitTrap
+	default:
+		fmt.Fprintln(stderr, "jade: main was cancelled")
+		return exitCancelled
+	}
+}
+
+func cmdAsm(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("asm", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	check := fs.Bool("check", false, "assemble and verify; print nothing on success")
+	dis := fs.Bool("dis", false, "print the disassembly")
+	out := fs.String("o", "", "write the verified binary program to `FILE`")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() != 1 || (!*check && !*dis && *out == "") {
+		return usage(stderr)
+	}
+	path := fs.Arg(0)
+	p, err := load(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "jade: %v\n", err)
+		return exitLoad
+	}
+	if err := vmloop.Verify(p, nil); err != nil {
+		fmt.Fprintf(stderr, "jade: %s: %v\n", path, err)
+		return exitLoad
+	}
+	if *dis {
+		fmt.Fprint(stdout, jasm.Disassemble(p))
+	}
+	if *out != "" {
+		data, err := p.MarshalBinary()
+		if err == nil {
+			err = os.WriteFile(*out, data, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "jade: %v\n", err)
+			return exitLoad
+		}
+	}
+	return exitSuccess
+}

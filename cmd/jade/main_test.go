@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func write(t *testing.T, name, src string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestExitCodes(t *testing.T) {
+	cases := []struct {
+		name, src string
+		args      []string
+		code      int
+		stdout    string
+		stderr    string
+	}{
+		{"success", ".func main(args:ref) -> i64\n .local n:i64\n alen n, args\n ret n\n.end\n", []string{"a", "b"}, exitSuccess, "2\n", ""},
+		{"failure", ".func main() -> i64\n .local m:ref, e:ref\n const m, \"bad\"\n newerr e, m\n throw e\n.end\n", nil, exitFailure, "", "uncaught Error: bad"},
+		{"trap", ".func main() -> i64\n .local a:i64, b:i64\n const a, 1\n const b, 0\n div a, a, b\n ret a\n.end\n", nil, exitTrap, "", "division by zero"},
+		{"asm error", ".func main() -> i64\n  bogus r0\n.end\n", nil, exitLoad, "", ":2:3:"},
+		{"verify error", ".func main() -> ref\n .local r:ref\n ret r\n.end\n", nil, exitLoad, "", "main@"},
+		{"void main", ".func main()\n retv\n.end\n", nil, exitSuccess, "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := write(t, "p.jasm", c.src)
+			var out, errb bytes.Buffer
+			code := run(append([]string{"run", path}, c.args...), &out, &errb)
+			if code != c.code || out.String() != c.stdout || !strings.Contains(errb.String(), c.stderr) {
+				t.Fatalf("code %d stdout %q stderr %q; want %d %q %q", code, out.String(), errb.String(), c.code, c.stdout, c.stderr)
+			}
+		})
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"frobnicate"}, &out, &errb); code != exitUsage {
+		t.Fatalf("unknown command: %d", code)
+	}
+	if code := run([]string{"run", "--reductions", "999999999999", write(t, "q.jasm", ".func main()\n retv\n.end\n")}, &out, &errb); code != exitUsage {
+		t.Fatalf("reductions above cap: %d (%s)", code, errb.String())
+	}
+}
+
+func TestAsm(t *testing.T) {
+	src := ".func main() -> i64\n .local n:i64\n const n, 5\n ret n\n.end\n"
+	path := write(t, "p.jasm", src)
+	var out, errb bytes.Buffer
+	if code := run([]string{"asm", "--check", path}, &out, &errb); code != 0 || out.Len() != 0 {
+		t.Fatalf("check: %d %q %q", code, out.String(), errb.String())
+	}
+	if code := run([]string{"asm", "--dis", path}, &out, &errb); code != 0 || !strings.Contains(out.String(), ".func main") {
+		t.Fatalf("dis: %d %q %q", code, out.String(), errb.String())
+	}
+	// The disassembly assembles to a program that runs the same, and the
+	// binary form runs too.
+	dis := write(t, "d.jasm", out.String())
+	bin := filepath.Join(t.TempDir(), "p.jbc")
+	if code := run([]string{"asm", "-o", bin, dis}, &out, &errb); code != 0 {
+		t.Fatalf("asm -o: %d %s", code, errb.String())
+	}
+	out.Reset()
+	if code := run([]string{"run", bin}, &out, &errb); code != 0 || out.String() != "5\n" {
+		t.Fatalf("run binary: %d %q %s", code, out.String(), errb.String())
+	}
+}
+
+// TestInterruptCancels: SIGINT cancels main, which exits with the
+// Cancelled code.
+func TestInterruptCancels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "jade")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	path := write(t, "w.jasm", ".func main() -> i64\n .local ev:ref, z:i64\n evnew ev\n evwait ev\n const z, 0\n ret z\n.end\n")
+	cmd := exec.Command(bin, "run", path)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != exitCancelled {
+		t.Fatalf("exit %v, want %d (stderr %s)", err, exitCancelled, errb.String())
+	}
+}

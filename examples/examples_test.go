@@ -1,0 +1,43 @@
+package examples_test
+
+import (
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestExamples builds the jade command and runs every example, checking
+// the last line of stdout and the exit code.
+func TestExamples(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "jade")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/jade").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	cases := []struct{ file, want string }{
+		{"fib.jasm", "832040"},
+		{"fanout.jasm", "49995000"},
+		{"throw_join.jasm", "boom"},
+		{"cancel.jasm", "Cancelled"},
+		{"hog.jasm", "1000000"},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			cmd := exec.Command(bin, "run", c.file)
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%v\nstderr: %s", err, stderr.String())
+			}
+			lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+			if got := lines[len(lines)-1]; got != c.want {
+				t.Fatalf("last line %q, want %q (stdout %q)", got, c.want, stdout.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,179 @@
+// Package jade is the embedding API of the Jade VM scheduler for Go hosts:
+// load and verify a program, start a runtime, spawn tasks with JadeValue
+// arguments, await their outcomes, and register host intrinsics.
+//
+// A Runtime owns a RuntimeBus (package bus) and the scheduler under it
+// (package sched); tasks run on the VM of package vmloop. See
+// ARCHITECTURE.md for the layers and README.md for a tour.
+package jade
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+	"github.com/jadevm/jade/vmloop/jasm"
+)
+
+// Value is a JadeValue, the format at every boundary (spec §5.3).
+type Value = vmloop.Value
+
+// Outcome is how a task ended: Success, Failure, Trap or Cancelled.
+type Outcome = sched.Outcome
+
+// Options configure a Runtime. Zero fields take the documented defaults.
+type Options struct {
+	// Workers is the number of worker threads (default 1).
+	Workers int
+	// ReductionLimit is the default engine's budget per dispatch
+	// (default sched.DefaultReductionLimit).
+	ReductionLimit int64
+	// MaxLiveTasks bounds the default engine's live tasks.
+	MaxLiveTasks int64
+	// TaskLimits bound each task of the default engine.
+	TaskLimits vmloop.Limits
+	// Stdout receives io.print_* output (default os.Stdout).
+	Stdout io.Writer
+}
+
+// Runtime is a running Jade VM: a bus, a scheduler with its workers and a
+// default engine ("main") holding every capability.
+type Runtime struct {
+	bus *bus.Bus
+	def *bus.Member
+}
+
+// New starts a runtime.
+func New(opts Options) (*Runtime, error) {
+	b, err := bus.New(bus.Config{Workers: opts.Workers, Stdout: opts.Stdout})
+	if err != nil {
+		return nil, fmt.Errorf("jade: new: %w", err)
+	}
+	def, err := b.RegisterEngine("main", sched.EngineRuntimeConfig{
+		ReductionLimit: opts.ReductionLimit, MaxLiveTasks: opts.MaxLiveTasks, TaskLimits: opts.TaskLimits,
+	}, bus.CapAll)
+	if err != nil {
+		return nil, fmt.Errorf("jade: new: %w", err)
+	}
+	if err := b.Start(); err != nil {
+		return nil, fmt.Errorf("jade: new: %w", err)
+	}
+	return &Runtime{bus: b, def: def}, nil
+}
+
+// Bus returns the runtime's RuntimeBus (to register more engines).
+func (r *Runtime) Bus() *bus.Bus { return r.bus }
+
+// Main returns the host's token for the default engine.
+func (r *Runtime) Main() *bus.Member { return r.def }
+
+// Assemble assembles .jasm source (errors name file:line:col). The result
+// still has to be verified: use Runtime.Load, or vmloop.Verify.
+func Assemble(filename string, src []byte) (*vmloop.Program, error) {
+	return jasm.Assemble(filename, src)
+}
+
+// Load assembles and verifies a program against the central intrinsic
+// table and this runtime's host intrinsics.
+func (r *Runtime) Load(filename string, src []byte) (*vmloop.Program, error) {
+	p, err := jasm.Assemble(filename, src)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.bus.Load(p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Verify verifies an already built or decoded program for this runtime.
+func (r *Runtime) Verify(p *vmloop.Program) error { return r.bus.Load(p) }
+
+// Spawn starts function fn of p as a task of the default engine.
+func (r *Runtime) Spawn(p *vmloop.Program, fn string, args ...Value) (*Task, error) {
+	t, err := r.def.Spawn(nil, p, fn, args...)
+	if err != nil {
+		return nil, err
+	}
+	return &Task{t: t, rt: r}, nil
+}
+
+// Run spawns fn and waits for its outcome.
+func (r *Runtime) Run(ctx context.Context, p *vmloop.Program, fn string, args ...Value) (Outcome, error) {
+	t, err := r.Spawn(p, fn, args...)
+	if err != nil {
+		return Outcome{Kind: sched.NoOutcome}, err
+	}
+	return t.Wait(ctx)
+}
+
+// RegisterIntrinsic registers a host intrinsic (see bus.HostFunc). Tasks
+// of the default engine hold every capability; other engines need the
+// capability need.
+func (r *Runtime) RegisterIntrinsic(name string, params []vmloop.Type, result vmloop.Type, need bus.Capability, fn bus.HostFunc) error {
+	return r.bus.RegisterIntrinsic(name, params, result, need, fn)
+}
+
+// Close shuts the runtime down gracefully: it waits until every task has
+// completed (tasks may still spawn) or ctx ends, then stops the workers. If
+// ctx ends first it falls back to Shutdown with a one-second grace period.
+func (r *Runtime) Close(ctx context.Context) error {
+	if err := r.bus.Drain(ctx); err != nil {
+		grace, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if serr := r.Shutdown(grace); serr != nil {
+			return fmt.Errorf("jade: close: %w; %w", err, serr)
+		}
+		return fmt.Errorf("jade: close: %w", err)
+	}
+	r.bus.Shutdown(ctx)
+	return nil
+}
+
+// Shutdown is the forced shutdown: it cancels every task, waits until they
+// complete or ctx ends, and stops the workers. Tasks still live at the
+// deadline are reported in the error (id, state, function@pc) and
+// abandoned untouched: VM and FFI code is never interrupted (spec §3.6).
+func (r *Runtime) Shutdown(ctx context.Context) error {
+	stuck := r.bus.Shutdown(ctx)
+	if len(stuck) == 0 {
+		return nil
+	}
+	lines := make([]string, len(stuck))
+	for i, s := range stuck {
+		lines[i] = s.String()
+	}
+	return fmt.Errorf("jade: shutdown: %d tasks abandoned at the deadline: %s", len(stuck), strings.Join(lines, "; "))
+}
+
+// Task is a handle on a spawned task.
+type Task struct {
+	t  *sched.Task
+	rt *Runtime
+}
+
+// ID returns the task id.
+func (t *Task) ID() uint64 { return t.t.ID() }
+
+// Wait waits for the task's outcome or the end of ctx.
+func (t *Task) Wait(ctx context.Context) (Outcome, error) { return bus.Await(ctx, t.t) }
+
+// Cancel requests cancellation (sticky).
+func (t *Task) Cancel() error { return t.rt.def.Cancel(t.t) }
+
+// Sched returns the scheduler's record (read-only use).
+func (t *Task) Sched() *sched.Task { return t.t }
+
+// NewEvent makes an event that the host can pass to tasks and signal.
+func (r *Runtime) NewEvent() Value { return r.def.NewEvent() }
+
+// Signal signals an event made by NewEvent or received from a task.
+func (r *Runtime) Signal(ev Value) error { return r.def.Signal(ev) }
+
+// Broadcast wakes every task waiting on ev.
+func (r *Runtime) Broadcast(ev Value) error { return r.def.Broadcast(ev) }

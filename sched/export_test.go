@@ -1,0 +1,14 @@
+package sched
+
+// SetTraceHook installs a transition observer for tests.
+func SetTraceHook(f func(id uint64, from, to State)) { traceHook = f }
+
+// NewTestTask makes a bare task record for state-machine tests.
+func NewTestTask(st State) *Task {
+	t := &Task{id: 1}
+	t.state.Store(uint32(st))
+	return t
+}
+
+// Transition exposes transition for tests.
+func (t *Task) Transition(from, to State) { t.transition(from, to) }

@@ -1,0 +1,108 @@
+package sched
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// injectQueue is the global FIFO for tasks made runnable outside a worker
+// (host spawns, host wakes) and for local-queue overflow. It is an
+// intrusive list through Task.next behind a mutex; n lets workers look at
+// it without taking the lock.
+type injectQueue struct {
+	mu         sync.Mutex
+	head, tail *Task // guarded by mu
+	n          atomic.Int64
+}
+
+func (q *injectQueue) push(t *Task) {
+	q.mu.Lock()
+	t.next = nil
+	if q.tail == nil {
+		q.head = t
+	} else {
+		q.tail.next = t
+	}
+	q.tail = t
+	q.n.Add(1)
+	q.mu.Unlock()
+}
+
+// pushList appends a chain first..last of n tasks.
+func (q *injectQueue) pushList(first, last *Task, n int64) {
+	q.mu.Lock()
+	last.next = nil
+	if q.tail == nil {
+		q.head = first
+	} else {
+		q.tail.next = first
+	}
+	q.tail = last
+	q.n.Add(n)
+	q.mu.Unlock()
+}
+
+func (q *injectQueue) pop() *Task {
+	if q.n.Load() == 0 {
+		return nil
+	}
+	q.mu.Lock()
+	t := q.head
+	if t != nil {
+		q.head = t.next
+		if q.head == nil {
+			q.tail = nil
+		}
+		t.next = nil
+		q.n.Add(-1)
+	}
+	q.mu.Unlock()
+	return t
+}
+
+func (q *injectQueue) len() int64 { return q.n.Load() }
+
+// localCap is the capacity of a worker's local ring.
+const localCap = 256
+
+// localQueue is a worker's run queue: a fixed ring the owner pushes to and
+// pops from (V1: owner only; the M:N issue adds concurrent stealing).
+// Overflow moves half of the ring to the inject queue.
+type localQueue struct {
+	head, tail uint32 // head: next to pop; tail: next free slot; owner-only
+	buf        [localCap]*Task
+}
+
+func (q *localQueue) len() int { return int(q.tail - q.head) }
+
+func (q *localQueue) push(t *Task, overflow *injectQueue) {
+	if q.tail-q.head == localCap {
+		// Move the older half to the inject queue so nothing is dropped
+		// and the ring keeps room for fresh wakes.
+		var first, last *Task
+		for i := 0; i < localCap/2; i++ {
+			x := q.buf[q.head%localCap]
+			q.buf[q.head%localCap] = nil
+			q.head++
+			if first == nil {
+				first = x
+			} else {
+				last.next = x
+			}
+			last = x
+		}
+		overflow.pushList(first, last, localCap/2)
+	}
+	q.buf[q.tail%localCap] = t
+	q.tail++
+}
+
+func (q *localQueue) pop() *Task {
+	if q.head == q.tail {
+		return nil
+	}
+	t := q.buf[q.head%localCap]
+	q.buf[q.head%localCap] = nil
+	q.head++
+	return t
+}

@@ -1,0 +1,495 @@
+package sched
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jadevm/jade/vmloop"
+)
+
+// Action tells a worker what to do after the dispatcher handled an
+// intrinsic request.
+type Action uint8
+
+// Actions.
+const (
+	// ActContinue: the request completed; keep running the task.
+	ActContinue Action = iota
+	// ActYield: requeue the task behind the other runnable tasks.
+	ActYield
+	// ActSuspend: the task armed a wait (through Control); park it. When it
+	// is woken the worker calls Dispatcher.Resume before running it.
+	ActSuspend
+	// ActThrown: a Raise was not caught; the task fails with Exec.Thrown.
+	ActThrown
+	// ActTrap: SetTrap was called; the task traps.
+	ActTrap
+)
+
+// Dispatcher receives every intrinsic request of every task. The RuntimeBus
+// implements it, so requests from bytecode pass the same capability checks
+// as the host's (S-16, S-20). It runs on the worker thread and must not
+// block: waits go through Control's Await*/EventWait and ActSuspend.
+type Dispatcher interface {
+	// Intrinsic handles the pending request of t (t.Exec().Request()).
+	Intrinsic(t *Task, req *vmloop.Request) Action
+	// Resume completes the request of a task that was woken after
+	// ActSuspend (e.g. reads the joined task's outcome).
+	Resume(t *Task, req *vmloop.Request) Action
+}
+
+// Config configures a scheduler.
+type Config struct {
+	// Workers is the number of worker threads (default 1). Each is a
+	// goroutine locked to its OS thread.
+	Workers int
+	// Dispatcher handles intrinsic requests (required).
+	Dispatcher Dispatcher
+}
+
+// Scheduler runs tasks on workers. Its exported methods only read; every
+// mutation goes through Control, which only the RuntimeBus holds (S-16).
+type Scheduler struct {
+	disp    Dispatcher
+	workers []*worker
+	inject  injectQueue
+
+	idleMu sync.Mutex
+	idle   []*worker // parked workers; guarded by idleMu
+
+	nextTask   atomic.Uint64
+	nextEngine atomic.Uint32
+	live       atomic.Int64 // tasks spawned and not completed
+	waiting    atomic.Int64 // tasks parked in Waiting
+
+	mu       sync.Mutex
+	zeroCh   chan struct{} // closed when live reaches 0; guarded by mu
+	engines  []*Engine     // guarded by mu
+	started  bool          // guarded by mu
+	stopping atomic.Bool
+	wg       sync.WaitGroup
+
+	registry registry // live tasks, for introspection and forced shutdown
+}
+
+// Control holds the scheduler's mutating entry points. New returns it to
+// its creator (the RuntimeBus), which must not hand it out; a test checks
+// that no other package calls it.
+type Control struct{ s *Scheduler }
+
+// New creates a scheduler and its Control. Workers start with Start.
+func New(cfg Config) (*Scheduler, *Control, error) {
+	if cfg.Dispatcher == nil {
+		return nil, nil, errors.New("sched: new: a Dispatcher is required")
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = 1
+	}
+	if cfg.Workers < 0 || cfg.Workers > 1024 {
+		return nil, nil, fmt.Errorf("sched: new: %d workers outside [1, 1024]", cfg.Workers)
+	}
+	s := &Scheduler{disp: cfg.Dispatcher}
+	for i := 0; i < cfg.Workers; i++ {
+		s.workers = append(s.workers, &worker{s: s, id: i, wakeCh: make(chan struct{}, 1)})
+	}
+	return s, &Control{s}, nil
+}
+
+// Workers returns the number of workers.
+func (s *Scheduler) Workers() int { return len(s.workers) }
+
+// LiveTasks returns the number of tasks spawned and not yet completed.
+func (s *Scheduler) LiveTasks() int64 { return s.live.Load() }
+
+// Engines returns the registered engines.
+func (s *Scheduler) Engines() []*Engine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*Engine(nil), s.engines...)
+}
+
+// Start launches the workers.
+func (c *Control) Start() error {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return errors.New("sched: start: already started")
+	}
+	s.started = true
+	for _, w := range s.workers {
+		s.wg.Add(1)
+		go w.loop()
+	}
+	return nil
+}
+
+// RegisterEngine adds an engine with the given configuration.
+func (c *Control) RegisterEngine(name string, cfg EngineRuntimeConfig) (*Engine, error) {
+	cfg, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{id: c.s.nextEngine.Add(1), name: name}
+	e.cfg.Store(&cfg)
+	c.s.mu.Lock()
+	c.s.engines = append(c.s.engines, e)
+	c.s.mu.Unlock()
+	return e, nil
+}
+
+// UpdateEngine replaces an engine's configuration; running tasks see the
+// new reduction limit from their next dispatch.
+func (c *Control) UpdateEngine(e *Engine, cfg EngineRuntimeConfig) error {
+	cfg, err := cfg.normalize()
+	if err != nil {
+		return err
+	}
+	e.cfg.Store(&cfg)
+	return nil
+}
+
+// ErrLimit is wrapped by errors for exhausted engine limits; the bus turns
+// them into a catchable ResourceError for the requester.
+var ErrLimit = errors.New("resource limit reached")
+
+// ErrStopped is returned for spawns after the scheduler began stopping.
+var ErrStopped = errors.New("scheduler is stopping")
+
+// Spawn creates a task running function fn of the verified program p in
+// engine e with args and makes it Runnable. from is the spawning task, or
+// nil for the host.
+func (c *Control) Spawn(from *Task, e *Engine, p *vmloop.Program, fn int, args []vmloop.Value) (*Task, error) {
+	s := c.s
+	if s.stopping.Load() {
+		return nil, fmt.Errorf("sched: spawn: %w", ErrStopped)
+	}
+	cfg := e.cfg.Load()
+	if n := e.live.Add(1); n > cfg.MaxLiveTasks {
+		e.live.Add(-1)
+		return nil, fmt.Errorf("sched: spawn: engine %q has %d live tasks (maxLiveTasks %d): %w", e.name, n-1, cfg.MaxLiveTasks, ErrLimit)
+	}
+	id := s.nextTask.Add(1)
+	ex, err := vmloop.NewExec(p, fn, args, cfg.TaskLimits, uint32(id))
+	if err != nil {
+		e.live.Add(-1)
+		return nil, fmt.Errorf("sched: spawn: %w", err)
+	}
+	t := &Task{id: id, engine: e, exec: ex}
+	s.live.Add(1)
+	s.registry.add(t)
+	s.enqueue(from, t)
+	return t, nil
+}
+
+// Cancel requests cancellation of target (sticky, S-13). A waiting target
+// is woken; a running one stops at its next safe point (its budget is
+// zeroed); a runnable one completes Cancelled when dispatched.
+func (c *Control) Cancel(from, target *Task) {
+	if target.State() == Completed || target.cancel.Swap(true) {
+		return
+	}
+	target.exec.Stop()
+	if tok, ok := target.current(); ok {
+		c.s.wake(from, tok)
+	}
+}
+
+// AwaitTask arms a wait of waiter (running on a worker) for target's
+// completion. It returns true when target has already completed (nothing
+// armed); otherwise the caller returns ActSuspend.
+func (c *Control) AwaitTask(waiter, target *Task) bool {
+	if target.State() == Completed {
+		return true
+	}
+	tok := waiter.arm()
+	target.mu.Lock()
+	if target.State() == Completed {
+		target.mu.Unlock()
+		waiter.disarm()
+		return true
+	}
+	target.joiners = append(target.joiners, tok)
+	target.mu.Unlock()
+	return false
+}
+
+// EventWait arms a wait of waiter on ev. It returns true when a kept signal
+// was consumed (nothing armed); otherwise the caller returns ActSuspend.
+func (c *Control) EventWait(waiter *Task, ev *Event) bool {
+	tok := waiter.arm()
+	if ev.wait(tok) {
+		waiter.disarm()
+		return true
+	}
+	return false
+}
+
+// EventSignal wakes one waiter of ev or keeps the signal.
+func (c *Control) EventSignal(from *Task, ev *Event) { ev.signal(c.s, from) }
+
+// EventBroadcast wakes every waiter of ev.
+func (c *Control) EventBroadcast(from *Task, ev *Event) { ev.broadcast(c.s, from) }
+
+// Suspend arms a wait of t that something outside the scheduler (a host
+// intrinsic, later an I/O completion) ends with Wake.
+func (c *Control) Suspend(t *Task) Token { return t.arm() }
+
+// Wake ends the wait named by tok. A stale token is a no-op (false).
+func (c *Control) Wake(tok Token) bool { return c.s.wake(nil, tok) }
+
+// CompleteHost stores the result of a suspended host intrinsic and wakes
+// its task; exactly one of value, thrown and trap is used (value if both
+// others are nil). It returns false for a stale token.
+func (c *Control) CompleteHost(tok Token, value vmloop.Value, thrown *vmloop.Value, trap *vmloop.TrapInfo) bool {
+	if w := tok.t.wait.Load(); w>>2 != tok.gen || w&3 == phWoken || w&3 == phIdle {
+		return false
+	}
+	// The worker reads hostResult only after the wake's CAS (which orders
+	// this write before it); a racing second completer is refused by the
+	// CAS inside wake and its write is never read... so serialise writers.
+	tok.t.mu.Lock()
+	if tok.t.hostResult.set {
+		tok.t.mu.Unlock()
+		return false
+	}
+	tok.t.hostResult = hostResult{set: true, value: value, err: thrown, trap: trap}
+	tok.t.mu.Unlock()
+	return c.s.wake(nil, tok)
+}
+
+// TakeHostResult returns and clears the result stored by CompleteHost; the
+// dispatcher calls it from Resume on the worker running t.
+func (c *Control) TakeHostResult(t *Task) (value vmloop.Value, thrown *vmloop.Value, trap *vmloop.TrapInfo, ok bool) {
+	t.mu.Lock()
+	r := t.hostResult
+	t.hostResult = hostResult{}
+	t.mu.Unlock()
+	return r.value, r.err, r.trap, r.set
+}
+
+// wake performs a wake and enqueues the task when it was parked.
+func (s *Scheduler) wake(from *Task, tok Token) bool {
+	woke, enq := tok.wake()
+	if enq {
+		s.waiting.Add(-1)
+		s.enqueue(from, tok.t)
+	}
+	return woke
+}
+
+// WaitingTasks returns the number of tasks parked in Waiting.
+func (s *Scheduler) WaitingTasks() int64 { return s.waiting.Load() }
+
+// enqueue makes a Runnable task visible to workers: on the local queue of
+// the worker running from, else on the inject queue (waking a parked
+// worker).
+func (s *Scheduler) enqueue(from *Task, t *Task) {
+	if from != nil && from.w != nil {
+		from.w.local.push(t, &s.inject)
+		if len(s.workers) > 1 {
+			s.notify()
+		}
+		return
+	}
+	s.inject.push(t)
+	s.notify()
+}
+
+// notify unparks one parked worker, if any.
+func (s *Scheduler) notify() {
+	s.idleMu.Lock()
+	n := len(s.idle)
+	if n == 0 {
+		s.idleMu.Unlock()
+		return
+	}
+	w := s.idle[n-1]
+	s.idle = s.idle[:n-1]
+	w.parked = false
+	s.idleMu.Unlock()
+	select {
+	case w.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+// Drain waits until every task has completed (graceful shutdown), or ctx
+// ends. New spawns are still accepted while draining.
+func (c *Control) Drain(ctx context.Context) error {
+	s := c.s
+	s.mu.Lock()
+	if s.live.Load() == 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	if s.zeroCh == nil {
+		s.zeroCh = make(chan struct{})
+	}
+	ch := s.zeroCh
+	s.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("sched: drain: %d tasks still live: %w", s.live.Load(), ctx.Err())
+	}
+}
+
+// TaskReport describes a live task (introspection, forced shutdown).
+type TaskReport struct {
+	ID     uint64
+	Engine string
+	State  State
+	Func   string
+	PC     int
+}
+
+func (r TaskReport) String() string {
+	return fmt.Sprintf("task %d (engine %s) %s at %s@%d", r.ID, r.Engine, r.State, r.Func, r.PC)
+}
+
+// Tasks lists the live tasks, by id. A running task reports the location
+// it published at its last safe point.
+func (s *Scheduler) Tasks() []TaskReport {
+	var out []TaskReport
+	s.registry.each(func(t *Task) {
+		fn, pc := t.Where()
+		out = append(out, TaskReport{ID: t.id, Engine: t.engine.name, State: t.State(), Func: fn, PC: pc})
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Shutdown stops the scheduler. It refuses new spawns, cancels every live
+// task and waits until they complete or ctx ends; then it stops the
+// workers. Tasks still live at the deadline (a host intrinsic that never
+// returns, say) are reported and abandoned untouched: the spec forbids
+// interrupting VM or FFI code. Callers wanting a graceful stop call Drain
+// first.
+func (c *Control) Shutdown(ctx context.Context) []TaskReport {
+	s := c.s
+	s.stopping.Store(true)
+	s.registry.each(func(t *Task) { c.Cancel(nil, t) })
+	var stuck []TaskReport
+	if err := c.Drain(ctx); err != nil {
+		stuck = s.Tasks()
+	}
+	// Stop the workers; a worker stuck inside a task is abandoned.
+	s.mu.Lock()
+	started := s.started
+	s.mu.Unlock()
+	if !started {
+		return stuck
+	}
+	for _, w := range s.workers {
+		w.stop.Store(true)
+		select {
+		case w.wakeCh <- struct{}{}:
+		default:
+		}
+	}
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	return stuck
+}
+
+// finish completes t with outcome o: it publishes the outcome, wakes the
+// joiners and releases the task's heap.
+func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
+	t.w = nil
+	t.exec.Free()
+	t.mu.Lock()
+	t.outcome = o
+	t.transition(Running, Completed)
+	joiners := t.joiners
+	t.joiners = nil
+	if t.done != nil {
+		close(t.done)
+	}
+	t.mu.Unlock()
+	for _, tok := range joiners {
+		if woke, enq := tok.wake(); woke && enq {
+			s.waiting.Add(-1)
+			s.enqueueFrom(w, tok.t)
+		}
+	}
+	s.registry.remove(t)
+	t.engine.live.Add(-1)
+	if s.live.Add(-1) == 0 {
+		s.mu.Lock()
+		if s.zeroCh != nil && s.live.Load() == 0 {
+			close(s.zeroCh)
+			s.zeroCh = nil
+		}
+		s.mu.Unlock()
+	}
+}
+
+// enqueueFrom enqueues on worker w's local queue.
+func (s *Scheduler) enqueueFrom(w *worker, t *Task) {
+	w.local.push(t, &s.inject)
+	if len(s.workers) > 1 {
+		s.notify()
+	}
+}
+
+// registry tracks live tasks in sharded intrusive lists (Task.rprev,
+// Task.rnext) so that spawn and completion touch one small lock and cost no
+// allocation.
+type registry struct {
+	shards [16]struct {
+		mu   sync.Mutex
+		head *Task // guarded by mu
+		_    [48]byte
+	}
+}
+
+func (r *registry) add(t *Task) {
+	sh := &r.shards[t.id%16]
+	sh.mu.Lock()
+	t.rnext = sh.head
+	if sh.head != nil {
+		sh.head.rprev = t
+	}
+	sh.head = t
+	sh.mu.Unlock()
+}
+
+func (r *registry) remove(t *Task) {
+	sh := &r.shards[t.id%16]
+	sh.mu.Lock()
+	if t.rprev != nil {
+		t.rprev.rnext = t.rnext
+	} else {
+		sh.head = t.rnext
+	}
+	if t.rnext != nil {
+		t.rnext.rprev = t.rprev
+	}
+	t.rprev, t.rnext = nil, nil
+	sh.mu.Unlock()
+}
+
+func (r *registry) each(f func(*Task)) {
+	var ts []*Task
+	for i := range r.shards {
+		sh := &r.shards[i]
+		sh.mu.Lock()
+		for t := sh.head; t != nil; t = t.rnext {
+			ts = append(ts, t)
+		}
+		sh.mu.Unlock()
+	}
+	for _, t := range ts {
+		f(t)
+	}
+}

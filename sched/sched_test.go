@@ -1,0 +1,533 @@
+package sched_test
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+)
+
+func newRT(t *testing.T, opts jade.Options) *jade.Runtime {
+	t.Helper()
+	rt, err := jade.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := rt.Close(ctx); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return rt
+}
+
+func load(t *testing.T, rt *jade.Runtime, src string) *vmloop.Program {
+	t.Helper()
+	p, err := rt.Load(t.Name()+".jasm", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func run(t *testing.T, rt *jade.Runtime, p *vmloop.Program, args ...vmloop.Value) sched.Outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	o, err := rt.Run(ctx, p, "main", args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+const fanout = `
+.func main(n:i64) -> i64
+  .local i:i64, sum:i64, v:i64, ts:ref, t:ref
+  anew  ts, n, ref
+  const i, 0
+sp:
+  jge   i, n, js
+  spawn t, child, i
+  asetr ts, i, t
+  addi  i, i, 1
+  jmp   sp
+js:
+  const i, 0
+  const sum, 0
+jl:
+  jge   i, n, done
+  agetr t, ts, i
+  joini v, t
+  add   sum, sum, v
+  addi  i, i, 1
+  jmp   jl
+done:
+  ret   sum
+.end
+.func child(x:i64) -> i64
+  yield
+  ret x
+.end
+`
+
+// TestExactlyOnce spawns many tasks that yield once; every one completes
+// exactly once with its own value (the sum proves no loss or duplicate).
+func TestExactlyOnce(t *testing.T) {
+	for _, workers := range []int{1, 2, 4} {
+		rt := newRT(t, jade.Options{Workers: workers})
+		p := load(t, rt, fanout)
+		n := int64(100_000)
+		if testing.Short() {
+			n = 10_000
+		}
+		o := run(t, rt, p, vmloop.I64(n))
+		if o.Kind != sched.Success || o.Value.Int() != n*(n-1)/2 {
+			t.Fatalf("workers=%d: %v, want Success(%d)", workers, o, n*(n-1)/2)
+		}
+		if live := rt.Bus().Scheduler().LiveTasks(); live != 0 {
+			t.Fatalf("workers=%d: %d live tasks after completion", workers, live)
+		}
+	}
+}
+
+// TestTasksAreNotGoroutines keeps 100k tasks parked and checks that the
+// goroutine count stays at workers + a fixed few.
+func TestTasksAreNotGoroutines(t *testing.T) {
+	rt := newRT(t, jade.Options{Workers: 2})
+	p := load(t, rt, `
+.func main(n:i64, gate:ref) -> i64
+  .local i:i64, t:ref
+  const i, 0
+l:
+  jge   i, n, d
+  spawn t, sleeper, gate
+  addi  i, i, 1
+  jmp   l
+d:
+  ret   i
+.end
+.func sleeper(gate:ref) -> i64
+  .local z:i64
+  evwait gate
+  const z, 1
+  ret z
+.end`)
+	before := runtime.NumGoroutine()
+	gate := rt.NewEvent()
+	const n = 100_000
+	run(t, rt, p, vmloop.I64(n), gate)
+	waitFor(t, func() bool { return rt.Bus().Scheduler().WaitingTasks() == n })
+	if g := runtime.NumGoroutine(); g > before+2 {
+		t.Fatalf("%d goroutines with %d parked tasks (was %d before)", g, n, before)
+	}
+	if err := rt.Broadcast(gate); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return rt.Bus().Scheduler().LiveTasks() == 0 })
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 30s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestHogDoesNotStarve: an endless loop and a counting task share one
+// worker; preemption lets the counter finish (S-6), then main cancels the
+// hog, whose outcome is Cancelled (S-13).
+func TestHogDoesNotStarve(t *testing.T) {
+	rt := newRT(t, jade.Options{Workers: 1, ReductionLimit: 1000})
+	p := load(t, rt, `
+.func main() -> i64
+  .local h:ref, c:ref, n:i64, k:i64, o:i64
+  spawn h, hog
+  const n, 200000
+  spawn c, count, n
+  joini k, c
+  cancel h
+  outcome o, h
+  jnei  o, 3, bad
+  ret   k
+bad:
+  const k, -1
+  ret   k
+.end
+.func hog() -> i64
+  .local x:i64
+  const x, 0
+l:
+  addi x, x, 1
+  jmp  l
+.end
+.func count(n:i64) -> i64
+  .local i:i64
+  const i, 0
+l:
+  jge  i, n, d
+  addi i, i, 1
+  jmp  l
+d:
+  ret  i
+.end`)
+	if o := run(t, rt, p); o.Kind != sched.Success || o.Value.Int() != 200000 {
+		t.Fatalf("got %v", o)
+	}
+}
+
+// TestOutcomes covers S-11, S-12 and S-13: Completed is a state, the
+// outcome a separate dimension; a throw becomes Failure at the task
+// boundary and is re-thrown in the joiner; cancellation is neither.
+func TestOutcomes(t *testing.T) {
+	rt := newRT(t, jade.Options{})
+	p := load(t, rt, `
+.func main() -> i64
+  .local z:i64
+  const z, 7
+  ret z
+.end
+.func thrower() -> i64
+  .local m:ref, e:ref
+  const m, "boom"
+  newerr e, m
+  throw e
+.end
+.func trapper() -> i64
+  .local a:i64, b:i64
+  const a, 1
+  const b, 0
+  div a, a, b
+  ret a
+.end
+.func waiter(ev:ref) -> i64
+  .local z:i64
+  evwait ev
+  const z, 0
+  ret z
+.end
+.func catcher() -> ref
+  .local t:ref, v:i64, e:ref, s:ref
+  spawn t, thrower
+  .try b, en, h, e
+b:
+  joini v, t
+en:
+  const s, "no throw"
+  ret s
+h:
+  errmsg s, e
+  ret s
+.end`)
+	cases := []struct {
+		fn   string
+		want sched.OutcomeKind
+		val  string
+	}{
+		{"main", sched.Success, "7"},
+		{"thrower", sched.Failure, "Error: boom"},
+		{"trapper", sched.Trapped, ""},
+		{"catcher", sched.Success, "boom"},
+	}
+	for _, c := range cases {
+		task, err := rt.Spawn(p, c.fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := task.Wait(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task.Sched().State() != sched.Completed {
+			t.Fatalf("%s: state %s after Wait", c.fn, task.Sched().State())
+		}
+		if o.Kind != c.want || (c.val != "" && o.Value.String() != c.val) {
+			t.Fatalf("%s: outcome %v, want %s(%s)", c.fn, o, c.want, c.val)
+		}
+		if c.want == sched.Trapped && o.Trap.Code != vmloop.TrapDivZero {
+			t.Fatalf("%s: trap %v", c.fn, o.Trap)
+		}
+	}
+	// Cancellation of a waiting task: Cancelled, not Failure or Trap.
+	ev := rt.NewEvent()
+	task, err := rt.Spawn(p, "waiter", ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return task.Sched().State() == sched.Waiting })
+	if err := task.Cancel(); err != nil {
+		t.Fatal(err)
+	}
+	o, _ := task.Wait(context.Background())
+	if o.Kind != sched.Cancelled {
+		t.Fatalf("cancelled waiter: %v", o)
+	}
+	if !task.Sched().CancelRequested() {
+		t.Fatal("cancel flag not sticky")
+	}
+}
+
+// TestEventSemantics: a signal before the wait is kept (once); broadcast
+// wakes all and keeps nothing.
+func TestEventSemantics(t *testing.T) {
+	rt := newRT(t, jade.Options{})
+	p := load(t, rt, `
+.func main(ev:ref) -> i64
+  .local z:i64
+  evwait ev
+  const z, 1
+  ret z
+.end`)
+	ev := rt.NewEvent()
+	if err := rt.Signal(ev); err != nil {
+		t.Fatal(err)
+	}
+	if o := run(t, rt, p, ev); o.Kind != sched.Success {
+		t.Fatalf("kept signal: %v", o)
+	}
+	// The kept signal was consumed: the next waiter parks.
+	task, _ := rt.Spawn(p, "main", ev)
+	waitFor(t, func() bool { return task.Sched().State() == sched.Waiting })
+	task2, _ := rt.Spawn(p, "main", ev)
+	waitFor(t, func() bool { return rt.Bus().Scheduler().WaitingTasks() == 2 })
+	rt.Broadcast(ev)
+	for _, tk := range []*jade.Task{task, task2} {
+		if o, _ := tk.Wait(context.Background()); o.Kind != sched.Success {
+			t.Fatalf("broadcast: %v", o)
+		}
+	}
+	// Broadcast kept nothing: a new waiter parks.
+	task3, _ := rt.Spawn(p, "main", ev)
+	waitFor(t, func() bool { return task3.Sched().State() == sched.Waiting })
+	task3.Cancel()
+	task3.Wait(context.Background())
+}
+
+// TestLostWakeups hammers signal/wait pairs across workers with cancels
+// mixed in: every round trip completes (no wake is lost), and every task
+// completes exactly once.
+func TestLostWakeups(t *testing.T) {
+	for _, workers := range []int{1, 2, 4} {
+		rt := newRT(t, jade.Options{Workers: workers, ReductionLimit: 200})
+		p := load(t, rt, `
+.func main(pairs:i64, rounds:i64) -> i64
+  .local i:i64, ts:ref, t:ref, a:ref, b:ref, sum:i64, v:i64, n2:i64
+  muli  n2, pairs, 2
+  anew  ts, n2, ref
+  const i, 0
+sp:
+  jge   i, pairs, js
+  evnew a
+  evnew b
+  spawn t, pinger, a, b, rounds
+  muli  v, i, 2
+  asetr ts, v, t
+  spawn t, ponger, a, b, rounds
+  addi  v, v, 1
+  asetr ts, v, t
+  addi  i, i, 1
+  jmp   sp
+js:
+  const i, 0
+  const sum, 0
+jl:
+  jge   i, n2, done
+  agetr t, ts, i
+  joini v, t
+  add   sum, sum, v
+  addi  i, i, 1
+  jmp   jl
+done:
+  ret   sum
+.end
+.func pinger(a:ref, b:ref, n:i64) -> i64
+  .local i:i64
+  const i, 0
+l:
+  jge i, n, d
+  evsignal a
+  evwait b
+  addi i, i, 1
+  jmp l
+d:
+  ret i
+.end
+.func ponger(a:ref, b:ref, n:i64) -> i64
+  .local i:i64
+  const i, 0
+l:
+  jge i, n, d
+  evwait a
+  evsignal b
+  addi i, i, 1
+  jmp l
+d:
+  ret i
+.end`)
+		pairs, rounds := int64(200), int64(500)
+		o := run(t, rt, p, vmloop.I64(pairs), vmloop.I64(rounds))
+		if o.Kind != sched.Success || o.Value.Int() != 2*pairs*rounds {
+			t.Fatalf("workers=%d: %v want %d", workers, o, 2*pairs*rounds)
+		}
+	}
+}
+
+// TestCancelRaces cancels tasks while they run, wait and get woken; every
+// task completes exactly once with Success or Cancelled.
+func TestCancelRaces(t *testing.T) {
+	rt := newRT(t, jade.Options{Workers: 2, ReductionLimit: 100})
+	p := load(t, rt, `
+.func main(ev:ref, n:i64) -> i64
+  .local i:i64
+  const i, 0
+l:
+  jge i, n, d
+  evwait ev
+  evsignal ev
+  addi i, i, 1
+  jmp l
+d:
+  ret i
+.end`)
+	ev := rt.NewEvent()
+	var tasks []*jade.Task
+	for i := 0; i < 2000; i++ {
+		tk, err := rt.Spawn(p, "main", ev, vmloop.I64(50))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks = append(tasks, tk)
+	}
+	rt.Signal(ev)
+	var wg sync.WaitGroup
+	for i := 0; i < len(tasks); i += 3 {
+		wg.Add(1)
+		go func(tk *jade.Task) { defer wg.Done(); tk.Cancel() }(tasks[i])
+	}
+	wg.Wait()
+	// Keep the chain alive: cancelled waiters may have swallowed the token.
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+				rt.Signal(ev)
+			}
+		}
+	}()
+	var ok, cancelled int
+	for _, tk := range tasks {
+		o, err := tk.Wait(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch o.Kind {
+		case sched.Success:
+			ok++
+		case sched.Cancelled:
+			cancelled++
+		default:
+			t.Fatalf("task %d: %v", tk.ID(), o)
+		}
+	}
+	close(stop)
+	if ok+cancelled != len(tasks) || cancelled == 0 {
+		t.Fatalf("ok %d cancelled %d of %d", ok, cancelled, len(tasks))
+	}
+}
+
+// TestForcedShutdownReportsStuck: a host intrinsic that blocks its worker
+// (breaking the contract) is reported at the deadline with function@pc and
+// abandoned; nothing is torn down under it.
+func TestForcedShutdownReportsStuck(t *testing.T) {
+	rt, err := jade.New(jade.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var entered atomic.Bool
+	rt.RegisterIntrinsic("test.block", nil, vmloop.TVoid, 0, func(c *bus.Call) (vmloop.Value, error) {
+		entered.Store(true)
+		<-release
+		return vmloop.Void(), nil
+	})
+	p := load(t, rt, `
+.func main() -> i64
+  .local z:i64
+  intr _, test.block
+  const z, 0
+  ret z
+.end`)
+	task, _ := rt.Spawn(p, "main")
+	waitFor(t, entered.Load)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	err = rt.Shutdown(ctx)
+	if err == nil || !strings.Contains(err.Error(), "main@") {
+		t.Fatalf("shutdown error %v, want a report naming main@pc", err)
+	}
+	close(release)
+	o, _ := task.Wait(context.Background())
+	if o.Kind != sched.Cancelled {
+		t.Fatalf("released task: %v", o)
+	}
+}
+
+// TestNoLeakAfterShutdown: no goroutine of ours survives Close.
+func TestNoLeakAfterShutdown(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	rt, err := jade.New(jade.Options{Workers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := rt.Load("x.jasm", []byte(fanout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := rt.Run(context.Background(), p, "main", vmloop.I64(1000)); o.Kind != sched.Success {
+		t.Fatal(o)
+	}
+	if err := rt.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPrint checks io.print_* output reaches the configured writer.
+func TestPrint(t *testing.T) {
+	var buf bytes.Buffer
+	rt := newRT(t, jade.Options{Stdout: &buf})
+	p := load(t, rt, `
+.func main() -> i64
+  .local z:i64, s:ref, f:f64
+  const z, 42
+  intr _, io.print_i64, z
+  const s, "hi"
+  intr _, io.print_str, s
+  const f, 1.5
+  intr _, io.print_f64, f
+  ret z
+.end`)
+	run(t, rt, p)
+	if buf.String() != "42\nhi\n1.5\n" {
+		t.Fatalf("output %q", buf.String())
+	}
+}

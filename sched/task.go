@@ -1,0 +1,212 @@
+package sched
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jadevm/jade/vmloop"
+)
+
+// State is a task's scheduling state (spec §2.1). It is one dimension; the
+// outcome is the other (S-11): Completed says nothing about success.
+type State uint32
+
+// Scheduling states.
+const (
+	Runnable State = iota
+	Running
+	Waiting
+	Completed
+)
+
+var stateNames = [...]string{"Runnable", "Running", "Waiting", "Completed"}
+
+func (s State) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("State(%d)", uint32(s))
+}
+
+// legal[from][to] is the transition table of spec §2.1:
+//
+//	[*] → Runnable            spawn
+//	Runnable → Running        dispatch
+//	Running → Runnable        preemption / yield
+//	Running → Waiting         event / timer
+//	Waiting → Runnable        wake-up / cancellation
+//	Running → Completed       return / throw / trap / cancellation
+//
+// A task cancelled while Runnable or Waiting is completed by the worker that
+// dispatches it (Runnable → Running → Completed), so no other edge exists.
+var legal = [4][4]bool{
+	Runnable: {Running: true},
+	Running:  {Runnable: true, Waiting: true, Completed: true},
+	Waiting:  {Runnable: true},
+}
+
+// Legal reports whether from → to is a transition of spec §2.1.
+func Legal(from, to State) bool { return from < 4 && to < 4 && legal[from][to] }
+
+// OutcomeKind is the second dimension of a task (S-11), set exactly once
+// when the task completes.
+type OutcomeKind uint8
+
+// Outcome kinds; the numbers are what the OUTCOME opcode returns.
+const (
+	Success   OutcomeKind = iota // returned a value
+	Failure                      // an uncaught Throw, materialised (S-12)
+	Trapped                      // a fault of the task (TrapInfo)
+	Cancelled                    // cancellation was observed (S-13)
+	NoOutcome OutcomeKind = 255  // not completed yet
+)
+
+var outcomeNames = [...]string{"Success", "Failure", "Trap", "Cancelled"}
+
+func (k OutcomeKind) String() string {
+	if int(k) < len(outcomeNames) {
+		return outcomeNames[k]
+	}
+	return "None"
+}
+
+// Outcome is how a task ended.
+type Outcome struct {
+	Kind  OutcomeKind
+	Value vmloop.Value    // Success: the result; Failure: the thrown error
+	Trap  vmloop.TrapInfo // Trapped: what and where
+}
+
+func (o Outcome) String() string {
+	switch o.Kind {
+	case Success:
+		return "Success(" + o.Value.String() + ")"
+	case Failure:
+		return "Failure(" + o.Value.String() + ")"
+	case Trapped:
+		return "Trap(" + o.Trap.Error() + ")"
+	case Cancelled:
+		return "Cancelled"
+	}
+	return "None"
+}
+
+// Task is the scheduler's record of one Jade task (spec §2): identity,
+// scheduling state, outcome, engine, execution state, wait token and the
+// sticky cancellation flag. Tasks are heap records, not goroutines: a worker
+// runs a task by calling its Exec's loop and switches tasks by returning.
+type Task struct {
+	id     uint64
+	engine *Engine
+
+	// state is the scheduling state. Only the worker that owns the task
+	// moves it out of Running; a waker moves it Waiting → Runnable only by
+	// winning the wait-word CAS (see wait.go), so every edge has one writer.
+	state atomic.Uint32
+
+	// cancel is sticky: set once by Cancel, never cleared (S-13).
+	cancel atomic.Bool
+
+	// wait is the wait word: generation<<2 | phase (wait.go).
+	wait atomic.Uint64
+
+	// exec is touched only by the worker running the task (Running) or,
+	// while the task is Runnable/Waiting, by nobody.
+	exec *vmloop.Exec
+	// resume is set when the task suspended on an intrinsic request that
+	// must be completed when it runs again (join, event wait, host call).
+	resume bool
+	// hostResult carries the result of a suspended host intrinsic from its
+	// completer to the resuming worker; the wake's CAS orders the accesses.
+	hostResult hostResult
+
+	// next links the task into a run queue; owned by the queue holding it.
+	next *Task
+	// rprev, rnext link the task into the live registry; guarded by the
+	// registry shard's lock.
+	rprev, rnext *Task
+	// w is the worker running the task; set and cleared by that worker.
+	w *worker
+	// where is the location published at the last slice boundary:
+	// function index << 32 | pc (read by introspection without races).
+	where atomic.Uint64
+
+	// mu guards outcome publication and joiners.
+	mu      sync.Mutex
+	outcome Outcome // written once under mu before state becomes Completed
+	joiners []Token // tasks waiting for completion (woken once)
+	done    chan struct{}
+}
+
+type hostResult struct {
+	set   bool
+	value vmloop.Value
+	err   *vmloop.Value
+	trap  *vmloop.TrapInfo
+}
+
+// ID returns the task's identity (unique within a scheduler).
+func (t *Task) ID() uint64 { return t.id }
+
+// Engine returns the engine the task belongs to.
+func (t *Task) Engine() *Engine { return t.engine }
+
+// State returns the current scheduling state (a snapshot).
+func (t *Task) State() State { return State(t.state.Load()) }
+
+// CancelRequested reports whether cancellation was requested (sticky).
+func (t *Task) CancelRequested() bool { return t.cancel.Load() }
+
+// Outcome returns the outcome and whether the task has completed.
+func (t *Task) Outcome() (Outcome, bool) {
+	if t.State() != Completed {
+		return Outcome{Kind: NoOutcome}, false
+	}
+	t.mu.Lock()
+	o := t.outcome
+	t.mu.Unlock()
+	return o, true
+}
+
+// Done returns a channel closed when the task completes (for host code;
+// allocated lazily, so tasks nobody waits for from Go cost nothing).
+func (t *Task) Done() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done == nil {
+		t.done = make(chan struct{})
+		if t.State() == Completed {
+			close(t.done)
+		}
+	}
+	return t.done
+}
+
+// Where returns the function and pc the task published at its last safe
+// point, or "" when it has completed.
+func (t *Task) Where() (fn string, pc int) {
+	w := t.where.Load()
+	return t.exec.FuncName(int(w >> 32)), int(uint32(w))
+}
+
+// Exec returns the task's execution state. Only the dispatcher, running on
+// the worker that runs the task, may use it.
+func (t *Task) Exec() *vmloop.Exec { return t.exec }
+
+// traceHook observes transitions in tests (nil otherwise).
+var traceHook func(id uint64, from, to State)
+
+// transition moves the state along a legal edge; an illegal edge is a
+// scheduler bug and panics (tests check that every illegal edge is refused).
+func (t *Task) transition(from, to State) {
+	if traceHook != nil {
+		traceHook(t.id, from, to)
+	}
+	if !Legal(from, to) {
+		panic(fmt.Sprintf("sched: illegal transition %s → %s of task %d", from, to, t.id))
+	}
+	if !t.state.CompareAndSwap(uint32(from), uint32(to)) {
+		panic(fmt.Sprintf("sched: task %d: transition %s → %s from state %s", t.id, from, to, t.State()))
+	}
+}

@@ -1,0 +1,190 @@
+package vmloop
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"math"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// vtDebugProgram is vtAllOpcodes with debug information everywhere.
+func vtDebugProgram() *Program {
+	p := vtAllOpcodes()
+	p.KInt = append(p.KInt, -1, math.MinInt64)
+	p.KFlt = append(p.KFlt, math.Inf(-1), math.Copysign(0, -1))
+	p.KStr = append(p.KStr, "", "héllo\x00")
+	f := &p.Funcs[0]
+	f.RegNames = make([]string, f.NRegs)
+	f.RegTypes = make([]Type, f.NRegs)
+	for i := range f.RegNames {
+		f.RegNames[i] = "r" + string(rune('a'+i%26))
+		f.RegTypes[i] = Type(i % 4)
+	}
+	f.Lines = make([]int32, len(f.Code))
+	for i := range f.Lines {
+		f.Lines[i] = int32(i*3 - 5)
+	}
+	f.Labels = map[int]string{0: "entry", 7: "seven", len(f.Code) - 1: "last", -3: "odd"}
+	p.Funcs[1].Lines = []int32{math.MaxInt32}
+	return p
+}
+
+func TestBinaryRoundTrip(t *testing.T) {
+	for _, p := range []*Program{vtDebugProgram(), vtFib(), vtProg(vtFn("main", nil, TVoid, 0, Encode(RETV, 0, 0, 0, 0)))} {
+		data, err := p.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(data, []byte("JADE")) {
+			t.Fatalf("no magic: % x", data[:8])
+		}
+		q, err := UnmarshalProgram(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(p, q) {
+			t.Fatalf("round trip differs\n got %+v\nwant %+v", q, p)
+		}
+		if q.Verified() {
+			t.Fatal("a decoded program must start unverified")
+		}
+		vtMustVerify(t, q, nil)
+
+		// Verify state is not encoded: a verified program encodes the same.
+		vtMustVerify(t, p, nil)
+		again, err := p.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(data, again) {
+			t.Fatal("encoding changed after Verify")
+		}
+		var r Program
+		if err := r.UnmarshalBinary(data); err != nil || len(r.Funcs) != len(p.Funcs) || r.Verified() {
+			t.Fatalf("UnmarshalBinary: %v", err)
+		}
+	}
+}
+
+func TestBinaryCodeWordsLittleEndian(t *testing.T) {
+	ins := Encode(ADDI, 1, 2, 0, -7)
+	p := &Program{ABI: ABI, Funcs: []Function{vtFn("f", nil, TVoid, 3, ins)}}
+	data, err := p.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want [8]byte
+	binary.LittleEndian.PutUint64(want[:], uint64(ins))
+	if !bytes.Contains(data, want[:]) {
+		t.Fatalf("code word % x not found in % x", want, data)
+	}
+}
+
+// vtBin builds a binary by hand, field by field.
+type vtBin []byte
+
+func (b vtBin) raw(s ...byte) vtBin       { return append(b, s...) }
+func (b vtBin) str(s string) vtBin        { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
+func (b vtBin) uv(v uint64) vtBin         { return binary.AppendUvarint(b, v) }
+func (b vtBin) u16(v uint16) vtBin        { return binary.LittleEndian.AppendUint16(b, v) }
+func (b vtBin) word(i Instr) vtBin        { return binary.LittleEndian.AppendUint64(b, uint64(i)) }
+func vtHeader() vtBin                     { return vtBin("JADE").u16(BinaryVersion).u16(ABI.Major).u16(ABI.Minor) }
+func vtPools() vtBin                      { return vtHeader().uv(0).uv(0).uv(0).uv(0) }
+func (b vtBin) fnHead(nregs uint64) vtBin { return b.str("main").uv(0).raw(byte(TVoid)).uv(nregs) }
+
+func TestBinaryDecodeErrors(t *testing.T) {
+	retv := Encode(RETV, 0, 0, 0, 0)
+	valid := vtPools().uv(1).fnHead(0).uv(1).word(retv).uv(0).raw(0)
+	if _, err := UnmarshalProgram(valid); err != nil {
+		t.Fatalf("hand-built program: %v", err)
+	}
+	cases := []struct {
+		name   string
+		data   []byte
+		offset int
+		reason string
+	}{
+		{"empty", nil, 0, "truncated magic"},
+		{"bad magic", []byte("JAVA\x01\x00"), 0, `bad magic "JAVA"`},
+		{"other version", vtBin("JADE").u16(BinaryVersion + 1), 4, "unsupported format version 2"},
+		{"truncated abi", vtBin("JADE").u16(BinaryVersion).raw(1), 6, "truncated abi major"},
+		{"huge i64 pool", vtHeader().uv(1 << 60), 10, "i64 constant count 1152921504606846976 exceeds the remaining input"},
+		{"i64 pool longer than input", vtHeader().uv(2).raw(1, 2, 3, 4, 5, 6, 7, 8), 10, "i64 constant count 2 exceeds the remaining input (8 bytes)"},
+		{"huge string", vtHeader().uv(0).uv(0).uv(1).uv(1 << 62), 13, "string constant length count"},
+		{"varint overflow", vtHeader().raw(0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01), 10, "varint overflows 64 bits"},
+		{"huge function count", vtPools().uv(math.MaxUint64), 14, "function count"},
+		{"huge nregs", vtPools().uv(1).fnHead(1 << 40).uv(1).word(retv).uv(0).raw(0), 22, "register count 1099511627776 out of range"},
+		{"huge code", vtPools().uv(1).fnHead(0).uv(1 << 30).word(retv), 23, "instruction count 1073741824 exceeds the remaining input"},
+		{"handler start too big", vtPools().uv(1).fnHead(0).uv(1).word(retv).uv(1).uv(1<<33).uv(0).uv(0).raw(0, 0), 33, "handler start 8589934592 out of range"},
+		{"unknown debug flags", vtPools().uv(1).fnHead(0).uv(1).word(retv).uv(0).raw(0x30), 33, "unknown debug flags 0x30"},
+		{"labels out of order", vtPools().uv(1).fnHead(0).uv(1).word(retv).uv(0).raw(binDebugLabels).uv(2).raw(4).str("a").raw(2).str("b"), 38, "label pc 1 not above the previous one (2)"},
+		{"line out of range", vtPools().uv(1).fnHead(0).uv(1).word(retv).uv(0).raw(binDebugLines).uv(1).uv(1 << 40), 35, "line 549755813888 out of the int32 range"},
+		{"truncated function", valid[:len(valid)-1], len(valid) - 1, "truncated debug flags"},
+		{"trailing bytes", append(append([]byte{}, valid...), 0, 0), len(valid), "2 trailing bytes after the last function"},
+	}
+	format := regexp.MustCompile(`^vmloop: decode: offset \d+: `)
+	for _, tc := range cases {
+		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
+			p, err := UnmarshalProgram(tc.data)
+			if err == nil {
+				t.Fatalf("decoded %+v", p)
+			}
+			var de *DecodeError
+			if !errors.As(err, &de) {
+				t.Fatalf("%T %v is not a *DecodeError", err, err)
+			}
+			if de.Offset != tc.offset || !strings.Contains(de.Reason, tc.reason) {
+				t.Errorf("got %v\nwant offset %d, reason containing %q", err, tc.offset, tc.reason)
+			}
+			if !format.MatchString(err.Error()) {
+				t.Errorf("bad error format %q", err)
+			}
+		})
+	}
+}
+
+// TestBinaryDecodeEveryPrefixAndByte: every truncation of a valid encoding
+// is rejected, and no single-byte change makes decoding or verification
+// panic.
+func TestBinaryDecodeEveryPrefixAndByte(t *testing.T) {
+	data, err := vtDebugProgram().MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range len(data) {
+		if _, err := UnmarshalProgram(data[:n]); err == nil {
+			t.Fatalf("prefix of %d/%d bytes decoded", n, len(data))
+		}
+	}
+	mut := make([]byte, len(data))
+	for i := range data {
+		for _, x := range []byte{0x01, 0x80, 0xff} {
+			copy(mut, data)
+			mut[i] ^= x
+			if p, err := UnmarshalProgram(mut); err == nil {
+				if err := vfVerify(p, nil); err != nil {
+					var ve *VerifyError
+					if !errors.As(err, &ve) {
+						t.Fatalf("Verify error %T", err)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestBinaryEncodeErrors(t *testing.T) {
+	p := vtProg(vtFn("main", nil, TVoid, -1, Encode(RETV, 0, 0, 0, 0)))
+	if _, err := p.MarshalBinary(); err == nil || !strings.HasPrefix(err.Error(), "vmloop: encode: ") {
+		t.Fatalf("negative NRegs: %v", err)
+	}
+	p = vtProg(vtFn("main", nil, TVoid, 0, Encode(RETV, 0, 0, 0, 0)))
+	p.Funcs[0].Labels = map[int]string{1 << 40: "far"}
+	if _, err := p.MarshalBinary(); err == nil {
+		t.Fatal("label pc beyond int32 encoded")
+	}
+}

@@ -1,0 +1,515 @@
+package vmloop
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+)
+
+// Exec is the execution state of one task: its register stack, frame stack
+// and heap, the pending intrinsic request, and the outcome once it ends.
+//
+// Memory layout. The register stack is a []uint64 that holds no Go
+// pointers: i64 values, f64 bit patterns and heap handles only. A frame is
+// three ints {fn, pc, base}; the registers of a frame are regs[base:],
+// viewed as a *[MaxRegs]uint64 indexed by the 8-bit register operands, so
+// register accesses need no bounds checks. The stack always keeps MaxRegs
+// slots above the current base (CALL grows it when needed). A call window
+// is Lua-style: CALL a,C,D starts the callee's frame at base+a, where the
+// caller has already put the arguments, and RET writes the result to the
+// callee's register 0, which is the caller's register a.
+//
+// An Exec is driven by one goroutine at a time (the worker running the
+// task); only Stop and ClearStop may be called concurrently with Run.
+type Exec struct {
+	prog   *Program
+	lim    Limits
+	regs   []uint64
+	frames []frame // frames[0..fp]; frames[fp] is current (stale while Run runs)
+	fp     int
+	heap   heap
+	shadow // jadecheck register type tags (empty in the fast build)
+
+	state      execState
+	left       int64
+	reductions uint64
+	stop       atomic.Bool
+
+	// pending intrinsic request (state == stRequest)
+	req      Request
+	reqPC    int    // pc of the requesting instruction
+	reqArg0  uint8  // register of argument 0 for non-window builtins
+	reqWin   bool   // arguments are the window Base..Base+NArgs-1
+	reqDst   int    // destination register, -1 when the request has no result
+	reqDstT  Type   // type of the destination register
+	reqTypes []Type // parameter types of the request's arguments
+
+	// a bulk instruction interrupted between chunks (pc still at it)
+	bulk bulkState
+
+	kstr []uint64 // LDS: one handle per string constant, made on first use
+
+	result Value
+	thrown Value
+	trap   TrapInfo
+}
+
+// frame is one activation: function index, pc (the next instruction; for
+// a caller, the instruction after its CALL) and register base.
+type frame struct {
+	fn, pc, base int
+}
+
+// bulkState records the progress of a chunked bulk instruction.
+type bulkState struct {
+	on   bool
+	fn   int
+	pc   int
+	done int64 // bytes processed so far
+}
+
+type execState uint8
+
+const (
+	stReady     execState = iota // runnable (fresh or preempted)
+	stRequest                    // returned SigIntrinsic; the request is pending
+	stCompleted                  // entry function returned
+	stThrown                     // a Throw escaped the entry function
+	stTrapped                    // trapped
+)
+
+// bulkChunk is the largest piece of a bulk instruction done without
+// looking at the budget (64 KiB).
+const bulkChunk = 64 << 10
+
+// NewExec prepares a task that runs function fn of the verified program p
+// with the given arguments. Each argument must fit its parameter's type:
+// KindI64 for i64, KindF64 for f64, and a reference kind (or Void, the null
+// handle) for ref; reference values are imported into the task's fresh
+// heap. Zero fields of lim take their DefaultLimits values. owner names the
+// task in its handles (it is truncated to 24 bits); handles of one Exec are
+// refused by every Exec with another owner.
+func NewExec(p *Program, fn int, args []Value, lim Limits, owner uint32) (*Exec, error) {
+	if p == nil {
+		return nil, errors.New("vmloop: NewExec: nil program")
+	}
+	if !p.Verified() {
+		return nil, errors.New("vmloop: NewExec: program is not verified (run Verify first)")
+	}
+	if fn < 0 || fn >= len(p.Funcs) {
+		return nil, fmt.Errorf("vmloop: NewExec: function index %d out of range (program has %d)", fn, len(p.Funcs))
+	}
+	f := &p.Funcs[fn]
+	if len(args) != len(f.Params) {
+		return nil, fmt.Errorf("vmloop: NewExec: %s takes %d arguments, got %d", f.Name, len(f.Params), len(args))
+	}
+	if lim.MaxFrames <= 0 {
+		lim.MaxFrames = DefaultLimits.MaxFrames
+	}
+	if lim.MaxHeapBytes <= 0 {
+		lim.MaxHeapBytes = DefaultLimits.MaxHeapBytes
+	}
+	e := &Exec{
+		prog:   p,
+		lim:    lim,
+		regs:   make([]uint64, MaxRegs),
+		frames: make([]frame, 4),
+		reqDst: -1,
+	}
+	e.growShadow(len(e.regs))
+	e.heap.init(owner, lim.MaxHeapBytes)
+	e.frames[0] = frame{fn: fn}
+	for i, v := range args {
+		t := f.Params[i]
+		var bits uint64
+		switch {
+		case t == TI64 && v.kind == KindI64, t == TF64 && v.kind == KindF64:
+			bits = v.bits
+		case t == TRef && (v.kind == KindVoid || v.kind.Type() == TRef):
+			h, err := e.heap.importValue(v)
+			if err != nil {
+				ti := err.(TrapInfo)
+				return nil, fmt.Errorf("vmloop: NewExec: argument %d of %s: %s: %s", i, f.Name, ti.Code, ti.Msg)
+			}
+			bits = h
+		default:
+			return nil, fmt.Errorf("vmloop: NewExec: argument %d of %s is %s, parameter is %s", i, f.Name, v.kind, t)
+		}
+		e.setAbs(i, bits, t)
+	}
+	return e, nil
+}
+
+// Left returns the budget left when the last Run returned (negative when a
+// bulk instruction overran it).
+func (e *Exec) Left() int64 { return e.left }
+
+// Reductions returns the total reductions the task has used over all runs.
+func (e *Exec) Reductions() uint64 { return e.reductions }
+
+// Stop asks the running loop to return SigPreempted at its next safe point.
+// It may be called from any goroutine; the flag stays set until ClearStop.
+func (e *Exec) Stop() { e.stop.Store(true) }
+
+// ClearStop clears the flag set by Stop.
+func (e *Exec) ClearStop() { e.stop.Store(false) }
+
+// Stopped reports whether the stop flag is set.
+func (e *Exec) Stopped() bool { return e.stop.Load() }
+
+// HeapBytes returns the accounted bytes of the task's live heap objects.
+func (e *Exec) HeapBytes() int64 { return e.heap.bytes }
+
+// Result returns the entry function's value after SigCompleted (Void for a
+// void function; a reference result is copied out of the heap).
+func (e *Exec) Result() Value { return e.result }
+
+// Thrown returns the error that escaped the entry function after SigThrown.
+func (e *Exec) Thrown() Value { return e.thrown }
+
+// Trap returns the trap after SigTrap (Code TrapNone otherwise).
+func (e *Exec) Trap() TrapInfo { return e.trap }
+
+// Where returns the name of the current function and its pc: the next
+// instruction to run (after SigPreempted and SigIntrinsic), the returning
+// instruction after SigCompleted, or the pc of the throw site's frame.
+func (e *Exec) Where() (fn string, pc int) {
+	if e.frames == nil {
+		return "", -1
+	}
+	f := e.frames[e.fp]
+	return e.prog.Funcs[f.fn].Name, f.pc
+}
+
+// Free releases the task's heap, registers and frames. Call it when the task
+// has ended and its result or error has been taken; Result, Thrown and
+// Trap stay valid. Run after Free reports a trap.
+func (e *Exec) Free() {
+	e.heap.reset()
+	e.regs = nil
+	e.freeShadow()
+	e.frames = nil
+	e.fp = 0
+	e.kstr = nil
+	e.reqTypes = nil
+	if e.state == stReady || e.state == stRequest {
+		e.state = stTrapped
+		e.trap = TrapInfo{Code: TrapIntrinsic, Msg: "task freed before it ended", PC: -1}
+	}
+}
+
+// growRegs makes the register stack hold at least need slots.
+func (e *Exec) growRegs(need int) {
+	n := 2 * len(e.regs)
+	if n < need {
+		n = need
+	}
+	r := make([]uint64, n)
+	copy(r, e.regs)
+	e.regs = r
+	e.growShadow(n)
+}
+
+// ---------------------------------------------------------------------------
+// Intrinsic requests.
+//
+// After SigIntrinsic, Request describes the pending request and the
+// scheduler reads its arguments with ArgI64, ArgF64, ArgValue and ArgObj,
+// then completes it with Complete (a value), Raise (a Throw at the request)
+// or SetTrap, now or after the task waited, and runs the task again. Run
+// without any of them completes the request with no value (a destination
+// register, if any, is zeroed: 0, 0.0 or the null handle).
+//
+// Register mapping (Base, NArgs and Func are the Request fields; argument i
+// is what ArgX(i) reads, "dst" is the register Complete writes):
+//
+//	opcode            Base  NArgs  arguments                       dst
+//	spawn a,C,D       a     C      a..a+C-1 typed by Funcs[D]      a (ref: the task, Ext(KindTask, obj)); Func = D
+//	joini a,b         a     1      0: b (ref task)                 a (i64)
+//	joinf a,b         a     1      0: b (ref task)                 a (f64)
+//	joinr a,b         a     1      0: b (ref task)                 a (ref, imported)
+//	joinv a           a     1      0: a (ref task)                 none (the value is dropped)
+//	outcome a,b       a     1      0: b (ref task)                 a (i64)
+//	yield             0     0      -                               none
+//	cancel a          a     1      0: a (ref task)                 none
+//	cancelled a       a     0      -                               a (i64)
+//	evnew a           a     0      -                               a (ref: the event, Ext(KindEvent, obj))
+//	evwait a          a     1      0: a (ref event)                none
+//	evsignal a        a     1      0: a (ref event)                none
+//	evbcast a         a     1      0: a (ref event)                none
+//	intr a,C,D        a     C      a..a+C-1 typed by Intr.Params   a if Intr.Result != void
+//
+// Request.Intr is BuiltinIntrinsic(op) for the builtins and the resolved
+// import Intrinsics[D].Resolved for INTR.
+
+// setRequest records the request made by the intrinsic instruction ins at pc
+// of the current frame (frames[fp] is up to date).
+func (e *Exec) setRequest(ins Instr, pc int) {
+	op := ins.Op()
+	a := ins.A()
+	q := &e.req
+	*q = Request{Op: op, Base: a}
+	e.reqPC = pc
+	e.reqArg0 = a
+	e.reqWin = false
+	e.reqDst = -1
+	e.reqDstT = TVoid
+	switch op {
+	case SPAWN:
+		q.Intr = BuiltinIntrinsic(op)
+		q.NArgs = int(ins.C())
+		q.Func = int(ins.D())
+		e.reqWin = true
+		e.reqTypes = e.prog.Funcs[q.Func].Params
+		e.reqDst, e.reqDstT = int(a), TRef
+		e.state = stRequest
+		return
+	case INTR:
+		q.Intr = e.prog.Intrinsics[ins.D()].Resolved
+		q.NArgs = int(ins.C())
+		e.reqWin = true
+	case JOINI, JOINF, JOINR, OUTCOME:
+		q.Intr = BuiltinIntrinsic(op)
+		q.NArgs = 1
+		e.reqArg0 = ins.B()
+	case YIELD:
+		q.Intr = BuiltinIntrinsic(op)
+		q.Base = 0
+	default: // JOINV CANCEL CANCELLED EVNEW EVWAIT EVSIGNAL EVBCAST
+		q.Intr = BuiltinIntrinsic(op)
+		q.NArgs = len(q.Intr.Params)
+	}
+	e.reqTypes = q.Intr.Params
+	if q.Intr.Result != TVoid {
+		e.reqDst, e.reqDstT = int(a), q.Intr.Result
+	}
+	e.state = stRequest
+}
+
+// Request returns the pending intrinsic request, or nil when there is none.
+// The pointer stays valid until the request is completed.
+func (e *Exec) Request() *Request {
+	if e.state != stRequest {
+		return nil
+	}
+	return &e.req
+}
+
+// argReg returns the absolute register index of argument i and checks
+// that it exists and has type t.
+func (e *Exec) argReg(i int, t Type, op string) int {
+	if e.state != stRequest {
+		panic("vmloop: " + op + ": no pending intrinsic request")
+	}
+	if i < 0 || i >= e.req.NArgs {
+		panic(fmt.Sprintf("vmloop: %s: argument %d out of range (%s has %d)", op, i, e.req.Op, e.req.NArgs))
+	}
+	if t != TVoid && e.reqTypes[i] != t {
+		panic(fmt.Sprintf("vmloop: %s: argument %d of %s is %s", op, i, e.req.Op, e.reqTypes[i]))
+	}
+	r := int(e.reqArg0)
+	if e.reqWin {
+		r = int(e.req.Base) + i
+	}
+	return e.frames[e.fp].base + r
+}
+
+// ArgI64 returns argument i of the pending request, an i64. It panics if
+// there is no such argument or it is not an i64 (a host bug: a worker
+// turns host panics into TrapHostPanic).
+func (e *Exec) ArgI64(i int) int64 {
+	return int64(e.getAbs(e.argReg(i, TI64, "ArgI64"), TI64))
+}
+
+// ArgF64 returns argument i of the pending request, an f64. It panics like
+// ArgI64.
+func (e *Exec) ArgF64(i int) float64 {
+	return math.Float64frombits(e.getAbs(e.argReg(i, TF64, "ArgF64"), TF64))
+}
+
+// ArgValue returns argument i of the pending request as a Value: i64 and
+// f64 as such, a reference copied out of the heap (bytes and arrays deep,
+// strings shared; the null handle is Void). A bad handle is a TrapInfo
+// error (TrapHandle).
+func (e *Exec) ArgValue(i int) (Value, error) {
+	ri := e.argReg(i, TVoid, "ArgValue")
+	t := e.reqTypes[i]
+	bits := e.getAbs(ri, t)
+	switch t {
+	case TI64:
+		return Value{kind: KindI64, bits: bits}, nil
+	case TF64:
+		return Value{kind: KindF64, bits: bits}, nil
+	}
+	v, err := e.heap.export(bits, e.lim.MaxHeapBytes)
+	if err != nil {
+		return Value{}, e.reqTrapInfo(err)
+	}
+	return v, nil
+}
+
+// ArgObj returns the runtime object behind argument i of the pending
+// request, a ref that must name an object of kind k: the scheduler's
+// object for KindTask, KindEvent and KindExt, the contents (a string) for
+// KindString. Other kinds are read with ArgValue. A null, stale, foreign
+// or wrong-kind handle is a TrapInfo error (TrapHandle).
+func (e *Exec) ArgObj(i int, k Kind) (any, error) {
+	ri := e.argReg(i, TRef, "ArgObj")
+	x := e.getAbs(ri, TRef)
+	switch k {
+	case KindTask, KindEvent, KindExt, KindString:
+	default:
+		return nil, fmt.Errorf("vmloop: ArgObj: %s objects are read with ArgValue", k)
+	}
+	o := e.heap.get(x, k)
+	if o == nil {
+		return nil, e.reqTrapInfo(TrapInfo{Code: TrapHandle, Msg: e.heap.explain(x, k)})
+	}
+	if k == KindString {
+		return o.s, nil
+	}
+	return o.x, nil
+}
+
+// reqTrapInfo places a TrapInfo error at the request's instruction.
+func (e *Exec) reqTrapInfo(err error) error {
+	var ti TrapInfo
+	if !errors.As(err, &ti) {
+		ti = TrapInfo{Code: TrapIntrinsic, Msg: err.Error()}
+	}
+	ti.Func = e.prog.Funcs[e.frames[e.fp].fn].Name
+	ti.PC = e.reqPC
+	return ti
+}
+
+// Complete completes the pending request with its result v and makes the
+// task runnable. v must fit the destination register: KindI64 for an i64
+// destination, KindF64 for f64, a reference kind (or Void, the null handle)
+// for ref, which is imported into the heap. A request without a
+// destination drops v. A mismatch (TrapKind) or a full heap (TrapHeapLimit)
+// traps the task: the TrapInfo is returned, Trap reports it and the next
+// Run returns SigTrap.
+func (e *Exec) Complete(v Value) error {
+	if e.state != stRequest {
+		return errors.New("vmloop: Complete: no pending intrinsic request")
+	}
+	e.state = stReady
+	if e.reqDst < 0 {
+		return nil
+	}
+	var bits uint64
+	switch t := e.reqDstT; {
+	case t == TI64 && v.kind == KindI64, t == TF64 && v.kind == KindF64:
+		bits = v.bits
+	case t == TRef && (v.kind == KindVoid || v.kind.Type() == TRef):
+		h, err := e.heap.importValue(v)
+		if err != nil {
+			return e.trapRequest(e.reqTrapInfo(err).(TrapInfo))
+		}
+		bits = h
+	default:
+		return e.trapRequest(TrapInfo{Code: TrapKind, Func: e.prog.Funcs[e.frames[e.fp].fn].Name, PC: e.reqPC,
+			Msg: fmt.Sprintf("%s result is %s, destination register r%d is %s", e.req.Op, v.kind, e.reqDst, e.reqDstT)})
+	}
+	e.setAbs(e.frames[e.fp].base+e.reqDst, bits, e.reqDstT)
+	return nil
+}
+
+// trapRequest traps the task with ti and returns it.
+func (e *Exec) trapRequest(ti TrapInfo) error {
+	e.trap = ti
+	e.state = stTrapped
+	return ti
+}
+
+// abandonRequest completes a pending request without a value: Run was
+// called without Complete, Raise or SetTrap.
+func (e *Exec) abandonRequest() {
+	e.state = stReady
+	if e.reqDst >= 0 {
+		e.setAbs(e.frames[e.fp].base+e.reqDst, 0, e.reqDstT)
+	}
+}
+
+// Raise completes the pending request by throwing err (a KindError value)
+// at the requesting instruction: the error is imported into the heap and
+// the innermost covering handler of that instruction, or of a caller's
+// CALL, receives it. It reports whether a handler caught it; if not, the
+// task has ended with SigThrown and Thrown returns err. Raising at an
+// instruction that cannot throw (outcome, yield, cancelled, events), or a
+// value that is not an error, or with no request pending, traps the task
+// (TrapIntrinsic) instead.
+func (e *Exec) Raise(err Value) (caught bool) {
+	if e.state != stRequest {
+		if e.state == stReady {
+			e.trap = TrapInfo{Code: TrapIntrinsic, Msg: "Raise without a pending intrinsic request"}
+			e.trap.Func, e.trap.PC = e.Where()
+			e.state = stTrapped
+		}
+		return false
+	}
+	if info, _ := e.req.Op.Info(); info.Flags&FlagMayThrow == 0 {
+		e.trapRequest(e.reqTrapInfo(TrapInfo{Code: TrapIntrinsic, Msg: fmt.Sprintf("%s cannot throw (raised %s)", e.req.Op, err)}).(TrapInfo))
+		return false
+	}
+	if err.kind != KindError {
+		e.trapRequest(e.reqTrapInfo(TrapInfo{Code: TrapIntrinsic, Msg: fmt.Sprintf("raised value is %s, want error", err.kind)}).(TrapInfo))
+		return false
+	}
+	h, ierr := e.heap.importValue(err)
+	if ierr != nil {
+		e.trapRequest(e.reqTrapInfo(ierr).(TrapInfo))
+		return false
+	}
+	e.state = stReady
+	return e.unwind(h, e.reqPC)
+}
+
+// SetTrap completes the pending request by trapping the task at the
+// requesting instruction (with no request pending, at the current pc).
+func (e *Exec) SetTrap(code TrapCode, msg string) {
+	ti := TrapInfo{Code: code, Msg: msg}
+	if e.state == stRequest {
+		ti = e.reqTrapInfo(ti).(TrapInfo)
+	} else {
+		ti.Func, ti.PC = e.Where()
+	}
+	e.trap = ti
+	e.state = stTrapped
+}
+
+// unwind raises the error handle h at pc of the current frame (frames[fp]
+// up to date): the first handler of the function whose range covers pc
+// receives it; otherwise the frame is popped and the caller's CALL
+// instruction is tried, up to the entry function. It reports whether a
+// handler caught the error; if none did, the task ends (stThrown) with the
+// error copied out as Thrown.
+func (e *Exec) unwind(h uint64, pc int) bool {
+	for {
+		f := &e.frames[e.fp]
+		fn := &e.prog.Funcs[f.fn]
+		for _, hd := range fn.Handlers {
+			if uint32(pc) >= hd.Start && uint32(pc) < hd.End {
+				f.pc = int(hd.Target)
+				e.setAbs(f.base+int(hd.Reg), h, TRef)
+				return true
+			}
+		}
+		if e.fp == 0 {
+			v, err := e.heap.export(h, e.lim.MaxHeapBytes)
+			if err != nil { // cannot happen for a checked error handle
+				v = Err(ErrKindError, err.Error())
+			}
+			e.thrown = v
+			e.state = stThrown
+			return false
+		}
+		callee := f.base
+		e.fp--
+		f = &e.frames[e.fp]
+		pc = f.pc - 1 // the CALL (or TAILCALL-replaced CALL) that made the callee
+		// registers from the window base up are undefined in the handler
+		e.clobberAbs(callee, f.base+e.prog.Funcs[f.fn].NRegs)
+	}
+}

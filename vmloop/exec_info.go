@@ -1,0 +1,23 @@
+package vmloop
+
+// Program returns the program the task runs.
+func (e *Exec) Program() *Program { return e.prog }
+
+// Loc returns the current function index and pc (as Where, but without
+// the name). It is -1, -1 after Free.
+func (e *Exec) Loc() (fn, pc int) {
+	if e.frames == nil {
+		return -1, -1
+	}
+	f := e.frames[e.fp]
+	return f.fn, f.pc
+}
+
+// FuncName returns the name of function i of the task's program, or "" if
+// i is out of range.
+func (e *Exec) FuncName(i int) string {
+	if i < 0 || i >= len(e.prog.Funcs) {
+		return ""
+	}
+	return e.prog.Funcs[i].Name
+}

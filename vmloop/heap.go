@@ -1,0 +1,446 @@
+package vmloop
+
+import (
+	"fmt"
+	"math"
+)
+
+// The task heap.
+//
+// Every task owns one heap: a table of objects named by handles. A handle
+// is a uint64 held in a ref register:
+//
+//	bits  0..23  index into the object table (index 0 is reserved: handle 0 is null)
+//	bits 24..39  generation of the slot when the handle was made
+//	bits 40..63  owner id of the heap (the owner given to NewExec, truncated)
+//
+// Every use of a handle checks owner, generation and kind and traps
+// (TrapHandle) on any mismatch, so a handle that was freed (stale), belongs
+// to another task (foreign) or names an object of another kind can never be
+// dereferenced. Freed slots go on a free list and their generation is bumped;
+// a slot whose generation would wrap is retired instead, so a stale handle
+// can never become valid again.
+//
+// Objects never leave their heap: every boundary (spawn arguments, join
+// results, thrown errors, intrinsic arguments and results) goes through
+// export (handle -> Value, deep copy of bytes and arrays, strings shared) and
+// import (Value -> handle). The heap counts the bytes of its objects against
+// Limits.MaxHeapBytes with the same formula as Value.Size.
+
+const (
+	handleGenShift   = 24
+	handleOwnerShift = 40
+	handleIdxMask    = 1<<24 - 1
+	handleGenMask    = 1<<16 - 1
+	handleOwnerMask  = 1<<24 - 1
+
+	// maxObjects bounds the object table (24 index bits, index 0 reserved).
+	maxObjects = 1 << 24
+
+	// objHeader is the accounted size of an object without its payload;
+	// it matches the constant in Value.Size.
+	objHeader = 32
+)
+
+// object is one slot of the object table. Only the fields of its kind are
+// used: s (string contents, error message), b (bytes), a (array elements as
+// bit patterns; ref arrays hold handles), x (error kind as a string, or the
+// scheduler's object for tasks, events and ext).
+type object struct {
+	kind Kind // KindVoid: free or never used
+	gen  uint16
+	mark uint32 // DFS epoch (cycle check of ASETR)
+	next int32  // free list link while the slot is free
+	s    string
+	b    []byte
+	a    []uint64
+	x    any
+}
+
+// heap is a task's object table.
+type heap struct {
+	objs  []object // objs[0] is a sentinel that never matches a handle
+	free  int32    // first free slot, 0 when none
+	owner uint64   // owner id, already truncated to 24 bits
+	bytes int64    // accounted bytes of live objects
+	limit int64    // Limits.MaxHeapBytes
+	live  int      // number of live objects
+	epoch uint32   // current DFS epoch
+	stack []int32  // DFS work stack, reused
+}
+
+func (h *heap) init(owner uint32, limit int64) {
+	h.owner = uint64(owner) & handleOwnerMask
+	h.limit = limit
+}
+
+// handle builds the handle of slot i.
+func (h *heap) handle(i int) uint64 {
+	return h.owner<<handleOwnerShift | uint64(h.objs[i].gen)<<handleGenShift | uint64(i)
+}
+
+// get returns the live object named by x if it has kind k, else nil.
+func (h *heap) get(x uint64, k Kind) *object {
+	i := x & handleIdxMask
+	if i >= uint64(len(h.objs)) || x>>handleOwnerShift != h.owner {
+		return nil
+	}
+	o := &h.objs[i]
+	if uint64(o.gen) != (x>>handleGenShift)&handleGenMask || o.kind != k {
+		return nil
+	}
+	return o
+}
+
+// getLive returns the live object named by x whatever its kind, else nil.
+func (h *heap) getLive(x uint64) *object {
+	i := x & handleIdxMask
+	if i >= uint64(len(h.objs)) || x>>handleOwnerShift != h.owner {
+		return nil
+	}
+	o := &h.objs[i]
+	if uint64(o.gen) != (x>>handleGenShift)&handleGenMask || o.kind == KindVoid {
+		return nil
+	}
+	return o
+}
+
+// getArray returns the live array named by x (any element type), else nil.
+func (h *heap) getArray(x uint64) *object {
+	o := h.getLive(x)
+	if o == nil || o.kind < KindArrayI64 || o.kind > KindArrayRef {
+		return nil
+	}
+	return o
+}
+
+// explain says why handle x does not name a live object of kind want
+// (want == KindVoid: any kind). It is the message of the TrapHandle.
+func (h *heap) explain(x uint64, want Kind) string {
+	w := want.String()
+	switch want {
+	case KindVoid:
+		w = "an object"
+	case anyArray:
+		w = "an array"
+	}
+	if x == 0 {
+		return "null handle (want " + w + ")"
+	}
+	if own := x >> handleOwnerShift; own != h.owner {
+		return fmt.Sprintf("foreign handle %#x: owner %d, this task is %d (want %s)", x, own, h.owner, w)
+	}
+	i := x & handleIdxMask
+	if i == 0 || i >= uint64(len(h.objs)) {
+		return fmt.Sprintf("invalid handle %#x: no object %d (want %s)", x, i, w)
+	}
+	o := &h.objs[i]
+	if uint64(o.gen) != (x>>handleGenShift)&handleGenMask || o.kind == KindVoid {
+		return fmt.Sprintf("stale handle %#x: object %d was freed (want %s)", x, i, w)
+	}
+	return fmt.Sprintf("wrong kind: want %s got %s", w, o.kind)
+}
+
+// anyArray is the pseudo-kind explain takes for "an array of any element type".
+const anyArray Kind = 0x80
+
+// objSize is the accounted size of an object with the given payload.
+func objSize(s string, aux string, nb, na int) int64 {
+	return objHeader + int64(len(s)) + int64(len(aux)) + int64(nb) + 8*int64(na)
+}
+
+func (o *object) size() int64 {
+	aux := ""
+	if o.kind == KindError {
+		aux, _ = o.x.(string)
+	}
+	return objSize(o.s, aux, len(o.b), len(o.a))
+}
+
+// fits reports whether n more bytes stay within the heap limit.
+func (h *heap) fits(n int64) bool {
+	return n >= 0 && n <= h.limit-h.bytes
+}
+
+// limitMsg is the message of a TrapHeapLimit for an allocation of n bytes.
+func (h *heap) limitMsg(n int64) string {
+	return fmt.Sprintf("allocation of %d bytes exceeds the heap limit (%d of %d bytes in use)", n, h.bytes, h.limit)
+}
+
+// alloc takes a slot for an object of kind k and accounted size n. It
+// returns 0 when the heap limit or the handle table is exhausted; the
+// caller fills the payload through h.objs[handle&handleIdxMask].
+func (h *heap) alloc(k Kind, n int64) uint64 {
+	if !h.fits(n) {
+		return 0
+	}
+	var i int
+	if h.free != 0 {
+		i = int(h.free)
+		h.free = h.objs[i].next
+	} else {
+		if len(h.objs) == 0 {
+			h.objs = make([]object, 1, 16) // slot 0: the null sentinel
+		}
+		if len(h.objs) >= maxObjects {
+			return 0
+		}
+		h.objs = append(h.objs, object{gen: 0})
+		i = len(h.objs) - 1
+	}
+	o := &h.objs[i]
+	o.kind = k
+	o.next = 0
+	if o.gen == 0 {
+		o.gen = 1
+	}
+	h.bytes += n
+	h.live++
+	return h.handle(i)
+}
+
+// allocFail is the trap of a failed alloc of n bytes.
+func (h *heap) allocFail(n int64) TrapInfo {
+	if h.fits(n) {
+		return TrapInfo{Code: TrapHeapLimit, Msg: fmt.Sprintf("handle table full (%d objects)", maxObjects-1)}
+	}
+	return TrapInfo{Code: TrapHeapLimit, Msg: h.limitMsg(n)}
+}
+
+func (h *heap) at(x uint64) *object { return &h.objs[x&handleIdxMask] }
+
+// newString makes a string object sharing s.
+func (h *heap) newString(s string) uint64 {
+	x := h.alloc(KindString, objSize(s, "", 0, 0))
+	if x != 0 {
+		h.at(x).s = s
+	}
+	return x
+}
+
+// newBytes makes a bytes object owning b.
+func (h *heap) newBytes(b []byte) uint64 {
+	x := h.alloc(KindBytes, objSize("", "", len(b), 0))
+	if x != 0 {
+		h.at(x).b = b
+	}
+	return x
+}
+
+// newError makes an error object.
+func (h *heap) newError(kind, msg string) uint64 {
+	x := h.alloc(KindError, objSize(msg, kind, 0, 0))
+	if x != 0 {
+		o := h.at(x)
+		o.s = msg
+		o.x = kind
+	}
+	return x
+}
+
+// newArray makes a zeroed array of n elements of array kind k. The
+// caller has checked n against the heap limit with arraySize.
+func (h *heap) newArray(k Kind, n int) uint64 {
+	x := h.alloc(k, objSize("", "", 0, n))
+	if x != 0 {
+		h.at(x).a = make([]uint64, n)
+	}
+	return x
+}
+
+// newExt makes a task, event or ext object holding the scheduler's obj.
+func (h *heap) newExt(k Kind, obj any) uint64 {
+	x := h.alloc(k, objHeader)
+	if x != 0 {
+		h.at(x).x = obj
+	}
+	return x
+}
+
+// release frees the live object x. It reports false when x names none.
+func (h *heap) release(x uint64) bool {
+	o := h.getLive(x)
+	if o == nil {
+		return false
+	}
+	h.bytes -= o.size()
+	h.live--
+	i := int32(x & handleIdxMask)
+	*o = object{gen: o.gen + 1, mark: o.mark}
+	if o.gen != 0 { // a slot whose generation wrapped is retired
+		o.next = h.free
+		h.free = i
+	}
+	return true
+}
+
+// reset releases every object (the task completed).
+func (h *heap) reset() {
+	h.objs = nil
+	h.free = 0
+	h.bytes = 0
+	h.live = 0
+	h.stack = nil
+}
+
+// reaches reports whether the ref array from (a live KindArrayRef object
+// index) contains, directly or through nested ref arrays, the object with
+// index target. n is the number of array elements visited (the caller
+// charges for them). It is the cycle check of ASETR: storing a into an
+// array reachable from a would make the heap cyclic, and export could not
+// copy it.
+func (h *heap) reaches(from, target int32) (found bool, n int) {
+	h.epoch++
+	if h.epoch == 0 { // wrapped: clear every mark
+		for i := range h.objs {
+			h.objs[i].mark = 0
+		}
+		h.epoch = 1
+	}
+	st := append(h.stack[:0], from)
+	h.objs[from].mark = h.epoch
+	for len(st) > 0 {
+		i := st[len(st)-1]
+		st = st[:len(st)-1]
+		if i == target {
+			h.stack = st
+			return true, n
+		}
+		for _, x := range h.objs[i].a {
+			n++
+			o := h.get(x, KindArrayRef)
+			if o == nil || o.mark == h.epoch {
+				continue
+			}
+			o.mark = h.epoch
+			st = append(st, int32(x&handleIdxMask))
+		}
+	}
+	h.stack = st
+	return false, n
+}
+
+// export copies the object named by x out of the heap as a Value: bytes
+// and arrays are deep-copied, strings shared, the null handle becomes Void.
+// The copy may not exceed max accounted bytes (a DAG of shared arrays
+// could otherwise expand without bound).
+func (h *heap) export(x uint64, max int64) (Value, error) {
+	budget := max
+	return h.exportRec(x, &budget)
+}
+
+func (h *heap) exportRec(x uint64, budget *int64) (Value, error) {
+	if x == 0 {
+		return Value{}, nil
+	}
+	o := h.getLive(x)
+	if o == nil {
+		return Value{}, TrapInfo{Code: TrapHandle, Msg: h.explain(x, KindVoid)}
+	}
+	*budget -= o.size()
+	if *budget < 0 {
+		return Value{}, TrapInfo{Code: TrapHeapLimit, Msg: "value to copy out of the task exceeds the heap limit"}
+	}
+	switch o.kind {
+	case KindString:
+		return Value{kind: KindString, str: o.s}, nil
+	case KindBytes:
+		return Value{kind: KindBytes, b: append([]byte(nil), o.b...)}, nil
+	case KindError:
+		aux, _ := o.x.(string)
+		return Value{kind: KindError, str: o.s, aux: aux}, nil
+	case KindArrayI64, KindArrayF64:
+		ek := KindI64
+		if o.kind == KindArrayF64 {
+			ek = KindF64
+		}
+		arr := make([]Value, len(o.a))
+		for i, bits := range o.a {
+			arr[i] = Value{kind: ek, bits: bits}
+		}
+		return Value{kind: o.kind, arr: arr}, nil
+	case KindArrayRef:
+		elems := o.a // o may move while exporting? No: export never allocates slots.
+		arr := make([]Value, len(elems))
+		for i, e := range elems {
+			v, err := h.exportRec(e, budget)
+			if err != nil {
+				return Value{}, err
+			}
+			arr[i] = v
+		}
+		return Value{kind: KindArrayRef, arr: arr}, nil
+	default: // task, event, ext
+		return Value{kind: o.kind, ext: o.x}, nil
+	}
+}
+
+// importValue copies v into the heap and returns its handle (0 for Void).
+// A failure (heap limit, a non-reference value) is a TrapInfo.
+func (h *heap) importValue(v Value) (uint64, error) {
+	var x uint64
+	var n int64
+	switch v.kind {
+	case KindVoid:
+		return 0, nil
+	case KindString:
+		n = objSize(v.str, "", 0, 0)
+		x = h.newString(v.str)
+	case KindBytes:
+		n = objSize("", "", len(v.b), 0)
+		if !h.fits(n) {
+			break
+		}
+		x = h.newBytes(append([]byte(nil), v.b...))
+	case KindError:
+		n = objSize(v.str, v.aux, 0, 0)
+		x = h.newError(v.aux, v.str)
+	case KindArrayI64, KindArrayF64, KindArrayRef:
+		n = objSize("", "", 0, len(v.arr))
+		if !h.fits(n) {
+			break
+		}
+		x = h.newArray(v.kind, len(v.arr))
+		if x == 0 {
+			break
+		}
+		for i, e := range v.arr {
+			var bits uint64
+			if v.kind == KindArrayRef {
+				if e.kind != KindVoid && e.kind.Type() != TRef {
+					return 0, TrapInfo{Code: TrapKind, Msg: fmt.Sprintf("array<ref> element %d is %s", i, e.kind)}
+				}
+				eh, err := h.importValue(e)
+				if err != nil {
+					return 0, err
+				}
+				bits = eh
+			} else {
+				if !arrayAccepts(v.kind, e.kind) {
+					return 0, TrapInfo{Code: TrapKind, Msg: fmt.Sprintf("%s element %d is %s", v.kind, i, e.kind)}
+				}
+				bits = e.bits
+			}
+			h.at(x).a[i] = bits // h.objs may have moved: index again
+		}
+		return x, nil
+	case KindTask, KindEvent, KindExt:
+		n = objHeader
+		x = h.newExt(v.kind, v.ext)
+	default:
+		return 0, TrapInfo{Code: TrapKind, Msg: fmt.Sprintf("%s is not a reference value", v.kind)}
+	}
+	if x == 0 {
+		return 0, h.allocFail(n)
+	}
+	return x, nil
+}
+
+// arraySize is the accounted size of a new array of n elements, or -1 if n
+// is negative or absurd.
+func arraySize(n int64) int64 {
+	if n < 0 || n > (math.MaxInt64-objHeader)/8 {
+		return -1
+	}
+	return objHeader + 8*n
+}

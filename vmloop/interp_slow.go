@@ -1,0 +1,605 @@
+package vmloop
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unsafe"
+)
+
+// The out-of-line half of the interpreter: step runs every instruction
+// that leaves the inline path of Run (allocation, bulk operations, throws,
+// intrinsics, stack growth, traps), with the Exec as the only state.
+
+// ctl tells Run how to continue after step.
+type ctl uint8
+
+const (
+	ctlNext      ctl = iota // continue at frames[fp].pc
+	ctlSafePoint            // continue, but this was a safe point: preempt if the budget is spent
+	ctlExit                 // leave Run with Signal(c - ctlExit); the state is saved
+)
+
+func exit(s Signal) ctl { return ctlExit + ctl(s) }
+
+// step runs ins, whose pc is frames[fp].pc-1 and whose base cost is
+// already charged to e.left, and updates the Exec.
+func (e *Exec) step(ins Instr) ctl {
+	cur := &e.frames[e.fp]
+	pc := cur.pc - 1
+	f := &e.prog.Funcs[cur.fn]
+	r := e.view(cur.base, f.NRegs)
+	h := &e.heap
+	st := opOK
+	switch op := ins.Op(); op {
+	case LDS:
+		x, ok := e.lds(int(ins.D()))
+		if !ok {
+			return e.trapped(pc)
+		}
+		r.setRef(ins.A(), x)
+	case DIV, REM:
+		b, c := r.i(ins.B()), r.i(ins.C())
+		switch {
+		case c == 0:
+			e.trap = TrapInfo{Code: TrapDivZero, Msg: fmt.Sprintf("%s %d by 0", op, b)}
+			return e.trapped(pc)
+		case c == -1 && b == math.MinInt64:
+			e.trap = TrapInfo{Code: TrapOverflow, Msg: fmt.Sprintf("%s %d by -1", op, b)}
+			return e.trapped(pc)
+		case op == DIV:
+			r.setI(ins.A(), b/c)
+		default:
+			r.setI(ins.A(), b%c)
+		}
+
+	case CALL:
+		if e.fp+1 >= e.lim.MaxFrames {
+			e.trap = TrapInfo{Code: TrapStackOverflow, Msg: fmt.Sprintf("call depth limit of %d frames", e.lim.MaxFrames)}
+			return e.trapped(pc)
+		}
+		base := cur.base + int(ins.A())
+		e.fp++
+		if e.fp == len(e.frames) {
+			e.growFrames()
+		}
+		e.frames[e.fp] = frame{fn: int(ins.D()), base: base}
+		if base+MaxRegs > len(e.regs) {
+			e.growRegs(base + MaxRegs)
+		}
+		callee := &e.prog.Funcs[ins.D()]
+		e.view(base, callee.NRegs).enter(len(callee.Params))
+		return ctlSafePoint
+	case RET, RETV:
+		var v uint64
+		if op == RET {
+			v = r.get(ins.A(), f.Result)
+		}
+		if e.fp > 0 { // Run returns to callers inline; kept for completeness
+			from := 0
+			if op == RET {
+				r.set(0, v, f.Result)
+				from = 1
+			}
+			e.fp--
+			c := &e.frames[e.fp]
+			e.clobberAbs(cur.base+from, c.base+e.prog.Funcs[c.fn].NRegs)
+			return ctlSafePoint
+		}
+		if !e.finish(v, f.Result) {
+			return e.trapped(pc)
+		}
+		return exit(SigCompleted)
+
+	case NEWERR:
+		s := h.get(r.ref(ins.B()), KindString)
+		if s == nil {
+			e.badHandle(r.ref(ins.B()), KindString)
+			return e.trapped(pc)
+		}
+		x := h.newError(ErrKindError, s.s)
+		if x == 0 {
+			e.trap = h.allocFail(objSize(s.s, ErrKindError, 0, 0))
+			return e.trapped(pc)
+		}
+		r.setRef(ins.A(), x)
+	case THROW:
+		x := r.ref(ins.A())
+		if h.get(x, KindError) == nil {
+			e.badHandle(x, KindError)
+			return e.trapped(pc)
+		}
+		if e.unwind(x, pc) {
+			return ctlSafePoint
+		}
+		return exit(SigThrown)
+	case ERRMSG, ERRKIND:
+		o := h.get(r.ref(ins.B()), KindError)
+		if o == nil {
+			e.badHandle(r.ref(ins.B()), KindError)
+			return e.trapped(pc)
+		}
+		s := o.s
+		if op == ERRKIND {
+			s, _ = o.x.(string)
+		}
+		x := h.newString(s)
+		if x == 0 {
+			e.trap = h.allocFail(objSize(s, "", 0, 0))
+			return e.trapped(pc)
+		}
+		r.setRef(ins.A(), x)
+
+	// the inline fast paths of these send only failures here
+	case SLEN, BLEN, BGET, BSET, ALEN, AGETI, AGETF, AGETR, ASETI, ASETF:
+		st = e.access(ins, r)
+
+	case SCONCAT, ITOS, STOB, BTOS, BNEW, BSLICE, ANEW:
+		e.left, st = e.allocOp(ins, r, e.left)
+	case SEQ, BEQ, BFIND, BCOPY:
+		e.left, st = e.bulkOp(ins, r, pc, e.left)
+		if st == opPreempt {
+			cur.pc = pc // resume the instruction on the next Run
+			return exit(SigPreempted)
+		}
+	case ASETR:
+		e.left, st = e.asetr(ins, r, e.left)
+
+	case SPAWN, JOINI, JOINF, JOINR, JOINV, OUTCOME, YIELD, CANCEL, CANCELLED,
+		EVNEW, EVWAIT, EVSIGNAL, EVBCAST, INTR:
+		e.setRequest(ins, pc)
+		return exit(SigIntrinsic)
+
+	case FREE:
+		if !h.release(r.ref(ins.A())) {
+			e.badHandle(r.ref(ins.A()), KindVoid)
+			return e.trapped(pc)
+		}
+
+	default:
+		e.trap = TrapInfo{Code: TrapUnverified, Msg: fmt.Sprintf("opcode %s does not run out of line", op)}
+		if _, ok := op.Info(); !ok {
+			e.trap.Msg = fmt.Sprintf("undefined opcode %d", uint8(op))
+		}
+		return e.trapped(pc)
+	}
+	if st != opOK {
+		return e.trapped(pc)
+	}
+	return ctlNext
+}
+
+// trapped ends the task with the trap in e.trap (Code and Msg set) at pc
+// of the current function.
+func (e *Exec) trapped(pc int) ctl {
+	e.trap.Func = e.prog.Funcs[e.frames[e.fp].fn].Name
+	e.trap.PC = pc
+	e.state = stTrapped
+	e.bulk.on = false
+	return exit(SigTrap)
+}
+
+// access runs the handle reads and writes whose inline fast path failed:
+// it traps on a bad handle or index (and would complete the instruction
+// if neither were bad).
+func (e *Exec) access(ins Instr, r regs) opStatus {
+	h := &e.heap
+	op := ins.Op()
+	hr, ix := ins.B(), ins.C() // handle and index registers of the reads
+	var want Kind
+	switch op {
+	case SLEN:
+		want = KindString
+	case BLEN, BGET:
+		want = KindBytes
+	case BSET:
+		want, hr, ix = KindBytes, ins.A(), ins.B()
+	case ALEN:
+		want = anyArray
+	case AGETI, AGETF, AGETR:
+		want = KindArrayI64 + Kind(op-AGETI)
+	case ASETI, ASETF:
+		want, hr, ix = KindArrayI64+Kind(op-ASETI), ins.A(), ins.B()
+	}
+	x := r.ref(hr)
+	var o *object
+	if want == anyArray {
+		o = h.getArray(x)
+	} else {
+		o = h.get(x, want)
+	}
+	if o == nil {
+		e.badHandle(x, want)
+		return opTrap
+	}
+	n := len(o.b)
+	if want != KindString && want != KindBytes {
+		n = len(o.a)
+	}
+	switch op {
+	case SLEN:
+		r.setI(ins.A(), int64(len(o.s)))
+		return opOK
+	case BLEN, ALEN:
+		r.setI(ins.A(), int64(n))
+		return opOK
+	}
+	i := r.i(ix)
+	if uint64(i) >= uint64(n) {
+		e.trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("%s index %d, length %d", op, i, n)}
+		return opTrap
+	}
+	switch op {
+	case BGET:
+		r.setI(ins.A(), int64(o.b[i]))
+	case BSET:
+		o.b[i] = byte(r.i(ins.C()))
+	case AGETI, AGETF, AGETR:
+		r.set(ins.A(), o.a[i], elemType[want-KindArrayI64])
+	case ASETI, ASETF:
+		o.a[i] = r.get(ins.C(), elemType[want-KindArrayI64])
+	}
+	return opOK
+}
+
+// opStatus is how an out-of-line instruction handler ended.
+type opStatus uint8
+
+const (
+	opOK      opStatus = iota
+	opTrap             // e.trap holds Code and Msg
+	opPreempt          // a bulk instruction stopped between chunks
+)
+
+// elemType is the register type of the elements of array kinds i64, f64, ref.
+var elemType = [3]Type{TI64, TF64, TRef}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ftoi truncates f toward zero, saturating at the int64 range; NaN is 0.
+func ftoi(f float64) int64 {
+	switch {
+	case f != f:
+		return 0
+	case f >= 0x1p63:
+		return math.MaxInt64
+	case f <= -0x1p63:
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+// badHandle records the TrapHandle for handle x used as kind want.
+func (e *Exec) badHandle(x uint64, want Kind) {
+	e.trap = TrapInfo{Code: TrapHandle, Msg: e.heap.explain(x, want)}
+}
+
+// growFrames doubles the frame stack.
+func (e *Exec) growFrames() {
+	f := make([]frame, 2*len(e.frames))
+	copy(f, e.frames)
+	e.frames = f
+}
+
+// finish ends the task with the entry function's return value (bits of
+// type t). A reference result is copied out of the heap.
+func (e *Exec) finish(bits uint64, t Type) bool {
+	switch t {
+	case TI64:
+		e.result = Value{kind: KindI64, bits: bits}
+	case TF64:
+		e.result = Value{kind: KindF64, bits: bits}
+	case TRef:
+		v, err := e.heap.export(bits, e.lim.MaxHeapBytes)
+		if err != nil {
+			e.trap = err.(TrapInfo)
+			return false
+		}
+		e.result = v
+	default:
+		e.result = Value{}
+	}
+	e.state = stCompleted
+	return true
+}
+
+// lds returns the task's handle to string constant d, made on first use
+// and again after a FREE.
+func (e *Exec) lds(d int) (uint64, bool) {
+	if e.kstr == nil {
+		e.kstr = make([]uint64, len(e.prog.KStr))
+	}
+	if x := e.kstr[d]; x != 0 && e.heap.get(x, KindString) != nil {
+		return x, true
+	}
+	s := e.prog.KStr[d]
+	x := e.heap.newString(s)
+	if x == 0 {
+		e.trap = e.heap.allocFail(objSize(s, "", 0, 0))
+		return 0, false
+	}
+	e.kstr[d] = x
+	return x, true
+}
+
+// charge returns the bulk cost of n bytes or elements: ceil(n/64).
+func charge(n int64) int64 { return (n + 63) >> 6 }
+
+// allocOp runs the allocating instructions SCONCAT, STOB, BTOS, ITOS, BNEW,
+// BSLICE and ANEW: each checks the heap limit before it allocates and
+// charges ceil(n/64) for n bytes (elements for ANEW) copied or zeroed.
+func (e *Exec) allocOp(ins Instr, r regs, left int64) (int64, opStatus) {
+	h := &e.heap
+	var x uint64
+	var size int64
+	switch ins.Op() {
+	case SCONCAT:
+		b := h.get(r.ref(ins.B()), KindString)
+		if b == nil {
+			e.badHandle(r.ref(ins.B()), KindString)
+			return left, opTrap
+		}
+		bs := b.s
+		c := h.get(r.ref(ins.C()), KindString)
+		if c == nil {
+			e.badHandle(r.ref(ins.C()), KindString)
+			return left, opTrap
+		}
+		cs := c.s
+		n := int64(len(bs)) + int64(len(cs))
+		if size = objHeader + n; !h.fits(size) {
+			break
+		}
+		left -= charge(n)
+		x = h.newString(bs + cs)
+	case ITOS:
+		s := strconv.FormatInt(r.i(ins.B()), 10)
+		size = objSize(s, "", 0, 0)
+		x = h.newString(s)
+	case STOB:
+		b := h.get(r.ref(ins.B()), KindString)
+		if b == nil {
+			e.badHandle(r.ref(ins.B()), KindString)
+			return left, opTrap
+		}
+		if size = objSize("", "", len(b.s), 0); !h.fits(size) {
+			break
+		}
+		left -= charge(int64(len(b.s)))
+		x = h.newBytes([]byte(b.s))
+	case BTOS:
+		b := h.get(r.ref(ins.B()), KindBytes)
+		if b == nil {
+			e.badHandle(r.ref(ins.B()), KindBytes)
+			return left, opTrap
+		}
+		if size = objSize("", "", len(b.b), 0); !h.fits(size) {
+			break
+		}
+		left -= charge(int64(len(b.b)))
+		x = h.newString(string(b.b))
+	case BNEW:
+		n := r.i(ins.B())
+		if n < 0 {
+			e.trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("bnew length %d", n)}
+			return left, opTrap
+		}
+		if n > h.limit {
+			size = n
+			break
+		}
+		if size = objHeader + n; !h.fits(size) {
+			break
+		}
+		left -= charge(n)
+		x = h.newBytes(make([]byte, n))
+	case BSLICE:
+		b := h.get(r.ref(ins.B()), KindBytes)
+		if b == nil {
+			e.badHandle(r.ref(ins.B()), KindBytes)
+			return left, opTrap
+		}
+		lo, hi := r.i(ins.C()), r.i(ins.D0())
+		if lo < 0 || lo > hi || hi > int64(len(b.b)) {
+			e.trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("bslice [%d:%d] of length %d", lo, hi, len(b.b))}
+			return left, opTrap
+		}
+		if size = objHeader + hi - lo; !h.fits(size) {
+			break
+		}
+		left -= charge(hi - lo)
+		x = h.newBytes(append([]byte(nil), b.b[lo:hi]...))
+	case ANEW:
+		n := r.i(ins.B())
+		if size = arraySize(n); size < 0 {
+			if n < 0 {
+				e.trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("anew length %d", n)}
+				return left, opTrap
+			}
+			size = math.MaxInt64
+			break
+		}
+		if !h.fits(size) {
+			break
+		}
+		left -= charge(n)
+		x = h.newArray(KindArrayI64+Kind(ins.C()-uint8(TI64)), int(n))
+	}
+	if x == 0 {
+		e.trap = h.allocFail(size)
+		return left, opTrap
+	}
+	r.setRef(ins.A(), x)
+	return left, opOK
+}
+
+// asetr stores a handle into a ref array. A non-null value must be live,
+// and storing an array into an array it (transitively) contains, itself
+// included, traps: task heaps stay acyclic so export can copy them. The
+// containment check costs ceil(n/64) for n elements visited.
+func (e *Exec) asetr(ins Instr, r regs, left int64) (int64, opStatus) {
+	h := &e.heap
+	ax := r.ref(ins.A())
+	o := h.get(ax, KindArrayRef)
+	if o == nil {
+		e.badHandle(ax, KindArrayRef)
+		return left, opTrap
+	}
+	i := r.i(ins.B())
+	if uint64(i) >= uint64(len(o.a)) {
+		e.trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("asetr index %d, length %d", i, len(o.a))}
+		return left, opTrap
+	}
+	v := r.ref(ins.C())
+	if v != 0 {
+		vo := h.getLive(v)
+		if vo == nil {
+			e.badHandle(v, KindVoid)
+			return left, opTrap
+		}
+		if vo.kind == KindArrayRef {
+			found, n := h.reaches(int32(v&handleIdxMask), int32(ax&handleIdxMask))
+			left -= charge(int64(n))
+			if found {
+				e.trap = TrapInfo{Code: TrapHandle, Msg: "asetr: the stored array contains the target array (heaps must stay acyclic)"}
+				return left, opTrap
+			}
+		}
+	}
+	o.a[i] = v
+	return left, opOK
+}
+
+// bulkOp runs SEQ, BEQ, BFIND and BCOPY in 64 KiB chunks, charging
+// ceil(k/64) per chunk of k bytes. Between chunks, when the budget is spent
+// or Stop was called, it saves its progress and returns opPreempt; the
+// loop leaves pc at the instruction, and the next Run resumes it here (the
+// base cost of the instruction is not charged again).
+func (e *Exec) bulkOp(ins Instr, r regs, pc int, left int64) (int64, opStatus) {
+	h := &e.heap
+	fnIdx := e.frames[e.fp].fn
+	var done int64
+	if e.bulk.on && e.bulk.fn == fnIdx && e.bulk.pc == pc {
+		done = e.bulk.done
+		left++ // the instruction was charged when it started
+	}
+	e.bulk.on = false
+	spent := func(d, n int64) bool { // d of n bytes done: stop here?
+		if d < n && (left <= 0 || e.stop.Load()) {
+			e.bulk = bulkState{on: true, fn: fnIdx, pc: pc, done: d}
+			return true
+		}
+		return false
+	}
+	switch op := ins.Op(); op {
+	case SEQ, BEQ:
+		var b, c string
+		if op == SEQ {
+			bo, co := h.get(r.ref(ins.B()), KindString), h.get(r.ref(ins.C()), KindString)
+			if bo == nil || co == nil {
+				e.badPair(r.ref(ins.B()), bo == nil, r.ref(ins.C()), KindString)
+				return left, opTrap
+			}
+			b, c = bo.s, co.s
+		} else {
+			bo, co := h.get(r.ref(ins.B()), KindBytes), h.get(r.ref(ins.C()), KindBytes)
+			if bo == nil || co == nil {
+				e.badPair(r.ref(ins.B()), bo == nil, r.ref(ins.C()), KindBytes)
+				return left, opTrap
+			}
+			b, c = bytesView(bo.b), bytesView(co.b)
+		}
+		eq := len(b) == len(c)
+		n := int64(len(b))
+		for eq && done < n {
+			k := min(n-done, bulkChunk)
+			eq = b[done:done+k] == c[done:done+k]
+			done += k
+			left -= charge(k)
+			if eq && spent(done, n) {
+				return left, opPreempt
+			}
+		}
+		r.setI(ins.A(), b2i(eq))
+	case BFIND:
+		bo, co := h.get(r.ref(ins.B()), KindBytes), h.get(r.ref(ins.C()), KindBytes)
+		if bo == nil || co == nil {
+			e.badPair(r.ref(ins.B()), bo == nil, r.ref(ins.C()), KindBytes)
+			return left, opTrap
+		}
+		hay, needle := bytesView(bo.b), bytesView(co.b)
+		start := r.i(ins.D0())
+		if start < 0 || start > int64(len(hay)) {
+			e.trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("bfind start %d, length %d", start, len(hay))}
+			return left, opTrap
+		}
+		m := int64(len(needle))
+		last := int64(len(hay)) - m // last candidate position
+		n := last - start + 1       // candidate positions
+		res := int64(-1)
+		for done < n {
+			k := min(n-done, bulkChunk)
+			pos := start + done
+			if i := strings.Index(hay[pos:pos+k+m-1], needle); i >= 0 {
+				res = pos + int64(i)
+				left -= charge(int64(i) + 1)
+				break
+			}
+			done += k
+			left -= charge(k)
+			if spent(done, n) {
+				return left, opPreempt
+			}
+		}
+		r.setI(ins.A(), res)
+	case BCOPY:
+		dx, sx := r.ref(ins.A()), r.ref(ins.C())
+		d, s := h.get(dx, KindBytes), h.get(sx, KindBytes)
+		if d == nil || s == nil {
+			e.badPair(dx, d == nil, sx, KindBytes)
+			return left, opTrap
+		}
+		doff, soff, n := r.i(ins.B()), r.i(ins.D0()), r.i(ins.D1())
+		if n < 0 || doff < 0 || soff < 0 || n > int64(len(d.b)) || doff > int64(len(d.b))-n ||
+			n > int64(len(s.b)) || soff > int64(len(s.b))-n {
+			e.trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("bcopy %d bytes from [%d:] of length %d to [%d:] of length %d",
+				n, soff, len(s.b), doff, len(d.b))}
+			return left, opTrap
+		}
+		dst, src := d.b[doff:doff+n], s.b[soff:soff+n]
+		backward := d == s && doff > soff // overlapping memmove: copy the tail first
+		for done < n {
+			k := min(n-done, bulkChunk)
+			if backward {
+				copy(dst[n-done-k:n-done], src[n-done-k:n-done])
+			} else {
+				copy(dst[done:done+k], src[done:done+k])
+			}
+			done += k
+			left -= charge(k)
+			if spent(done, n) {
+				return left, opPreempt
+			}
+		}
+	}
+	return left, opOK
+}
+
+// badPair records the TrapHandle for the first bad one of two handles.
+func (e *Exec) badPair(b uint64, bBad bool, c uint64, want Kind) {
+	if bBad {
+		e.badHandle(b, want)
+	} else {
+		e.badHandle(c, want)
+	}
+}
+
+// bytesView returns the contents of b as a string without copying. The
+// string is used only while b cannot change (inside one instruction).
+func bytesView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

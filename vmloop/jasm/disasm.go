@@ -1,0 +1,558 @@
+package jasm
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/jadevm/jade/vmloop"
+)
+
+// Options control Fprint.
+type Options struct {
+	// Annotate adds comments: the pc of every instruction and, when Verify
+	// has filled Function.Blocks, one line per basic block with its cost.
+	// Annotated text still assembles to the same program.
+	Annotate bool
+}
+
+// Disassemble prints p as Jade assembly. Assemble turns the text back into
+// a program with the same functions (names, parameters, results, frame
+// sizes, code words and handlers), pools and imports. It uses the debug
+// names of registers and labels when present (r0.., L12 otherwise) and
+// only the exact ISA mnemonics, with calls in their window form.
+//
+// Instruction words the assembler could not reproduce from a mnemonic
+// (undefined opcodes, stray bits, targets or indices out of range) are
+// printed as .word directives, so the code round-trips for any program.
+func Disassemble(p *vmloop.Program) string {
+	var sb strings.Builder
+	_ = Fprint(&sb, p, Options{})
+	return sb.String()
+}
+
+// Fprint writes the disassembly of p to w.
+func Fprint(w io.Writer, p *vmloop.Program, opt Options) error {
+	if p == nil {
+		return nil
+	}
+	pr := newPrinter(p, opt)
+	pr.program()
+	_, err := io.WriteString(w, pr.sb.String())
+	return err
+}
+
+type printer struct {
+	p   *vmloop.Program
+	opt Options
+	sb  strings.Builder
+
+	funcRef []string // how each function index is written
+	intrRef []string
+	kintRef []string
+	kfltRef []string
+	kstrRef []string
+
+	// first uses, in code order, of pool entries written as literals
+	useInt  []int
+	useFlt  []int
+	useStr  []int
+	useIntr []int
+}
+
+func newPrinter(p *vmloop.Program, opt Options) *printer {
+	pr := &printer{p: p, opt: opt}
+	seen := map[string]bool{}
+	for i := range p.Funcs {
+		n := p.Funcs[i].Name
+		switch {
+		case seen[n]:
+			pr.funcRef = append(pr.funcRef, "#"+strconv.Itoa(i))
+		case isName(n):
+			pr.funcRef = append(pr.funcRef, n)
+		default:
+			pr.funcRef = append(pr.funcRef, quote(n))
+		}
+		seen[n] = true
+	}
+	seen = map[string]bool{}
+	for i, im := range p.Intrinsics {
+		switch {
+		case seen[im.Name]:
+			pr.intrRef = append(pr.intrRef, "#"+strconv.Itoa(i))
+		case isIntrName(im.Name):
+			pr.intrRef = append(pr.intrRef, im.Name)
+		default:
+			pr.intrRef = append(pr.intrRef, quote(im.Name))
+		}
+		seen[im.Name] = true
+	}
+	seenI := map[int64]bool{}
+	for i, v := range p.KInt {
+		if seenI[v] {
+			pr.kintRef = append(pr.kintRef, "#"+strconv.Itoa(i))
+		} else {
+			pr.kintRef = append(pr.kintRef, strconv.FormatInt(v, 10))
+		}
+		seenI[v] = true
+	}
+	seenF := map[uint64]bool{}
+	for i, v := range p.KFlt {
+		b := math.Float64bits(v)
+		if seenF[b] {
+			pr.kfltRef = append(pr.kfltRef, "#"+strconv.Itoa(i))
+		} else {
+			pr.kfltRef = append(pr.kfltRef, formatFloat(v))
+		}
+		seenF[b] = true
+	}
+	seen = map[string]bool{}
+	for i, v := range p.KStr {
+		if seen[v] {
+			pr.kstrRef = append(pr.kstrRef, "#"+strconv.Itoa(i))
+		} else {
+			pr.kstrRef = append(pr.kstrRef, quote(v))
+		}
+		seen[v] = true
+	}
+	return pr
+}
+
+func (pr *printer) printf(format string, args ...any) { fmt.Fprintf(&pr.sb, format, args...) }
+
+func (pr *printer) program() {
+	p := pr.p
+	// Decode every function first: which pool entries the code names as
+	// literals decides whether the pools must be spelled out.
+	fps := make([]*funcPrinter, len(p.Funcs))
+	for i := range p.Funcs {
+		fps[i] = pr.newFunc(&p.Funcs[i])
+	}
+	pr.printf(".abi %d.%d\n", p.ABI.Major, p.ABI.Minor)
+	if !natural(len(p.Intrinsics), pr.useIntr) {
+		pr.printf("\n")
+		for i, im := range p.Intrinsics {
+			ref := im.Name
+			if !isIntrName(ref) {
+				ref = quote(ref)
+			}
+			pr.printf(".import %-30s ; #%d\n", ref, i)
+		}
+	}
+	if !natural(len(p.KInt), pr.useInt) {
+		pr.printf("\n")
+		for i, v := range p.KInt {
+			pr.printf(".kint %-20d ; #%d\n", v, i)
+		}
+	}
+	if !natural(len(p.KFlt), pr.useFlt) {
+		pr.printf("\n")
+		for i, v := range p.KFlt {
+			pr.printf(".kflt %-20s ; #%d\n", formatFloat(v), i)
+		}
+	}
+	if !natural(len(p.KStr), pr.useStr) {
+		pr.printf("\n")
+		for i, v := range p.KStr {
+			pr.printf(".kstr %s ; #%d\n", quote(v), i)
+		}
+	}
+	for _, fp := range fps {
+		pr.printf("\n")
+		fp.print()
+	}
+}
+
+// natural reports whether a pool of n entries is exactly what the
+// assembler builds from the literals alone: every entry used, in order of
+// first use, no duplicates (uses lists the indices in code order).
+func natural(n int, uses []int) bool {
+	seen := map[int]bool{}
+	next := 0
+	for _, i := range uses {
+		if seen[i] {
+			continue
+		}
+		if i != next {
+			return false
+		}
+		seen[i] = true
+		next++
+	}
+	return next == n
+}
+
+type funcPrinter struct {
+	pr       *printer
+	fn       *vmloop.Function
+	names    []string      // register names ("" for raw)
+	types    []vmloop.Type // declared types as the text states them
+	ndecl    int           // params + declared locals
+	labels   map[int]string
+	lines    []string // one per pc
+	comments []string // .word explanations
+}
+
+func (pr *printer) newFunc(fn *vmloop.Function) *funcPrinter {
+	fp := &funcPrinter{pr: pr, fn: fn, labels: map[int]string{}}
+	n := len(fn.Params)
+	if fn.NRegs > n {
+		n = min(fn.NRegs, 1<<16) // registers past MaxRegs are printed raw
+	}
+	fp.names = make([]string, n)
+	fp.types = make([]vmloop.Type, n)
+	used := map[string]bool{}
+	nameOf := func(i int) string {
+		if i < len(fn.RegNames) {
+			if s := fn.RegNames[i]; isName(s) && !used[s] {
+				return s
+			}
+		}
+		return ""
+	}
+	for i, t := range fn.Params {
+		if s := nameOf(i); s != "" {
+			fp.names[i] = s
+			used[s] = true
+		}
+		fp.types[i] = t
+	}
+	fp.ndecl = len(fn.Params)
+	for i := len(fn.Params); i < fn.NRegs && i < len(fn.RegTypes) && i < n; i++ {
+		t := fn.RegTypes[i]
+		s := nameOf(i)
+		if s == "" || t < vmloop.TI64 || t > vmloop.TRef {
+			break
+		}
+		fp.names[i], fp.types[i] = s, t
+		used[s] = true
+		fp.ndecl = i + 1
+	}
+
+	// Labels: debug names first, then Lnn for the remaining targets.
+	need := map[int]bool{}
+	for _, h := range fn.Handlers {
+		need[int(h.Start)], need[int(h.End)], need[int(h.Target)] = true, true, true
+	}
+	taken := map[string]bool{}
+	pcs := make([]int, 0, len(fn.Labels))
+	for pc := range fn.Labels {
+		pcs = append(pcs, pc)
+	}
+	sort.Ints(pcs)
+	for _, pc := range pcs {
+		if s := fn.Labels[pc]; pc >= 0 && pc <= len(fn.Code) && isName(s) && !taken[s] {
+			fp.labels[pc] = s
+			taken[s] = true
+		}
+	}
+	fp.lines = make([]string, len(fn.Code))
+	fp.comments = make([]string, len(fn.Code))
+	var targets []int
+	for pc, ins := range fn.Code {
+		text, target, ok := fp.decode(ins)
+		if !ok {
+			fp.lines[pc] = fmt.Sprintf(".word 0x%016x", uint64(ins))
+			fp.comments[pc] = ins.Op().String()
+			continue
+		}
+		fp.lines[pc] = text
+		if target >= 0 {
+			need[target] = true
+			targets = append(targets, pc)
+		}
+	}
+	needed := make([]int, 0, len(need))
+	for pc := range need {
+		needed = append(needed, pc)
+	}
+	sort.Ints(needed)
+	for _, pc := range needed {
+		if _, ok := fp.labels[pc]; ok {
+			continue
+		}
+		s := "L" + strconv.Itoa(pc)
+		for k := 2; taken[s]; k++ {
+			s = "L" + strconv.Itoa(pc) + "_" + strconv.Itoa(k)
+		}
+		fp.labels[pc] = s
+		taken[s] = true
+	}
+	// Branch targets were decoded before the labels had names.
+	for _, pc := range targets {
+		t := int(fn.Code[pc].D())
+		fp.lines[pc] = strings.Replace(fp.lines[pc], "\x00", fp.labels[t], 1)
+	}
+	return fp
+}
+
+// reg writes register i as used where type want is expected: its name when
+// the declared type fits, else raw rN (raw registers are never
+// type-checked, so the text always assembles).
+func (fp *funcPrinter) reg(i int, want vmloop.Type) string {
+	if i < len(fp.names) && fp.names[i] != "" && (want == vmloop.TVoid || fp.types[i] == want) {
+		return fp.names[i]
+	}
+	return "r" + strconv.Itoa(i)
+}
+
+func getField(ins vmloop.Instr, fl vmloop.Field) int64 {
+	switch fl {
+	case vmloop.FA:
+		return int64(ins.A())
+	case vmloop.FB:
+		return int64(ins.B())
+	case vmloop.FC:
+		return int64(ins.C())
+	case vmloop.FD:
+		return int64(ins.D())
+	case vmloop.FBC:
+		return int64(ins.BC())
+	case vmloop.FD0:
+		return int64(ins.D0())
+	case vmloop.FD1:
+		return int64(ins.D1())
+	}
+	return 0
+}
+
+// decode renders one instruction from its ISA table row. A branch target
+// is left as a \x00 placeholder and returned. ok is false when the
+// assembler could not reproduce the word from the text.
+func (fp *funcPrinter) decode(ins vmloop.Instr) (text string, target int, ok bool) {
+	fn, pr := fp.fn, fp.pr
+	target = -1
+	op := ins.Op()
+	info, ok := op.Info()
+	if !ok {
+		return "", -1, false
+	}
+	switch {
+	case op == vmloop.RET && fn.Result == vmloop.TVoid, op == vmloop.RETV && fn.Result != vmloop.TVoid:
+		return "", -1, false
+	}
+	var re fields
+	ops := make([]string, 0, len(info.Operands))
+	var uses []func()
+	for _, od := range info.Operands {
+		v := getField(ins, od.Field)
+		re.set(od.Field, v)
+		switch od.Kind {
+		case vmloop.ODst, vmloop.OSrc, vmloop.OSrcDst:
+			if int(v) >= fn.NRegs {
+				return "", -1, false
+			}
+			want := od.Type
+			if op == vmloop.RET {
+				want = fn.Result
+			}
+			ops = append(ops, fp.reg(int(v), want))
+		case vmloop.OImm:
+			ops = append(ops, strconv.FormatInt(v, 10))
+		case vmloop.OTarget:
+			if v < 0 || v > int64(len(fn.Code)) {
+				return "", -1, false
+			}
+			target = int(v)
+			ops = append(ops, "\x00")
+		case vmloop.OConstI:
+			if v < 0 || v >= int64(len(pr.kintRef)) {
+				return "", -1, false
+			}
+			ops = append(ops, pr.kintRef[v])
+			if pr.kintRef[v][0] != '#' {
+				uses = append(uses, func() { pr.useInt = append(pr.useInt, int(v)) })
+			}
+		case vmloop.OConstF:
+			if v < 0 || v >= int64(len(pr.kfltRef)) {
+				return "", -1, false
+			}
+			ops = append(ops, pr.kfltRef[v])
+			if pr.kfltRef[v][0] != '#' {
+				uses = append(uses, func() { pr.useFlt = append(pr.useFlt, int(v)) })
+			}
+		case vmloop.OConstS:
+			if v < 0 || v >= int64(len(pr.kstrRef)) {
+				return "", -1, false
+			}
+			ops = append(ops, pr.kstrRef[v])
+			if pr.kstrRef[v][0] != '#' {
+				uses = append(uses, func() { pr.useStr = append(pr.useStr, int(v)) })
+			}
+		case vmloop.OFunc:
+			if v < 0 || v >= int64(len(pr.funcRef)) {
+				return "", -1, false
+			}
+			ops = append(ops, pr.funcRef[v])
+		case vmloop.OIntr:
+			if v < 0 || v >= int64(len(pr.intrRef)) {
+				return "", -1, false
+			}
+			if in, found := vmloop.LookupIntrinsic(pr.p.Intrinsics[v].Name); found && !in.IntrOK {
+				return "", -1, false
+			}
+			ops = append(ops, pr.intrRef[v])
+			if pr.intrRef[v][0] != '#' {
+				uses = append(uses, func() { pr.useIntr = append(pr.useIntr, int(v)) })
+			}
+		case vmloop.OWindow:
+			n := int64(ins.C())
+			re.set(vmloop.FC, n)
+			if v+max(n, 1) > int64(fn.NRegs) {
+				return "", -1, false
+			}
+			ops = append(ops, "("+fp.reg(int(v), vmloop.TVoid)+", "+strconv.FormatInt(n, 10)+")")
+		case vmloop.OElemType:
+			if v >= int64(vmloop.TI64) && v <= int64(vmloop.TRef) {
+				ops = append(ops, vmloop.Type(v).String())
+			} else {
+				ops = append(ops, strconv.FormatInt(v, 10))
+			}
+		}
+	}
+	if vmloop.Encode(op, re.a, re.b, re.c, re.d) != ins {
+		return "", -1, false // bits outside the operands
+	}
+	for _, u := range uses {
+		u()
+	}
+	if len(ops) == 0 {
+		return info.Name, target, true
+	}
+	return fmt.Sprintf("%-9s %s", info.Name, strings.Join(ops, ", ")), target, true
+}
+
+func (fp *funcPrinter) print() {
+	pr, fn := fp.pr, fp.fn
+	var params []string
+	for i, t := range fn.Params {
+		if fp.names[i] != "" {
+			params = append(params, fp.names[i]+":"+t.String())
+		} else {
+			params = append(params, t.String())
+		}
+	}
+	name := fn.Name
+	if !isName(name) {
+		name = quote(name)
+	}
+	pr.printf(".func %s(%s)", name, strings.Join(params, ", "))
+	if fn.Result != vmloop.TVoid {
+		pr.printf(" -> %s", fn.Result)
+	}
+	pr.printf("\n")
+	var locals []string
+	for i := len(fn.Params); i < fp.ndecl; i++ {
+		locals = append(locals, fp.names[i]+":"+fp.types[i].String())
+	}
+	for len(locals) > 0 {
+		k := min(len(locals), 8)
+		pr.printf("  .local %s\n", strings.Join(locals[:k], ", "))
+		locals = locals[k:]
+	}
+	if fn.NRegs != fp.ndecl {
+		pr.printf("  .regs %d\n", fn.NRegs)
+	}
+	for _, h := range fn.Handlers {
+		pr.printf("  .try %s, %s, %s, %s\n", fp.labels[int(h.Start)], fp.labels[int(h.End)], fp.labels[int(h.Target)], fp.reg(int(h.Reg), vmloop.TRef))
+	}
+	blocks := map[int]vmloop.Block{}
+	if fp.pr.opt.Annotate {
+		for _, b := range fn.Blocks {
+			blocks[b.Start] = b
+		}
+	}
+	for pc, line := range fp.lines {
+		if l, ok := fp.labels[pc]; ok {
+			pr.printf("%s:\n", l)
+		}
+		if b, ok := blocks[pc]; ok {
+			sp := ""
+			if b.SafePoint {
+				sp = ", ends at a safe point"
+			}
+			pr.printf("  ; block %d..%d cost %d%s\n", b.Start, b.End-1, b.Cost, sp)
+		}
+		var comment []string
+		if fp.pr.opt.Annotate {
+			comment = append(comment, "@"+strconv.Itoa(pc))
+		}
+		if fp.comments[pc] != "" {
+			comment = append(comment, fp.comments[pc])
+		}
+		if len(comment) > 0 {
+			pr.printf("  %-40s ; %s\n", line, strings.Join(comment, " "))
+		} else {
+			pr.printf("  %s\n", line)
+		}
+	}
+	if l, ok := fp.labels[len(fn.Code)]; ok {
+		pr.printf("%s:\n", l)
+	}
+	// Labels past the end (malformed handlers) are still named, so the
+	// text reports them as undefined instead of silently dropping them.
+	pr.printf(".end\n")
+}
+
+// quote writes s as a Jade string literal.
+func quote(s string) string {
+	var sb strings.Builder
+	sb.WriteByte('"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch c {
+		case '"':
+			sb.WriteString(`\"`)
+		case '\\':
+			sb.WriteString(`\\`)
+		case '\n':
+			sb.WriteString(`\n`)
+		case '\t':
+			sb.WriteString(`\t`)
+		case '\r':
+			sb.WriteString(`\r`)
+		case 0:
+			sb.WriteString(`\0`)
+		default:
+			if c >= 0x20 && c < 0x7f {
+				sb.WriteByte(c)
+				break
+			}
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if c >= 0x80 && r != utf8.RuneError && unicode.IsPrint(r) {
+				sb.WriteString(s[i : i+n])
+				i += n
+				continue
+			}
+			fmt.Fprintf(&sb, `\x%02x`, c)
+		}
+		i++
+	}
+	sb.WriteByte('"')
+	return sb.String()
+}
+
+// formatFloat writes v so that the lexer reads back the same bits.
+func formatFloat(v float64) string {
+	b := math.Float64bits(v)
+	switch {
+	case b == math.Float64bits(math.NaN()):
+		return "nan"
+	case v != v:
+		return fmt.Sprintf("f64bits(0x%016x)", b)
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
+	}
+	s := strconv.FormatFloat(v, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".e") {
+		s += ".0"
+	}
+	return s
+}

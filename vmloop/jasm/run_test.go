@@ -1,0 +1,37 @@
+package jasm
+
+import (
+	"os"
+	"testing"
+
+	"github.com/jadevm/jade/vmloop"
+)
+
+// TestRun executes self-checking programs in the Go loop: each main
+// returns 0 when every check passes, else the number of the failed check.
+// This pins down what the friendly forms mean, not only how they encode.
+func TestRun(t *testing.T) {
+	for _, file := range []string{"testdata/features.jasm", "testdata/bytes.jasm"} {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := mustAssemble(t, file, string(src))
+		mustVerify(t, file, p)
+		e, err := vmloop.NewExec(p, p.FuncIndex("main"), []vmloop.Value{vmloop.StrArray(nil)}, vmloop.DefaultLimits, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig := vmloop.SigPreempted
+		for i := 0; i < 10000 && sig == vmloop.SigPreempted; i++ {
+			sig = e.Run(1000)
+		}
+		if sig != vmloop.SigCompleted {
+			t.Fatalf("%s: %v (trap %v, thrown %v)", file, sig, e.Trap(), e.Thrown())
+		}
+		if got := e.Result().Int(); got != 0 {
+			t.Errorf("%s: check %d failed\n%s", file, got, Disassemble(p))
+		}
+		e.Free()
+	}
+}
