@@ -3,9 +3,11 @@ module github.com/jadevm/jade
 go 1.26.8
 
 require (
-	github.com/klauspost/cpuid/v2 v2.4.2 // indirect
+	github.com/yuin/gopher-lua v1.1.2
+	go.uber.org/goleak v1.3.0
+)
+
+require (
 	github.com/stretchr/testify v1.12.1 // indirect
-	github.com/yuin/gopher-lua v1.1.2 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 )

@@ -69,7 +69,10 @@ func WithProcs(n int, f func()) {
 
 // SpawnJoinJade spawns and joins n trivial tasks, one after the other,
 // from a Jade task.
-func (e *Env) SpawnJoinJade(n int) error { _, err := e.Run("spawn_join", vmloop.I64(int64(n))); return err }
+func (e *Env) SpawnJoinJade(n int) error {
+	_, err := e.Run("spawn_join", vmloop.I64(int64(n)))
+	return err
+}
 
 // SpawnJoinGo starts and waits for n trivial goroutines, one after the
 // other (go + WaitGroup).
@@ -83,7 +86,10 @@ func SpawnJoinGo(n int) {
 }
 
 // PingPongJade makes n event round trips between two tasks.
-func (e *Env) PingPongJade(n int) error { _, err := e.Run("ping_pong", vmloop.I64(int64(n))); return err }
+func (e *Env) PingPongJade(n int) error {
+	_, err := e.Run("ping_pong", vmloop.I64(int64(n)))
+	return err
+}
 
 // PingPongGo makes n round trips between two goroutines over unbuffered
 // channels.

@@ -199,6 +199,9 @@ func raise(ex *vmloop.Exec, err vmloop.Value) sched.Action {
 	if ex.Raise(err) {
 		return sched.ActContinue
 	}
+	if ex.Trap().Code != vmloop.TrapNone {
+		return sched.ActTrap // the request could not throw: Raise trapped
+	}
 	return sched.ActThrown
 }
 

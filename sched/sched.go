@@ -253,11 +253,11 @@ func (c *Control) CompleteHost(tok Token, value vmloop.Value, thrown *vmloop.Val
 	// this write before it); a racing second completer is refused by the
 	// CAS inside wake and its write is never read... so serialise writers.
 	tok.t.mu.Lock()
-	if tok.t.hostResult.set {
+	if tok.t.hostResult != nil {
 		tok.t.mu.Unlock()
 		return false
 	}
-	tok.t.hostResult = hostResult{set: true, value: value, err: thrown, trap: trap}
+	tok.t.hostResult = &hostResult{value: value, err: thrown, trap: trap}
 	tok.t.mu.Unlock()
 	return c.s.wake(nil, tok)
 }
@@ -267,9 +267,12 @@ func (c *Control) CompleteHost(tok Token, value vmloop.Value, thrown *vmloop.Val
 func (c *Control) TakeHostResult(t *Task) (value vmloop.Value, thrown *vmloop.Value, trap *vmloop.TrapInfo, ok bool) {
 	t.mu.Lock()
 	r := t.hostResult
-	t.hostResult = hostResult{}
+	t.hostResult = nil
 	t.mu.Unlock()
-	return r.value, r.err, r.trap, r.set
+	if r == nil {
+		return vmloop.Value{}, nil, nil, false
+	}
+	return r.value, r.err, r.trap, true
 }
 
 // wake performs a wake and enqueues the task when it was parked.
@@ -408,7 +411,7 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 	t.w = nil
 	t.exec.Free()
 	t.mu.Lock()
-	t.outcome = o
+	t.outcome = &o
 	t.transition(Running, Completed)
 	joiners := t.joiners
 	t.joiners = nil

@@ -119,7 +119,7 @@ type Task struct {
 	resume bool
 	// hostResult carries the result of a suspended host intrinsic from its
 	// completer to the resuming worker; the wake's CAS orders the accesses.
-	hostResult hostResult
+	hostResult *hostResult
 
 	// next links the task into a run queue; owned by the queue holding it.
 	next *Task
@@ -134,13 +134,12 @@ type Task struct {
 
 	// mu guards outcome publication and joiners.
 	mu      sync.Mutex
-	outcome Outcome // written once under mu before state becomes Completed
-	joiners []Token // tasks waiting for completion (woken once)
+	outcome *Outcome // written once under mu before state becomes Completed
+	joiners []Token  // tasks waiting for completion (woken once)
 	done    chan struct{}
 }
 
 type hostResult struct {
-	set   bool
 	value vmloop.Value
 	err   *vmloop.Value
 	trap  *vmloop.TrapInfo
@@ -164,7 +163,7 @@ func (t *Task) Outcome() (Outcome, bool) {
 		return Outcome{Kind: NoOutcome}, false
 	}
 	t.mu.Lock()
-	o := t.outcome
+	o := *t.outcome
 	t.mu.Unlock()
 	return o, true
 }

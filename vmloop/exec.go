@@ -13,9 +13,10 @@ import (
 // Memory layout. The register stack is a []uint64 that holds no Go
 // pointers: i64 values, f64 bit patterns and heap handles only. A frame is
 // three ints {fn, pc, base}; the registers of a frame are regs[base:],
-// viewed as a *[MaxRegs]uint64 indexed by the 8-bit register operands, so
-// register accesses need no bounds checks. The stack always keeps MaxRegs
-// slots above the current base (CALL grows it when needed). A call window
+// addressed by the 8-bit register operands from a pointer to the frame's
+// register 0, so register accesses need no bounds checks. The stack keeps
+// at least NRegs slots above the current base (CALL and TAILCALL grow it
+// when needed; the jadecheck build keeps MaxRegs). A call window
 // is Lua-style: CALL a,C,D starts the callee's frame at base+a, where the
 // caller has already put the arguments, and RET writes the result to the
 // callee's register 0, which is the caller's register a.
@@ -26,7 +27,7 @@ type Exec struct {
 	prog   *Program
 	lim    Limits
 	regs   []uint64
-	frames []frame // frames[0..fp]; frames[fp] is current (stale while Run runs)
+	frames []frame // frames[0..fp]; frames[fp] is current (its pc is written back when Run leaves the inline path)
 	fp     int
 	heap   heap
 	shadow // jadecheck register type tags (empty in the fast build)
@@ -50,9 +51,8 @@ type Exec struct {
 
 	kstr []uint64 // LDS: one handle per string constant, made on first use
 
-	result Value
-	thrown Value
-	trap   TrapInfo
+	out  Value // the result (stCompleted) or the thrown error (stThrown)
+	trap TrapInfo
 }
 
 // frame is one activation: function index, pc (the next instruction; for
@@ -113,8 +113,8 @@ func NewExec(p *Program, fn int, args []Value, lim Limits, owner uint32) (*Exec,
 	e := &Exec{
 		prog:   p,
 		lim:    lim,
-		regs:   make([]uint64, MaxRegs),
-		frames: make([]frame, 4),
+		regs:   make([]uint64, headroom(f.NRegs)),
+		frames: make([]frame, 1),
 		reqDst: -1,
 	}
 	e.growShadow(len(e.regs))
@@ -163,10 +163,20 @@ func (e *Exec) HeapBytes() int64 { return e.heap.bytes }
 
 // Result returns the entry function's value after SigCompleted (Void for a
 // void function; a reference result is copied out of the heap).
-func (e *Exec) Result() Value { return e.result }
+func (e *Exec) Result() Value {
+	if e.state != stCompleted {
+		return Value{}
+	}
+	return e.out
+}
 
 // Thrown returns the error that escaped the entry function after SigThrown.
-func (e *Exec) Thrown() Value { return e.thrown }
+func (e *Exec) Thrown() Value {
+	if e.state != stThrown {
+		return Value{}
+	}
+	return e.out
+}
 
 // Trap returns the trap after SigTrap (Code TrapNone otherwise).
 func (e *Exec) Trap() TrapInfo { return e.trap }
@@ -439,7 +449,9 @@ func (e *Exec) abandonRequest() {
 // task has ended with SigThrown and Thrown returns err. Raising at an
 // instruction that cannot throw (outcome, yield, cancelled, events), or a
 // value that is not an error, or with no request pending, traps the task
-// (TrapIntrinsic) instead.
+// (TrapIntrinsic) instead, and so does a full heap (TrapHeapLimit); caught
+// is false then too, so tell the two endings apart by Trap().Code (or by
+// the signal of the next Run: SigThrown or SigTrap).
 func (e *Exec) Raise(err Value) (caught bool) {
 	if e.state != stRequest {
 		if e.state == stReady {
@@ -467,12 +479,18 @@ func (e *Exec) Raise(err Value) (caught bool) {
 }
 
 // SetTrap completes the pending request by trapping the task at the
-// requesting instruction (with no request pending, at the current pc).
+// requesting instruction. If the task has already trapped (a Complete,
+// Raise or argument read that failed), the trap keeps its place and takes
+// the new code and message; otherwise (no request pending) it is placed at
+// the current pc.
 func (e *Exec) SetTrap(code TrapCode, msg string) {
 	ti := TrapInfo{Code: code, Msg: msg}
-	if e.state == stRequest {
+	switch e.state {
+	case stRequest:
 		ti = e.reqTrapInfo(ti).(TrapInfo)
-	} else {
+	case stTrapped:
+		ti.Func, ti.PC = e.trap.Func, e.trap.PC
+	default:
 		ti.Func, ti.PC = e.Where()
 	}
 	e.trap = ti
@@ -501,7 +519,7 @@ func (e *Exec) unwind(h uint64, pc int) bool {
 			if err != nil { // cannot happen for a checked error handle
 				v = Err(ErrKindError, err.Error())
 			}
-			e.thrown = v
+			e.out = v
 			e.state = stThrown
 			return false
 		}

@@ -360,7 +360,7 @@ func (h *heap) exportRec(x uint64, budget *int64) (Value, error) {
 		}
 		return Value{kind: o.kind, arr: arr}, nil
 	case KindArrayRef:
-		elems := o.a // o may move while exporting? No: export never allocates slots.
+		elems := o.a // export never allocates slots, so o.a stays valid
 		arr := make([]Value, len(elems))
 		for i, e := range elems {
 			v, err := h.exportRec(e, budget)

@@ -237,7 +237,7 @@ run:
 		case CALL:
 			fp := e.fp + 1
 			base := e.frames[fp-1].base + int(ins.A())
-			if fp >= len(e.frames) || fp >= e.lim.MaxFrames || base+MaxRegs > len(e.regs) {
+			if fp >= len(e.frames) || fp >= e.lim.MaxFrames || base+headroom(e.prog.Funcs[ins.D()].NRegs) > len(e.regs) {
 				goto slow
 			}
 			e.frames[fp-1].pc = pc
@@ -279,6 +279,11 @@ run:
 				goto preempt
 			}
 		case TAILCALL:
+			if need := e.frames[e.fp].base + headroom(e.prog.Funcs[ins.D()].NRegs); need > len(e.regs) {
+				// Cold: the new function needs a bigger frame.
+				e.growRegs(need)
+				r = e.view(e.frames[e.fp].base, e.prog.Funcs[e.frames[e.fp].fn].NRegs)
+			}
 			a, c := ins.A(), ins.C()
 			for i := uint8(0); i < c; i++ {
 				r.move(i, a+i)

@@ -30,6 +30,10 @@ type regs struct {
 // shadow holds the register type tags, parallel to Exec.regs.
 type shadow struct{ tags []Type }
 
+// headroom is the number of register slots a frame of nregs needs above
+// its base; the checked build keeps a full window so views never fail.
+func headroom(nregs int) int { return MaxRegs }
+
 func (e *Exec) view(base, nregs int) regs {
 	return regs{(*[MaxRegs]uint64)(e.regs[base : base+MaxRegs]), (*[MaxRegs]Type)(e.tags[base : base+MaxRegs]), nregs}
 }

@@ -65,10 +65,10 @@ func (e *Exec) step(ins Instr) ctl {
 			e.growFrames()
 		}
 		e.frames[e.fp] = frame{fn: int(ins.D()), base: base}
-		if base+MaxRegs > len(e.regs) {
-			e.growRegs(base + MaxRegs)
-		}
 		callee := &e.prog.Funcs[ins.D()]
+		if need := base + headroom(callee.NRegs); need > len(e.regs) {
+			e.growRegs(need)
+		}
 		e.view(base, callee.NRegs).enter(len(callee.Params))
 		return ctlSafePoint
 	case RET, RETV:
@@ -292,18 +292,18 @@ func (e *Exec) growFrames() {
 func (e *Exec) finish(bits uint64, t Type) bool {
 	switch t {
 	case TI64:
-		e.result = Value{kind: KindI64, bits: bits}
+		e.out = Value{kind: KindI64, bits: bits}
 	case TF64:
-		e.result = Value{kind: KindF64, bits: bits}
+		e.out = Value{kind: KindF64, bits: bits}
 	case TRef:
 		v, err := e.heap.export(bits, e.lim.MaxHeapBytes)
 		if err != nil {
 			e.trap = err.(TrapInfo)
 			return false
 		}
-		e.result = v
+		e.out = v
 	default:
-		e.result = Value{}
+		e.out = Value{}
 	}
 	e.state = stCompleted
 	return true

@@ -1379,3 +1379,26 @@ func BenchmarkLoopCount(b *testing.B) {
 		}
 	}
 }
+
+// TestSetTrapAfterFailedComplete: the scheduler's usual reaction to a
+// failed Complete (SetTrap with the returned code and message) keeps the
+// trap at the request's instruction.
+func TestSetTrapAfterFailedComplete(t *testing.T) {
+	p := itProg(t, nil, itFn("join", "(ref)->i64", 2, "ldi r1, 0; joini r1, r0; ret r1"))
+	e := itStart(t, p, "join", Ext(KindTask, 1))
+	if sig := e.Run(100); sig != SigIntrinsic {
+		t.Fatal(sig)
+	}
+	err := e.Complete(Str("x"))
+	ti, ok := err.(TrapInfo)
+	if !ok {
+		t.Fatalf("Complete: %v", err)
+	}
+	e.SetTrap(ti.Code, ti.Msg)
+	if got := e.Trap(); got != ti || got.PC != 1 || got.Func != "join" {
+		t.Errorf("trap after SetTrap: %+v, want %+v at join@1", got, ti)
+	}
+	if e.Raise(Err(ErrKindError, "late")) || e.Trap() != ti {
+		t.Errorf("Raise after the trap changed it: %+v", e.Trap())
+	}
+}

@@ -20,13 +20,17 @@ import (
 //     import indices, argument windows, arities, element types, ret/retv
 //     against the result type, tailcall result types; the last instruction
 //     must not fall through;
-//  4. basic blocks (Function.Blocks) with their cost and safe-point flag;
-//  5. flow typing: a worklist fixpoint over the blocks, exception edges
-//     included, that proves every read register holds exactly the type the
-//     instruction reads (so refs are definitely assigned and never forged).
+//  4. flow typing: a worklist fixpoint over the dataflow regions,
+//     exception edges included, that proves every read register holds
+//     exactly the type the instruction reads (so refs are definitely
+//     assigned and never forged);
+//  5. basic blocks (Function.Blocks) with their cost and safe-point flag.
 //
-// The whole pass is O(instructions × passes over loops) with fixed-size bit
-// sets per block; it allocates nothing per pc beyond two int32 arrays.
+// The fixpoint keeps one bit set per region, sized by the frame (40 bytes
+// for up to 64 registers), and visits regions in pc order; structured code
+// settles in (loop depth + 2) sweeps. A visit budget (vfBudget) rejects the
+// rare huge function with pathological control flow instead of spending
+// seconds on it; functions of up to 4096 instructions can never reach it.
 
 // VerifyError is a rejection by Verify: the function, the pc of the
 // offending instruction (-1 for function-level problems) and what is wrong.
