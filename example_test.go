@@ -1,0 +1,89 @@
+package jade_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// Load a program, start a runtime, spawn a task with JadeValue arguments
+// and await its outcome.
+func Example() {
+	rt, err := jade.New(jade.Options{Workers: 1})
+	if err != nil {
+		panic(err)
+	}
+	defer rt.Close(context.Background())
+
+	p, err := rt.Load("add.jasm", []byte(`
+.func add(a:i64, b:i64) -> i64
+  .local c:i64
+  add c, a, b
+  ret c
+.end`))
+	if err != nil {
+		panic(err)
+	}
+	task, err := rt.Spawn(p, "add", vmloop.I64(40), vmloop.I64(2))
+	if err != nil {
+		panic(err)
+	}
+	o, err := task.Wait(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(o.Kind, o.Value.Int())
+	// Output: Success 42
+}
+
+// Bad assembly is reported with file:line:col.
+func ExampleAssemble() {
+	_, err := jade.Assemble("bad.jasm", []byte(".func main() -> i64\n  ad r0, r0, r0\n.end\n"))
+	fmt.Println(err)
+	// Output: bad.jasm:2:3: unknown mnemonic ad (did you mean add?)
+}
+
+// A host intrinsic extends the VM from Go. It runs on a worker and must
+// return quickly, or suspend the task and complete it later.
+func ExampleRuntime_RegisterIntrinsic() {
+	rt, _ := jade.New(jade.Options{Stdout: os.Stdout})
+	defer rt.Close(context.Background())
+	rt.RegisterIntrinsic("host.square", []vmloop.Type{vmloop.TI64}, vmloop.TI64, bus.CapHost,
+		func(c *bus.Call) (vmloop.Value, error) {
+			x := c.Args()[0].Int()
+			return vmloop.I64(x * x), nil
+		})
+	p, err := rt.Load("sq.jasm", []byte(`
+.func main(x:i64) -> i64
+  .local r:i64
+  intr r, host.square, x
+  intr _, io.print_i64, r
+  ret r
+.end`))
+	if err != nil {
+		panic(err)
+	}
+	rt.Run(context.Background(), p, "main", vmloop.I64(12))
+	// Output: 144
+}
+
+// A failing task's error is its Failure outcome, not a Go error.
+func ExampleTask_Wait() {
+	rt, _ := jade.New(jade.Options{})
+	defer rt.Close(context.Background())
+	p, _ := rt.Load("f.jasm", []byte(`
+.func main() -> i64
+  .local m:ref, e:ref
+  const m, "out of cheese"
+  newerr e, m
+  throw e
+.end`))
+	task, _ := rt.Spawn(p, "main")
+	o, _ := task.Wait(context.Background())
+	fmt.Println(o)
+	// Output: Failure(Error: out of cheese)
+}
