@@ -1,7 +1,7 @@
 # Jade VM scheduler — developer targets. `make test` is what CI runs.
 GO      ?= go
 PKGS    := ./...
-RACEPKG := ./sched/... ./bus/... ./vmloop/...
+RACEPKG := ./sched/... ./bus/... ./vmloop/... ./timerwheel/...
 
 .PHONY: all build test unit race cross fuzz-smoke bench vet staticcheck lua clean
 
@@ -34,11 +34,12 @@ cross:
 	  done; \
 	done; done
 
-FUZZTIME ?= 10s
+FUZZTIME ?= 8s
 fuzz-smoke:
 	$(GO) test -run '^$$' -fuzz '^FuzzAssemble$$' -fuzztime $(FUZZTIME) ./vmloop/jasm
 	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./vmloop
-	$(GO) test -run '^$$' -fuzz '^FuzzRun$$' -fuzztime $(FUZZTIME) ./vmloop
+	$(GO) test -run '^$$' -fuzz '^FuzzInterp$$' -fuzztime $(FUZZTIME) ./vmloop
+	$(GO) test -run '^$$' -fuzz '^FuzzWheel$$' -fuzztime $(FUZZTIME) ./timerwheel
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./bench/

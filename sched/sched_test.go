@@ -25,7 +25,7 @@ func newRT(t *testing.T, opts jade.Options) *jade.Runtime {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := rt.Close(ctx); err != nil {
 			t.Errorf("close: %v", err)
@@ -45,7 +45,7 @@ func load(t *testing.T, rt *jade.Runtime, src string) *vmloop.Program {
 
 func run(t *testing.T, rt *jade.Runtime, p *vmloop.Program, args ...vmloop.Value) sched.Outcome {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	o, err := rt.Run(ctx, p, "main", args...)
 	if err != nil {
@@ -91,7 +91,7 @@ func TestExactlyOnce(t *testing.T) {
 		rt := newRT(t, jade.Options{Workers: workers})
 		p := load(t, rt, fanout)
 		n := int64(100_000)
-		if testing.Short() {
+		if testing.Short() || (raceEnabled && workers != 2) {
 			n = 10_000
 		}
 		o := run(t, rt, p, vmloop.I64(n))
@@ -128,7 +128,10 @@ d:
 .end`)
 	before := runtime.NumGoroutine()
 	gate := rt.NewEvent()
-	const n = 100_000
+	n := int64(100_000)
+	if raceEnabled {
+		n = 20_000
+	}
 	run(t, rt, p, vmloop.I64(n), gate)
 	waitFor(t, func() bool { return rt.Bus().Scheduler().WaitingTasks() == n })
 	if g := runtime.NumGoroutine(); g > before+2 {
@@ -142,10 +145,10 @@ d:
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 30s")
+			t.Fatal("condition not reached in 2 minutes")
 		}
 		time.Sleep(time.Millisecond)
 	}
