@@ -15,6 +15,7 @@ loop:
   jge   i, n, done
   spawn t, noop
   joinv t
+  free  t
   addi  i, i, 1
   jmp   loop
 done:

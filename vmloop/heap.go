@@ -180,7 +180,7 @@ func (h *heap) alloc(k Kind, n int64) uint64 {
 		h.free = h.objs[i].next
 	} else {
 		if len(h.objs) == 0 {
-			h.objs = make([]object, 1, 16) // slot 0: the null sentinel
+			h.objs = make([]object, 1, 2) // slot 0: the null sentinel; most tasks hold a handle or two
 		}
 		if len(h.objs) >= maxObjects {
 			return 0
