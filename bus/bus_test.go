@@ -344,3 +344,55 @@ func types(e ast.Expr) string {
 	}
 	return ""
 }
+
+// TestLiveTaskLimit: spawning beyond the engine's live-task limit throws a
+// catchable ResourceError to the spawner; the running tasks are untouched.
+func TestLiveTaskLimit(t *testing.T) {
+	b := newBus(t)
+	m, err := b.RegisterEngine("small", sched.EngineRuntimeConfig{MaxLiveTasks: 4}, bus.CapAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := prog(t, b, `
+.func main(ev:ref) -> ref
+  .local t:ref, e:ref, s:ref, n:i64
+  const n, 0
+  .try b, en, h, e
+b:
+  spawn t, waiter, ev
+  addi n, n, 1
+  jmp b
+en:
+  const s, "unreachable"
+  ret s
+h:
+  errkind s, e
+  ret s
+.end
+.func waiter(ev:ref) -> i64
+  .local z:i64
+  evwait ev
+  const z, 0
+  ret z
+.end`)
+	ev := m.NewEvent()
+	task, err := m.Spawn(nil, p, "main", ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := await(t, task); o.Kind != sched.Success || o.Value.String() != vmloop.ErrKindResource {
+		t.Fatalf("spawner: %v, want Success(ResourceError)", o)
+	}
+	// main plus three waiters filled the engine; the waiters still run.
+	if live := m.Engine().LiveTasks(); live != 3 {
+		t.Fatalf("%d live tasks, want the 3 waiters", live)
+	}
+	m.Broadcast(ev)
+	deadline := time.Now().Add(10 * time.Second)
+	for m.Engine().LiveTasks() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("waiters did not finish")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

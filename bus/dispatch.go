@@ -137,7 +137,10 @@ func (b *Bus) spawnFromTask(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request)
 	if m == nil || m.caps&CapSpawn == 0 {
 		return raise(ex, vmloop.Err(vmloop.ErrKindCapability, fmt.Sprintf("task.spawn: engine %q lacks capability spawn", t.Engine().Name())))
 	}
-	args := make([]vmloop.Value, req.NArgs)
+	var args []vmloop.Value
+	if req.NArgs > 0 {
+		args = make([]vmloop.Value, req.NArgs)
+	}
 	for i := range args {
 		v, err := ex.ArgValue(i)
 		if err != nil {

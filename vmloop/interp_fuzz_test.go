@@ -174,18 +174,34 @@ func TestRandomPrograms(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	accepted := 0
 	var sigs [5]int
+	var present [NumOps]bool
 	for i := 0; i < n; i++ {
 		p := fzProgram(rng)
 		if Verify(p, nil) != nil {
 			continue
 		}
 		accepted++
+		for _, f := range p.Funcs {
+			for _, ins := range f.Code {
+				if int(ins.Op()) < NumOps {
+					present[ins.Op()] = true
+				}
+			}
+		}
 		sigs[fzRun(t, p, rng)]++
 	}
 	if accepted < n/10 {
 		t.Errorf("only %d of %d random programs verified", accepted, n)
 	}
-	t.Logf("%d programs verified; signals %v", accepted, sigs)
+	var missing []string
+	for op := range NumOps {
+		if !present[op] {
+			missing = append(missing, Op(op).String())
+		}
+	}
+	// Opcode coverage of the generator (the fuzz target uses the same one).
+	t.Logf("%d programs verified; signals %v; opcode coverage %d/%d; not generated: %v",
+		accepted, sigs, NumOps-len(missing), NumOps, missing)
 }
 
 // FuzzInterp runs random verified programs from a fuzzed seed.
