@@ -5,9 +5,7 @@ go 1.26.8
 require (
 	github.com/yuin/gopher-lua v1.1.2
 	go.uber.org/goleak v1.3.0
+	golang.org/x/sys v0.50.0
 )
 
-require (
-	github.com/stretchr/testify v1.12.1 // indirect
-	golang.org/x/sys v0.50.0 // indirect
-)
+require github.com/stretchr/testify v1.12.1 // indirect

@@ -59,7 +59,7 @@ type object struct {
 
 // heap is a task's object table.
 type heap struct {
-	objs  []object // objs[0] is a sentinel that never matches a handle
+	objs  []object // the object of handle index i (1-based; 0 is null) is objs[i-1]
 	free  int32    // first free slot, 0 when none
 	owner uint64   // owner id, already truncated to 24 bits
 	bytes int64    // accounted bytes of live objects
@@ -76,12 +76,12 @@ func (h *heap) init(owner uint32, limit int64) {
 
 // handle builds the handle of slot i.
 func (h *heap) handle(i int) uint64 {
-	return h.owner<<handleOwnerShift | uint64(h.objs[i].gen)<<handleGenShift | uint64(i)
+	return h.owner<<handleOwnerShift | uint64(h.objs[i-1].gen)<<handleGenShift | uint64(i)
 }
 
 // get returns the live object named by x if it has kind k, else nil.
 func (h *heap) get(x uint64, k Kind) *object {
-	i := x & handleIdxMask
+	i := x&handleIdxMask - 1 // index 0 (null) wraps and fails the bound
 	if i >= uint64(len(h.objs)) || x>>handleOwnerShift != h.owner {
 		return nil
 	}
@@ -94,7 +94,7 @@ func (h *heap) get(x uint64, k Kind) *object {
 
 // getLive returns the live object named by x whatever its kind, else nil.
 func (h *heap) getLive(x uint64) *object {
-	i := x & handleIdxMask
+	i := x&handleIdxMask - 1
 	if i >= uint64(len(h.objs)) || x>>handleOwnerShift != h.owner {
 		return nil
 	}
@@ -131,10 +131,10 @@ func (h *heap) explain(x uint64, want Kind) string {
 		return fmt.Sprintf("foreign handle %#x: owner %d, this task is %d (want %s)", x, own, h.owner, w)
 	}
 	i := x & handleIdxMask
-	if i == 0 || i >= uint64(len(h.objs)) {
+	if i == 0 || i > uint64(len(h.objs)) {
 		return fmt.Sprintf("invalid handle %#x: no object %d (want %s)", x, i, w)
 	}
-	o := &h.objs[i]
+	o := &h.objs[i-1]
 	if uint64(o.gen) != (x>>handleGenShift)&handleGenMask || o.kind == KindVoid {
 		return fmt.Sprintf("stale handle %#x: object %d was freed (want %s)", x, i, w)
 	}
@@ -177,18 +177,15 @@ func (h *heap) alloc(k Kind, n int64) uint64 {
 	var i int
 	if h.free != 0 {
 		i = int(h.free)
-		h.free = h.objs[i].next
+		h.free = h.objs[i-1].next
 	} else {
-		if len(h.objs) == 0 {
-			h.objs = make([]object, 1, 2) // slot 0: the null sentinel; most tasks hold a handle or two
-		}
-		if len(h.objs) >= maxObjects {
+		if len(h.objs) >= maxObjects-1 {
 			return 0
 		}
-		h.objs = append(h.objs, object{gen: 0})
-		i = len(h.objs) - 1
+		h.objs = append(h.objs, object{gen: 0}) // most tasks hold a handle or two: start at one
+		i = len(h.objs)
 	}
-	o := &h.objs[i]
+	o := &h.objs[i-1]
 	o.kind = k
 	o.next = 0
 	if o.gen == 0 {
@@ -207,7 +204,7 @@ func (h *heap) allocFail(n int64) TrapInfo {
 	return TrapInfo{Code: TrapHeapLimit, Msg: h.limitMsg(n)}
 }
 
-func (h *heap) at(x uint64) *object { return &h.objs[x&handleIdxMask] }
+func (h *heap) at(x uint64) *object { return &h.objs[x&handleIdxMask-1] }
 
 // newString makes a string object sharing s.
 func (h *heap) newString(s string) uint64 {
@@ -298,7 +295,7 @@ func (h *heap) reaches(from, target int32) (found bool, n int) {
 		h.epoch = 1
 	}
 	st := append(h.stack[:0], from)
-	h.objs[from].mark = h.epoch
+	h.objs[from-1].mark = h.epoch
 	for len(st) > 0 {
 		i := st[len(st)-1]
 		st = st[:len(st)-1]
@@ -306,7 +303,7 @@ func (h *heap) reaches(from, target int32) (found bool, n int) {
 			h.stack = st
 			return true, n
 		}
-		for _, x := range h.objs[i].a {
+		for _, x := range h.objs[i-1].a {
 			n++
 			o := h.get(x, KindArrayRef)
 			if o == nil || o.mark == h.epoch {

@@ -42,7 +42,7 @@ func TestHeapHandles(t *testing.T) {
 		t.Errorf("explain(stale) = %q", msg)
 	}
 	// generation wrap: the slot is retired, never reused
-	h.objs[1].gen = handleGenMask
+	h.objs[0].gen = handleGenMask // the object of handle index 1
 	z := h.handle(1)
 	h.release(z)
 	w := h.newString("w")

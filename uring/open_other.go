@@ -1,0 +1,15 @@
+//go:build !linux
+
+package uring
+
+import (
+	"fmt"
+
+	"github.com/jadevm/jade/evpoll"
+)
+
+// Open is only implemented on Linux; elsewhere it returns an error
+// wrapping ErrNotSupportedOnOS (kqueue and IOCP live in their own packages).
+func Open(Options) (evpoll.Backend, error) {
+	return nil, fmt.Errorf("uring: open: %w", ErrNotSupportedOnOS)
+}

@@ -1,0 +1,116 @@
+//go:build linux
+
+package uring
+
+// The epoll backend's blocking pool for regular files, which epoll cannot
+// poll (epoll_ctl fails with EPERM). A few goroutines run the blocking
+// syscalls, post the completion under the backend mutex and kick a
+// blocked Wait through the eventfd, so no scheduler worker ever blocks on
+// disk. The pool is bounded: size goroutines, all started at the first file op; the job
+// queue holds at most MaxInFlight jobs, which the slot table already caps,
+// so enqueueing never blocks.
+
+import (
+	"sync"
+
+	"github.com/jadevm/jade/evpoll"
+	"golang.org/x/sys/unix"
+)
+
+type poolJob struct {
+	id evpoll.OpID
+	op *evpoll.Op
+	fd int
+}
+
+type filePool struct {
+	b       *Epoll
+	size    int
+	started int // guarded by b.mu
+	jobs    chan poolJob
+	wg      sync.WaitGroup
+	once    sync.Once
+}
+
+func newFilePool(b *Epoll, size, capacity int) *filePool {
+	if size <= 0 {
+		size = 4
+	}
+	return &filePool{b: b, size: size, jobs: make(chan poolJob, capacity)}
+}
+
+// toPoolLocked hands slot idx to the pool.
+func (b *Epoll) toPoolLocked(idx int32, s *slot) {
+	p := b.pool
+	s.wait = waitPool
+	b.ctr.Pool.Add(1)
+	for ; p.started < p.size; p.started++ { // all workers at first use
+		p.wg.Add(1)
+		go p.run()
+	}
+	p.jobs <- poolJob{id: b.slots.id(idx), op: s.op, fd: s.fd}
+}
+
+func (p *filePool) run() {
+	defer p.wg.Done()
+	for j := range p.jobs {
+		p.b.ctr.Syscalls.Add(1)
+		p.b.postPoolResult(j.id, runFileOp(j.op, j.fd))
+	}
+}
+
+// postPoolResult completes op id with res, unless id is stale.
+func (b *Epoll) postPoolResult(id evpoll.OpID, res int32) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	idx, s := b.slots.lookup(id)
+	switch {
+	case s == nil || s.state != slotActive:
+		b.ctr.Stale.Add(1)
+	case b.closed:
+		b.slots.release(idx)
+	default:
+		b.completeLocked(idx, res)
+	}
+}
+
+// stop closes the job queue and waits for running jobs.
+func (p *filePool) stop() {
+	p.once.Do(func() { close(p.jobs) })
+	p.wg.Wait()
+}
+
+// runFileOp performs one blocking file op and returns its result.
+func runFileOp(op *evpoll.Op, fd int) int32 {
+	for {
+		var n int
+		var err error
+		switch op.Kind {
+		case evpoll.Open:
+			n, err = unix.Open(op.Path, openFlags(op.OpenFlags), op.Mode)
+		case evpoll.Read:
+			if op.Offset < 0 {
+				n, err = unix.Read(fd, op.Buf)
+			} else {
+				n, err = unix.Pread(fd, op.Buf, op.Offset)
+			}
+		case evpoll.Write:
+			if op.Offset < 0 {
+				n, err = unix.Write(fd, op.Buf)
+			} else {
+				n, err = unix.Pwrite(fd, op.Buf, op.Offset)
+			}
+		case evpoll.Close:
+			return errRes(unix.Close(fd))
+		default:
+			return -int32(unix.EINVAL)
+		}
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return errRes(err)
+		}
+		return int32(n)
+	}
+}

@@ -1,0 +1,175 @@
+//go:build linux
+
+package uring
+
+// Socket helpers that do not use package net: address parsing, sockaddr
+// encoding, and Listen/Socket over x/sys/unix. Every socket they create is
+// close-on-exec and non-blocking: epoll needs that, and io_uring's
+// ACCEPT/CONNECT/RECV/SEND ignore O_NONBLOCK (the kernel arms its internal
+// poll instead of returning EAGAIN; checked by TestNonblockingSocketsOnRing).
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"strings"
+	"unsafe"
+
+	"github.com/jadevm/jade/evpoll"
+	"golang.org/x/sys/unix"
+)
+
+// ParseAddr parses "ip:port" or "[ipv6]:port". An empty host (":8080")
+// means the IPv4 wildcard, and "localhost" means 127.0.0.1; no other names
+// are resolved (this package never does DNS).
+func ParseAddr(s string) (netip.AddrPort, error) {
+	switch {
+	case strings.HasPrefix(s, ":"):
+		s = "0.0.0.0" + s
+	case strings.HasPrefix(s, "localhost:"):
+		s = "127.0.0.1" + strings.TrimPrefix(s, "localhost")
+	}
+	ap, err := netip.ParseAddrPort(s)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("uring: parse address: %w", err)
+	}
+	return ap, nil
+}
+
+// putSockaddr encodes ap into sa and returns the length to pass to the
+// kernel. IPv4-mapped IPv6 addresses are encoded as IPv4.
+func putSockaddr(sa *unix.RawSockaddrAny, ap netip.AddrPort) (uint32, error) {
+	*sa = unix.RawSockaddrAny{}
+	addr := ap.Addr().Unmap()
+	switch {
+	case addr.Is4():
+		in := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
+		in.Family = unix.AF_INET
+		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&in.Port))[:], ap.Port())
+		in.Addr = addr.As4()
+		return unix.SizeofSockaddrInet4, nil
+	case addr.Is6():
+		in := (*unix.RawSockaddrInet6)(unsafe.Pointer(sa))
+		in.Family = unix.AF_INET6
+		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&in.Port))[:], ap.Port())
+		in.Addr = addr.As16()
+		return unix.SizeofSockaddrInet6, nil
+	}
+	return 0, fmt.Errorf("uring: sockaddr: invalid address %v", ap)
+}
+
+// getSockaddr decodes an AF_INET or AF_INET6 sockaddr; other families give
+// the zero AddrPort.
+func getSockaddr(sa *unix.RawSockaddrAny) netip.AddrPort {
+	switch sa.Addr.Family {
+	case unix.AF_INET:
+		in := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
+		port := binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&in.Port))[:])
+		return netip.AddrPortFrom(netip.AddrFrom4(in.Addr), port)
+	case unix.AF_INET6:
+		in := (*unix.RawSockaddrInet6)(unsafe.Pointer(sa))
+		port := binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&in.Port))[:])
+		return netip.AddrPortFrom(netip.AddrFrom16(in.Addr), port)
+	}
+	return netip.AddrPort{}
+}
+
+func family(ap netip.AddrPort) int {
+	if ap.Addr().Unmap().Is4() {
+		return unix.AF_INET
+	}
+	return unix.AF_INET6
+}
+
+// Socket returns a new TCP socket for connecting to ap (matching its
+// family), non-blocking, close-on-exec, with TCP_NODELAY.
+func Socket(ap netip.AddrPort) (int, error) {
+	fd, err := unix.Socket(family(ap), unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	if err != nil {
+		return -1, fmt.Errorf("uring: socket: %w", err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("uring: socket: nodelay: %w", err)
+	}
+	return fd, nil
+}
+
+// Listen returns a listening TCP socket bound to addr ("ip:port"; port 0
+// picks a free port, see LocalAddr). It sets SO_REUSEADDR and is
+// non-blocking and close-on-exec.
+func Listen(addr string) (int, error) {
+	ap, err := ParseAddr(addr)
+	if err != nil {
+		return -1, err
+	}
+	fd, err := unix.Socket(family(ap), unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	if err != nil {
+		return -1, fmt.Errorf("uring: listen: socket: %w", err)
+	}
+	fail := func(op string, err error) (int, error) {
+		unix.Close(fd)
+		return -1, fmt.Errorf("uring: listen: %s %v: %w", op, ap, err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+		return fail("reuseaddr", err)
+	}
+	var sa unix.RawSockaddrAny
+	n, err := putSockaddr(&sa, ap)
+	if err != nil {
+		return fail("bind", err)
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_BIND, uintptr(fd), uintptr(unsafe.Pointer(&sa)), uintptr(n)); errno != 0 {
+		return fail("bind", errno)
+	}
+	if err := unix.Listen(fd, unix.SOMAXCONN); err != nil {
+		return fail("listen", err)
+	}
+	return fd, nil
+}
+
+// LocalAddr returns the address a socket is bound to (getsockname).
+func LocalAddr(fd int) (netip.AddrPort, error) {
+	var sa unix.RawSockaddrAny
+	n := uint32(unix.SizeofSockaddrAny)
+	_, _, errno := unix.Syscall(unix.SYS_GETSOCKNAME, uintptr(fd), uintptr(unsafe.Pointer(&sa)), uintptr(unsafe.Pointer(&n)))
+	if errno != 0 {
+		return netip.AddrPort{}, fmt.Errorf("uring: getsockname: %w", errno)
+	}
+	return getSockaddr(&sa), nil
+}
+
+// SetNoDelay sets TCP_NODELAY on fd (accepted sockets do not inherit it
+// from Socket).
+func SetNoDelay(fd int) error {
+	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
+		return fmt.Errorf("uring: nodelay: %w", err)
+	}
+	return nil
+}
+
+// openFlags maps portable open flags to O_* bits (always O_CLOEXEC).
+func openFlags(f evpoll.OpenFlag) int {
+	fl := unix.O_CLOEXEC
+	switch {
+	case f&evpoll.ReadWrite != 0:
+		fl |= unix.O_RDWR
+	case f&evpoll.WriteOnly != 0:
+		fl |= unix.O_WRONLY
+	default:
+		fl |= unix.O_RDONLY
+	}
+	if f&evpoll.Create != 0 {
+		fl |= unix.O_CREAT
+	}
+	if f&evpoll.Truncate != 0 {
+		fl |= unix.O_TRUNC
+	}
+	if f&evpoll.Append != 0 {
+		fl |= unix.O_APPEND
+	}
+	if f&evpoll.Exclusive != 0 {
+		fl |= unix.O_EXCL
+	}
+	return fl
+}
