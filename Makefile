@@ -1,9 +1,9 @@
 # Jade VM scheduler — developer targets. `make test` is what CI runs.
 GO      ?= go
 PKGS    := ./...
-RACEPKG := ./sched/... ./bus/... ./vmloop/... ./timerwheel/...
+RACEPKG := ./sched/... ./bus/... ./vmloop/... ./timerwheel/... ./uring/...
 
-.PHONY: all build test unit race cross fuzz-smoke bench vet staticcheck lua clean
+.PHONY: all build test unit race cross fuzz-smoke bench perf vet staticcheck clean
 
 all: build test
 
@@ -49,3 +49,7 @@ staticcheck:
 
 clean:
 	rm -rf bin
+
+# The side-by-side harness (about 1–2 minutes; PERFFLAGS=--quick for <30 s).
+perf:
+	$(GO) run ./cmd/jade perf $(PERFFLAGS) --json perf.json

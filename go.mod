@@ -8,4 +8,7 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
-require github.com/stretchr/testify v1.12.1 // indirect
+require (
+	github.com/klauspost/cpuid/v2 v2.4.2 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+)

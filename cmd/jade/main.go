@@ -46,6 +46,7 @@ func usage(stderr io.Writer) int {
   jade asm --check FILE.jasm
   jade asm --dis FILE.jasm|FILE.jbc
   jade asm -o OUT.jbc FILE.jasm
+  jade perf [--quick] [--scenarios a,b] [--json FILE] [--reps N]
 exit codes (run): 0 success, 1 failure, 2 trap, 3 cancelled, 4 load/verify error, 64 usage
 `)
 	return exitUsage
@@ -60,6 +61,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdRun(args[1:], stdout, stderr)
 	case "asm":
 		return cmdAsm(args[1:], stdout, stderr)
+	case "perf":
+		return cmdPerf(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		usage(stdout)
 		return exitSuccess

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"strings"
+
+	"github.com/jadevm/jade/perf"
+)
+
+// cmdPerf runs the side-by-side harness: jade perf [--quick] [--scenarios a,b]
+// [--json FILE] [--reps N] [--cpuprofile FILE] [--memprofile FILE].
+func cmdPerf(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("perf", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	quick := fs.Bool("quick", false, "smaller sizes (under 30 s)")
+	scen := fs.String("scenarios", "", "comma-separated scenario names (default: all): "+strings.Join(perf.Names(), ","))
+	jsonOut := fs.String("json", "", "write the report as JSON to `FILE`")
+	reps := fs.Int("reps", 3, "repetitions per measurement (medians are reported)")
+	cpuprof := fs.String("cpuprofile", "", "write a CPU profile to `FILE`")
+	memprof := fs.String("memprofile", "", "write a heap profile to `FILE`")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() != 0 {
+		return usage(stderr)
+	}
+	var names []string
+	if *scen != "" {
+		names = strings.Split(*scen, ",")
+	}
+	if *cpuprof != "" {
+		f, err := os.Create(*cpuprof)
+		if err != nil {
+			fmt.Fprintf(stderr, "jade: perf: %v\n", err)
+			return exitUsage
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "jade: perf: %v\n", err)
+			return exitUsage
+		}
+		defer pprof.StopCPUProfile()
+	}
+	rep, err := perf.Run(perf.Options{Quick: *quick, Scenarios: names, Reps: *reps, Progress: stderr})
+	if err != nil {
+		fmt.Fprintf(stderr, "jade: %v\n", err)
+		if rep == nil {
+			return exitUsage
+		}
+	}
+	perf.WriteTable(stdout, rep)
+	if *jsonOut != "" {
+		f, err := os.Create(*jsonOut)
+		if err == nil {
+			err = perf.WriteJSON(f, rep)
+			f.Close()
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "jade: perf: %v\n", err)
+			return exitLoad
+		}
+	}
+	if *memprof != "" {
+		f, err := os.Create(*memprof)
+		if err == nil {
+			err = pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "jade: perf: %v\n", err)
+		}
+	}
+	return exitSuccess
+}

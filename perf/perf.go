@@ -1,0 +1,221 @@
+// Package perf is the side-by-side performance harness behind `jade perf`:
+// each scenario measures a Jade workload and its Go (or gopher-lua)
+// baseline in the same run, at the same parallelism, with the bodies of
+// package bench, and reports the ratio against the target of DESIGN.md §5.
+// Pass/fail is information for people, never a CI gate. A scenario whose
+// capability has not landed yet is reported as absent, never faked.
+package perf
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/klauspost/cpuid/v2"
+)
+
+// Result is one measured (or absent) scenario metric.
+type Result struct {
+	Name     string  `json:"name"`
+	Metric   string  `json:"metric"`
+	Unit     string  `json:"unit"`
+	Jade     float64 `json:"jade"`
+	Baseline float64 `json:"baseline"`
+	// Ratio is baseline/jade for lower-is-better units (time, bytes), so
+	// above 1 means Jade is better.
+	Ratio  float64 `json:"ratio"`
+	Target string  `json:"target"`
+	Pass   *bool   `json:"pass"`             // nil when absent or not gated
+	Absent string  `json:"absent,omitempty"` // why the scenario is not measured
+	Reps   int     `json:"reps"`
+}
+
+// Machine describes where the run happened.
+type Machine struct {
+	CPU     string `json:"cpu"`
+	Cores   int    `json:"cores"`
+	Threads int    `json:"threads"`
+	Cache   int    `json:"cacheLine"`
+	CPUs    int    `json:"cpus"` // logical CPUs this process may use (runtime.NumCPU)
+	Go      string `json:"go"`
+	Kernel  string `json:"kernel"`
+	Backend string `json:"backend"`
+	Workers int    `json:"workers"`
+}
+
+// Report is the JSON document written by --json.
+type Report struct {
+	Machine   Machine  `json:"machine"`
+	Scenarios []Result `json:"scenarios"`
+}
+
+// Options configure a run.
+type Options struct {
+	Quick     bool     // about a third of the default sizes
+	Scenarios []string // names to run; empty: all
+	Reps      int      // repetitions per measurement (default 3); medians are reported
+	Progress  io.Writer
+}
+
+// Scenario is one named measurement.
+type Scenario struct {
+	Name string
+	// Run measures and returns one or more results (nil error) or an error.
+	Run func(o *Options) ([]Result, error)
+	// Absent, when set, says which capability is missing.
+	Absent string
+}
+
+// Run runs the selected scenarios in the fixed order of Scenarios().
+func Run(o Options) (*Report, error) {
+	if o.Reps <= 0 {
+		o.Reps = 3
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	all := Scenarios()
+	want := map[string]bool{}
+	for _, n := range o.Scenarios {
+		want[n] = true
+	}
+	known := map[string]bool{}
+	for _, s := range all {
+		known[s.Name] = true
+	}
+	for n := range want {
+		if !known[n] {
+			return nil, fmt.Errorf("perf: unknown scenario %q (known: %s)", n, strings.Join(Names(), ", "))
+		}
+	}
+	rep := &Report{Machine: DescribeMachine(1)}
+	for i, s := range all {
+		if len(want) > 0 && !want[s.Name] {
+			continue
+		}
+		if s.Absent != "" {
+			fmt.Fprintf(o.Progress, "[%d/%d] %s: absent (%s)\n", i+1, len(all), s.Name, s.Absent)
+			rep.Scenarios = append(rep.Scenarios, Result{Name: s.Name, Absent: s.Absent})
+			continue
+		}
+		fmt.Fprintf(o.Progress, "[%d/%d] %s ...", i+1, len(all), s.Name)
+		t0 := time.Now()
+		rs, err := s.Run(&o)
+		if err != nil {
+			fmt.Fprintf(o.Progress, " error: %v\n", err)
+			return rep, fmt.Errorf("perf: %s: %w", s.Name, err)
+		}
+		fmt.Fprintf(o.Progress, " %.1fs\n", time.Since(t0).Seconds())
+		rep.Scenarios = append(rep.Scenarios, rs...)
+	}
+	return rep, nil
+}
+
+// Names lists the scenario names in order.
+func Names() []string {
+	var ns []string
+	for _, s := range Scenarios() {
+		ns = append(ns, s.Name)
+	}
+	return ns
+}
+
+// DescribeMachine reports the CPU (klauspost/cpuid), Go and kernel.
+func DescribeMachine(workers int) Machine {
+	return Machine{
+		CPU: strings.TrimSpace(cpuid.CPU.BrandName), Cores: cpuid.CPU.PhysicalCores,
+		Threads: cpuid.CPU.LogicalCores, Cache: cpuid.CPU.CacheLine, CPUs: runtime.NumCPU(),
+		Go: runtime.Version(), Kernel: kernel(), Backend: "none (I/O not wired yet)", Workers: workers,
+	}
+}
+
+func kernel() string {
+	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return runtime.GOOS
+	}
+	return runtime.GOOS + " " + strings.TrimSpace(string(b))
+}
+
+// WriteTable prints the report as a table.
+func WriteTable(w io.Writer, r *Report) {
+	m := r.Machine
+	fmt.Fprintf(w, "machine: %s (cpuid: %d cores, %d threads, %d B lines; %d CPUs usable), %s, %s, workers %d\n\n",
+		m.CPU, m.Cores, m.Threads, m.Cache, m.CPUs, m.Go, m.Kernel, m.Workers)
+	fmt.Fprintf(w, "%-20s %-18s %14s %14s %8s  %-24s %s\n", "scenario", "metric", "jade", "baseline", "ratio", "target", "pass")
+	for _, s := range r.Scenarios {
+		if s.Absent != "" {
+			fmt.Fprintf(w, "%-20s %-18s %14s %14s %8s  %-24s %s\n", s.Name, "-", "absent", "-", "-", "-", s.Absent)
+			continue
+		}
+		pass := "-"
+		if s.Pass != nil {
+			pass = map[bool]string{true: "pass", false: "FAIL"}[*s.Pass]
+		}
+		fmt.Fprintf(w, "%-20s %-18s %14s %14s %8s  %-24s %s\n", s.Name, s.Metric, num(s.Jade, s.Unit), num(s.Baseline, s.Unit),
+			fmt.Sprintf("%.2fx", s.Ratio), s.Target, pass)
+	}
+}
+
+func num(v float64, unit string) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.3g %s", v, unit)
+	case v >= 100:
+		return fmt.Sprintf("%.0f %s", v, unit)
+	default:
+		return fmt.Sprintf("%.2f %s", v, unit)
+	}
+}
+
+// WriteJSON writes the report as JSON.
+func WriteJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// median of measurements.
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+// timeOp measures f(n) reps times and returns the median ns per op.
+func timeOp(o *Options, n int, f func(n int) error) (float64, error) {
+	if o.Quick {
+		n = n/3 + 1
+	}
+	if err := f(n/10 + 1); err != nil { // warm-up: caches, heap size, JIT-free but not cold
+		return 0, err
+	}
+	var xs []float64
+	for i := 0; i < o.Reps; i++ {
+		t0 := time.Now()
+		if err := f(n); err != nil {
+			return 0, err
+		}
+		xs = append(xs, float64(time.Since(t0).Nanoseconds())/float64(n))
+	}
+	return median(xs), nil
+}
+
+// lowerBetter builds a result where lower is better; want is the minimum
+// ratio baseline/jade the target asks for (0: not gated).
+func lowerBetter(name, metric, unit string, jade, base, want float64, target string, reps int) Result {
+	r := Result{Name: name, Metric: metric, Unit: unit, Jade: jade, Baseline: base, Target: target, Reps: reps}
+	if jade > 0 {
+		r.Ratio = base / jade
+	}
+	if want > 0 {
+		p := r.Ratio >= want
+		r.Pass = &p
+	}
+	return r
+}

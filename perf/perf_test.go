@@ -1,0 +1,59 @@
+package perf
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestRunSubset runs two cheap scenarios and an absent one, and checks the
+// table and the JSON shape.
+func TestRunSubset(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures")
+	}
+	rep, err := Run(Options{Quick: true, Reps: 1, Scenarios: []string{"timer_insert_cancel", "yield", "echo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Scenarios) != 3 {
+		t.Fatalf("got %d results: %+v", len(rep.Scenarios), rep.Scenarios)
+	}
+	for _, r := range rep.Scenarios {
+		switch r.Name {
+		case "echo":
+			if r.Absent == "" {
+				t.Errorf("echo should be absent: %+v", r)
+			}
+		default:
+			if r.Jade <= 0 || r.Baseline <= 0 || r.Ratio <= 0 || r.Pass == nil {
+				t.Errorf("%s: not measured: %+v", r.Name, r)
+			}
+		}
+	}
+	var tbl, js bytes.Buffer
+	WriteTable(&tbl, rep)
+	if !strings.Contains(tbl.String(), "timer_insert_cancel") || !strings.Contains(tbl.String(), "absent") {
+		t.Errorf("table:\n%s", tbl.String())
+	}
+	if err := WriteJSON(&js, rep); err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	m := back["machine"].(map[string]any)
+	for _, k := range []string{"cpu", "cores", "go", "kernel", "backend", "workers"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("machine.%s missing", k)
+		}
+	}
+}
+
+func TestUnknownScenario(t *testing.T) {
+	if _, err := Run(Options{Scenarios: []string{"nope"}}); err == nil || !strings.Contains(err.Error(), "unknown scenario") {
+		t.Fatalf("err = %v", err)
+	}
+}
