@@ -40,6 +40,10 @@ func TestRunSubset(t *testing.T) {
 	if err := WriteJSON(&js, rep); err != nil {
 		t.Fatal(err)
 	}
+	var page bytes.Buffer
+	if err := WriteHTML(&page, rep); err != nil || !strings.Contains(page.String(), "<svg") || strings.Contains(page.String(), "http://") && !strings.Contains(page.String(), "xmlns=\"http://www.w3.org/2000/svg\"") {
+		t.Errorf("html: %v", err)
+	}
 	var back map[string]any
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ func cmdPerf(args []string, stdout, stderr io.Writer) int {
 	quick := fs.Bool("quick", false, "smaller sizes (under 30 s)")
 	scen := fs.String("scenarios", "", "comma-separated scenario names (default: all): "+strings.Join(perf.Names(), ","))
 	jsonOut := fs.String("json", "", "write the report as JSON to `FILE`")
+	htmlOut := fs.String("html", "", "write a self-contained HTML report to `FILE`")
 	reps := fs.Int("reps", 3, "repetitions per measurement (medians are reported)")
 	cpuprof := fs.String("cpuprofile", "", "write a CPU profile to `FILE`")
 	memprof := fs.String("memprofile", "", "write a heap profile to `FILE`")
@@ -57,6 +58,17 @@ func cmdPerf(args []string, stdout, stderr io.Writer) int {
 		f, err := os.Create(*jsonOut)
 		if err == nil {
 			err = perf.WriteJSON(f, rep)
+			f.Close()
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "jade: perf: %v\n", err)
+			return exitLoad
+		}
+	}
+	if *htmlOut != "" {
+		f, err := os.Create(*htmlOut)
+		if err == nil {
+			err = perf.WriteHTML(f, rep)
 			f.Close()
 		}
 		if err != nil {
