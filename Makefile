@@ -12,7 +12,7 @@ build:
 
 # The README's test command: unit tests, race detector on the concurrent
 # packages, cross-platform vet/compile, a short fuzz smoke.
-test: vet unit race cross fuzz-smoke
+test: vet staticcheck unit race cross fuzz-smoke
 
 vet:
 	$(GO) vet $(PKGS)
@@ -44,12 +44,13 @@ fuzz-smoke:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./bench/
 
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 staticcheck:
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@latest $(PKGS)
+	$(GO) run $(STATICCHECK) $(PKGS)
 
 clean:
 	rm -rf bin
 
 # The side-by-side harness (about 1–2 minutes; PERFFLAGS=--quick for <30 s).
 perf:
-	$(GO) run ./cmd/jade perf $(PERFFLAGS) --json perf.json
+	$(GO) run ./cmd/jade perf $(PERFFLAGS) --json perf.json --html perf.html

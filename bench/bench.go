@@ -16,10 +16,9 @@ import (
 
 // Env is a Jade runtime with the benchmark programs loaded.
 type Env struct {
-	RT       *jade.Runtime
-	progs    map[string]*vmloop.Program
-	workers  int
-	prevProc int
+	RT      *jade.Runtime
+	progs   map[string]*vmloop.Program
+	workers int
 }
 
 // NewEnv starts a runtime with the given number of workers and sets

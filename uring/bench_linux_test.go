@@ -82,7 +82,6 @@ type echoPair struct {
 	msg, bufZ []byte
 	bufA      []byte
 	tok       evpoll.Token
-	pending   int
 }
 
 func newEchoPair(tb testing.TB, be evpoll.Backend, size int) *echoPair {

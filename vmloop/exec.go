@@ -30,12 +30,14 @@ type Exec struct {
 	frames []frame // frames[0..fp]; frames[fp] is current (its pc is written back when Run leaves the inline path)
 	fp     int
 	heap   heap
+	//lint:ignore U1000 holds the register type tags in the jadecheck build (interp_check.go)
 	shadow // jadecheck register type tags (empty in the fast build)
 
 	state      execState
 	left       int64
 	reductions uint64
 	stop       atomic.Bool
+	noNative   bool // SetNative(false): always the Go loop (native_hook.go)
 
 	// pending intrinsic request (state == stRequest)
 	req      Request

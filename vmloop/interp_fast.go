@@ -23,6 +23,8 @@ const jadecheck = false
 type regs struct{ p unsafe.Pointer }
 
 // shadow holds the jadecheck register tags; empty in the fast build.
+//
+//lint:ignore U1000 the fast build's empty twin of interp_check.go's shadow
 type shadow struct{}
 
 // view returns the frame of nregs registers at base. The register stack
@@ -38,16 +40,18 @@ func headroom(nregs int) int { return nregs }
 
 func (r regs) at(x uint8) *uint64 { return (*uint64)(unsafe.Add(r.p, uintptr(x)*8)) }
 
-func (r regs) i(x uint8) int64                 { return int64(*r.at(x)) }
-func (r regs) f(x uint8) float64               { return math.Float64frombits(*r.at(x)) }
-func (r regs) ref(x uint8) uint64              { return *r.at(x) }
-func (r regs) setI(x uint8, v int64)           { *r.at(x) = uint64(v) }
-func (r regs) setF(x uint8, v float64)         { *r.at(x) = math.Float64bits(v) }
-func (r regs) setRef(x uint8, v uint64)        { *r.at(x) = v }
-func (r regs) get(x uint8, t Type) uint64      { return *r.at(x) }
-func (r regs) set(x uint8, v uint64, t Type)   { *r.at(x) = v }
-func (r regs) move(dst, src uint8)             { *r.at(dst) = *r.at(src) }
-func (r regs) enter(nparams int)               {}
+func (r regs) i(x uint8) int64               { return int64(*r.at(x)) }
+func (r regs) f(x uint8) float64             { return math.Float64frombits(*r.at(x)) }
+func (r regs) ref(x uint8) uint64            { return *r.at(x) }
+func (r regs) setI(x uint8, v int64)         { *r.at(x) = uint64(v) }
+func (r regs) setF(x uint8, v float64)       { *r.at(x) = math.Float64bits(v) }
+func (r regs) setRef(x uint8, v uint64)      { *r.at(x) = v }
+func (r regs) get(x uint8, t Type) uint64    { return *r.at(x) }
+func (r regs) set(x uint8, v uint64, t Type) { *r.at(x) = v }
+func (r regs) move(dst, src uint8)           { *r.at(dst) = *r.at(src) }
+func (r regs) enter(nparams int)             {}
+
+//lint:ignore U1000 the fast build's no-op twin of the jadecheck accessor
 func (r regs) clobber(from int)                {}
 func (e *Exec) growShadow(n int)               {}
 func (e *Exec) freeShadow()                    {}

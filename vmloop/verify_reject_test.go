@@ -31,11 +31,10 @@ func vtImports(p *Program, names ...string) *Program {
 }
 
 var (
-	vtI   = []Type{TI64}
-	vtII  = []Type{TI64, TI64}
-	vtF   = []Type{TF64}
-	vtR   = []Type{TRef}
-	vtNil []Type
+	vtI  = []Type{TI64}
+	vtII = []Type{TI64, TI64}
+	vtF  = []Type{TF64}
+	vtR  = []Type{TRef}
 )
 
 // vtID is func id(x:i64) -> i64.
