@@ -3,12 +3,10 @@ module github.com/jadevm/jade
 go 1.26.8
 
 require (
+	github.com/klauspost/cpuid/v2 v2.4.2
 	github.com/yuin/gopher-lua v1.1.2
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.50.0
 )
 
-require (
-	github.com/klauspost/cpuid/v2 v2.4.2 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
-)
+require github.com/stretchr/testify v1.12.1 // indirect

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -44,9 +45,16 @@ type Dispatcher interface {
 
 // Config configures a scheduler.
 type Config struct {
-	// Workers is the number of worker threads (default 1). Each is a
-	// goroutine locked to its OS thread.
+	// Workers is the number of worker threads. Each is a goroutine locked
+	// to its OS thread. 0 means runtime.GOMAXPROCS(0) − 1 (at least 1):
+	// GOMAXPROCS follows the affinity mask and cgroup limits, and one P is
+	// kept for host goroutines, the GC and the poller. Start raises
+	// GOMAXPROCS to at least Workers + 1 and says so in Note.
 	Workers int
+	// PinCPUs pins worker i's thread to the i-th CPU (mod their number) of
+	// the process's affinity mask, with sched_setaffinity. Linux only;
+	// elsewhere it is a documented no-op.
+	PinCPUs bool
 	// Dispatcher handles intrinsic requests (required).
 	Dispatcher Dispatcher
 }
@@ -56,15 +64,38 @@ type Config struct {
 type Scheduler struct {
 	disp    Dispatcher
 	workers []*worker
-	inject  injectQueue
+	pin     bool
+
+	_      [cacheLinePad]byte
+	inject injectQueue
+	_      [cacheLinePad]byte
+
+	// nSearching counts workers looking for work to steal (at most half of
+	// them, Tokio's rule); a producer wakes a parked worker only when none
+	// searches, and the last searcher to find work wakes another.
+	nSearching atomic.Int32
+	_          [cacheLinePad - 4]byte
+	// nIdle is len(idle), readable without the lock.
+	nIdle atomic.Int32
+	_     [cacheLinePad - 4]byte
 
 	idleMu sync.Mutex
 	idle   []*worker // parked workers; guarded by idleMu
 
-	nextTask   atomic.Uint64
+	note       string // what Start changed (GOMAXPROCS); guarded by mu
+	setProcs   int    // GOMAXPROCS value Start set, or 0; guarded by mu
+	savedProcs int    // GOMAXPROCS before Start raised it; guarded by mu
+
+	// Counters every spawn, park and completion updates, from any worker:
+	// each on its own line.
+	nextTask atomic.Uint64
+	_        [cacheLinePad - 8]byte
+	live     atomic.Int64 // tasks spawned and not completed
+	_        [cacheLinePad - 8]byte
+	waiting  atomic.Int64 // tasks parked in Waiting
+	_        [cacheLinePad - 8]byte
+
 	nextEngine atomic.Uint32
-	live       atomic.Int64 // tasks spawned and not completed
-	waiting    atomic.Int64 // tasks parked in Waiting
 
 	mu       sync.Mutex
 	zeroCh   chan struct{} // closed when live reaches 0; guarded by mu
@@ -87,16 +118,68 @@ func New(cfg Config) (*Scheduler, *Control, error) {
 		return nil, nil, errors.New("sched: new: a Dispatcher is required")
 	}
 	if cfg.Workers == 0 {
-		cfg.Workers = 1
+		cfg.Workers = DefaultWorkers()
 	}
 	if cfg.Workers < 0 || cfg.Workers > 1024 {
 		return nil, nil, fmt.Errorf("sched: new: %d workers outside [1, 1024]", cfg.Workers)
 	}
-	s := &Scheduler{disp: cfg.Dispatcher}
+	s := &Scheduler{disp: cfg.Dispatcher, pin: cfg.PinCPUs && pinSupported}
+	var cpus []int
+	if s.pin {
+		cpus = allowedCPUs()
+	}
 	for i := 0; i < cfg.Workers; i++ {
-		s.workers = append(s.workers, &worker{s: s, id: i, wakeCh: make(chan struct{}, 1)})
+		w := &worker{s: s, id: i, park: newParker(), cpu: -1}
+		if len(cpus) > 0 {
+			w.cpu = cpus[i%len(cpus)]
+		}
+		s.workers = append(s.workers, w)
 	}
 	return s, &Control{s}, nil
+}
+
+// DefaultWorkers is the worker count used when Config.Workers is 0:
+// runtime.GOMAXPROCS(0) − 1, at least 1.
+func DefaultWorkers() int {
+	return max(1, runtime.GOMAXPROCS(0)-1)
+}
+
+// Note returns what Start changed in the Go runtime (a raised GOMAXPROCS),
+// or "" when nothing; the CLI prints it under -v.
+func (s *Scheduler) Note() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.note
+}
+
+// Pinned reports whether workers pin their threads to CPUs.
+func (s *Scheduler) Pinned() bool { return s.pin }
+
+// Steals returns how many times workers found work by stealing.
+func (s *Scheduler) Steals() uint64 {
+	var n uint64
+	for _, w := range s.workers {
+		n += w.steals.Load()
+	}
+	return n
+}
+
+// Dispatches returns how many slices the workers have run.
+func (s *Scheduler) Dispatches() uint64 {
+	var n uint64
+	for _, w := range s.workers {
+		n += w.dispatches.Load()
+	}
+	return n
+}
+
+// Parks returns how many times workers blocked.
+func (s *Scheduler) Parks() uint64 {
+	var n uint64
+	for _, w := range s.workers {
+		n += w.parks.Load()
+	}
+	return n
 }
 
 // Workers returns the number of workers.
@@ -121,6 +204,13 @@ func (c *Control) Start() error {
 		return errors.New("sched: start: already started")
 	}
 	s.started = true
+	// Keep one P beyond the workers so host goroutines, the GC and the
+	// poller run while every worker is busy.
+	if procs, want := runtime.GOMAXPROCS(0), len(s.workers)+1; procs < want {
+		runtime.GOMAXPROCS(want)
+		s.savedProcs, s.setProcs = procs, want
+		s.note = fmt.Sprintf("sched: raised GOMAXPROCS from %d to %d for %d workers", procs, want, len(s.workers))
+	}
 	for _, w := range s.workers {
 		s.wg.Add(1)
 		go w.loop()
@@ -303,22 +393,38 @@ func (s *Scheduler) enqueue(from *Task, t *Task) {
 	s.notify()
 }
 
-// notify unparks one parked worker, if any.
+// notify unparks one parked worker, if any and if no worker searches (a
+// searcher will find the work, or the last one re-checks every queue before
+// it parks). The woken worker starts searching: the notifier counts it in
+// nSearching, so a burst of pushes wakes one worker, not all of them.
 func (s *Scheduler) notify() {
+	if s.nSearching.Load() != 0 || s.nIdle.Load() == 0 {
+		return
+	}
 	s.idleMu.Lock()
 	n := len(s.idle)
-	if n == 0 {
+	if n == 0 || s.nSearching.Load() != 0 {
 		s.idleMu.Unlock()
 		return
 	}
 	w := s.idle[n-1]
 	s.idle = s.idle[:n-1]
+	s.nIdle.Add(-1)
 	w.parked = false
+	w.notified = true
+	s.nSearching.Add(1)
 	s.idleMu.Unlock()
-	select {
-	case w.wakeCh <- struct{}{}:
-	default:
+	w.park.unpark()
+}
+
+// localWork reports whether some worker's local queue holds a task.
+func (s *Scheduler) localWork() bool {
+	for _, w := range s.workers {
+		if w.local.len() > 0 {
+			return true
+		}
 	}
+	return false
 }
 
 // Drain waits until every task has completed (graceful shutdown), or ctx
@@ -391,10 +497,7 @@ func (c *Control) Shutdown(ctx context.Context) []TaskReport {
 	}
 	for _, w := range s.workers {
 		w.stop.Store(true)
-		select {
-		case w.wakeCh <- struct{}{}:
-		default:
-		}
+		w.park.unpark()
 	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
@@ -402,6 +505,13 @@ func (c *Control) Shutdown(ctx context.Context) []TaskReport {
 	case <-done:
 	case <-ctx.Done():
 	}
+	// Give back the GOMAXPROCS raise unless someone changed it since.
+	s.mu.Lock()
+	if s.setProcs != 0 && runtime.GOMAXPROCS(0) == s.setProcs {
+		runtime.GOMAXPROCS(s.savedProcs)
+	}
+	s.setProcs = 0
+	s.mu.Unlock()
 	return stuck
 }
 
@@ -496,3 +606,6 @@ func (r *registry) each(f func(*Task)) {
 		f(t)
 	}
 }
+
+// IdleWorkers returns how many workers are parked (a snapshot).
+func (s *Scheduler) IdleWorkers() int { return int(s.nIdle.Load()) }

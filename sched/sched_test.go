@@ -3,6 +3,7 @@ package sched_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -87,20 +88,43 @@ done:
 // TestExactlyOnce spawns many tasks that yield once; every one completes
 // exactly once with its own value (the sum proves no loss or duplicate).
 func TestExactlyOnce(t *testing.T) {
-	for _, workers := range []int{1, 2, 4} {
+	for _, workers := range []int{1, 2, 4, 8} {
 		rt := newRT(t, jade.Options{Workers: workers})
 		p := load(t, rt, fanout)
 		n := int64(100_000)
 		if testing.Short() || (raceEnabled && workers != 2) {
 			n = 10_000
 		}
+		// Tasks are not goroutines: the count stays flat while they run.
+		before := runtime.NumGoroutine()
+		var peak atomic.Int64
+		stop := make(chan struct{})
+		sampled := make(chan struct{})
+		go func() {
+			defer close(sampled)
+			for {
+				if g := int64(runtime.NumGoroutine()); g > peak.Load() {
+					peak.Store(g)
+				}
+				select {
+				case <-stop:
+					return
+				case <-time.After(time.Millisecond):
+				}
+			}
+		}()
 		o := run(t, rt, p, vmloop.I64(n))
+		close(stop)
+		<-sampled
+		if g := peak.Load(); g > int64(before)+3 {
+			t.Fatalf("workers=%d: %d goroutines while running (%d before)", workers, g, before)
+		}
 		if o.Kind != sched.Success || o.Value.Int() != n*(n-1)/2 {
 			t.Fatalf("workers=%d: %v, want Success(%d)", workers, o, n*(n-1)/2)
 		}
-		if live := rt.Bus().Scheduler().LiveTasks(); live != 0 {
-			t.Fatalf("workers=%d: %d live tasks after completion", workers, live)
-		}
+		// main's outcome is published before its worker decrements the
+		// live count: wait for the count, do not sample it.
+		waitFor(t, func() bool { return rt.Bus().Scheduler().LiveTasks() == 0 })
 	}
 }
 
@@ -327,7 +351,7 @@ func TestEventSemantics(t *testing.T) {
 // mixed in: every round trip completes (no wake is lost), and every task
 // completes exactly once.
 func TestLostWakeups(t *testing.T) {
-	for _, workers := range []int{1, 2, 4} {
+	for _, workers := range []int{1, 2, 4, 8} {
 		rt := newRT(t, jade.Options{Workers: workers, ReductionLimit: 200})
 		p := load(t, rt, `
 .func main(pairs:i64, rounds:i64) -> i64
@@ -385,6 +409,9 @@ d:
   ret i
 .end`)
 		pairs, rounds := int64(200), int64(500)
+		if raceEnabled && workers != 2 {
+			rounds = 100
+		}
 		o := run(t, rt, p, vmloop.I64(pairs), vmloop.I64(rounds))
 		if o.Kind != sched.Success || o.Value.Int() != 2*pairs*rounds {
 			t.Fatalf("workers=%d: %v want %d", workers, o, 2*pairs*rounds)
@@ -395,7 +422,13 @@ d:
 // TestCancelRaces cancels tasks while they run, wait and get woken; every
 // task completes exactly once with Success or Cancelled.
 func TestCancelRaces(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 2, ReductionLimit: 100})
+	for _, workers := range []int{1, 2, 4, 8} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) { testCancelRaces(t, workers) })
+	}
+}
+
+func testCancelRaces(t *testing.T, workers int) {
+	rt := newRT(t, jade.Options{Workers: workers, ReductionLimit: 100})
 	p := load(t, rt, `
 .func main(ev:ref, n:i64) -> i64
   .local i:i64

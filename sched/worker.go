@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
 
@@ -13,13 +14,19 @@ type worker struct {
 	s  *Scheduler
 	id int
 
-	local localQueue // owner-only run queue
+	local localQueue // lock-free ring: owner push/pop, thieves steal half
 
-	// wakeCh carries one unpark token; a send never blocks and a token
-	// sent before the worker blocks is kept, so an unpark is never lost.
-	wakeCh chan struct{}
-	parked bool // guarded by s.idleMu
-	stop   atomic.Bool
+	park   parker // futex on Linux, one-slot channel elsewhere
+	parked bool   // on s.idle; guarded by s.idleMu
+	// notified: a notifier took w off s.idle and counted it as searching
+	// (s.nSearching) on its behalf; guarded by s.idleMu.
+	notified bool
+	stop     atomic.Bool
+
+	// searching: this worker counts in s.nSearching (owner-only).
+	searching bool
+	// cpu is the CPU the worker pins its thread to, or -1.
+	cpu int
 
 	// injectFirst makes the next pick look at the inject queue before the
 	// local queue: set after a preempted or yielded slice, so a task woken
@@ -30,12 +37,17 @@ type worker struct {
 	// Counters (read racily by metrics; written only by this worker).
 	dispatches atomic.Uint64
 	parks      atomic.Uint64
+	steals     atomic.Uint64
 }
 
 func (w *worker) loop() {
 	defer w.s.wg.Done()
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	// A pinned thread must not go back to Go's thread pool: returning from
+	// the goroutine while still locked makes the runtime end the thread.
+	if pinned := w.cpu >= 0 && pinThread(w.cpu) == nil; !pinned {
+		defer runtime.UnlockOSThread()
+	}
 	for {
 		t := w.next()
 		if t == nil {
@@ -46,45 +58,128 @@ func (w *worker) loop() {
 }
 
 // next finds the next task in the reference order of spec §1.1: local run
-// queue, global inject queue, (stealing: M:N issue), park. It returns nil
-// when the worker must stop.
+// queue, global inject queue, stealing from a random victim, park. It
+// returns nil when the worker must stop.
 func (w *worker) next() *Task {
-	s := w.s
 	for {
 		if w.stop.Load() {
 			return nil
 		}
-		w.ticks++
-		if w.injectFirst || w.ticks%32 == 0 {
-			w.injectFirst = false
-			if t := s.inject.pop(); t != nil {
-				return t
+		if t := w.find(); t != nil {
+			if w.searching {
+				w.endSearch()
 			}
-		}
-		if t := w.local.pop(); t != nil {
 			return t
 		}
-		if t := s.inject.pop(); t != nil {
-			return t
-		}
-		// Park: register as idle, look once more, then block. A producer
-		// pushes before it looks for an idle worker, so either we see its
-		// task here or it sees us and sends a token.
-		s.idleMu.Lock()
-		w.parked = true
-		s.idle = append(s.idle, w)
-		s.idleMu.Unlock()
-		if s.inject.len() > 0 || w.stop.Load() {
-			w.unidle()
-			continue
-		}
-		w.parks.Add(1)
-		<-w.wakeCh
-		w.unidle()
+		w.sleep()
 	}
 }
 
-// unidle removes w from the idle list if a notifier has not done so.
+// find looks local → inject → steal without blocking.
+func (w *worker) find() *Task {
+	s := w.s
+	w.ticks++
+	if w.injectFirst || w.ticks%32 == 0 {
+		w.injectFirst = false
+		if t := s.inject.pop(); t != nil {
+			return t
+		}
+	}
+	if t := w.local.pop(); t != nil {
+		return t
+	}
+	if t := s.inject.pop(); t != nil {
+		return t
+	}
+	if len(s.workers) > 1 && w.beginSearch() {
+		if t := w.steal(); t != nil {
+			w.steals.Add(1)
+			return t
+		}
+		// The global queue once more: a producer that saw us searching did
+		// not wake anyone.
+		if t := s.inject.pop(); t != nil {
+			return t
+		}
+	}
+	return nil
+}
+
+// beginSearch enters the searching state unless half of the workers
+// already search (Tokio's idle.rs rule: 2·searching < workers).
+func (w *worker) beginSearch() bool {
+	if w.searching {
+		return true
+	}
+	s := w.s
+	for {
+		n := s.nSearching.Load()
+		if 2*int(n) >= len(s.workers) {
+			return false
+		}
+		if s.nSearching.CompareAndSwap(n, n+1) {
+			w.searching = true
+			return true
+		}
+	}
+}
+
+// endSearch leaves the searching state after finding work; the last
+// searcher wakes another parked worker, which then searches in its place
+// (there may be more work than this worker can take).
+func (w *worker) endSearch() {
+	w.searching = false
+	if w.s.nSearching.Add(-1) == 0 {
+		w.s.notify()
+	}
+}
+
+// steal takes half of a random victim's local queue, trying every other
+// worker once starting at the random one.
+func (w *worker) steal() *Task {
+	ws := w.s.workers
+	n := len(ws)
+	start := rand.IntN(n)
+	for i := 0; i < n; i++ {
+		v := ws[(start+i)%n]
+		if v == w {
+			continue
+		}
+		if t := v.local.stealInto(&w.local); t != nil {
+			return t
+		}
+	}
+	return nil
+}
+
+// sleep parks the worker. Protocol (no unpark is lost): register as idle,
+// leave the searching state, look once more, then block. A producer pushes
+// before it loads s.nSearching and s.nIdle, so either we see its task here
+// or it sees us (idle, or still searching — then the last searcher, which
+// re-checks every queue here, sees the task).
+func (w *worker) sleep() {
+	s := w.s
+	s.idleMu.Lock()
+	w.parked = true
+	s.idle = append(s.idle, w)
+	s.nIdle.Add(1)
+	s.idleMu.Unlock()
+	last := false
+	if w.searching {
+		w.searching = false
+		last = s.nSearching.Add(-1) == 0
+	}
+	if s.inject.len() > 0 || w.stop.Load() || (last && s.localWork()) {
+		w.unidle()
+		return
+	}
+	w.parks.Add(1)
+	w.park.park()
+	w.unidle()
+}
+
+// unidle removes w from the idle list if a notifier has not done so, and
+// takes over the searching count a notifier made on its behalf.
 func (w *worker) unidle() {
 	s := w.s
 	s.idleMu.Lock()
@@ -96,6 +191,11 @@ func (w *worker) unidle() {
 			}
 		}
 		w.parked = false
+		s.nIdle.Add(-1)
+	}
+	if w.notified {
+		w.notified = false
+		w.searching = true
 	}
 	s.idleMu.Unlock()
 }
@@ -215,6 +315,10 @@ func (w *worker) requeue(t *Task) {
 	t.transition(Running, Runnable)
 	w.local.push(t, &w.s.inject)
 	w.injectFirst = true
+	if len(w.s.workers) > 1 && w.local.len() > 1 {
+		// Others wait behind it here: let an idle worker steal them.
+		w.s.notify()
+	}
 }
 
 // publish records where t stopped, for introspection.

@@ -18,7 +18,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
+
+	"github.com/klauspost/cpuid/v2"
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/sched"
@@ -86,7 +89,7 @@ func load(path string) (*vmloop.Program, error) {
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	workers := fs.Int("workers", 1, "worker threads")
+	workers := fs.Int("workers", 0, fmt.Sprintf("worker threads (0: GOMAXPROCS−1, here %d)", sched.DefaultWorkers()))
 	reductions := fs.Int64("reductions", 0, fmt.Sprintf("reduction limit of the default engine (default %d, max %d)", sched.DefaultReductionLimit, sched.MaxReductionLimit))
 	verbose := fs.Bool("v", false, "describe the runtime on stderr")
 	if err := fs.Parse(args); err != nil {
@@ -128,7 +131,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return exitLoad
 	}
 	if *verbose {
-		fmt.Fprintf(stderr, "jade: %d worker(s), reduction limit %d, ABI %s\n", rt.Bus().Scheduler().Workers(), rt.Main().Engine().Config().ReductionLimit, vmloop.ABI)
+		describeRuntime(stderr, rt)
 	}
 	task, err := rt.Spawn(p, "main", callArgs...)
 	if err != nil {
@@ -204,4 +207,22 @@ func cmdAsm(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitSuccess
+}
+
+// describeRuntime prints the CPU (klauspost/cpuid), the workers, GOMAXPROCS
+// and what the scheduler changed (jade run -v).
+func describeRuntime(w io.Writer, rt *jade.Runtime) {
+	c := &cpuid.CPU
+	fmt.Fprintf(w, "jade: CPU %s: %d physical cores, %d threads, %d-byte cache line\n",
+		c.BrandName, c.PhysicalCores, c.LogicalCores, c.CacheLine)
+	s := rt.Bus().Scheduler()
+	pin := ""
+	if s.Pinned() {
+		pin = ", pinned"
+	}
+	fmt.Fprintf(w, "jade: %d worker(s)%s, GOMAXPROCS %d, reduction limit %d, ABI %s\n",
+		s.Workers(), pin, runtime.GOMAXPROCS(0), rt.Main().Engine().Config().ReductionLimit, vmloop.ABI)
+	if note := s.Note(); note != "" {
+		fmt.Fprintf(w, "jade: %s\n", note)
+	}
 }

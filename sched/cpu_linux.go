@@ -1,0 +1,37 @@
+//go:build linux
+
+package sched
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// pinSupported reports whether Config.PinCPUs has an effect here.
+const pinSupported = true
+
+func newParker() parker { return parker{} }
+
+// allowedCPUs returns the CPUs of this process's affinity mask, in order
+// (nil when it cannot be read).
+func allowedCPUs() []int {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil
+	}
+	var cpus []int
+	for c := 0; c < len(set)*8*int(unsafe.Sizeof(set[0])); c++ {
+		if set.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus
+}
+
+// pinThread binds the calling OS thread (locked by the worker) to cpu.
+func pinThread(cpu int) error {
+	var set unix.CPUSet
+	set.Set(cpu)
+	return unix.SchedSetaffinity(0, &set)
+}

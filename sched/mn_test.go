@@ -1,0 +1,129 @@
+package sched_test
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// TestStealFromBusyWorker: main spawns children onto its worker's local
+// queue and then hogs that worker for whole (long) slices; the other
+// worker steals the children and runs them while main still runs.
+func TestStealFromBusyWorker(t *testing.T) {
+	rt := newRT(t, jade.Options{Workers: 2, ReductionLimit: sched.MaxReductionLimit})
+	p := load(t, rt, `
+.func main(n:i64) -> i64
+  .local i:i64, t:ref, x:i64
+  const i, 0
+sp:
+  jge   i, n, hog
+  spawn t, child, i
+  addi  i, i, 1
+  jmp   sp
+hog:
+  const x, 0
+l:
+  addi  x, x, 1
+  jmp   l
+.end
+.func child(x:i64) -> i64
+  .local i:i64
+  const i, 0
+l:
+  jgei i, 1000, d
+  addi i, i, 1
+  jmp  l
+d:
+  ret  x
+.end`)
+	s := rt.Bus().Scheduler()
+	main, err := rt.Spawn(p, "main", vmloop.I64(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { main.Cancel() })
+	// Every child ran (one slice each, after main's first) and completed.
+	waitFor(t, func() bool { return s.Dispatches() >= 101 && s.LiveTasks() == 1 })
+	if s.Steals() == 0 {
+		t.Fatal("children completed without any steal")
+	}
+	if st := main.Sched().State(); st == sched.Completed {
+		t.Fatalf("hog state %s", st)
+	}
+	main.Cancel()
+	if o, _ := main.Wait(context.Background()); o.Kind != sched.Cancelled {
+		t.Fatalf("hog: %v", o)
+	}
+}
+
+// TestIdleWorkersPark: once the work is done, every worker is parked and
+// the dispatch and park counters stand still (no heartbeat, S-4).
+func TestIdleWorkersPark(t *testing.T) {
+	rt := newRT(t, jade.Options{Workers: 4})
+	p := load(t, rt, fanout)
+	if o := run(t, rt, p, vmloop.I64(2000)); o.Kind != sched.Success {
+		t.Fatal(o)
+	}
+	s := rt.Bus().Scheduler()
+	waitFor(t, func() bool { return s.IdleWorkers() == 4 })
+	d, pk := s.Dispatches(), s.Parks()
+	time.Sleep(200 * time.Millisecond)
+	if d2, pk2 := s.Dispatches(), s.Parks(); d2 != d || pk2 != pk || s.IdleWorkers() != 4 {
+		t.Fatalf("idle runtime moved: dispatches %d→%d, parks %d→%d, idle %d", d, d2, pk, pk2, s.IdleWorkers())
+	}
+	// Parked workers are woken by new work.
+	if o := run(t, rt, p, vmloop.I64(100)); o.Kind != sched.Success {
+		t.Fatal(o)
+	}
+}
+
+// TestGCWhileIdle: parked workers sit in a blocking syscall the runtime
+// knows about, so a stop-the-world GC completes.
+func TestGCWhileIdle(t *testing.T) {
+	rt := newRT(t, jade.Options{Workers: 4})
+	p := load(t, rt, fanout)
+	run(t, rt, p, vmloop.I64(100))
+	s := rt.Bus().Scheduler()
+	waitFor(t, func() bool { return s.IdleWorkers() == 4 })
+	done := make(chan struct{})
+	go func() {
+		runtime.GC()
+		runtime.GC()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("GC did not complete while the runtime was idle")
+	}
+}
+
+// TestDefaultWorkers: Workers 0 means GOMAXPROCS − 1 (at least 1), and
+// Start raises GOMAXPROCS to workers + 1, saying so, and Close restores it.
+func TestDefaultWorkers(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	if want := max(1, procs-1); sched.DefaultWorkers() != want {
+		t.Fatalf("DefaultWorkers %d, want %d", sched.DefaultWorkers(), want)
+	}
+	rt, err := jade.New(jade.Options{Workers: procs + 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := runtime.GOMAXPROCS(0); g != procs+3 {
+		t.Fatalf("GOMAXPROCS %d with %d workers", g, procs+2)
+	}
+	if rt.Bus().Scheduler().Note() == "" {
+		t.Fatal("no note about the raised GOMAXPROCS")
+	}
+	if err := rt.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if g := runtime.GOMAXPROCS(0); g != procs {
+		t.Fatalf("GOMAXPROCS %d after close, want %d", g, procs)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package sched
+
+const raceEnabledInternal = true
