@@ -28,8 +28,13 @@ type Outcome = sched.Outcome
 
 // Options configure a Runtime. Zero fields take the documented defaults.
 type Options struct {
-	// Workers is the number of worker threads (default 1).
+	// Workers is the number of worker threads (0: GOMAXPROCS minus one P
+	// kept for the host and the GC; the runtime raises GOMAXPROCS to at
+	// least workers+1).
 	Workers int
+	// PinCPUs pins each worker thread to one allowed CPU (Linux; a no-op
+	// elsewhere).
+	PinCPUs bool
 	// ReductionLimit is the default engine's budget per dispatch
 	// (default sched.DefaultReductionLimit).
 	ReductionLimit int64
@@ -50,7 +55,7 @@ type Runtime struct {
 
 // New starts a runtime.
 func New(opts Options) (*Runtime, error) {
-	b, err := bus.New(bus.Config{Workers: opts.Workers, Stdout: opts.Stdout})
+	b, err := bus.New(bus.Config{Workers: opts.Workers, PinCPUs: opts.PinCPUs, Stdout: opts.Stdout})
 	if err != nil {
 		return nil, fmt.Errorf("jade: new: %w", err)
 	}

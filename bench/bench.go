@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/bus"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -19,6 +21,9 @@ type Env struct {
 	RT      *jade.Runtime
 	progs   map[string]*vmloop.Program
 	workers int
+
+	woke  chan time.Time // bench.woke: the dispatch time of a woken task
+	ticks atomic.Int64   // bench.tick: hog progress (2^20 iterations each)
 }
 
 // NewEnv starts a runtime with the given number of workers and sets
@@ -29,10 +34,22 @@ func NewEnv(workers int) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{RT: rt, progs: map[string]*vmloop.Program{}, workers: workers}
+	e := &Env{RT: rt, progs: map[string]*vmloop.Program{}, workers: workers, woke: make(chan time.Time, 1024)}
+	rt.RegisterIntrinsic("bench.woke", nil, vmloop.TVoid, 0, func(*bus.Call) (vmloop.Value, error) {
+		select {
+		case e.woke <- time.Now():
+		default:
+		}
+		return vmloop.Void(), nil
+	})
+	rt.RegisterIntrinsic("bench.tick", nil, vmloop.TVoid, 0, func(*bus.Call) (vmloop.Value, error) {
+		e.ticks.Add(1)
+		return vmloop.Void(), nil
+	})
 	for name, src := range map[string]string{
 		"spawn_join": srcSpawnJoin, "ping_pong": srcPingPong, "yield": srcYield,
-		"fib": srcFib, "parked": srcParked,
+		"fib": srcFib, "parked": srcParked, "waker": srcWaker, "hog": srcHog,
+		"spawn_many": srcSpawnMany, "chained": srcChained, "yield_many": srcYieldMany,
 	} {
 		p, err := rt.Load(name+".jasm", []byte(src))
 		if err != nil {

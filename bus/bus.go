@@ -78,8 +78,11 @@ var ErrDenied = errors.New("capability denied")
 
 // Config configures a bus and the scheduler under it.
 type Config struct {
-	// Workers is the number of worker threads (default 1).
+	// Workers is the number of worker threads (0: sched.DefaultWorkers,
+	// GOMAXPROCS minus one P kept for the host and the GC).
 	Workers int
+	// PinCPUs pins each worker thread to one allowed CPU (Linux only).
+	PinCPUs bool
 	// Stdout receives io.print_* output (default os.Stdout).
 	Stdout io.Writer
 }
@@ -114,7 +117,7 @@ func New(cfg Config) (*Bus, error) {
 	if b.stdout == nil {
 		b.stdout = os.Stdout
 	}
-	s, ctl, err := sched.New(sched.Config{Workers: cfg.Workers, Dispatcher: (*dispatcher)(b)})
+	s, ctl, err := sched.New(sched.Config{Workers: cfg.Workers, PinCPUs: cfg.PinCPUs, Dispatcher: (*dispatcher)(b)})
 	if err != nil {
 		return nil, fmt.Errorf("bus: new: %w", err)
 	}

@@ -35,3 +35,6 @@ func pinThread(cpu int) error {
 	set.Set(cpu)
 	return unix.SchedSetaffinity(0, &set)
 }
+
+// threadID returns the calling thread's id.
+func threadID() int { return unix.Gettid() }

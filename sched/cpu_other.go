@@ -13,3 +13,6 @@ func newParker() parker { return parker{ch: make(chan struct{}, 1)} }
 func allowedCPUs() []int { return nil }
 
 func pinThread(cpu int) error { return errors.New("sched: CPU pinning is only supported on Linux") }
+
+// threadID is 0 where thread ids are not read.
+func threadID() int { return 0 }

@@ -13,6 +13,9 @@ import (
 type worker struct {
 	s  *Scheduler
 	id int
+	// tid is the OS thread id of the worker's locked thread (Linux; 0
+	// elsewhere or before the worker started).
+	tid atomic.Int64
 
 	local localQueue // lock-free ring: owner push/pop, thieves steal half
 
@@ -48,6 +51,7 @@ func (w *worker) loop() {
 	if pinned := w.cpu >= 0 && pinThread(w.cpu) == nil; !pinned {
 		defer runtime.UnlockOSThread()
 	}
+	w.tid.Store(int64(threadID()))
 	for {
 		t := w.next()
 		if t == nil {
@@ -55,6 +59,16 @@ func (w *worker) loop() {
 		}
 		w.run(t)
 	}
+}
+
+// WorkerThreads returns the OS thread ids of the started workers (Linux;
+// zeros elsewhere), for per-thread measurements such as context switches.
+func (s *Scheduler) WorkerThreads() []int {
+	ids := make([]int, len(s.workers))
+	for i, w := range s.workers {
+		ids[i] = int(w.tid.Load())
+	}
+	return ids
 }
 
 // next finds the next task in the reference order of spec §1.1: local run

@@ -45,7 +45,7 @@ func main() {
 
 func usage(stderr io.Writer) int {
 	fmt.Fprint(stderr, `usage:
-  jade run [--workers N] [--reductions N] FILE.jasm|FILE.jbc [ARGS...]
+  jade run [--workers N] [--pin] [--reductions N] [-v] FILE.jasm|FILE.jbc [ARGS...]
   jade asm --check FILE.jasm
   jade asm --dis FILE.jasm|FILE.jbc
   jade asm -o OUT.jbc FILE.jasm
@@ -89,6 +89,7 @@ func load(path string) (*vmloop.Program, error) {
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	pin := fs.Bool("pin", false, "pin each worker thread to one allowed CPU (Linux)")
 	workers := fs.Int("workers", 0, fmt.Sprintf("worker threads (0: GOMAXPROCS−1, here %d)", sched.DefaultWorkers()))
 	reductions := fs.Int64("reductions", 0, fmt.Sprintf("reduction limit of the default engine (default %d, max %d)", sched.DefaultReductionLimit, sched.MaxReductionLimit))
 	verbose := fs.Bool("v", false, "describe the runtime on stderr")
@@ -104,7 +105,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jade: %v\n", err)
 		return exitLoad
 	}
-	rt, err := jade.New(jade.Options{Workers: *workers, ReductionLimit: *reductions, Stdout: stdout})
+	rt, err := jade.New(jade.Options{Workers: *workers, PinCPUs: *pin, ReductionLimit: *reductions, Stdout: stdout})
 	if err != nil {
 		fmt.Fprintf(stderr, "jade: %v\n", err)
 		if errors.Is(err, sched.ErrConfig) {

@@ -1,0 +1,335 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// Latencies summarises a latency sample (exact percentiles of the sorted
+// sample; the samples are small enough to keep whole).
+type Latencies struct {
+	N                   int
+	P50, P99, P999, Max time.Duration
+}
+
+// Summarize sorts d and returns its percentiles.
+func Summarize(d []time.Duration) Latencies {
+	if len(d) == 0 {
+		return Latencies{}
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	at := func(q float64) time.Duration { return d[min(len(d)-1, int(q*float64(len(d))))] }
+	return Latencies{N: len(d), P50: at(0.50), P99: at(0.99), P999: at(0.999), Max: d[len(d)-1]}
+}
+
+func (l Latencies) String() string {
+	return fmt.Sprintf("n=%d p50=%v p99=%v p99.9=%v max=%v", l.N, l.P50, l.P99, l.P999, l.Max)
+}
+
+// WakeLatencyJade measures outside wake → dispatch of a task in an
+// otherwise idle runtime, n times.
+func (e *Env) WakeLatencyJade(n int) (Latencies, error) {
+	ev := e.RT.NewEvent()
+	task, err := e.RT.Spawn(e.progs["waker"], "main", ev, vmloop.I64(int64(n)))
+	if err != nil {
+		return Latencies{}, err
+	}
+	s := e.RT.Bus().Scheduler()
+	ds := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		for s.WaitingTasks() != 1 {
+			runtime.Gosched()
+		}
+		time.Sleep(50 * time.Microsecond) // let the workers park
+		t0 := time.Now()
+		e.RT.Signal(ev)
+		ds = append(ds, (<-e.woke).Sub(t0))
+	}
+	if _, err := task.Wait(context.Background()); err != nil {
+		return Latencies{}, err
+	}
+	return Summarize(ds), nil
+}
+
+// WakeLatencyGo measures a channel send → a blocked goroutine running.
+func WakeLatencyGo(n int) Latencies {
+	ch, woke := make(chan struct{}), make(chan time.Time)
+	go func() {
+		for i := 0; i < n; i++ {
+			<-ch
+			woke <- time.Now()
+		}
+	}()
+	ds := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		time.Sleep(50 * time.Microsecond)
+		t0 := time.Now()
+		ch <- struct{}{}
+		ds = append(ds, (<-woke).Sub(t0))
+	}
+	return Summarize(ds)
+}
+
+// Fairness is the result of one fairness run.
+type Fairness struct {
+	Ticker Latencies // wake → dispatch of the 1 ms ticker behind the hogs
+	// HogRate is hog progress per second (2^20 loop iterations per unit
+	// for Jade, 2^20 increments for goroutines).
+	HogRate float64
+	// Slice is the measured duration of one full slice of a hog (Jade).
+	Slice time.Duration
+	// Bound is (queued ahead + 1) × Slice, the S-6 bound for p99.9.
+	Bound time.Duration
+}
+
+// FairnessJade runs hogs endless-loop tasks on the runtime and wakes a
+// ticker task from a host goroutine every millisecond, ticks times.
+func (e *Env) FairnessJade(hogs, ticks int) (Fairness, error) {
+	var f Fairness
+	// Slice time: one hog alone, progress over 200 ms.
+	slice, err := e.sliceTime()
+	if err != nil {
+		return f, err
+	}
+	f.Slice = slice
+	var hs []*sched.Task
+	for i := 0; i < hogs; i++ {
+		t, err := e.RT.Spawn(e.progs["hog"], "main")
+		if err != nil {
+			return f, err
+		}
+		hs = append(hs, t.Sched())
+	}
+	ev := e.RT.NewEvent()
+	tk, err := e.RT.Spawn(e.progs["waker"], "main", ev, vmloop.I64(int64(ticks)))
+	if err != nil {
+		return f, err
+	}
+	e.ticks.Store(0)
+	t0 := time.Now()
+	ds := make([]time.Duration, 0, ticks)
+	for i := 0; i < ticks; i++ {
+		time.Sleep(time.Millisecond)
+		s := time.Now()
+		e.RT.Signal(ev)
+		ds = append(ds, (<-e.woke).Sub(s))
+	}
+	f.HogRate = float64(e.ticks.Load()) / time.Since(t0).Seconds()
+	for _, h := range hs {
+		e.RT.Main().Cancel(h)
+	}
+	if _, err := tk.Wait(context.Background()); err != nil {
+		return f, err
+	}
+	for e.RT.Bus().Scheduler().LiveTasks() > 0 {
+		time.Sleep(time.Millisecond)
+	}
+	f.Ticker = Summarize(ds)
+	ahead := (hogs + e.workers - 1) / e.workers
+	f.Bound = time.Duration(ahead+1) * f.Slice
+	return f, nil
+}
+
+// sliceTime measures how long one full slice of the hog takes.
+func (e *Env) sliceTime() (time.Duration, error) {
+	t, err := e.RT.Spawn(e.progs["hog"], "main")
+	if err != nil {
+		return 0, err
+	}
+	e.ticks.Store(0)
+	time.Sleep(10 * time.Millisecond)
+	e.ticks.Store(0)
+	t0 := time.Now()
+	time.Sleep(200 * time.Millisecond)
+	units := e.ticks.Load()
+	el := time.Since(t0)
+	t.Cancel()
+	t.Wait(context.Background())
+	if units == 0 {
+		return 0, fmt.Errorf("bench: slice time: the hog made no progress")
+	}
+	// One unit = 2^20 iterations of 3 instructions + the tick intrinsic.
+	perReduction := float64(el) / (float64(units) * (3<<20 + 3))
+	limit := e.RT.Main().Engine().Config().ReductionLimit
+	return time.Duration(perReduction * float64(limit)), nil
+}
+
+// FairnessGo is the same shape with goroutines: hogs spinning goroutines
+// and a ticker goroutine woken through a channel every millisecond.
+func FairnessGo(hogs, ticks int) Fairness {
+	var stop atomic.Bool
+	var units atomic.Int64
+	var wg sync.WaitGroup
+	for i := 0; i < hogs; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := 0
+			for !stop.Load() {
+				x++
+				if x&(1<<20-1) == 0 {
+					units.Add(1)
+				}
+			}
+		}()
+	}
+	ch, woke := make(chan struct{}), make(chan time.Time)
+	go func() {
+		for i := 0; i < ticks; i++ {
+			<-ch
+			woke <- time.Now()
+		}
+	}()
+	t0 := time.Now()
+	ds := make([]time.Duration, 0, ticks)
+	for i := 0; i < ticks; i++ {
+		time.Sleep(time.Millisecond)
+		s := time.Now()
+		ch <- struct{}{}
+		ds = append(ds, (<-woke).Sub(s))
+	}
+	rate := float64(units.Load()) / time.Since(t0).Seconds()
+	stop.Store(true)
+	wg.Wait()
+	return Fairness{Ticker: Summarize(ds), HogRate: rate}
+}
+
+// IdleWakeups measures the context switches of each worker thread (Linux,
+// /proc/self/task/TID/status) and of the whole process over an idle
+// period; processBefore is the process-wide figure for the same period
+// before the runtime started, taken by the caller with ProcessSwitches.
+func (e *Env) IdleWakeups(period time.Duration) (perWorker []int64, process int64, err error) {
+	// Make sure every worker has started and gone idle.
+	if _, err := e.Run("yield", vmloop.I64(10)); err != nil {
+		return nil, 0, err
+	}
+	time.Sleep(100 * time.Millisecond)
+	tids := e.RT.Bus().Scheduler().WorkerThreads()
+	before := make([]int64, len(tids))
+	for i, tid := range tids {
+		if before[i], err = threadSwitches(tid); err != nil {
+			return nil, 0, err
+		}
+	}
+	p0, err := ProcessSwitches()
+	if err != nil {
+		return nil, 0, err
+	}
+	time.Sleep(period)
+	for i, tid := range tids {
+		n, err := threadSwitches(tid)
+		if err != nil {
+			return nil, 0, err
+		}
+		perWorker = append(perWorker, n-before[i])
+	}
+	p1, err := ProcessSwitches()
+	return perWorker, p1 - p0, err
+}
+
+// ProcessSwitches sums the voluntary and involuntary context switches of
+// every thread of this process.
+func ProcessSwitches() (int64, error) {
+	dirs, err := filepath.Glob("/proc/self/task/*")
+	if err != nil || len(dirs) == 0 {
+		return 0, fmt.Errorf("bench: /proc/self/task not readable: %v", err)
+	}
+	var sum int64
+	for _, d := range dirs {
+		tid, _ := strconv.Atoi(filepath.Base(d))
+		n, err := threadSwitches(tid)
+		if err == nil {
+			sum += n
+		}
+	}
+	return sum, nil
+}
+
+func threadSwitches(tid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/status", tid))
+	if err != nil {
+		return 0, err
+	}
+	var sum int64
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "voluntary_ctxt_switches:") || strings.HasPrefix(line, "nonvoluntary_ctxt_switches:") {
+			n, _ := strconv.ParseInt(strings.TrimSpace(line[strings.IndexByte(line, ':')+1:]), 10, 64)
+			sum += n
+		}
+	}
+	return sum, nil
+}
+
+// SpawnManyJade spawns n tasks from one task and joins them.
+func (e *Env) SpawnManyJade(n int) error {
+	v, err := e.Run("spawn_many", vmloop.I64(int64(n)))
+	if err == nil && v != int64(n)*int64(n-1)/2 {
+		err = fmt.Errorf("bench: spawn_many: sum %d", v)
+	}
+	return err
+}
+
+// SpawnManyGo starts n goroutines and waits for them.
+func SpawnManyGo(n int) {
+	var wg sync.WaitGroup
+	var sum atomic.Int64
+	wg.Add(n)
+	for i := 0; i < n; i++ {
+		go func(x int) { sum.Add(int64(x)); wg.Done() }(i)
+	}
+	wg.Wait()
+}
+
+// ChainedSpawnJade: each task spawns the next, n deep.
+func (e *Env) ChainedSpawnJade(n int) error {
+	_, err := e.Run("chained", vmloop.I64(int64(n)), e.RT.NewEvent())
+	return err
+}
+
+// ChainedSpawnGo: each goroutine starts the next, n deep.
+func ChainedSpawnGo(n int) {
+	done := make(chan struct{})
+	var link func(int)
+	link = func(k int) {
+		if k == 0 {
+			close(done)
+			return
+		}
+		go link(k - 1)
+	}
+	go link(n)
+	<-done
+}
+
+// YieldManyJade: k tasks yield m times each.
+func (e *Env) YieldManyJade(k, m int) error {
+	_, err := e.Run("yield_many", vmloop.I64(int64(k)), vmloop.I64(int64(m)))
+	return err
+}
+
+// YieldManyGo: k goroutines call runtime.Gosched m times each.
+func YieldManyGo(k, m int) {
+	var wg sync.WaitGroup
+	wg.Add(k)
+	for i := 0; i < k; i++ {
+		go func() {
+			for j := 0; j < m; j++ {
+				runtime.Gosched()
+			}
+			wg.Done()
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,116 @@
+package bench
+
+// Programs of the M:N benchmarks.
+const (
+	// srcWaker waits on ev n times and reports each dispatch to the host.
+	srcWaker = `
+.func main(ev:ref, n:i64) -> i64
+  .local i:i64
+  const i, 0
+l:
+  jge   i, n, d
+  evwait ev
+  intr  _, bench.woke
+  addi  i, i, 1
+  jmp   l
+d:
+  ret   i
+.end
+`
+	// srcHog spins forever and reports every 2^20 iterations.
+	srcHog = `
+.func main() -> i64
+  .local x:i64, y:i64
+  const x, 0
+l:
+  addi  x, x, 1
+  andi  y, x, 1048575
+  jnz   y, l
+  intr  _, bench.tick
+  jmp   l
+.end
+`
+	srcSpawnMany = `
+.func main(n:i64) -> i64
+  .local i:i64, sum:i64, v:i64, ts:ref, t:ref
+  anew  ts, n, ref
+  const i, 0
+sp:
+  jge   i, n, js
+  spawn t, child, i
+  asetr ts, i, t
+  addi  i, i, 1
+  jmp   sp
+js:
+  const i, 0
+  const sum, 0
+jl:
+  jge   i, n, done
+  agetr t, ts, i
+  joini v, t
+  add   sum, sum, v
+  addi  i, i, 1
+  jmp   jl
+done:
+  ret   sum
+.end
+.func child(x:i64) -> i64
+  ret   x
+.end
+`
+	srcChained = `
+.func main(n:i64, ev:ref) -> i64
+  .local t:ref
+  spawn  t, link, n, ev
+  free   t
+  evwait ev
+  ret    n
+.end
+.func link(n:i64, ev:ref) -> i64
+  .local t:ref, m:i64
+  jgti     n, 0, more
+  evsignal ev
+  ret      n
+more:
+  subi     m, n, 1
+  spawn    t, link, m, ev
+  ret      n
+.end
+`
+	srcYieldMany = `
+.func main(k:i64, m:i64) -> i64
+  .local i:i64, ts:ref, t:ref, v:i64, sum:i64
+  anew  ts, k, ref
+  const i, 0
+sp:
+  jge   i, k, js
+  spawn t, yielder, m
+  asetr ts, i, t
+  addi  i, i, 1
+  jmp   sp
+js:
+  const i, 0
+  const sum, 0
+jl:
+  jge   i, k, done
+  agetr t, ts, i
+  joini v, t
+  add   sum, sum, v
+  addi  i, i, 1
+  jmp   jl
+done:
+  ret   sum
+.end
+.func yielder(m:i64) -> i64
+  .local i:i64
+  const i, 0
+l:
+  jge   i, m, d
+  yield
+  addi  i, i, 1
+  jmp   l
+d:
+  ret   i
+.end
+`
+)

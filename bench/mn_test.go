@@ -1,0 +1,175 @@
+package bench
+
+import (
+	"runtime"
+	"testing"
+	"time"
+)
+
+// mnWorkers is the worker count of the M:N benchmarks (the machine has 2
+// CPUs); the goroutine baselines run at GOMAXPROCS = mnWorkers.
+const mnWorkers = 2
+
+func envN(b *testing.B, workers int) *Env {
+	b.Helper()
+	e, err := NewEnv(workers)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(e.Close)
+	return e
+}
+
+func BenchmarkSpawnMany(b *testing.B) {
+	const n = 10_000
+	b.Run("jade", func(b *testing.B) {
+		e := envN(b, mnWorkers)
+		for b.Loop() {
+			if err := e.SpawnManyJade(n); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/task")
+	})
+	b.Run("goroutine", func(b *testing.B) {
+		WithProcs(mnWorkers, func() {
+			for b.Loop() {
+				SpawnManyGo(n)
+			}
+		})
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/task")
+	})
+}
+
+func BenchmarkChainedSpawn(b *testing.B) {
+	const n = 10_000
+	b.Run("jade", func(b *testing.B) {
+		e := envN(b, mnWorkers)
+		for b.Loop() {
+			if err := e.ChainedSpawnJade(n); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/task")
+	})
+	b.Run("goroutine", func(b *testing.B) {
+		WithProcs(mnWorkers, func() {
+			for b.Loop() {
+				ChainedSpawnGo(n)
+			}
+		})
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/task")
+	})
+}
+
+func BenchmarkYieldMany(b *testing.B) {
+	const k, m = 100, 1000
+	b.Run("jade", func(b *testing.B) {
+		e := envN(b, mnWorkers)
+		for b.Loop() {
+			if err := e.YieldManyJade(k, m); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*k*m), "ns/yield")
+	})
+	b.Run("goroutine", func(b *testing.B) {
+		WithProcs(mnWorkers, func() {
+			for b.Loop() {
+				YieldManyGo(k, m)
+			}
+		})
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*k*m), "ns/yield")
+	})
+}
+
+func reportLat(b *testing.B, l Latencies) {
+	b.ReportMetric(float64(l.P50.Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(l.P99.Nanoseconds()), "p99-ns")
+	b.ReportMetric(float64(l.P999.Nanoseconds()), "p99.9-ns")
+	b.ReportMetric(float64(l.Max.Nanoseconds()), "max-ns")
+}
+
+func BenchmarkWakeLatency(b *testing.B) {
+	const n = 2000
+	b.Run("jade", func(b *testing.B) {
+		e := envN(b, 1)
+		var l Latencies
+		for b.Loop() {
+			var err error
+			if l, err = e.WakeLatencyJade(n); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportLat(b, l)
+	})
+	b.Run("goroutine", func(b *testing.B) {
+		var l Latencies
+		WithProcs(1, func() {
+			for b.Loop() {
+				l = WakeLatencyGo(n)
+			}
+		})
+		reportLat(b, l)
+	})
+}
+
+// BenchmarkFairness: 4 hogs on 2 workers; a host goroutine wakes a ticker
+// task every millisecond; the S-6 bound is (queued ahead + 1) × slice.
+func BenchmarkFairness(b *testing.B) {
+	const hogs, ticks = 4, 500
+	b.Run("jade", func(b *testing.B) {
+		e := envN(b, mnWorkers)
+		var f Fairness
+		for b.Loop() {
+			var err error
+			if f, err = e.FairnessJade(hogs, ticks); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportLat(b, f.Ticker)
+		b.ReportMetric(f.HogRate, "hog-units/s")
+		b.ReportMetric(float64(f.Slice.Nanoseconds()), "slice-ns")
+		b.ReportMetric(float64(f.Bound.Nanoseconds()), "bound-ns")
+	})
+	b.Run("goroutine", func(b *testing.B) {
+		var f Fairness
+		WithProcs(mnWorkers, func() {
+			for b.Loop() {
+				f = FairnessGo(hogs, ticks)
+			}
+		})
+		reportLat(b, f.Ticker)
+		b.ReportMetric(f.HogRate, "hog-units/s")
+	})
+}
+
+// BenchmarkIdleWakeups: context switches of each worker thread over an
+// idle second (target 0), beside the process-wide figure for an idle
+// second before the runtime started.
+func BenchmarkIdleWakeups(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("reads /proc/self/task")
+	}
+	p0, err := ProcessSwitches()
+	if err != nil {
+		b.Skip(err)
+	}
+	time.Sleep(time.Second)
+	p1, _ := ProcessSwitches()
+	e := envN(b, mnWorkers)
+	var worst, proc int64
+	for b.Loop() {
+		per, p, err := e.IdleWakeups(time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		worst, proc = 0, p
+		for _, n := range per {
+			worst = max(worst, n)
+		}
+	}
+	b.ReportMetric(float64(worst), "switches/worker")
+	b.ReportMetric(float64(proc), "switches/process")
+	b.ReportMetric(float64(p1-p0), "switches/idle-go-process")
+}
