@@ -2,6 +2,7 @@ package perf
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/jadevm/jade/bench"
 )
@@ -13,16 +14,16 @@ func Scenarios() []Scenario {
 		{Name: "spawn_join", Run: spawnJoin},
 		{Name: "ping_pong", Run: pingPong},
 		{Name: "yield", Run: yieldS},
-		{Name: "spawn_many", Absent: "needs multi-worker stealing (issue #3)"},
-		{Name: "chained_spawn", Absent: "needs multi-worker stealing (issue #3)"},
-		{Name: "yield_many", Absent: "needs multi-worker stealing (issue #3)"},
-		{Name: "wake_latency", Absent: "latency histograms land with issue #3"},
-		{Name: "fairness", Absent: "fairness benchmark lands with issue #3"},
+		{Name: "spawn_many", Run: spawnMany},
+		{Name: "chained_spawn", Run: chainedSpawn},
+		{Name: "yield_many", Run: yieldMany},
+		{Name: "wake_latency", Run: wakeLatency},
+		{Name: "fairness", Run: fairness},
 		{Name: "timer_insert_cancel", Run: timerInsertCancel},
 		{Name: "timers_1m", Run: timers1M},
 		{Name: "sleep_lateness", Absent: "sleep intrinsic not wired into the scheduler yet (issue #4)"},
 		{Name: "parked_task_bytes", Run: parkedBytes},
-		{Name: "idle_wakeups", Absent: "idle wake-up counter lands with issue #3"},
+		{Name: "idle_wakeups", Run: idleWakeups},
 		{Name: "fib30", Run: fib30},
 		{Name: "echo", Absent: "I/O intrinsics not wired yet (issue #5)"},
 		{Name: "resp_ping", Absent: "I/O intrinsics not wired yet (issue #5)"},
@@ -154,4 +155,216 @@ func timers1M(o *Options) ([]Result, error) {
 	p := mem.Jade <= 64
 	mem.Pass = &p
 	return []Result{ins, mem}, nil
+}
+
+// mnWorkers is the worker count of the M:N scenarios; their goroutine
+// baselines run at GOMAXPROCS = mnWorkers.
+const mnWorkers = 2
+
+func withEnvN(workers int, f func(e *bench.Env) ([]Result, error)) ([]Result, error) {
+	e, err := bench.NewEnv(workers)
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	return f(e)
+}
+
+func spawnMany(o *Options) ([]Result, error) {
+	return withEnvN(mnWorkers, func(e *bench.Env) ([]Result, error) {
+		const n = 10_000
+		j, err := timeOp(o, 5, func(k int) error {
+			for i := 0; i < k; i++ {
+				if err := e.SpawnManyJade(n); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		var g float64
+		bench.WithProcs(mnWorkers, func() {
+			g, _ = timeOp(o, 5, func(k int) error {
+				for i := 0; i < k; i++ {
+					bench.SpawnManyGo(n)
+				}
+				return nil
+			})
+		})
+		return []Result{lowerBetter("spawn_many", "per task (10k fan-out)", "ns", j/n, g/n, 3, ">= 3x goroutines", o.Reps)}, nil
+	})
+}
+
+func chainedSpawn(o *Options) ([]Result, error) {
+	return withEnvN(mnWorkers, func(e *bench.Env) ([]Result, error) {
+		const n = 10_000
+		j, err := timeOp(o, 5, func(k int) error {
+			for i := 0; i < k; i++ {
+				if err := e.ChainedSpawnJade(n); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		var g float64
+		bench.WithProcs(mnWorkers, func() {
+			g, _ = timeOp(o, 5, func(k int) error {
+				for i := 0; i < k; i++ {
+					bench.ChainedSpawnGo(n)
+				}
+				return nil
+			})
+		})
+		return []Result{lowerBetter("chained_spawn", "per link (10k chain)", "ns", j/n, g/n, 3, ">= 3x goroutines", o.Reps)}, nil
+	})
+}
+
+func yieldMany(o *Options) ([]Result, error) {
+	return withEnvN(mnWorkers, func(e *bench.Env) ([]Result, error) {
+		const k, m = 100, 1000
+		j, err := timeOp(o, 5, func(r int) error {
+			for i := 0; i < r; i++ {
+				if err := e.YieldManyJade(k, m); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		var g float64
+		bench.WithProcs(mnWorkers, func() {
+			g, _ = timeOp(o, 5, func(r int) error {
+				for i := 0; i < r; i++ {
+					bench.YieldManyGo(k, m)
+				}
+				return nil
+			})
+		})
+		return []Result{lowerBetter("yield_many", "per yield (100 tasks)", "ns", j/(k*m), g/(k*m), 3, ">= 3x goroutines", o.Reps)}, nil
+	})
+}
+
+// latencyResults turns repeated latency runs into p99 and p99.9 rows
+// (medians over the repetitions) plus an ungated max row.
+func latencyResults(name string, js, gs []bench.Latencies, target string, gate func(j, g bench.Latencies) bool) []Result {
+	pick := func(ls []bench.Latencies, f func(bench.Latencies) time.Duration) float64 {
+		var xs []float64
+		for _, l := range ls {
+			xs = append(xs, float64(f(l).Nanoseconds()))
+		}
+		return median(xs)
+	}
+	p99 := lowerBetter(name, "p99 latency", "ns", pick(js, func(l bench.Latencies) time.Duration { return l.P99 }),
+		pick(gs, func(l bench.Latencies) time.Duration { return l.P99 }), 0, target, len(js))
+	p999 := lowerBetter(name, "p99.9 latency", "ns", pick(js, func(l bench.Latencies) time.Duration { return l.P999 }),
+		pick(gs, func(l bench.Latencies) time.Duration { return l.P999 }), 0, target, len(js))
+	p50 := lowerBetter(name, "p50 latency", "ns", pick(js, func(l bench.Latencies) time.Duration { return l.P50 }),
+		pick(gs, func(l bench.Latencies) time.Duration { return l.P50 }), 0, "reported", len(js))
+	mx := lowerBetter(name, "max latency", "ns", pick(js, func(l bench.Latencies) time.Duration { return l.Max }),
+		pick(gs, func(l bench.Latencies) time.Duration { return l.Max }), 0, "reported, not gated", len(js))
+	if gate != nil {
+		p := true
+		for i := range js {
+			p = p && gate(js[i], gs[i])
+		}
+		p999.Pass = &p
+	}
+	return []Result{p50, p99, p999, mx}
+}
+
+func wakeLatency(o *Options) ([]Result, error) {
+	return withEnvN(1, func(e *bench.Env) ([]Result, error) {
+		n := 1000
+		if o.Quick {
+			n = 300
+		}
+		var js, gs []bench.Latencies
+		for i := 0; i < o.Reps; i++ {
+			j, err := e.WakeLatencyJade(n)
+			if err != nil {
+				return nil, err
+			}
+			js = append(js, j)
+			bench.WithProcs(1, func() { gs = append(gs, bench.WakeLatencyGo(n)) })
+		}
+		return latencyResults("wake_latency", js, gs, "reported vs channel wake", nil), nil
+	})
+}
+
+func fairness(o *Options) ([]Result, error) {
+	return withEnvN(mnWorkers, func(e *bench.Env) ([]Result, error) {
+		const hogs = 4
+		ticks := 500
+		if o.Quick {
+			ticks = 200
+		}
+		var js, gs []bench.Latencies
+		var fs []bench.Fairness
+		var jr, gr []float64
+		for i := 0; i < o.Reps; i++ {
+			f, err := e.FairnessJade(hogs, ticks)
+			if err != nil {
+				return nil, err
+			}
+			fs = append(fs, f)
+			js, jr = append(js, f.Ticker), append(jr, f.HogRate)
+			var g bench.Fairness
+			bench.WithProcs(mnWorkers, func() { g = bench.FairnessGo(hogs, ticks) })
+			gs, gr = append(gs, g.Ticker), append(gr, g.HogRate)
+		}
+		k := 0
+		rs := latencyResults("fairness", js, gs, "p99.9 <= (ahead+1) x slice and <= 1/10 of goroutines'", func(j, g bench.Latencies) bool {
+			f := fs[k]
+			k++
+			return j.P999 <= f.Bound && j.P999*10 <= g.P999
+		})
+		var sl []float64
+		for _, f := range fs {
+			sl = append(sl, float64(f.Slice.Nanoseconds()))
+		}
+		rs = append(rs,
+			Result{Name: "fairness", Metric: "slice time", Unit: "ns", Jade: median(sl), Target: "reported (hog slice)", Reps: len(fs)},
+			Result{Name: "fairness", Metric: "hog progress", Unit: "units/s", Jade: median(jr), Baseline: median(gr),
+				Ratio: median(jr) / median(gr), Target: "reported (units differ: 2^20 VM vs Go loop iterations)", Reps: len(fs)})
+		return rs, nil
+	})
+}
+
+func idleWakeups(o *Options) ([]Result, error) {
+	p0, err := bench.ProcessSwitches()
+	if err != nil {
+		return []Result{{Name: "idle_wakeups", Absent: err.Error()}}, nil
+	}
+	period := time.Second
+	if o.Quick {
+		period = 300 * time.Millisecond
+	}
+	time.Sleep(period)
+	p1, _ := bench.ProcessSwitches()
+	return withEnvN(mnWorkers, func(e *bench.Env) ([]Result, error) {
+		per, proc, err := e.IdleWakeups(period)
+		if err != nil {
+			return nil, err
+		}
+		var worst int64
+		for _, n := range per {
+			worst = max(worst, n)
+		}
+		w := Result{Name: "idle_wakeups", Metric: "switches per worker", Unit: "", Jade: float64(worst), Target: "0 per idle period", Reps: 1}
+		p := worst == 0
+		w.Pass = &p
+		pr := Result{Name: "idle_wakeups", Metric: "switches per process", Jade: float64(proc), Baseline: float64(p1 - p0),
+			Target: "reported vs idle Go process", Reps: 1}
+		if proc > 0 {
+			pr.Ratio = float64(p1-p0) / float64(proc)
+		}
+		return []Result{w, pr}, nil
+	})
 }
