@@ -1,9 +1,9 @@
 # Jade VM scheduler — developer targets. `make test` is what CI runs.
 GO      ?= go
 PKGS    := ./...
-RACEPKG := ./sched/... ./bus/... ./vmloop/... ./timerwheel/... ./uring/...
+RACEPKG := ./sched/... ./bus/... ./vmloop/... ./timerwheel/... ./uring/... ./native/...
 
-.PHONY: all build test unit race cross fuzz-smoke bench perf vet staticcheck clean
+.PHONY: all build test unit unit-purego sanitize race cross fuzz-smoke bench perf vet staticcheck clean
 
 all: build test
 
@@ -12,7 +12,7 @@ build:
 
 # The README's test command: unit tests, race detector on the concurrent
 # packages, cross-platform vet/compile, a short fuzz smoke.
-test: vet staticcheck unit race cross fuzz-smoke
+test: vet staticcheck unit unit-purego race cross fuzz-smoke
 
 vet:
 	$(GO) vet $(PKGS)
@@ -20,6 +20,19 @@ vet:
 
 unit:
 	$(GO) test -count=1 $(PKGS)
+
+# The VM packages once more without cgo (pure-Go fallback of native/) and
+# with the checked loop (jadecheck: every register and handle access
+# bounds- and type-checked).
+unit-purego:
+	CGO_ENABLED=0 $(GO) test -count=1 ./vmloop/... ./native/... ./sched/... ./bus/... ./examples/...
+	$(GO) test -count=1 -tags purego ./native/... .
+	$(GO) test -count=1 -tags jadecheck ./vmloop/...
+
+# The C loop under AddressSanitizer and UndefinedBehaviorSanitizer (clang if
+# installed, else gcc).
+sanitize:
+	sh native/sanitize/run.sh
 
 race:
 	$(GO) test -count=1 -race $(RACEPKG)
@@ -40,6 +53,7 @@ fuzz-smoke:
 	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./vmloop
 	$(GO) test -run '^$$' -fuzz '^FuzzInterp$$' -fuzztime $(FUZZTIME) ./vmloop
 	$(GO) test -run '^$$' -fuzz '^FuzzWheel$$' -fuzztime $(FUZZTIME) ./timerwheel
+	$(GO) test -run '^$$' -fuzz '^FuzzNative$$' -fuzztime 3000x -parallel 2 ./native
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./bench/

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jadevm/jade/bus"
+	_ "github.com/jadevm/jade/native" // the cgo VM loop, on by default where cgo is available
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 	"github.com/jadevm/jade/vmloop/jasm"
@@ -44,6 +45,9 @@ type Options struct {
 	TaskLimits vmloop.Limits
 	// Stdout receives io.print_* output (default os.Stdout).
 	Stdout io.Writer
+	// GoLoop runs the default engine on the pure-Go VM loop instead of the
+	// cgo loop (package native; also JADE_NATIVE=0 or -tags purego).
+	GoLoop bool
 }
 
 // Runtime is a running Jade VM: a bus, a scheduler with its workers and a
@@ -60,7 +64,7 @@ func New(opts Options) (*Runtime, error) {
 		return nil, fmt.Errorf("jade: new: %w", err)
 	}
 	def, err := b.RegisterEngine("main", sched.EngineRuntimeConfig{
-		ReductionLimit: opts.ReductionLimit, MaxLiveTasks: opts.MaxLiveTasks, TaskLimits: opts.TaskLimits,
+		ReductionLimit: opts.ReductionLimit, MaxLiveTasks: opts.MaxLiveTasks, TaskLimits: opts.TaskLimits, GoLoop: opts.GoLoop,
 	}, bus.CapAll)
 	if err != nil {
 		return nil, fmt.Errorf("jade: new: %w", err)

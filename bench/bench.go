@@ -12,6 +12,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/native"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -22,6 +23,7 @@ type Env struct {
 	progs   map[string]*vmloop.Program
 	workers int
 
+	goEng *bus.Member    // an engine forced onto the pure-Go VM loop
 	woke  chan time.Time // bench.woke: the dispatch time of a woken task
 	ticks atomic.Int64   // bench.tick: hog progress (2^20 iterations each)
 }
@@ -46,6 +48,10 @@ func NewEnv(workers int) (*Env, error) {
 		e.ticks.Add(1)
 		return vmloop.Void(), nil
 	})
+	if e.goEng, err = rt.Bus().RegisterEngine("goloop", sched.EngineRuntimeConfig{GoLoop: true}, bus.CapAll); err != nil {
+		rt.Shutdown(context.Background())
+		return nil, err
+	}
 	for name, src := range map[string]string{
 		"spawn_join": srcSpawnJoin, "ping_pong": srcPingPong, "yield": srcYield,
 		"fib": srcFib, "parked": srcParked, "waker": srcWaker, "hog": srcHog,
@@ -133,8 +139,28 @@ func YieldGo(n int) {
 	}
 }
 
-// FibJade computes fib(n) on the Jade VM.
+// FibJade computes fib(n) on the Jade VM (the default loop: the cgo loop
+// where available, else the Go loop).
 func (e *Env) FibJade(n int) (int64, error) { return e.Run("fib", vmloop.I64(int64(n))) }
+
+// FibJadeGo computes fib(n) on the pure-Go VM loop.
+func (e *Env) FibJadeGo(n int) (int64, error) {
+	t, err := e.goEng.Spawn(nil, e.progs["fib"], "main", vmloop.I64(int64(n)))
+	if err != nil {
+		return 0, err
+	}
+	o, err := bus.Await(context.Background(), t)
+	if err != nil {
+		return 0, err
+	}
+	if o.Kind != sched.Success {
+		return 0, fmt.Errorf("bench: fib: %s", o)
+	}
+	return o.Value.Int(), nil
+}
+
+// NativeLoop reports whether the default loop is the cgo loop.
+func NativeLoop() bool { return native.Enabled() }
 
 // NewLua returns a gopher-lua state with fib compiled.
 func NewLua() (*lua.LState, *lua.LFunction, error) {

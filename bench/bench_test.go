@@ -58,7 +58,20 @@ func BenchmarkYield(b *testing.B) {
 }
 
 func BenchmarkFib30(b *testing.B) {
-	b.Run("jade", func(b *testing.B) {
+	b.Run("jade-go", func(b *testing.B) {
+		e := env(b)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if v, err := e.FibJadeGo(30); err != nil || v != 832040 {
+				b.Fatal(v, err)
+			}
+		}
+	})
+	b.Run("jade-native", func(b *testing.B) {
+		if !NativeLoop() {
+			b.Skip("the cgo loop is not available in this build (CGO_ENABLED=0, -tags purego or JADE_NATIVE=0)")
+		}
 		e := env(b)
 		b.ReportAllocs()
 		b.ResetTimer()

@@ -31,6 +31,10 @@ type EngineRuntimeConfig struct {
 	// TaskLimits bound each task (stack depth, heap bytes); exhausting one
 	// traps that task (zero fields: vmloop.DefaultLimits).
 	TaskLimits vmloop.Limits
+	// GoLoop runs the engine's tasks on the pure-Go VM loop even when the
+	// cgo loop of package native is available and enabled (the global
+	// switches are native.Disable and JADE_NATIVE=0).
+	GoLoop bool
 }
 
 // ErrConfig is wrapped by every configuration error.

@@ -269,6 +269,9 @@ func (c *Control) Spawn(from *Task, e *Engine, p *vmloop.Program, fn int, args [
 		e.live.Add(-1)
 		return nil, fmt.Errorf("sched: spawn: %w", err)
 	}
+	if cfg.GoLoop {
+		ex.SetNative(false)
+	}
 	t := &Task{id: id, engine: e, exec: ex}
 	s.live.Add(1)
 	s.registry.add(t)

@@ -31,6 +31,11 @@ import "math"
 // inline path through the slow label: the state is written back to the
 // Exec, step runs the instruction out of line, and the loop reloads its
 // state. The steady state allocates nothing per instruction or call.
+//
+// When a native loop is registered (SetNativeLoop, package native) and the
+// task did not opt out (SetNative), Run hands the slice to it first; it
+// runs the hot subset in C with the same rule and returns here for the
+// rest (native_hook.go).
 func (e *Exec) Run(budget int64) Signal {
 	switch e.state {
 	case stReady:
@@ -42,6 +47,17 @@ func (e *Exec) Run(budget int64) Signal {
 		return SigThrown
 	default:
 		return SigTrap
+	}
+	if !jadecheck && !e.noNative {
+		if loop := nativeLoop.Load(); loop != nil {
+			// the C twin of this loop (native_hook.go); it may hand the
+			// rest of the slice to the Go loop below
+			sig, left, done := e.runNative(*loop, budget)
+			if done {
+				return sig
+			}
+			budget = left
+		}
 	}
 
 	// The current function and register base live in frames[fp], kept up

@@ -1,5 +1,7 @@
 package vmloop
 
+import "unsafe"
+
 // Program is a Jade bytecode program: functions, constant pools and the
 // intrinsics it imports. A Program is untrusted until Verify accepts it;
 // after that it is immutable and may be shared by any number of tasks and
@@ -14,6 +16,8 @@ type Program struct {
 
 	// Filled by Verify.
 	verified bool
+
+	native unsafe.Pointer // *NativeProgram, made by Native on first use
 }
 
 // Import names an intrinsic a program uses through INTR. Verify resolves it

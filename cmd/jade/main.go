@@ -24,6 +24,7 @@ import (
 	"github.com/klauspost/cpuid/v2"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/native"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 	"github.com/jadevm/jade/vmloop/jasm"
@@ -89,6 +90,7 @@ func load(path string) (*vmloop.Program, error) {
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	goLoop := fs.Bool("go-loop", false, "run on the pure-Go VM loop even where the cgo loop is available")
 	pin := fs.Bool("pin", false, "pin each worker thread to one allowed CPU (Linux)")
 	workers := fs.Int("workers", 0, fmt.Sprintf("worker threads (0: GOMAXPROCS−1, here %d)", sched.DefaultWorkers()))
 	reductions := fs.Int64("reductions", 0, fmt.Sprintf("reduction limit of the default engine (default %d, max %d)", sched.DefaultReductionLimit, sched.MaxReductionLimit))
@@ -105,7 +107,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jade: %v\n", err)
 		return exitLoad
 	}
-	rt, err := jade.New(jade.Options{Workers: *workers, PinCPUs: *pin, ReductionLimit: *reductions, Stdout: stdout})
+	rt, err := jade.New(jade.Options{Workers: *workers, PinCPUs: *pin, GoLoop: *goLoop, ReductionLimit: *reductions, Stdout: stdout})
 	if err != nil {
 		fmt.Fprintf(stderr, "jade: %v\n", err)
 		if errors.Is(err, sched.ErrConfig) {
@@ -226,4 +228,12 @@ func describeRuntime(w io.Writer, rt *jade.Runtime) {
 	if note := s.Note(); note != "" {
 		fmt.Fprintf(w, "jade: %s\n", note)
 	}
+	loop := "Go loop (cgo loop unavailable: CGO_ENABLED=0, -tags purego or JADE_NATIVE=0)"
+	switch {
+	case rt.Main().Engine().Config().GoLoop:
+		loop = "Go loop (--go-loop)"
+	case native.Enabled():
+		loop = "cgo loop (package native) for the hot subset, Go loop for the rest"
+	}
+	fmt.Fprintf(w, "jade: VM: %s\n", loop)
 }

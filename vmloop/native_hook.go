@@ -1,0 +1,238 @@
+package vmloop
+
+import (
+	"fmt"
+	"math"
+	"sync/atomic"
+	"unsafe"
+)
+
+// The hook for a native (C) twin of the interpreter loop (package native).
+//
+// vmloop stays pure Go: it knows nothing of cgo. A package that has a
+// native loop registers it with SetNativeLoop; from then on Run hands every
+// slice of a task to it (unless the task opted out with SetNative(false),
+// and never in the jadecheck build, whose register type tags the native
+// loop does not keep). The native loop runs the hot subset of the ISA on
+// the task's own register stack and frame stack and returns either
+// NativePreempted (a safe point with the budget spent or Stop called; the
+// state is saved exactly as the Go loop saves it) or NativeExit: the
+// instruction at frames[fp].pc is one it does not run (or a trap condition
+// of one it does), not yet charged. Run then charges that instruction and
+// executes it out of line with the Go loop's own step, which holds all of
+// the semantics of everything outside the hot subset (traps, handles,
+// allocation, throws, intrinsics, growth of the stacks), and calls the
+// native loop again. So the native loop duplicates no semantics beyond the
+// hot subset, and the reduction count, safe points and trap pcs are those
+// of the Go loop.
+//
+// Memory sharing (cgo pointer rules): the register stack ([]uint64), the
+// frame stack ([]frame, three ints each) and the prepared program tables
+// (NativeProgram, []uint64 and []int64) hold no Go pointers, so their
+// first-element pointers may be passed to C as call arguments; C keeps no
+// copy of them after the call. The stop flag is passed as a pointer to the
+// uint32 inside the atomic.Bool.
+
+// NativeExit codes returned by a NativeLoop.
+const (
+	// NativeExit: the instruction at frames[fp].pc must run in Go. It has
+	// not been charged. Left and FP are up to date.
+	NativeExit = 1
+	// NativePreempted: a safe point with the budget spent (Left <= 0) or
+	// the stop flag set; frames[fp].pc is the next instruction to run.
+	NativePreempted = 2
+)
+
+// NativeCall is the state a NativeLoop runs on. The pointers are valid for
+// the duration of the call only and point to memory without Go pointers.
+type NativeCall struct {
+	Regs      unsafe.Pointer // &regs[0]: the register stack, NRegs uint64 slots
+	NRegs     int            // len(regs)
+	Frames    unsafe.Pointer // &frames[0]: NFrames frames of three int64 {fn, pc, base}
+	NFrames   int            // len(frames)
+	FP        int            // index of the current frame
+	MaxFrames int            // Limits.MaxFrames: a CALL to depth >= MaxFrames exits
+	Left      int64          // budget left
+	Stop      unsafe.Pointer // *uint32: nonzero when Stop was called (read at safe points)
+	Prog      *NativeProgram
+}
+
+// NativeResult is what a NativeLoop returns: the exit code and the new
+// frame index and budget (frames[FP].pc is saved in the frame stack).
+type NativeResult struct {
+	Exit int
+	FP   int
+	Left int64
+}
+
+// NativeLoop runs the hot subset of the ISA from frames[FP].pc; see
+// NativeExit and NativePreempted.
+type NativeLoop func(c NativeCall) NativeResult
+
+// NativeProgram is a program flattened for a native loop, made once per
+// verified program (Program.Native) and immutable afterwards. It holds no
+// Go pointers.
+type NativeProgram struct {
+	// Words holds the code of every function, one instruction word each,
+	// then the KInt pool, then the KFlt pool as bit patterns, then one
+	// padding word (so that &Words[KIntOff] is valid when the pools are
+	// empty).
+	Words []uint64
+	// Funcs holds NativeFuncWords int64 per function: the offset of its
+	// code in Words, its NRegs and its number of parameters.
+	Funcs   []int64
+	KIntOff int // offset of KInt in Words
+	KFltOff int // offset of KFlt in Words
+}
+
+// NativeFuncWords is the number of int64 per function in NativeProgram.Funcs.
+const NativeFuncWords = 3
+
+var nativeLoop atomic.Pointer[NativeLoop]
+
+// SetNativeLoop registers the native loop that Run uses for every task
+// that did not opt out with SetNative(false); nil unregisters it (Run then
+// uses the Go loop). It is called by package native at init (and by
+// native.Enable / native.Disable).
+func SetNativeLoop(f NativeLoop) {
+	if f == nil {
+		nativeLoop.Store(nil)
+		return
+	}
+	nativeLoop.Store(&f)
+}
+
+// NativeSupported reports whether this build of vmloop can use a native
+// loop: false in the jadecheck build, whose register type tags only the Go
+// loop keeps.
+func NativeSupported() bool { return !jadecheck }
+
+// NativeLoopSet reports whether a native loop is registered.
+func NativeLoopSet() bool { return nativeLoop.Load() != nil }
+
+// SetNative selects the loop of this task: on (the default) uses the
+// registered native loop if there is one, off always uses the Go loop. It
+// may be changed between Runs; both loops share the task's state.
+func (e *Exec) SetNative(on bool) { e.noNative = !on }
+
+// NativeUsed reports whether the next Run of e uses the native loop.
+func (e *Exec) NativeUsed() bool {
+	return !jadecheck && !e.noNative && nativeLoop.Load() != nil
+}
+
+// Native returns p flattened for a native loop, made on first use. p must
+// be verified (the native loop trusts the verifier like the Go loop).
+func (p *Program) Native() *NativeProgram {
+	if np := (*NativeProgram)(atomic.LoadPointer(&p.native)); np != nil {
+		return np
+	}
+	np := &NativeProgram{}
+	n := 0
+	for i := range p.Funcs {
+		n += len(p.Funcs[i].Code)
+	}
+	np.Words = make([]uint64, 0, n+len(p.KInt)+len(p.KFlt)+1)
+	np.Funcs = make([]int64, 0, NativeFuncWords*len(p.Funcs))
+	for i := range p.Funcs {
+		f := &p.Funcs[i]
+		np.Funcs = append(np.Funcs, int64(len(np.Words)), int64(f.NRegs), int64(len(f.Params)))
+		for _, ins := range f.Code {
+			np.Words = append(np.Words, uint64(ins))
+		}
+	}
+	np.KIntOff = len(np.Words)
+	for _, k := range p.KInt {
+		np.Words = append(np.Words, uint64(k))
+	}
+	np.KFltOff = len(np.Words)
+	for _, k := range p.KFlt {
+		np.Words = append(np.Words, math.Float64bits(k))
+	}
+	np.Words = append(np.Words, 0)
+	atomic.StorePointer(&p.native, unsafe.Pointer(np))
+	return np
+}
+
+// nativeFallback: see SetNativeFallback.
+var nativeFallback atomic.Int64
+
+func init() { nativeFallback.Store(DefaultNativeFallback) }
+
+// DefaultNativeFallback is the default of SetNativeFallback.
+const DefaultNativeFallback = 32
+
+// SetNativeFallback sets the region rule of the native loop: when a call
+// into the native loop runs fewer than n reductions before it exits to Go
+// at an instruction outside the hot subset (a region dense in them, such
+// as a byte-scanning loop of bget; exits of hot instructions, for stack
+// growth or a trap, do not count), the rest of that Run slice runs in the Go
+// loop, whose inline paths cover those instructions without a cgo
+// crossing each; the next Run starts in the native loop again. n <= 0
+// never falls back (every exit returns to the native loop: the tests use
+// it to keep the whole run in C). Both loops have the same semantics, so
+// the rule changes only speed.
+func SetNativeFallback(n int) { nativeFallback.Store(int64(n)) }
+
+// runNative is Run with the native loop (the state is stReady). It follows
+// the Go loop's slow path exactly: an exited instruction is charged, run
+// by step, and a safe point preempts when the budget is spent. done is
+// false when the rest of the slice is handed to the Go loop (see
+// SetNativeFallback) with left budget; the instruction at frames[fp].pc
+// is then not yet run nor charged, and the reductions so far are counted.
+func (e *Exec) runNative(loop NativeLoop, budget int64) (sig Signal, left int64, done bool) {
+	np := e.prog.Native()
+	fallback := nativeFallback.Load()
+	left = budget
+	for {
+		res := loop(NativeCall{
+			Regs:      unsafe.Pointer(unsafe.SliceData(e.regs)),
+			NRegs:     len(e.regs),
+			Frames:    unsafe.Pointer(unsafe.SliceData(e.frames)),
+			NFrames:   len(e.frames),
+			FP:        e.fp,
+			MaxFrames: e.lim.MaxFrames,
+			Left:      left,
+			Stop:      unsafe.Pointer(&e.stop),
+			Prog:      np,
+		})
+		ran := left - res.Left
+		e.fp, left = res.FP, res.Left
+		if res.Exit == NativePreempted {
+			e.left = left
+			e.reductions += uint64(budget - left)
+			return SigPreempted, left, true
+		}
+		if res.Exit != NativeExit {
+			panic(fmt.Sprintf("vmloop: native loop returned exit code %d", res.Exit))
+		}
+		cur := &e.frames[e.fp]
+		ins := e.prog.Funcs[cur.fn].Code[cur.pc]
+		if ins.Op() == TAILCALL {
+			// The native loop exits on a TAILCALL only when the new
+			// function's frame does not fit the register stack: grow
+			// it (as the Go loop does inline) and run it natively.
+			need := cur.base + headroom(e.prog.Funcs[ins.D()].NRegs)
+			if need <= len(e.regs) {
+				panic("vmloop: native loop exited on a TAILCALL that fits")
+			}
+			e.growRegs(need)
+			continue
+		}
+		if op := ins.Op(); ran < fallback && (op > TAILCALL || op == LDS) {
+			e.reductions += uint64(budget - left)
+			return 0, left, false
+		}
+		cur.pc++
+		e.left = left - 1
+		c := e.step(ins)
+		if c >= ctlExit {
+			e.reductions += uint64(budget - e.left)
+			return Signal(c - ctlExit), e.left, true
+		}
+		left = e.left
+		if c == ctlSafePoint && (left <= 0 || e.stop.Load()) {
+			e.reductions += uint64(budget - left)
+			return SigPreempted, left, true
+		}
+	}
+}
