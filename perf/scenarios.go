@@ -36,9 +36,9 @@ func withEnv(f func(e *bench.Env) ([]Result, error)) ([]Result, error) {
 		return nil, err
 	}
 	defer e.Close()
-	var rs []Result
-	bench.WithProcs(1, func() { rs, err = f(e) })
-	return rs, err
+	// The Jade side runs at the runtime's own GOMAXPROCS (workers + 1);
+	// each goroutine baseline is wrapped in goProcs(1).
+	return f(e)
 }
 
 func spawnJoin(o *Options) ([]Result, error) {
@@ -47,7 +47,10 @@ func spawnJoin(o *Options) ([]Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		g, _ := timeOp(o, 300_000, func(n int) error { bench.SpawnJoinGo(n); return nil })
+		g := goProcs(1, func() float64 {
+			g, _ := timeOp(o, 300_000, func(n int) error { bench.SpawnJoinGo(n); return nil })
+			return g
+		})
 		return []Result{lowerBetter("spawn_join", "spawn+join", "ns", j, g, 5, ">= 5x go+WaitGroup", o.Reps)}, nil
 	})
 }
@@ -58,7 +61,10 @@ func pingPong(o *Options) ([]Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		g, _ := timeOp(o, 500_000, func(n int) error { bench.PingPongGo(n); return nil })
+		g := goProcs(1, func() float64 {
+			g, _ := timeOp(o, 500_000, func(n int) error { bench.PingPongGo(n); return nil })
+			return g
+		})
 		return []Result{lowerBetter("ping_pong", "round trip", "ns", j, g, 4, ">= 4x channels", o.Reps)}, nil
 	})
 }
@@ -69,7 +75,10 @@ func yieldS(o *Options) ([]Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		g, _ := timeOp(o, 2_000_000, func(n int) error { bench.YieldGo(n); return nil })
+		g := goProcs(1, func() float64 {
+			g, _ := timeOp(o, 2_000_000, func(n int) error { bench.YieldGo(n); return nil })
+			return g
+		})
 		return []Result{lowerBetter("yield", "yield", "ns", j, g, 5, ">= 5x runtime.Gosched", o.Reps)}, nil
 	})
 }
@@ -85,30 +94,52 @@ func fib30(o *Options) ([]Result, error) {
 		if o.Quick {
 			reps = 1
 		}
-		j, err := timeOp(o, reps, func(n int) error {
-			for i := 0; i < n; i++ {
-				if v, err := e.FibJade(30); err != nil || v != 832040 {
-					return fmt.Errorf("fib(30) = %d, %v", v, err)
+		loop := func(f func(int) (int64, error)) (float64, error) {
+			return timeOp(o, reps, func(n int) error {
+				for i := 0; i < n; i++ {
+					if v, err := f(30); err != nil || v != 832040 {
+						return fmt.Errorf("fib(30) = %d, %v", v, err)
+					}
 				}
-			}
-			return nil
+				return nil
+			})
+		}
+		jg, err := loop(e.FibJadeGo)
+		if err != nil {
+			return nil, err
+		}
+		var g float64
+		goProcs(1, func() float64 {
+			g, err = timeOp(o, reps, func(n int) error {
+				for i := 0; i < n; i++ {
+					if _, err := bench.FibLua(L, fn); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			return g
 		})
 		if err != nil {
 			return nil, err
 		}
-		g, err := timeOp(o, reps, func(n int) error {
-			for i := 0; i < n; i++ {
-				if _, err := bench.FibLua(L, fn); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		rs := []Result{lowerBetter("fib30", "jade-go vs gopherlua", "ns", jg, g, 5, ">= 5x gopher-lua", o.Reps)}
+		if !bench.NativeLoop() {
+			return append(rs, Result{Name: "fib30", Metric: "jade-native", Absent: "cgo loop not in this build (CGO_ENABLED=0, -tags purego or JADE_NATIVE=0)"}), nil
+		}
+		jn, err := loop(e.FibJade)
 		if err != nil {
 			return nil, err
 		}
-		return []Result{lowerBetter("fib30", "jade-go vs gopherlua", "ns", j, g, 5, ">= 5x gopher-lua", o.Reps)}, nil
+		return append(rs, lowerBetter("fib30", "jade-native vs jade-go", "ns", jn, jg, 2, ">= 2x jade-go", o.Reps)), nil
 	})
+}
+
+// goProcs runs a goroutine baseline at GOMAXPROCS = n (Jade's worker count).
+func goProcs(n int, f func() float64) float64 {
+	var v float64
+	bench.WithProcs(n, func() { v = f() })
+	return v
 }
 
 func parkedBytes(o *Options) ([]Result, error) {
@@ -124,7 +155,7 @@ func parkedBytes(o *Options) ([]Result, error) {
 				return nil, err
 			}
 			js = append(js, j)
-			gs = append(gs, bench.ParkedGo(n))
+			gs = append(gs, goProcs(1, func() float64 { return bench.ParkedGo(n) }))
 		}
 		r := lowerBetter("parked_task_bytes", "bytes per waiter", "B", median(js), median(gs), 0, "<= 512 B", o.Reps)
 		p := r.Jade <= 512

@@ -38,6 +38,11 @@ type Exec struct {
 	reductions uint64
 	stop       atomic.Bool
 	noNative   bool // SetNative(false): always the Go loop (native_hook.go)
+	// nativeSkip Runs start in the Go loop before the native loop is tried
+	// again; nativeBackoff doubles each time a native attempt hands over
+	// early (the region rule), so intrinsic-heavy tasks stop paying a cgo
+	// crossing per Run (native_hook.go).
+	nativeSkip, nativeBackoff uint8
 
 	// pending intrinsic request (state == stRequest)
 	req      Request

@@ -49,7 +49,9 @@ func (e *Exec) Run(budget int64) Signal {
 		return SigTrap
 	}
 	if !jadecheck && !e.noNative {
-		if loop := nativeLoop.Load(); loop != nil {
+		if e.nativeSkip > 0 {
+			e.nativeSkip--
+		} else if loop := nativeLoop.Load(); loop != nil {
 			// the C twin of this loop (native_hook.go); it may hand the
 			// rest of the slice to the Go loop below
 			sig, left, done := e.runNative(*loop, budget)

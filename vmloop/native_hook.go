@@ -198,6 +198,7 @@ func (e *Exec) runNative(loop NativeLoop, budget int64) (sig Signal, left int64,
 		ran := left - res.Left
 		e.fp, left = res.FP, res.Left
 		if res.Exit == NativePreempted {
+			e.nativeBackoff = 0
 			e.left = left
 			e.reductions += uint64(budget - left)
 			return SigPreempted, left, true
@@ -219,8 +220,15 @@ func (e *Exec) runNative(loop NativeLoop, budget int64) (sig Signal, left int64,
 			continue
 		}
 		if op := ins.Op(); ran < fallback && (op > TAILCALL || op == LDS) {
+			// A short region: let the Go loop run it, and try C again
+			// only after a growing number of Runs (up to 64).
+			e.nativeBackoff = min(e.nativeBackoff*2+1, 63)
+			e.nativeSkip = e.nativeBackoff
 			e.reductions += uint64(budget - left)
 			return 0, left, false
+		}
+		if ran >= fallback {
+			e.nativeBackoff = 0
 		}
 		cur.pc++
 		e.left = left - 1
