@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 RACEPKG := ./sched/... ./bus/... ./vmloop/... ./timerwheel/... ./uring/... ./native/...
 
-.PHONY: all build test unit unit-purego sanitize race cross fuzz-smoke bench perf vet staticcheck clean
+.PHONY: all build test unit unit-purego hammer sanitize race cross fuzz-smoke bench perf vet staticcheck clean
 
 all: build test
 
@@ -28,6 +28,10 @@ unit-purego:
 	CGO_ENABLED=0 $(GO) test -count=1 ./vmloop/... ./native/... ./sched/... ./bus/... ./examples/...
 	$(GO) test -count=1 -tags purego ./native/... .
 	$(GO) test -count=1 -tags jadecheck ./vmloop/...
+
+# The exactly-once hammer with 1M tasks for 1, 2, 4 and 8 workers.
+hammer:
+	JADE_HAMMER=1000000 $(GO) test -count=1 -run 'TestExactlyOnce' -timeout 30m -v ./sched/
 
 # The C loop under AddressSanitizer and UndefinedBehaviorSanitizer (clang if
 # installed, else gcc).

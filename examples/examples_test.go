@@ -27,17 +27,19 @@ func TestExamples(t *testing.T) {
 		{"hog.jasm", "1000000"},
 	}
 	for _, c := range cases {
-		t.Run(c.file, func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			cmd := exec.Command(bin, "run", c.file)
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("%v\nstderr: %s", err, stderr.String())
-			}
-			lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-			if got := lines[len(lines)-1]; got != c.want {
-				t.Fatalf("last line %q, want %q (stdout %q)", got, c.want, stdout.String())
-			}
-		})
+		for _, workers := range []string{"1", "2", "4", "8"} {
+			t.Run(c.file+"/workers="+workers, func(t *testing.T) {
+				var stdout, stderr bytes.Buffer
+				cmd := exec.Command(bin, "run", "--workers", workers, c.file)
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				if err := cmd.Run(); err != nil {
+					t.Fatalf("%v\nstderr: %s", err, stderr.String())
+				}
+				lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+				if got := lines[len(lines)-1]; got != c.want {
+					t.Fatalf("last line %q, want %q (stdout %q)", got, c.want, stdout.String())
+				}
+			})
+		}
 	}
 }

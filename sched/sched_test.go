@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -94,6 +96,9 @@ func TestExactlyOnce(t *testing.T) {
 		n := int64(100_000)
 		if testing.Short() || (raceEnabled && workers != 2) {
 			n = 10_000
+		}
+		if h, err := strconv.ParseInt(os.Getenv("JADE_HAMMER"), 10, 64); err == nil && h > 0 {
+			n = h // make hammer: 1M tasks per worker count
 		}
 		// Tasks are not goroutines: the count stays flat while they run.
 		before := runtime.NumGoroutine()
