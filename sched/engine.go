@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -74,6 +75,9 @@ type Engine struct {
 	name string
 	cfg  atomic.Pointer[EngineRuntimeConfig] // replaced whole by UpdateEngine
 	live atomic.Int64                        // tasks spawned and not completed
+	// labels is the pprof label context of the engine's tasks, built once
+	// at registration (worker goroutines switch to it per dispatch).
+	labels context.Context
 }
 
 // ID returns the engine id.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/pprof"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -225,6 +227,7 @@ func (c *Control) RegisterEngine(name string, cfg EngineRuntimeConfig) (*Engine,
 		return nil, err
 	}
 	e := &Engine{id: c.s.nextEngine.Add(1), name: name}
+	e.labels = pprof.WithLabels(context.Background(), pprof.Labels("jade_engine", name, "jade_engine_id", strconv.FormatUint(uint64(e.id), 10)))
 	e.cfg.Store(&cfg)
 	c.s.mu.Lock()
 	c.s.engines = append(c.s.engines, e)

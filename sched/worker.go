@@ -3,6 +3,7 @@ package sched
 import (
 	"math/rand/v2"
 	"runtime"
+	"runtime/pprof"
 	"sync/atomic"
 
 	"github.com/jadevm/jade/vmloop"
@@ -38,6 +39,7 @@ type worker struct {
 	ticks       uint32
 
 	// Counters (read racily by metrics; written only by this worker).
+	labelled   *Engine // engine whose pprof labels the goroutine carries
 	dispatches atomic.Uint64
 	parks      atomic.Uint64
 	steals     atomic.Uint64
@@ -218,6 +220,13 @@ func (w *worker) unidle() {
 func (w *worker) run(t *Task) {
 	s := w.s
 	w.dispatches.Add(1)
+	if t.engine != w.labelled {
+		// CPU profiles split by engine: the label context is built once
+		// per engine, and set only when the engine changes (no allocation
+		// per dispatch).
+		w.labelled = t.engine
+		pprof.SetGoroutineLabels(t.engine.labels)
+	}
 	t.transition(Runnable, Running)
 	t.w = w // cleared before t becomes visible to other workers
 	ex := t.exec

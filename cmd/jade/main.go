@@ -46,7 +46,7 @@ func main() {
 
 func usage(stderr io.Writer) int {
 	fmt.Fprint(stderr, `usage:
-  jade run [--workers N] [--pin] [--reductions N] [-v] FILE.jasm|FILE.jbc [ARGS...]
+  jade run [--workers N] [--pin] [--go-loop] [--reductions N] [--debug-addr ADDR] [-v] FILE.jasm|FILE.jbc [ARGS...]
   jade asm --check FILE.jasm
   jade asm --dis FILE.jasm|FILE.jbc
   jade asm -o OUT.jbc FILE.jasm
@@ -90,6 +90,7 @@ func load(path string) (*vmloop.Program, error) {
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	debugAddr := fs.String("debug-addr", "", "serve /debug/pprof, /debug/vars, /debug/metrics and /debug/tasks on `ADDR`")
 	goLoop := fs.Bool("go-loop", false, "run on the pure-Go VM loop even where the cgo loop is available")
 	pin := fs.Bool("pin", false, "pin each worker thread to one allowed CPU (Linux)")
 	workers := fs.Int("workers", 0, fmt.Sprintf("worker threads (0: GOMAXPROCS−1, here %d)", sched.DefaultWorkers()))
@@ -136,6 +137,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *verbose {
 		describeRuntime(stderr, rt)
 	}
+	stopDebug, err := startDebug(rt, *debugAddr, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "jade: %v\n", err)
+		return exitUsage
+	}
+	defer stopDebug()
 	task, err := rt.Spawn(p, "main", callArgs...)
 	if err != nil {
 		fmt.Fprintf(stderr, "jade: %v\n", err)

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+
+	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/debugsrv"
+)
+
+// startDebug serves the debug endpoints on addr (if set) and dumps the
+// tasks to stderr on SIGUSR1. The returned function stops both.
+func startDebug(rt *jade.Runtime, addr string, stderr io.Writer) (stop func(), err error) {
+	s := rt.Bus().Scheduler()
+	debugsrv.Publish("jade", s)
+	var srv *http.Server
+	if addr != "" {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("debug server: %w", err)
+		}
+		fmt.Fprintf(stderr, "jade: debug server on http://%s/debug/ (pprof, vars, metrics, tasks)\n", ln.Addr())
+		srv = &http.Server{Handler: debugsrv.Handler(s)}
+		go srv.Serve(ln)
+	}
+	sig := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	if len(dumpSignals) > 0 {
+		signal.Notify(sig, dumpSignals...)
+	}
+	go func() {
+		for {
+			select {
+			case <-sig:
+				debugsrv.DumpTasks(stderr, s)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(sig)
+		close(done)
+		if srv != nil {
+			srv.Shutdown(context.Background())
+		}
+	}, nil
+}

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package main
+
+import "os"
+
+// dumpSignals is empty where SIGUSR1 does not exist; use --debug-addr.
+var dumpSignals []os.Signal

@@ -1,0 +1,12 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"syscall"
+)
+
+// dumpSignals are the signals that make `jade run` print its tasks
+// (SIGQUIT keeps Go's own behaviour: a goroutine dump and exit).
+var dumpSignals = []os.Signal{syscall.SIGUSR1}

@@ -1,0 +1,88 @@
+package debugsrv_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/debugsrv"
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+)
+
+func TestDebugServer(t *testing.T) {
+	rt, err := jade.New(jade.Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Shutdown(context.Background())
+	p, err := rt.Load("w.jasm", []byte(`
+.func waiter(ev:ref) -> i64
+  .local z:i64
+  evwait ev
+  const z, 0
+  ret z
+.end`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := rt.NewEvent()
+	for i := 0; i < 3; i++ {
+		if _, err := rt.Spawn(p, "waiter", ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := rt.Bus().Scheduler()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.WaitingTasks() != 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("tasks did not park")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	debugsrv.Publish("jade_test", s)
+	srv := httptest.NewServer(debugsrv.Handler(s))
+	defer srv.Close()
+	get := func(path string) string {
+		resp, err := srv.Client().Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	if txt := get("/debug/tasks"); strings.Count(txt, "Waiting") != 3 || !strings.Contains(txt, "waiter@") {
+		t.Errorf("tasks page:\n%s", txt)
+	}
+	var m sched.Metrics
+	if err := json.Unmarshal([]byte(get("/debug/metrics")), &m); err != nil || m.WaitingTasks != 3 || m.LiveTasks != 3 {
+		t.Errorf("metrics: %+v %v", m, err)
+	}
+	if vars := get("/debug/vars"); !strings.Contains(vars, `"jade_test"`) || !strings.Contains(vars, "waitingTasks") {
+		t.Errorf("expvar missing the snapshot")
+	}
+	if !strings.Contains(get("/debug/pprof/"), "goroutine") {
+		t.Error("pprof index")
+	}
+	// Reading changed nothing.
+	if s.WaitingTasks() != 3 {
+		t.Error("a read mutated the scheduler")
+	}
+	var buf bytes.Buffer
+	debugsrv.DumpTasks(&buf, s)
+	if !strings.Contains(buf.String(), "3 live tasks") {
+		t.Errorf("dump: %s", buf.String())
+	}
+	rt.Broadcast(ev)
+	_ = vmloop.I64
+}
