@@ -41,47 +41,82 @@ func withEnv(f func(e *bench.Env) ([]Result, error)) ([]Result, error) {
 	return f(e)
 }
 
-func spawnJoin(o *Options) ([]Result, error) {
-	return withEnv(func(e *bench.Env) ([]Result, error) {
-		j, err := timeOp(o, 300_000, e.SpawnJoinJade)
+// pair measures one Jade body and its goroutine baseline (at GOMAXPROCS =
+// procs) over n operations each and reports ns per unit, where one call of
+// a body with argument k performs k×per units.
+type pair struct {
+	name, metric, target string
+	want                 float64 // minimum ratio, 0: not gated
+	workers, n, per      int
+	jade                 func(e *bench.Env, k int) error
+	goroutine            func(k int)
+}
+
+func (p pair) run(o *Options) ([]Result, error) {
+	return withEnvN(p.workers, func(e *bench.Env) ([]Result, error) {
+		j, err := timeOp(o, p.n, func(k int) error { return p.jade(e, k) })
 		if err != nil {
 			return nil, err
 		}
-		g := goProcs(1, func() float64 {
-			g, _ := timeOp(o, 300_000, func(n int) error { bench.SpawnJoinGo(n); return nil })
+		g := goProcs(p.workers, func() float64 {
+			g, _ := timeOp(o, p.n, func(k int) error { p.goroutine(k); return nil })
 			return g
 		})
-		return []Result{lowerBetter("spawn_join", "spawn+join", "ns", j, g, 5, ">= 5x go+WaitGroup", o.Reps)}, nil
+		per := float64(max(p.per, 1))
+		return []Result{lowerBetter(p.name, p.metric, "ns", j/per, g/per, p.want, p.target, o.Reps)}, nil
 	})
 }
 
-func pingPong(o *Options) ([]Result, error) {
-	return withEnv(func(e *bench.Env) ([]Result, error) {
-		j, err := timeOp(o, 500_000, e.PingPongJade)
-		if err != nil {
-			return nil, err
-		}
-		g := goProcs(1, func() float64 {
-			g, _ := timeOp(o, 500_000, func(n int) error { bench.PingPongGo(n); return nil })
-			return g
-		})
-		return []Result{lowerBetter("ping_pong", "round trip", "ns", j, g, 4, ">= 4x channels", o.Reps)}, nil
-	})
-}
-
-func yieldS(o *Options) ([]Result, error) {
-	return withEnv(func(e *bench.Env) ([]Result, error) {
-		j, err := timeOp(o, 2_000_000, e.YieldJade)
-		if err != nil {
-			return nil, err
-		}
-		g := goProcs(1, func() float64 {
-			g, _ := timeOp(o, 2_000_000, func(n int) error { bench.YieldGo(n); return nil })
-			return g
-		})
-		return []Result{lowerBetter("yield", "yield", "ns", j, g, 5, ">= 5x runtime.Gosched", o.Reps)}, nil
-	})
-}
+var (
+	spawnJoin = pair{name: "spawn_join", metric: "spawn+join", target: ">= 5x go+WaitGroup", want: 5, workers: 1, n: 300_000,
+		jade: (*bench.Env).SpawnJoinJade, goroutine: bench.SpawnJoinGo}.run
+	pingPong = pair{name: "ping_pong", metric: "round trip", target: ">= 4x channels", want: 4, workers: 1, n: 500_000,
+		jade: (*bench.Env).PingPongJade, goroutine: bench.PingPongGo}.run
+	yieldS = pair{name: "yield", metric: "yield", target: ">= 5x runtime.Gosched", want: 5, workers: 1, n: 2_000_000,
+		jade: (*bench.Env).YieldJade, goroutine: bench.YieldGo}.run
+	spawnMany = pair{name: "spawn_many", metric: "per task (10k fan-out)", target: ">= 3x goroutines", want: 3, workers: mnWorkers, n: 5, per: 10_000,
+		jade: func(e *bench.Env, k int) error {
+			for i := 0; i < k; i++ {
+				if err := e.SpawnManyJade(10_000); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		goroutine: func(k int) {
+			for i := 0; i < k; i++ {
+				bench.SpawnManyGo(10_000)
+			}
+		}}.run
+	chainedSpawn = pair{name: "chained_spawn", metric: "per link (10k chain)", target: ">= 3x goroutines", want: 3, workers: mnWorkers, n: 5, per: 10_000,
+		jade: func(e *bench.Env, k int) error {
+			for i := 0; i < k; i++ {
+				if err := e.ChainedSpawnJade(10_000); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		goroutine: func(k int) {
+			for i := 0; i < k; i++ {
+				bench.ChainedSpawnGo(10_000)
+			}
+		}}.run
+	yieldMany = pair{name: "yield_many", metric: "per yield (100 tasks)", target: ">= 3x goroutines", want: 3, workers: mnWorkers, n: 5, per: 100 * 1000,
+		jade: func(e *bench.Env, k int) error {
+			for i := 0; i < k; i++ {
+				if err := e.YieldManyJade(100, 1000); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		goroutine: func(k int) {
+			for i := 0; i < k; i++ {
+				bench.YieldManyGo(100, 1000)
+			}
+		}}.run
+)
 
 func fib30(o *Options) ([]Result, error) {
 	return withEnv(func(e *bench.Env) ([]Result, error) {
@@ -199,87 +234,6 @@ func withEnvN(workers int, f func(e *bench.Env) ([]Result, error)) ([]Result, er
 	}
 	defer e.Close()
 	return f(e)
-}
-
-func spawnMany(o *Options) ([]Result, error) {
-	return withEnvN(mnWorkers, func(e *bench.Env) ([]Result, error) {
-		const n = 10_000
-		j, err := timeOp(o, 5, func(k int) error {
-			for i := 0; i < k; i++ {
-				if err := e.SpawnManyJade(n); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		var g float64
-		bench.WithProcs(mnWorkers, func() {
-			g, _ = timeOp(o, 5, func(k int) error {
-				for i := 0; i < k; i++ {
-					bench.SpawnManyGo(n)
-				}
-				return nil
-			})
-		})
-		return []Result{lowerBetter("spawn_many", "per task (10k fan-out)", "ns", j/n, g/n, 3, ">= 3x goroutines", o.Reps)}, nil
-	})
-}
-
-func chainedSpawn(o *Options) ([]Result, error) {
-	return withEnvN(mnWorkers, func(e *bench.Env) ([]Result, error) {
-		const n = 10_000
-		j, err := timeOp(o, 5, func(k int) error {
-			for i := 0; i < k; i++ {
-				if err := e.ChainedSpawnJade(n); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		var g float64
-		bench.WithProcs(mnWorkers, func() {
-			g, _ = timeOp(o, 5, func(k int) error {
-				for i := 0; i < k; i++ {
-					bench.ChainedSpawnGo(n)
-				}
-				return nil
-			})
-		})
-		return []Result{lowerBetter("chained_spawn", "per link (10k chain)", "ns", j/n, g/n, 3, ">= 3x goroutines", o.Reps)}, nil
-	})
-}
-
-func yieldMany(o *Options) ([]Result, error) {
-	return withEnvN(mnWorkers, func(e *bench.Env) ([]Result, error) {
-		const k, m = 100, 1000
-		j, err := timeOp(o, 5, func(r int) error {
-			for i := 0; i < r; i++ {
-				if err := e.YieldManyJade(k, m); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		var g float64
-		bench.WithProcs(mnWorkers, func() {
-			g, _ = timeOp(o, 5, func(r int) error {
-				for i := 0; i < r; i++ {
-					bench.YieldManyGo(k, m)
-				}
-				return nil
-			})
-		})
-		return []Result{lowerBetter("yield_many", "per yield (100 tasks)", "ns", j/(k*m), g/(k*m), 3, ">= 3x goroutines", o.Reps)}, nil
-	})
 }
 
 // latencyResults turns repeated latency runs into p99 and p99.9 rows
