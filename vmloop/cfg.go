@@ -15,7 +15,7 @@ import (
 // write replaces the set by {T}; a merge of two paths is the union. The set
 // only grows during the fixpoint iteration, so the iteration terminates, and
 // a read rejected on a partial state is also rejected on the final one.
-// "Conflict" in docs/HELPERS-CONTRACT.md is any set with more than one kind.
+// "Conflict" (docs/ISA.md, "Types and registers") is any set with more than one kind.
 const (
 	vkUndef = iota // never written on some path
 	vkClob         // clobbered by a call (the callee's frame overlapped it)
@@ -122,7 +122,7 @@ func (b vfBits) nextFrom(i int) int { // first set bit >= i, or -1
 
 // vfEndsBlock reports whether an instruction with flags f ends a basic
 // block: branches, jumps, terminators and safe points do
-// (docs/HELPERS-CONTRACT.md, "Blocks").
+// (docs/ISA.md, "Safe points, reductions and preemption").
 func vfEndsBlock(f Flags) bool {
 	return f&(FlagBranch|FlagJump|FlagTerminator|FlagSafePoint) != 0
 }

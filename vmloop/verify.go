@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// The bytecode verifier (docs/HELPERS-CONTRACT.md, "Verifier").
+// The bytecode verifier (docs/ISA.md: types, windows, exceptions, limits).
 //
 // Verify runs, per function:
 //
