@@ -20,6 +20,7 @@ vet:
 
 unit:
 	$(GO) test -count=1 $(PKGS)
+	cd contrib/prometheus && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # The VM packages once more without cgo (pure-Go fallback of native/) and
 # with the checked loop (jadecheck: every register and handle access
