@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"strings"
 )
 
 // WriteHTML writes a self-contained report (no external assets, opens
@@ -39,7 +40,68 @@ func WriteHTML(w io.Writer, r *Report) error {
 		}
 		rows = append(rows, rw)
 	}
-	return htmlTmpl.Execute(w, map[string]any{"M": r.Machine, "Rows": rows, "H": y + 10})
+	return htmlTmpl.Execute(w, map[string]any{"M": r.Machine, "Rows": rows, "H": y + 10, "Lat": latencyPlots(r)})
+}
+
+// latencyPlot is one scenario's latency distribution: its percentiles
+// (p50, p99, p99.9, max) for Jade and the baseline on a log-scale y axis.
+type latencyPlot struct {
+	Name  string
+	Bars  []latencyBar
+	Ticks []latencyTick
+}
+
+type latencyBar struct {
+	X, Y, H  int
+	Color    string
+	Label    string
+	Quantile string
+}
+
+type latencyTick struct {
+	Y     int
+	Label string
+}
+
+// latencyPlots builds one plot per scenario that reports latency rows.
+func latencyPlots(r *Report) []latencyPlot {
+	var order []string
+	by := map[string][]Result{}
+	for _, s := range r.Scenarios {
+		if s.Absent == "" && strings.HasSuffix(s.Metric, "latency") {
+			if _, ok := by[s.Name]; !ok {
+				order = append(order, s.Name)
+			}
+			by[s.Name] = append(by[s.Name], s)
+		}
+	}
+	const h, base = 200, 220        // plot height, y of the axis
+	scale := func(ns float64) int { // 100 ns .. 100 ms on a log axis
+		v := (math.Log10(math.Max(ns, 100)) - 2) / 4
+		return int(math.Min(1, v) * h)
+	}
+	var plots []latencyPlot
+	for _, name := range order {
+		p := latencyPlot{Name: name}
+		for _, t := range []float64{1e3, 1e4, 1e5, 1e6, 1e7} {
+			p.Ticks = append(p.Ticks, latencyTick{Y: base - scale(t), Label: num(t, "ns")})
+		}
+		for i, res := range by[name] {
+			q := strings.TrimSuffix(res.Metric, " latency")
+			x := 70 + i*110
+			for j, v := range []float64{res.Jade, res.Baseline} {
+				color, who := "#68c", "jade"
+				if j == 1 {
+					color, who = "#ca6", "baseline"
+				}
+				hgt := scale(v)
+				p.Bars = append(p.Bars, latencyBar{X: x + j*40, Y: base - hgt, H: hgt, Color: color,
+					Label: who + " " + num(v, "ns"), Quantile: q})
+			}
+		}
+		plots = append(plots, p)
+	}
+	return plots
 }
 
 var htmlTmpl = template.Must(template.New("r").Parse(`<!doctype html>
@@ -58,6 +120,14 @@ var htmlTmpl = template.Must(template.New("r").Parse(`<!doctype html>
 <line x1="380" y1="0" x2="380" y2="{{.H}}" stroke="#333"/>
 {{range .Rows}}{{if not .Absent}}<text x="0" y="{{.Y}}" dy="15">{{.Name}} {{.Metric}}</text><rect x="180" y="{{.Y}}" width="{{.Bar}}" height="18" fill="{{.Color}}"/><text x="{{.Bar}}" y="{{.Y}}" dx="185" dy="14">{{.RatioS}}</text>
 {{end}}{{end}}</svg>
-<p>Latency distributions appear here once the latency scenarios (wake_latency, fairness, sleep_lateness) land.</p>
+<h2>Latency distributions (log scale; blue Jade, amber baseline)</h2>
+{{range .Lat}}<h3>{{.Name}}</h3>
+<svg width="560" height="250" xmlns="http://www.w3.org/2000/svg" font-size="11">
+{{range .Ticks}}<line x1="60" y1="{{.Y}}" x2="540" y2="{{.Y}}" stroke="#eee"/><text x="0" y="{{.Y}}" dy="4">{{.Label}}</text>
+{{end}}<line x1="60" y1="220" x2="540" y2="220" stroke="#333"/>
+{{range .Bars}}<rect x="{{.X}}" y="{{.Y}}" width="36" height="{{.H}}" fill="{{.Color}}"><title>{{.Quantile}}: {{.Label}}</title></rect><text x="{{.X}}" y="235">{{.Quantile}}</text>
+{{end}}</svg>
+{{else}}<p>No latency scenario was run.</p>
+{{end}}
 </body></html>
 `))

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/debugsrv"
@@ -48,6 +49,33 @@ func startDebug(rt *jade.Runtime, addr string, stderr io.Writer) (stop func(), e
 		close(done)
 		if srv != nil {
 			srv.Shutdown(context.Background())
+		}
+	}, nil
+}
+
+// startProfiles starts a CPU profile (if cpu is set); the returned function
+// stops it and writes a heap profile (if mem is set).
+func startProfiles(cpu, mem string) (stop func(), err error) {
+	var f *os.File
+	if cpu != "" {
+		if f, err = os.Create(cpu); err != nil {
+			return nil, fmt.Errorf("cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("cpuprofile: %w", err)
+		}
+	}
+	return func() {
+		if f != nil {
+			pprof.StopCPUProfile()
+			f.Close()
+		}
+		if mem != "" {
+			if m, err := os.Create(mem); err == nil {
+				pprof.WriteHeapProfile(m)
+				m.Close()
+			}
 		}
 	}, nil
 }

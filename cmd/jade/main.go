@@ -90,6 +90,8 @@ func load(path string) (*vmloop.Program, error) {
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE` (labelled by engine)")
+	memprof := fs.String("memprofile", "", "write a heap profile at the end of the run to `FILE`")
 	debugAddr := fs.String("debug-addr", "", "serve /debug/pprof, /debug/vars, /debug/metrics and /debug/tasks on `ADDR`")
 	goLoop := fs.Bool("go-loop", false, "run on the pure-Go VM loop even where the cgo loop is available")
 	pin := fs.Bool("pin", false, "pin each worker thread to one allowed CPU (Linux)")
@@ -137,6 +139,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *verbose {
 		describeRuntime(stderr, rt)
 	}
+	stopProf, err := startProfiles(*cpuprof, *memprof)
+	if err != nil {
+		fmt.Fprintf(stderr, "jade: %v\n", err)
+		return exitUsage
+	}
+	defer stopProf()
 	stopDebug, err := startDebug(rt, *debugAddr, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "jade: %v\n", err)
