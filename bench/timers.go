@@ -38,7 +38,7 @@ func spread1M(i int) time.Duration {
 // time per insert and the heap bytes per pending timer.
 func Timers1MJade(n int) (nsPerInsert, bytesPerTimer float64) {
 	hs := make([]timerwheel.Handle, n)
-	before := heapInUse()
+	before := inUse()
 	t0 := time.Now()
 	w, err := timerwheel.New(timerwheel.DefaultConfig(), 0)
 	if err != nil {
@@ -48,7 +48,7 @@ func Timers1MJade(n int) (nsPerInsert, bytesPerTimer float64) {
 		hs[i] = w.Insert(int64(spread1M(i)), uint64(i))
 	}
 	el := time.Since(t0)
-	after := heapInUse()
+	after := inUse()
 	runtime.KeepAlive(w)
 	return float64(el.Nanoseconds()) / float64(n), float64(after-before) / float64(n)
 }
@@ -57,23 +57,15 @@ func Timers1MJade(n int) (nsPerInsert, bytesPerTimer float64) {
 func Timers1MGo(n int) (nsPerInsert, bytesPerTimer float64) {
 	ts := make([]*time.Timer, n)
 	f := func() {}
-	before := heapInUse()
+	before := inUse()
 	t0 := time.Now()
 	for i := range ts {
 		ts[i] = time.AfterFunc(spread1M(i), f)
 	}
 	el := time.Since(t0)
-	after := heapInUse()
+	after := inUse()
 	for _, t := range ts {
 		t.Stop()
 	}
 	return float64(el.Nanoseconds()) / float64(n), float64(after-before) / float64(n)
-}
-
-func heapInUse() int64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int64(m.HeapInuse)
 }

@@ -269,20 +269,26 @@ func (m *Member) NewEvent() vmloop.Value { return vmloop.Ext(vmloop.KindEvent, s
 
 // Signal signals an event value (wakes one waiter or keeps the signal).
 func (m *Member) Signal(ev vmloop.Value) error {
-	e, ok := ev.Obj().(*sched.Event)
-	if !ok || ev.Kind() != vmloop.KindEvent {
-		return fmt.Errorf("bus: signal: value is %s, not an event", ev.Kind())
+	e, err := eventOf(ev, "signal")
+	if err == nil {
+		m.b.ctl.EventSignal(nil, e)
 	}
-	m.b.ctl.EventSignal(nil, e)
-	return nil
+	return err
 }
 
 // Broadcast wakes every waiter of an event value.
 func (m *Member) Broadcast(ev vmloop.Value) error {
+	e, err := eventOf(ev, "broadcast")
+	if err == nil {
+		m.b.ctl.EventBroadcast(nil, e)
+	}
+	return err
+}
+
+func eventOf(ev vmloop.Value, op string) (*sched.Event, error) {
 	e, ok := ev.Obj().(*sched.Event)
 	if !ok || ev.Kind() != vmloop.KindEvent {
-		return fmt.Errorf("bus: broadcast: value is %s, not an event", ev.Kind())
+		return nil, fmt.Errorf("bus: %s: value is %s, not an event", op, ev.Kind())
 	}
-	m.b.ctl.EventBroadcast(nil, e)
-	return nil
+	return e, nil
 }

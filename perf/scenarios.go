@@ -75,48 +75,36 @@ var (
 	yieldS = pair{name: "yield", metric: "yield", target: ">= 5x runtime.Gosched", want: 5, workers: 1, n: 2_000_000,
 		jade: (*bench.Env).YieldJade, goroutine: bench.YieldGo}.run
 	spawnMany = pair{name: "spawn_many", metric: "per task (10k fan-out)", target: ">= 3x goroutines", want: 3, workers: mnWorkers, n: 5, per: 10_000,
-		jade: func(e *bench.Env, k int) error {
-			for i := 0; i < k; i++ {
-				if err := e.SpawnManyJade(10_000); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-		goroutine: func(k int) {
-			for i := 0; i < k; i++ {
-				bench.SpawnManyGo(10_000)
-			}
-		}}.run
+		jade:      repeatJade(func(e *bench.Env) error { return e.SpawnManyJade(10_000) }),
+		goroutine: repeatGo(func() { bench.SpawnManyGo(10_000) })}.run
 	chainedSpawn = pair{name: "chained_spawn", metric: "per link (10k chain)", target: ">= 3x goroutines", want: 3, workers: mnWorkers, n: 5, per: 10_000,
-		jade: func(e *bench.Env, k int) error {
-			for i := 0; i < k; i++ {
-				if err := e.ChainedSpawnJade(10_000); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-		goroutine: func(k int) {
-			for i := 0; i < k; i++ {
-				bench.ChainedSpawnGo(10_000)
-			}
-		}}.run
+		jade:      repeatJade(func(e *bench.Env) error { return e.ChainedSpawnJade(10_000) }),
+		goroutine: repeatGo(func() { bench.ChainedSpawnGo(10_000) })}.run
 	yieldMany = pair{name: "yield_many", metric: "per yield (100 tasks)", target: ">= 3x goroutines", want: 3, workers: mnWorkers, n: 5, per: 100 * 1000,
-		jade: func(e *bench.Env, k int) error {
-			for i := 0; i < k; i++ {
-				if err := e.YieldManyJade(100, 1000); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-		goroutine: func(k int) {
-			for i := 0; i < k; i++ {
-				bench.YieldManyGo(100, 1000)
-			}
-		}}.run
+		jade:      repeatJade(func(e *bench.Env) error { return e.YieldManyJade(100, 1000) }),
+		goroutine: repeatGo(func() { bench.YieldManyGo(100, 1000) })}.run
 )
+
+// repeatJade turns one fixed-size Jade run into a body of k runs.
+func repeatJade(f func(e *bench.Env) error) func(e *bench.Env, k int) error {
+	return func(e *bench.Env, k int) error {
+		for i := 0; i < k; i++ {
+			if err := f(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// repeatGo turns one fixed-size goroutine run into a body of k runs.
+func repeatGo(f func()) func(k int) {
+	return func(k int) {
+		for i := 0; i < k; i++ {
+			f()
+		}
+	}
+}
 
 func fib30(o *Options) ([]Result, error) {
 	return withEnv(func(e *bench.Env) ([]Result, error) {
@@ -239,29 +227,34 @@ func withEnvN(workers int, f func(e *bench.Env) ([]Result, error)) ([]Result, er
 // latencyResults turns repeated latency runs into p99 and p99.9 rows
 // (medians over the repetitions) plus an ungated max row.
 func latencyResults(name string, js, gs []bench.Latencies, target string, gate func(j, g bench.Latencies) bool) []Result {
-	pick := func(ls []bench.Latencies, f func(bench.Latencies) time.Duration) float64 {
+	median1 := func(ls []bench.Latencies, f func(bench.Latencies) time.Duration) float64 {
 		var xs []float64
 		for _, l := range ls {
 			xs = append(xs, float64(f(l).Nanoseconds()))
 		}
 		return median(xs)
 	}
-	p99 := lowerBetter(name, "p99 latency", "ns", pick(js, func(l bench.Latencies) time.Duration { return l.P99 }),
-		pick(gs, func(l bench.Latencies) time.Duration { return l.P99 }), 0, target, len(js))
-	p999 := lowerBetter(name, "p99.9 latency", "ns", pick(js, func(l bench.Latencies) time.Duration { return l.P999 }),
-		pick(gs, func(l bench.Latencies) time.Duration { return l.P999 }), 0, target, len(js))
-	p50 := lowerBetter(name, "p50 latency", "ns", pick(js, func(l bench.Latencies) time.Duration { return l.P50 }),
-		pick(gs, func(l bench.Latencies) time.Duration { return l.P50 }), 0, "reported", len(js))
-	mx := lowerBetter(name, "max latency", "ns", pick(js, func(l bench.Latencies) time.Duration { return l.Max }),
-		pick(gs, func(l bench.Latencies) time.Duration { return l.Max }), 0, "reported, not gated", len(js))
-	if gate != nil {
+	quantiles := []struct {
+		metric, target string
+		of             func(bench.Latencies) time.Duration
+	}{
+		{"p50 latency", "reported", func(l bench.Latencies) time.Duration { return l.P50 }},
+		{"p99 latency", target, func(l bench.Latencies) time.Duration { return l.P99 }},
+		{"p99.9 latency", target, func(l bench.Latencies) time.Duration { return l.P999 }},
+		{"max latency", "reported, not gated", func(l bench.Latencies) time.Duration { return l.Max }},
+	}
+	var rs []Result
+	for _, q := range quantiles {
+		rs = append(rs, lowerBetter(name, q.metric, "ns", median1(js, q.of), median1(gs, q.of), 0, q.target, len(js)))
+	}
+	if gate != nil { // the gate is on p99.9
 		p := true
 		for i := range js {
 			p = p && gate(js[i], gs[i])
 		}
-		p999.Pass = &p
+		rs[2].Pass = &p
 	}
-	return []Result{p50, p99, p999, mx}
+	return rs
 }
 
 func wakeLatency(o *Options) ([]Result, error) {

@@ -43,7 +43,7 @@ func (e *Event) signal(s *Scheduler, from *Task) {
 		tok := e.waiters[e.head]
 		e.waiters[e.head] = Token{}
 		e.head++
-		if s.wake(from, tok) {
+		if s.wake(from.worker(), tok) {
 			return
 		}
 	}
@@ -56,7 +56,7 @@ func (e *Event) broadcast(s *Scheduler, from *Task) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for ; e.head < len(e.waiters); e.head++ {
-		s.wake(from, e.waiters[e.head])
+		s.wake(from.worker(), e.waiters[e.head])
 		e.waiters[e.head] = Token{}
 	}
 	e.waiters, e.head = e.waiters[:0], 0

@@ -278,7 +278,7 @@ func (c *Control) Spawn(from *Task, e *Engine, p *vmloop.Program, fn int, args [
 	t := &Task{id: id, engine: e, exec: ex}
 	s.live.Add(1)
 	s.registry.add(t)
-	s.enqueue(from, t)
+	s.enqueue(from.worker(), t)
 	return t, nil
 }
 
@@ -291,7 +291,7 @@ func (c *Control) Cancel(from, target *Task) {
 	}
 	target.exec.Stop()
 	if tok, ok := target.current(); ok {
-		c.s.wake(from, tok)
+		c.s.wake(from.worker(), tok)
 	}
 }
 
@@ -340,22 +340,31 @@ func (c *Control) Wake(tok Token) bool { return c.s.wake(nil, tok) }
 
 // CompleteHost stores the result of a suspended host intrinsic and wakes
 // its task; exactly one of value, thrown and trap is used (value if both
-// others are nil). It returns false for a stale token.
+// others are nil). Only the first completion of a wait is taken: the result
+// is stored under t.mu, which refuses a second one, and the wake's CAS
+// publishes it to the worker that resumes the task. When the wake finds the
+// wait stale (cancelled, already woken) the result is withdrawn and false
+// is returned.
 func (c *Control) CompleteHost(tok Token, value vmloop.Value, thrown *vmloop.Value, trap *vmloop.TrapInfo) bool {
-	if w := tok.t.wait.Load(); w>>2 != tok.gen || w&3 == phWoken || w&3 == phIdle {
+	t := tok.t
+	t.mu.Lock()
+	if _, live := t.current(); !live || t.hostResult != nil || t.wait.Load()>>2 != tok.gen {
+		// a stale token must not occupy the slot of a later wait
+		t.mu.Unlock()
 		return false
 	}
-	// The worker reads hostResult only after the wake's CAS (which orders
-	// this write before it); a racing second completer is refused by the
-	// CAS inside wake and its write is never read... so serialise writers.
-	tok.t.mu.Lock()
-	if tok.t.hostResult != nil {
-		tok.t.mu.Unlock()
-		return false
+	r := &hostResult{value: value, err: thrown, trap: trap}
+	t.hostResult = r
+	t.mu.Unlock()
+	if c.s.wake(nil, tok) {
+		return true
 	}
-	tok.t.hostResult = &hostResult{value: value, err: thrown, trap: trap}
-	tok.t.mu.Unlock()
-	return c.s.wake(nil, tok)
+	t.mu.Lock()
+	if t.hostResult == r {
+		t.hostResult = nil
+	}
+	t.mu.Unlock()
+	return false
 }
 
 // TakeHostResult returns and clears the result stored by CompleteHost; the
@@ -371,12 +380,13 @@ func (c *Control) TakeHostResult(t *Task) (value vmloop.Value, thrown *vmloop.Va
 	return r.value, r.err, r.trap, true
 }
 
-// wake performs a wake and enqueues the task when it was parked.
-func (s *Scheduler) wake(from *Task, tok Token) bool {
+// wake performs a wake and enqueues the task when it was parked; w is the
+// worker doing it, or nil outside the workers.
+func (s *Scheduler) wake(w *worker, tok Token) bool {
 	woke, enq := tok.wake()
 	if enq {
 		s.waiting.Add(-1)
-		s.enqueue(from, tok.t)
+		s.enqueue(w, tok.t)
 	}
 	return woke
 }
@@ -385,11 +395,11 @@ func (s *Scheduler) wake(from *Task, tok Token) bool {
 func (s *Scheduler) WaitingTasks() int64 { return s.waiting.Load() }
 
 // enqueue makes a Runnable task visible to workers: on the local queue of
-// the worker running from, else on the inject queue (waking a parked
-// worker).
-func (s *Scheduler) enqueue(from *Task, t *Task) {
-	if from != nil && from.w != nil {
-		from.w.local.push(t, &s.inject)
+// worker w when the caller runs on one, else on the inject queue (waking a
+// parked worker).
+func (s *Scheduler) enqueue(w *worker, t *Task) {
+	if w != nil {
+		w.local.push(t, &s.inject)
 		if len(s.workers) > 1 {
 			s.notify()
 		}
@@ -536,10 +546,7 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 	}
 	t.mu.Unlock()
 	for _, tok := range joiners {
-		if woke, enq := tok.wake(); woke && enq {
-			s.waiting.Add(-1)
-			s.enqueueFrom(w, tok.t)
-		}
+		s.wake(w, tok)
 	}
 	s.registry.remove(t)
 	t.engine.live.Add(-1)
@@ -550,14 +557,6 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 			s.zeroCh = nil
 		}
 		s.mu.Unlock()
-	}
-}
-
-// enqueueFrom enqueues on worker w's local queue.
-func (s *Scheduler) enqueueFrom(w *worker, t *Task) {
-	w.local.push(t, &s.inject)
-	if len(s.workers) > 1 {
-		s.notify()
 	}
 }
 

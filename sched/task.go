@@ -189,6 +189,15 @@ func (t *Task) Where() (fn string, pc int) {
 	return t.exec.FuncName(int(w >> 32)), int(uint32(w))
 }
 
+// worker returns the worker running t, or nil when t is nil (a command
+// from outside the workers).
+func (t *Task) worker() *worker {
+	if t == nil {
+		return nil
+	}
+	return t.w
+}
+
 // Exec returns the task's execution state. Only the dispatcher, running on
 // the worker that runs the task, may use it.
 func (t *Task) Exec() *vmloop.Exec { return t.exec }

@@ -247,25 +247,16 @@ func (w *worker) run(t *Task) {
 		budget = ex.Left()
 		switch sig {
 		case vmloop.SigCompleted:
-			w.publish(t)
-			s.finish(w, t, Outcome{Kind: Success, Value: ex.Result()})
+			w.end(t, Outcome{Kind: Success, Value: ex.Result()})
 			return
 		case vmloop.SigThrown:
-			w.publish(t)
-			s.finish(w, t, Outcome{Kind: Failure, Value: ex.Thrown()})
+			w.end(t, Outcome{Kind: Failure, Value: ex.Thrown()})
 			return
 		case vmloop.SigTrap:
-			w.publish(t)
-			s.finish(w, t, Outcome{Kind: Trapped, Trap: ex.Trap()})
+			w.end(t, Outcome{Kind: Trapped, Trap: ex.Trap()})
 			return
 		case vmloop.SigPreempted:
-			w.publish(t)
-			if t.cancel.Load() {
-				s.finish(w, t, Outcome{Kind: Cancelled})
-				return
-			}
-			ex.ClearStop()
-			w.requeue(t)
+			w.endSlice(t)
 			return
 		case vmloop.SigIntrinsic:
 			if !w.act(t, s.disp.Intrinsic(t, ex.Request()), &budget) {
@@ -284,24 +275,13 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 	case ActContinue:
 		// An intrinsic is a safe point: the budget and cancellation are
 		// looked at here.
-		if t.cancel.Load() {
-			w.publish(t)
-			s.finish(w, t, Outcome{Kind: Cancelled})
-			return false
-		}
-		if *budget <= 0 {
-			w.publish(t)
-			w.requeue(t)
+		if t.cancel.Load() || *budget <= 0 {
+			w.endSlice(t)
 			return false
 		}
 		return true
 	case ActYield:
-		w.publish(t)
-		if t.cancel.Load() {
-			s.finish(w, t, Outcome{Kind: Cancelled})
-			return false
-		}
-		w.requeue(t)
+		w.endSlice(t)
 		return false
 	case ActSuspend:
 		w.publish(t)
@@ -322,14 +302,30 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 		}
 		return false
 	case ActThrown:
-		w.publish(t)
-		s.finish(w, t, Outcome{Kind: Failure, Value: ex.Thrown()})
+		w.end(t, Outcome{Kind: Failure, Value: ex.Thrown()})
 		return false
 	default: // ActTrap
-		w.publish(t)
-		s.finish(w, t, Outcome{Kind: Trapped, Trap: ex.Trap()})
+		w.end(t, Outcome{Kind: Trapped, Trap: ex.Trap()})
 		return false
 	}
+}
+
+// end completes t with o after publishing where it stopped.
+func (w *worker) end(t *Task, o Outcome) {
+	w.publish(t)
+	w.s.finish(w, t, o)
+}
+
+// endSlice ends t's slice at a safe point: a cancelled task completes
+// Cancelled (S-13), any other goes behind the others (S-6).
+func (w *worker) endSlice(t *Task) {
+	if t.cancel.Load() {
+		w.end(t, Outcome{Kind: Cancelled})
+		return
+	}
+	w.publish(t)
+	t.exec.ClearStop()
+	w.requeue(t)
 }
 
 // requeue puts a preempted or yielding task behind the others (S-6).

@@ -267,20 +267,12 @@ func (d *binReader) uvarint(what string) uint64 {
 }
 
 func (d *binReader) varint(what string) int64 {
-	if d.err != nil {
-		return 0
+	u := d.uvarint(what) // binary.Varint's zig-zag form over the same bytes
+	x := int64(u >> 1)
+	if u&1 != 0 {
+		x = ^x
 	}
-	v, n := binary.Varint(d.data[d.off:])
-	if n <= 0 {
-		if n == 0 {
-			d.fail(d.off, "truncated %s", what)
-		} else {
-			d.fail(d.off, "%s: varint overflows 64 bits", what)
-		}
-		return 0
-	}
-	d.off += n
-	return v
+	return x
 }
 
 // uvarintMax reads a uvarint that must be at most max.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
 	"strings"
 
 	"github.com/jadevm/jade/perf"
@@ -33,19 +32,12 @@ func cmdPerf(args []string, stdout, stderr io.Writer) int {
 	if *scen != "" {
 		names = strings.Split(*scen, ",")
 	}
-	if *cpuprof != "" {
-		f, err := os.Create(*cpuprof)
-		if err != nil {
-			fmt.Fprintf(stderr, "jade: perf: %v\n", err)
-			return exitUsage
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(stderr, "jade: perf: %v\n", err)
-			return exitUsage
-		}
-		defer pprof.StopCPUProfile()
+	stopProf, err := startProfiles(*cpuprof, *memprof)
+	if err != nil {
+		fmt.Fprintf(stderr, "jade: perf: %v\n", err)
+		return exitUsage
 	}
+	defer stopProf()
 	rep, err := perf.Run(perf.Options{Quick: *quick, Scenarios: names, Reps: *reps, Progress: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "jade: %v\n", err)
@@ -74,16 +66,6 @@ func cmdPerf(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			fmt.Fprintf(stderr, "jade: perf: %v\n", err)
 			return exitLoad
-		}
-	}
-	if *memprof != "" {
-		f, err := os.Create(*memprof)
-		if err == nil {
-			err = pprof.WriteHeapProfile(f)
-			f.Close()
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "jade: perf: %v\n", err)
 		}
 	}
 	return exitSuccess
