@@ -17,6 +17,7 @@ import (
 	"github.com/jadevm/jade/bus"
 	_ "github.com/jadevm/jade/native" // the cgo VM loop, on by default where cgo is available
 	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/timerwheel"
 	"github.com/jadevm/jade/vmloop"
 	"github.com/jadevm/jade/vmloop/jasm"
 )
@@ -39,10 +40,14 @@ type Options struct {
 	// ReductionLimit is the default engine's budget per dispatch
 	// (default sched.DefaultReductionLimit).
 	ReductionLimit int64
-	// MaxLiveTasks bounds the default engine's live tasks.
-	MaxLiveTasks int64
-	// TaskLimits bound each task of the default engine.
-	TaskLimits vmloop.Limits
+	// Limits are the default engine's resource limits (zero fields:
+	// defaults).
+	Limits sched.ResourceLimits
+	// TimerWheel is the default engine's timer wheel geometry (nil:
+	// timerwheel.DefaultConfig(); the default engine always has a wheel).
+	TimerWheel *timerwheel.TimerWheelConfig
+	// OverrunPolicy is the default engine's policy for periodic jobs.
+	OverrunPolicy timerwheel.OverrunPolicy
 	// Stdout receives io.print_* output (default os.Stdout).
 	Stdout io.Writer
 	// GoLoop runs the default engine on the pure-Go VM loop instead of the
@@ -63,8 +68,14 @@ func New(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jade: new: %w", err)
 	}
+	wheel := opts.TimerWheel
+	if wheel == nil {
+		d := timerwheel.DefaultConfig()
+		wheel = &d
+	}
 	def, err := b.RegisterEngine("main", sched.EngineRuntimeConfig{
-		ReductionLimit: opts.ReductionLimit, MaxLiveTasks: opts.MaxLiveTasks, TaskLimits: opts.TaskLimits, GoLoop: opts.GoLoop,
+		ReductionLimit: opts.ReductionLimit, Limits: opts.Limits, TimerWheel: wheel,
+		OverrunPolicy: opts.OverrunPolicy, GoLoop: opts.GoLoop,
 	}, bus.CapAll)
 	if err != nil {
 		return nil, fmt.Errorf("jade: new: %w", err)
@@ -105,7 +116,20 @@ func (r *Runtime) Verify(p *vmloop.Program) error { return r.bus.Load(p) }
 
 // Spawn starts function fn of p as a task of the default engine.
 func (r *Runtime) Spawn(p *vmloop.Program, fn string, args ...Value) (*Task, error) {
-	t, err := r.def.Spawn(nil, p, fn, args...)
+	return r.SpawnOn(r.def, p, fn, args...)
+}
+
+// RegisterEngine declares another engine with its runtime configuration
+// and capabilities (through the bus); spawn on it with SpawnOn.
+func (r *Runtime) RegisterEngine(name string, cfg sched.EngineRuntimeConfig, caps bus.Capability) (*bus.Member, error) {
+	return r.bus.RegisterEngine(name, cfg, caps)
+}
+
+// SpawnOn starts function fn of p as a task of engine m (a Member of this
+// runtime's bus). The default engine spawns it, so it needs no capability
+// of m.
+func (r *Runtime) SpawnOn(m *bus.Member, p *vmloop.Program, fn string, args ...Value) (*Task, error) {
+	t, err := r.def.Spawn(m, p, fn, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -42,6 +42,9 @@ const (
 	// CapHost lets the engine's tasks call host intrinsics registered with
 	// this capability (the default for RegisterIntrinsic).
 	CapHost
+	// CapIO lets the engine's tasks use the socket and file intrinsics
+	// (net.*, file.*).
+	CapIO
 
 	// CapUser0 is the first bit free for host-defined capabilities that
 	// guard host intrinsics.
@@ -54,7 +57,21 @@ const CapAll Capability = ^Capability(0)
 var capNames = []struct {
 	c Capability
 	n string
-}{{CapSpawn, "spawn"}, {CapSpawnOther, "spawn-other"}, {CapCancelOther, "cancel-other"}, {CapConfig, "config"}, {CapHost, "host"}}
+}{{CapSpawn, "spawn"}, {CapSpawnOther, "spawn-other"}, {CapCancelOther, "cancel-other"}, {CapConfig, "config"}, {CapHost, "host"}, {CapIO, "io"}}
+
+// ParseCapability returns the capability named n ("spawn", "spawn-other",
+// "cancel-other", "config", "host", "io", or "all").
+func ParseCapability(n string) (Capability, error) {
+	if n == "all" {
+		return CapAll, nil
+	}
+	for _, cn := range capNames {
+		if cn.n == n {
+			return cn.c, nil
+		}
+	}
+	return 0, fmt.Errorf("bus: capability %q unknown (spawn, spawn-other, cancel-other, config, host, io, all)", n)
+}
 
 func (c Capability) String() string {
 	var parts []string

@@ -357,7 +357,7 @@ func types(e ast.Expr) string {
 // catchable ResourceError to the spawner; the running tasks are untouched.
 func TestLiveTaskLimit(t *testing.T) {
 	b := newBus(t)
-	m, err := b.RegisterEngine("small", sched.EngineRuntimeConfig{MaxLiveTasks: 4}, bus.CapAll)
+	m, err := b.RegisterEngine("small", sched.EngineRuntimeConfig{Limits: sched.ResourceLimits{LiveTasks: 4}}, bus.CapAll)
 	if err != nil {
 		t.Fatal(err)
 	}

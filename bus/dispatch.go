@@ -27,10 +27,14 @@ func (d *dispatcher) Intrinsic(t *sched.Task, req *vmloop.Request) sched.Action 
 		if target == nil {
 			return a
 		}
-		if !b.ctl.AwaitTask(t, target) {
-			return sched.ActSuspend
+		d, has, a, ok := b.beginWait(t, ex, req)
+		if !ok {
+			return a
 		}
-		return b.completeJoin(ex, req, target)
+		if !b.ctl.AwaitTask(t, target) {
+			return b.endWait(t, d, has, sched.ActSuspend)
+		}
+		return b.endWait(t, d, has, b.completeJoin(ex, req, target))
 	case vmloop.IntrYield:
 		return complete(ex, vmloop.Void(), sched.ActYield)
 	case vmloop.IntrCancel:
@@ -63,9 +67,14 @@ func (d *dispatcher) Intrinsic(t *sched.Task, req *vmloop.Request) sched.Action 
 		ev := obj.(*sched.Event)
 		switch req.Intr.ID {
 		case vmloop.IntrEventWait:
-			if !b.ctl.EventWait(t, ev) {
-				return sched.ActSuspend
+			d, has, a, ok := b.beginWait(t, ex, req)
+			if !ok {
+				return a
 			}
+			if !b.ctl.EventWait(t, ev) {
+				return b.endWait(t, d, has, sched.ActSuspend)
+			}
+			b.endWait(t, d, has, sched.ActContinue)
 		case vmloop.IntrEventSignal:
 			b.ctl.EventSignal(t, ev)
 		default:
@@ -89,6 +98,9 @@ func (d *dispatcher) Intrinsic(t *sched.Task, req *vmloop.Request) sched.Action 
 		b.print(v.String() + "\n")
 		return complete(ex, vmloop.Void(), sched.ActContinue)
 	}
+	if a, ok := b.timeIntrinsic(t, ex, req); ok {
+		return a
+	}
 	if req.Intr.ID >= vmloop.HostIntrinsicBase {
 		return b.callHost(t, ex, req)
 	}
@@ -105,6 +117,9 @@ func (d *dispatcher) Resume(t *sched.Task, req *vmloop.Request) sched.Action {
 		if target == nil {
 			return a
 		}
+		if b.ctl.TimedOut(t) {
+			return timedOut(ex, req, fmt.Sprintf("task %d", target.ID()))
+		}
 		if _, done := target.Outcome(); !done {
 			// Woken without completion (cannot happen: only completion
 			// wakes joiners); wait again rather than misreport.
@@ -114,7 +129,13 @@ func (d *dispatcher) Resume(t *sched.Task, req *vmloop.Request) sched.Action {
 		}
 		return b.completeJoin(ex, req, target)
 	case vmloop.IntrEventWait:
+		if b.ctl.TimedOut(t) {
+			return timedOut(ex, req, "the event")
+		}
 		return complete(ex, vmloop.Void(), sched.ActContinue)
+	}
+	if a, ok := b.timeResume(t, ex, req); ok {
+		return a
 	}
 	if req.Intr.ID >= vmloop.HostIntrinsicBase {
 		v, thrown, tr, ok := b.ctl.TakeHostResult(t)

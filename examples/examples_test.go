@@ -25,6 +25,8 @@ func TestExamples(t *testing.T) {
 		{"throw_join.jasm", "boom"},
 		{"cancel.jasm", "Cancelled"},
 		{"hog.jasm", "1000000"},
+		{"timeout.jasm", "timed out"},
+		{"periodic.jasm", "40"},
 	}
 	for _, c := range cases {
 		for _, workers := range []string{"1", "2", "4", "8"} {

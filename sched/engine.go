@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
+	"github.com/jadevm/jade/timerwheel"
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -21,21 +23,82 @@ const MaxReductionLimit = 10_000_000
 // DefaultMaxLiveTasks bounds the live tasks of one engine.
 const DefaultMaxLiveTasks = 1 << 22
 
+// DefaultMaxPendingTimers bounds the pending timers (sleeps, wait timeouts,
+// periodic ticks) of one engine.
+const DefaultMaxPendingTimers = 1 << 22
+
+// DefaultMaxInFlightIO bounds the socket and file operations one engine has
+// in flight.
+const DefaultMaxInFlightIO = 1 << 16
+
 // EngineRuntimeConfig is everything the scheduler knows about an engine
-// (spec §4.2, S-14): it never learns what the engine means.
+// (spec §4.2, S-14): it never learns what the engine means. Zero fields take
+// the documented defaults.
 type EngineRuntimeConfig struct {
+	// EngineID is the engine's id. RegisterEngine assigns it (a non-zero
+	// value given there is refused); Engine.Config reports it.
+	EngineID uint32
 	// ReductionLimit is the budget of one dispatch (0: default).
 	ReductionLimit int64
-	// MaxLiveTasks bounds the engine's live tasks; a spawn beyond it throws
-	// a catchable ResourceError to the spawner (0: default).
-	MaxLiveTasks int64
-	// TaskLimits bound each task (stack depth, heap bytes); exhausting one
-	// traps that task (zero fields: vmloop.DefaultLimits).
-	TaskLimits vmloop.Limits
+	// TimerWheel is the geometry of the engine's timer wheel, or nil for an
+	// engine without one (an event-driven engine): its tasks get a
+	// catchable error naming the engine when they ask for any timer (sleep,
+	// timeout, periodic tick). The wheel is sharded per (engine, worker);
+	// see timerwheel.DefaultConfig for the usual geometry. A wheel can be
+	// added to a running engine; once set it cannot be changed or removed.
+	TimerWheel *timerwheel.TimerWheelConfig
+	// Limits are the engine's resource limits (the one table of
+	// ARCHITECTURE.md, "Limits").
+	Limits ResourceLimits
+	// OverrunPolicy is the engine's policy for periodic jobs that ask for
+	// timerwheel.PolicyInherit (the zero value means Drift).
+	OverrunPolicy timerwheel.OverrunPolicy
+	// Metrics says which optional metrics are collected.
+	Metrics MetricsConfig
 	// GoLoop runs the engine's tasks on the pure-Go VM loop even when the
 	// cgo loop of package native is available and enabled (the global
 	// switches are native.Disable and JADE_NATIVE=0).
 	GoLoop bool
+}
+
+// ResourceLimits bound what an engine and its tasks may hold. Exhausting a
+// per-engine count (tasks, timers, in-flight I/O) throws a catchable
+// ResourceError to the requesting task and disturbs nothing else;
+// exhausting a per-task bound (stack depth, heap bytes) traps that task.
+// Zero fields take the defaults.
+type ResourceLimits struct {
+	LiveTasks     int64 // tasks spawned and not completed (DefaultMaxLiveTasks)
+	PendingTimers int64 // armed timers (DefaultMaxPendingTimers)
+	InFlightIO    int64 // socket/file operations in flight (DefaultMaxInFlightIO)
+	StackDepth    int   // call frames per task (vmloop.DefaultLimits.MaxFrames)
+	HeapBytes     int64 // heap bytes per task (vmloop.DefaultLimits.MaxHeapBytes)
+}
+
+// task returns the per-task part as the VM's limits.
+func (l ResourceLimits) task() vmloop.Limits {
+	return vmloop.Limits{MaxFrames: l.StackDepth, MaxHeapBytes: l.HeapBytes}
+}
+
+// MetricsLevel says how much of a metric family is collected.
+type MetricsLevel uint8
+
+// Metrics levels.
+const (
+	// MetricsPerJob (the default) reports engine totals and every job.
+	MetricsPerJob MetricsLevel = iota
+	// MetricsEngine reports only the engine's totals.
+	MetricsEngine
+	// MetricsOff reports nothing for the family.
+	MetricsOff
+)
+
+// MetricsConfig selects the optional metrics of an engine (spec §4.5). The
+// scheduler-wide quantities (runnable, waiting, workers, queue pressure) are
+// always collected; they cost one atomic each.
+type MetricsConfig struct {
+	// Periodic selects the periodic-job metrics (targetRate, actualRate,
+	// handlerDuration, overrunCount; see Metrics.Engines[i].Periodic).
+	Periodic MetricsLevel
 }
 
 // ErrConfig is wrapped by every configuration error.
@@ -49,21 +112,37 @@ func (c EngineRuntimeConfig) normalize() (EngineRuntimeConfig, error) {
 	if c.ReductionLimit < 0 || c.ReductionLimit > MaxReductionLimit {
 		return c, fmt.Errorf("sched: engine config: reductionLimit %d outside [1, %d]: %w", c.ReductionLimit, MaxReductionLimit, ErrConfig)
 	}
-	if c.MaxLiveTasks == 0 {
-		c.MaxLiveTasks = DefaultMaxLiveTasks
+	l := &c.Limits
+	for _, f := range []struct {
+		name string
+		v    *int64
+		def  int64
+	}{{"liveTasks", &l.LiveTasks, DefaultMaxLiveTasks}, {"pendingTimers", &l.PendingTimers, DefaultMaxPendingTimers}, {"inFlightIO", &l.InFlightIO, DefaultMaxInFlightIO}, {"heapBytes", &l.HeapBytes, vmloop.DefaultLimits.MaxHeapBytes}} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+		if *f.v < 0 {
+			return c, fmt.Errorf("sched: engine config: limit %s %d is negative: %w", f.name, *f.v, ErrConfig)
+		}
 	}
-	if c.MaxLiveTasks < 0 {
-		return c, fmt.Errorf("sched: engine config: maxLiveTasks %d is negative: %w", c.MaxLiveTasks, ErrConfig)
+	if l.StackDepth == 0 {
+		l.StackDepth = vmloop.DefaultLimits.MaxFrames
 	}
-	if c.TaskLimits.MaxFrames == 0 {
-		c.TaskLimits.MaxFrames = vmloop.DefaultLimits.MaxFrames
+	if l.StackDepth < 1 {
+		return c, fmt.Errorf("sched: engine config: limit stackDepth %d must be positive: %w", l.StackDepth, ErrConfig)
 	}
-	if c.TaskLimits.MaxHeapBytes == 0 {
-		c.TaskLimits.MaxHeapBytes = vmloop.DefaultLimits.MaxHeapBytes
+	if c.TimerWheel != nil {
+		if err := c.TimerWheel.Validate(); err != nil {
+			return c, fmt.Errorf("sched: engine config: %w: %w", err, ErrConfig)
+		}
+		w := *c.TimerWheel
+		c.TimerWheel = &w // the engine keeps its own copy
 	}
-	if c.TaskLimits.MaxFrames < 1 || c.TaskLimits.MaxHeapBytes < 1 {
-		return c, fmt.Errorf("sched: engine config: task limits must be positive (frames %d, heap %d): %w",
-			c.TaskLimits.MaxFrames, c.TaskLimits.MaxHeapBytes, ErrConfig)
+	if c.OverrunPolicy > timerwheel.Queue {
+		return c, fmt.Errorf("sched: engine config: unknown overrunPolicy %d: %w", c.OverrunPolicy, ErrConfig)
+	}
+	if c.Metrics.Periodic > MetricsOff {
+		return c, fmt.Errorf("sched: engine config: unknown metrics level %d: %w", c.Metrics.Periodic, ErrConfig)
 	}
 	return c, nil
 }
@@ -75,6 +154,16 @@ type Engine struct {
 	name string
 	cfg  atomic.Pointer[EngineRuntimeConfig] // replaced whole by UpdateEngine
 	live atomic.Int64                        // tasks spawned and not completed
+	// timers counts the engine's armed timers over all shards; ioOps its
+	// socket and file operations in flight.
+	timers atomic.Int64
+	ioOps  atomic.Int64
+	// wheel is the engine's wheel geometry once one is set (never changed
+	// afterwards: shards built from it live on every worker).
+	wheel atomic.Pointer[timerwheel.TimerWheelConfig]
+
+	jobsMu sync.Mutex
+	jobs   []*Job // periodic jobs of the engine's live tasks; guarded by jobsMu
 	// labels is the pprof label context of the engine's tasks, built once
 	// at registration (worker goroutines switch to it per dispatch).
 	labels context.Context
@@ -91,3 +180,12 @@ func (e *Engine) Config() EngineRuntimeConfig { return *e.cfg.Load() }
 
 // LiveTasks returns the number of live tasks of the engine.
 func (e *Engine) LiveTasks() int64 { return e.live.Load() }
+
+// PendingTimers returns the engine's armed timers.
+func (e *Engine) PendingTimers() int64 { return e.timers.Load() }
+
+// InFlightIO returns the engine's socket and file operations in flight.
+func (e *Engine) InFlightIO() int64 { return e.ioOps.Load() }
+
+// HasWheel reports whether the engine has a timer wheel.
+func (e *Engine) HasWheel() bool { return e.wheel.Load() != nil }

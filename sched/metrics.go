@@ -1,5 +1,11 @@
 package sched
 
+import (
+	"time"
+
+	"github.com/jadevm/jade/timerwheel"
+)
+
 // Metrics is a read-only snapshot of the scheduler (spec §4.5). Reading it
 // changes nothing (S-16): every field comes from atomics the workers
 // publish; the counters are monotonic, the gauges are instantaneous and may
@@ -40,6 +46,42 @@ type EngineMetrics struct {
 	Name           string `json:"name"`
 	LiveTasks      int64  `json:"liveTasks"`
 	ReductionLimit int64  `json:"reductionLimit"`
+	// PendingTimers: armed timers of the engine (sleeps, wait timeouts,
+	// periodic ticks) over all its shards.
+	PendingTimers int64 `json:"pendingTimers"`
+	// InFlightIO: socket and file operations of the engine in flight.
+	InFlightIO int64 `json:"inFlightIO"`
+	// Periodic: the engine's periodic-job metrics, nil when its
+	// metricsConfig turns them off.
+	Periodic *PeriodicMetrics `json:"periodic,omitempty"`
+}
+
+// PeriodicMetrics are the spec §4.5 periodic-work quantities of one engine:
+// totals over its live jobs, and each job unless the engine's
+// metricsConfig asks for totals only.
+type PeriodicMetrics struct {
+	Jobs int `json:"jobs"` // live periodic jobs
+	// TargetRate: runs per second the jobs ask for (sum of 1/period).
+	TargetRate float64 `json:"targetRate"`
+	// ActualRate: runs per second observed over each job's last 16 run
+	// starts, summed.
+	ActualRate float64 `json:"actualRate"`
+	// HandlerDuration: mean handler duration over the jobs' finished runs
+	// (nanoseconds; a run lasts from the tick that starts it to the next
+	// tick of its task).
+	HandlerDuration int64 `json:"handlerDurationNs"`
+	// OverrunCount: runs whose handler took longer than the period.
+	OverrunCount uint64 `json:"overrunCount"`
+	// PerJob: every job's metrics (MetricsPerJob only).
+	PerJob []JobMetrics `json:"perJob,omitempty"`
+}
+
+// JobMetrics are one periodic job's metrics.
+type JobMetrics struct {
+	ID     uint64 `json:"id"`
+	Task   uint64 `json:"task"`
+	Policy string `json:"policy"`
+	timerwheel.PeriodicMetrics
 }
 
 // Metrics takes a snapshot.
@@ -59,8 +101,36 @@ func (s *Scheduler) Metrics() Metrics {
 		m.QueuePressure = float64(m.RunnableTasks) / float64(len(s.workers))
 	}
 	for _, e := range s.Engines() {
-		m.Engines = append(m.Engines, EngineMetrics{ID: e.id, Name: e.name, LiveTasks: e.live.Load(),
-			ReductionLimit: e.cfg.Load().ReductionLimit})
+		cfg := e.cfg.Load()
+		em := EngineMetrics{ID: e.id, Name: e.name, LiveTasks: e.live.Load(), ReductionLimit: cfg.ReductionLimit,
+			PendingTimers: e.timers.Load(), InFlightIO: e.ioOps.Load()}
+		if cfg.Metrics.Periodic != MetricsOff {
+			em.Periodic = e.periodicMetrics(cfg.Metrics.Periodic == MetricsPerJob)
+		}
+		m.Engines = append(m.Engines, em)
 	}
 	return m
+}
+
+// periodicMetrics sums the engine's jobs.
+func (e *Engine) periodicMetrics(perJob bool) *PeriodicMetrics {
+	pm := &PeriodicMetrics{}
+	var total time.Duration
+	var finished uint64
+	for _, j := range e.Jobs() {
+		jm := j.Metrics()
+		pm.Jobs++
+		pm.TargetRate += jm.TargetRate
+		pm.ActualRate += jm.ActualRate
+		pm.OverrunCount += jm.OverrunCount
+		total += jm.HandlerMean * time.Duration(jm.Finished)
+		finished += jm.Finished
+		if perJob {
+			pm.PerJob = append(pm.PerJob, JobMetrics{ID: j.id, Task: j.owner.id, Policy: j.Policy().String(), PeriodicMetrics: jm})
+		}
+	}
+	if finished > 0 {
+		pm.HandlerDuration = int64(total) / int64(finished)
+	}
+	return pm
 }

@@ -33,8 +33,15 @@ const (
 	futexWakePrivate = 1 | 128 // FUTEX_WAKE | FUTEX_PRIVATE_FLAG
 )
 
-// park blocks until a token is available and consumes it.
-func (p *parker) park() {
+// park blocks until a token is available and consumes it, or until
+// timeout nanoseconds have passed (timeout < 0: no limit). The timeout is a
+// relative timespec given to FUTEX_WAIT: nanosecond precision, no timer
+// object, and nothing wakes the thread before it (S-4).
+func (p *parker) park(timeout int64) {
+	var deadline int64
+	if timeout >= 0 {
+		deadline = nanotime() + timeout
+	}
 	for {
 		switch p.state.Load() {
 		case parkNotified:
@@ -46,7 +53,21 @@ func (p *parker) park() {
 		case parkSleeping:
 			// Returns at once if the word is no longer parkSleeping; EINTR
 			// and spurious returns just loop.
-			unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(&p.state)), futexWaitPrivate, parkSleeping, 0, 0, 0)
+			if timeout < 0 {
+				unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(&p.state)), futexWaitPrivate, parkSleeping, 0, 0, 0)
+				continue
+			}
+			left := deadline - nanotime()
+			if left <= 0 {
+				// Timed out: leave the sleeping state unless a token
+				// arrived meanwhile (then the next turn consumes it).
+				if p.state.CompareAndSwap(parkSleeping, parkEmpty) {
+					return
+				}
+				continue
+			}
+			ts := unix.NsecToTimespec(left)
+			unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(&p.state)), futexWaitPrivate, parkSleeping, uintptr(unsafe.Pointer(&ts)), 0, 0)
 		}
 	}
 }

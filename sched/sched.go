@@ -222,11 +222,18 @@ func (c *Control) Start() error {
 
 // RegisterEngine adds an engine with the given configuration.
 func (c *Control) RegisterEngine(name string, cfg EngineRuntimeConfig) (*Engine, error) {
+	if cfg.EngineID != 0 {
+		return nil, fmt.Errorf("sched: register engine %q: engineId %d given; RegisterEngine assigns ids: %w", name, cfg.EngineID, ErrConfig)
+	}
 	cfg, err := cfg.normalize()
 	if err != nil {
 		return nil, err
 	}
 	e := &Engine{id: c.s.nextEngine.Add(1), name: name}
+	cfg.EngineID = e.id
+	if cfg.TimerWheel != nil {
+		e.wheel.Store(cfg.TimerWheel)
+	}
 	e.labels = pprof.WithLabels(context.Background(), pprof.Labels("jade_engine", name, "jade_engine_id", strconv.FormatUint(uint64(e.id), 10)))
 	e.cfg.Store(&cfg)
 	c.s.mu.Lock()
@@ -236,11 +243,28 @@ func (c *Control) RegisterEngine(name string, cfg EngineRuntimeConfig) (*Engine,
 }
 
 // UpdateEngine replaces an engine's configuration; running tasks see the
-// new reduction limit from their next dispatch.
+// new reduction limit from their next dispatch, and new limits apply to
+// later requests. A timer wheel can be added to an engine without one; an
+// engine's wheel, once set, cannot be changed or removed (its shards live
+// on every worker): give the same TimerWheel, or nil to keep it.
 func (c *Control) UpdateEngine(e *Engine, cfg EngineRuntimeConfig) error {
+	if cfg.EngineID != 0 && cfg.EngineID != e.id {
+		return fmt.Errorf("sched: update engine %q: engineId %d is not the engine's id %d: %w", e.name, cfg.EngineID, e.id, ErrConfig)
+	}
 	cfg, err := cfg.normalize()
 	if err != nil {
 		return err
+	}
+	cfg.EngineID = e.id
+	c.s.mu.Lock() // serialises wheel changes
+	defer c.s.mu.Unlock()
+	if old := e.wheel.Load(); old != nil {
+		if cfg.TimerWheel != nil && *cfg.TimerWheel != *old {
+			return fmt.Errorf("sched: update engine %q: its timer wheel %+v cannot be changed to %+v once set: %w", e.name, *old, *cfg.TimerWheel, ErrConfig)
+		}
+		cfg.TimerWheel = old
+	} else if cfg.TimerWheel != nil {
+		e.wheel.Store(cfg.TimerWheel)
 	}
 	e.cfg.Store(&cfg)
 	return nil
@@ -262,12 +286,12 @@ func (c *Control) Spawn(from *Task, e *Engine, p *vmloop.Program, fn int, args [
 		return nil, fmt.Errorf("sched: spawn: %w", ErrStopped)
 	}
 	cfg := e.cfg.Load()
-	if n := e.live.Add(1); n > cfg.MaxLiveTasks {
+	if n := e.live.Add(1); n > cfg.Limits.LiveTasks {
 		e.live.Add(-1)
-		return nil, fmt.Errorf("sched: spawn: engine %q has %d live tasks (maxLiveTasks %d): %w", e.name, n-1, cfg.MaxLiveTasks, ErrLimit)
+		return nil, fmt.Errorf("sched: spawn: engine %q has %d live tasks (liveTasks limit %d): %w", e.name, n-1, cfg.Limits.LiveTasks, ErrLimit)
 	}
 	id := s.nextTask.Add(1)
-	ex, err := vmloop.NewExec(p, fn, args, cfg.TaskLimits, uint32(id))
+	ex, err := vmloop.NewExec(p, fn, args, cfg.Limits.task(), uint32(id))
 	if err != nil {
 		e.live.Add(-1)
 		return nil, fmt.Errorf("sched: spawn: %w", err)
@@ -534,6 +558,9 @@ func (c *Control) Shutdown(ctx context.Context) []TaskReport {
 // finish completes t with outcome o: it publishes the outcome, wakes the
 // joiners and releases the task's heap.
 func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
+	if t.tm != nil {
+		s.endTimers(w, t)
+	}
 	t.w = nil
 	t.exec.Free()
 	t.mu.Lock()

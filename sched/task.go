@@ -120,6 +120,10 @@ type Task struct {
 	// hostResult carries the result of a suspended host intrinsic from its
 	// completer to the resuming worker; the wake's CAS orders the accesses.
 	hostResult *hostResult
+	// tm is the task's timer state (timers.go), nil until it first uses a
+	// timer; touched only by the worker running the task (and timedOut by
+	// the firing worker, ordered by the run queue).
+	tm *taskTimer
 
 	// next links the task into a run queue; owned by the queue holding it.
 	next *Task

@@ -38,6 +38,10 @@ type worker struct {
 	injectFirst bool
 	ticks       uint32
 
+	// timers is the worker's shard of every engine's timer wheel (owner
+	// only; timers.go).
+	timers workerTimers
+
 	// Counters (read racily by metrics; written only by this worker).
 	labelled   *Engine // engine whose pprof labels the goroutine carries
 	dispatches atomic.Uint64
@@ -94,6 +98,11 @@ func (w *worker) next() *Task {
 // find looks local → inject → steal without blocking.
 func (w *worker) find() *Task {
 	s := w.s
+	if w.due() {
+		// Slice boundary: due timers wake their tasks onto the local queue
+		// even while every worker is busy.
+		w.fire()
+	}
 	w.ticks++
 	if w.injectFirst || w.ticks%32 == 0 {
 		w.injectFirst = false
@@ -175,6 +184,12 @@ func (w *worker) steal() *Task {
 // re-checks every queue here, sees the task).
 func (w *worker) sleep() {
 	s := w.s
+	if w.timers.next != noDeadline {
+		// Exact deadline (remote cancels drained); a due timer is work.
+		if w.fire(); w.local.len() > 0 {
+			return
+		}
+	}
 	s.idleMu.Lock()
 	w.parked = true
 	s.idle = append(s.idle, w)
@@ -190,7 +205,7 @@ func (w *worker) sleep() {
 		return
 	}
 	w.parks.Add(1)
-	w.park.park()
+	w.park.park(w.parkTimeout())
 	w.unidle()
 }
 
@@ -230,6 +245,9 @@ func (w *worker) run(t *Task) {
 	t.transition(Runnable, Running)
 	t.w = w // cleared before t becomes visible to other workers
 	ex := t.exec
+	if t.tm != nil && t.tm.owner != nil {
+		dropTaskTimer(w, t) // its wait ended: the timer must not fire later
+	}
 	if t.cancel.Load() {
 		s.finish(w, t, Outcome{Kind: Cancelled})
 		return

@@ -256,6 +256,7 @@ func (p *Periodic) Finish(end int64) (next int64, err error) {
 // PeriodicMetrics are the spec §4.5 quantities of one job.
 type PeriodicMetrics struct {
 	Runs          uint64 // runs started
+	Finished      uint64 // runs finished (Runs, less the one in progress)
 	OverrunCount  uint64 // runs whose handler took longer than Period or met a refused Start (one per run at most)
 	RefusedStarts uint64 // Start calls refused because a run was in progress
 	Skipped       uint64 // instants skipped (Skip)
@@ -292,6 +293,7 @@ func (p *Periodic) Metrics() PeriodicMetrics {
 	if p.running {
 		finished--
 	}
+	m.Finished = finished
 	if finished > 0 {
 		m.HandlerMean = time.Duration(p.totalDur / int64(finished))
 	}

@@ -46,9 +46,21 @@ func (w *Wheel) drain() {
 			w.unlink(idx, e)
 		}
 		w.dropped(e.deadline)
+		w.cancelled = append(w.cancelled, e.payload)
 		w.slab.release(idx, e)
 		w.live--
 		w.stats.Cancels++
 		w.stats.RemoteCancels++
 	}
+}
+
+// TakeCancelled appends to dst the payloads of the timers cancelled with
+// CancelRemote and drained since the last call, and forgets them. An owner
+// that keeps a record per payload frees those records here: a remote
+// canceller cannot touch owner-only state. Owner only.
+func (w *Wheel) TakeCancelled(dst []uint64) []uint64 {
+	w.drain()
+	dst = append(dst, w.cancelled...)
+	w.cancelled = w.cancelled[:0]
+	return dst
 }

@@ -42,6 +42,14 @@ func TestCancelRemoteRace(t *testing.T) {
 		}
 	}
 	ownerCancelled := make([]bool, total)
+	taken := make([]int, total) // payloads reported by TakeCancelled
+	var tc []uint64
+	take := func() {
+		tc = w.TakeCancelled(tc[:0])
+		for _, p := range tc {
+			taken[p]++
+		}
+	}
 	for round := range rounds {
 		for i := range perRound {
 			id := round*perRound + i
@@ -65,11 +73,18 @@ func TestCancelRemoteRace(t *testing.T) {
 		dst = w.Advance(now, dst[:0])
 		record(dst)
 		w.NextDeadline()
+		take()
 	}
 	close(work)
 	wg.Wait()
 	dst = w.Advance(math.MaxInt64, dst[:0])
 	record(dst)
+	take()
+	for id := range total {
+		if want := int(cancelled[id].Load()); taken[id] != want {
+			t.Fatalf("timer %d: TakeCancelled reported it %d times, remote cancels %d", id, taken[id], want)
+		}
+	}
 	for id := range total {
 		c := int(cancelled[id].Load())
 		if ownerCancelled[id] {

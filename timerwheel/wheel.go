@@ -49,6 +49,9 @@ type Wheel struct {
 	empty  bool
 
 	scratch []dueRec
+	// cancelled holds the payloads of remotely cancelled entries drained
+	// and not yet taken with TakeCancelled.
+	cancelled []uint64
 
 	stats Stats
 }

@@ -1152,6 +1152,7 @@ func TestRequestEdges(t *testing.T) {
 		itFn("evnew", "()->ref", 1, "evnew r0; ret r0"),
 		itFn("outcome", "(ref)->i64", 2, "outcome r1, r0; ret r1"),
 		itFn("print", "()->void", 1, "lds r0, 0; intr r0, 1, 0; retv"),
+		itFn("yield", "()->void", 1, "yield; retv"),
 	)
 	task := Ext(KindTask, "t")
 	start := func(fn string, args ...Value) *Exec {
@@ -1217,8 +1218,13 @@ func TestRequestEdges(t *testing.T) {
 		t.Errorf("uncaught Raise: %v %v", sig, e.Thrown())
 	}
 	// Raise at an instruction that cannot throw, or of a non-error, traps
-	e = start("outcome", task)
+	e = start("yield")
 	if e.Raise(Err(ErrKindError, "x")) || e.Run(100) != SigTrap || e.Trap().Code != TrapIntrinsic {
+		t.Errorf("Raise at yield: %v", e.Trap())
+	}
+	// outcome and evwait may throw (a wait timeout, ABI 1.1)
+	e = start("outcome", task)
+	if e.Raise(Err(ErrKindTimeout, "x")) || e.Run(100) != SigThrown {
 		t.Errorf("Raise at outcome: %v", e.Trap())
 	}
 	e = start("try", task)

@@ -12,7 +12,7 @@ func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor)
 
 // ABI is the intrinsic ABI this VM implements. Adding an intrinsic bumps the
 // minor version; changing or removing one bumps the major.
-var ABI = Version{1, 0}
+var ABI = Version{1, 1}
 
 // CheckABI reports whether a program needing version need can run here.
 func CheckABI(need Version) error {
@@ -70,9 +70,22 @@ const (
 	IntrPrintF64
 	IntrPrintStr
 	IntrTaskID
+
+	// ABI 1.1: time (monotonic clock, sleeps, wait timeouts, periodic jobs).
+	IntrTimeNow
+	IntrTimeSleep
+	IntrTimeSleepUntil
+	IntrTimeTimeout
+	IntrTimePeriodic
+	IntrTimeTick
+	IntrTimeJobMetric
+	IntrTimeJobStats
 )
 
-var v10 = Version{1, 0}
+var (
+	v10 = Version{1, 0}
+	v11 = Version{1, 1}
+)
 
 var centralTable = []Intrinsic{
 	{IntrSpawn, "task.spawn", nil, TRef, v10, SPAWN, false},
@@ -92,6 +105,15 @@ var centralTable = []Intrinsic{
 	{IntrPrintF64, "io.print_f64", []Type{TF64}, TVoid, v10, NOP, true},
 	{IntrPrintStr, "io.print_str", []Type{TRef}, TVoid, v10, NOP, true},
 	{IntrTaskID, "task.id", nil, TI64, v10, NOP, true},
+
+	{IntrTimeNow, "time.now", nil, TI64, v11, NOP, true},
+	{IntrTimeSleep, "time.sleep", []Type{TI64}, TVoid, v11, NOP, true},
+	{IntrTimeSleepUntil, "time.sleep_until", []Type{TI64}, TVoid, v11, NOP, true},
+	{IntrTimeTimeout, "time.timeout", []Type{TI64}, TVoid, v11, NOP, true},
+	{IntrTimePeriodic, "time.periodic", []Type{TI64, TI64}, TRef, v11, NOP, true},
+	{IntrTimeTick, "time.tick", []Type{TRef}, TI64, v11, NOP, true},
+	{IntrTimeJobMetric, "time.job_metric", []Type{TRef, TI64}, TF64, v11, NOP, true},
+	{IntrTimeJobStats, "time.job_stats", []Type{TRef}, TRef, v11, NOP, true},
 }
 
 var (

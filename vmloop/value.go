@@ -135,6 +135,7 @@ const (
 	ErrKindResource   = "ResourceError"   // an engine limit was exhausted
 	ErrKindHost       = "HostError"       // raised by a host intrinsic
 	ErrKindCapability = "CapabilityError" // the engine lacks a capability
+	ErrKindTimeout    = "TimeoutError"    // a wait outlived its time.timeout
 )
 
 // Err makes an error value with a kind (e.g. "Error", "ResourceError") and

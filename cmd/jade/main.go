@@ -98,6 +98,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	workers := fs.Int("workers", 0, fmt.Sprintf("worker threads (0: GOMAXPROCS−1, here %d)", sched.DefaultWorkers()))
 	reductions := fs.Int64("reductions", 0, fmt.Sprintf("reduction limit of the default engine (default %d, max %d)", sched.DefaultReductionLimit, sched.MaxReductionLimit))
 	verbose := fs.Bool("v", false, "describe the runtime on stderr")
+	engineCfg := fs.String("engine-config", "", "declare engines from the JSON `FILE` (docs/ENGINES.md); its \"main\" engine runs main")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -117,6 +118,18 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		return exitLoad
+	}
+	mainEngine := rt.Main()
+	if *engineCfg != "" {
+		f, err := readEngineFile(*engineCfg)
+		if err == nil {
+			mainEngine, err = applyEngines(rt, f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "jade: %v\n", err)
+			rt.Shutdown(context.Background())
+			return exitUsage
+		}
 	}
 	if err := rt.Verify(p); err != nil {
 		fmt.Fprintf(stderr, "jade: %s: %v\n", path, err)
@@ -151,14 +164,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer stopDebug()
-	task, err := rt.Spawn(p, "main", callArgs...)
+	// SIGINT cancels main; a second SIGINT uses Go's default behaviour.
+	// Registered before the spawn, so a signal never meets the default.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	task, err := rt.SpawnOn(mainEngine, p, "main", callArgs...)
 	if err != nil {
+		signal.Stop(sig)
 		fmt.Fprintf(stderr, "jade: %v\n", err)
 		return exitLoad
 	}
-	// SIGINT cancels main; a second SIGINT uses Go's default behaviour.
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-sig
 		signal.Stop(sig)

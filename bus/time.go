@@ -1,0 +1,209 @@
+package bus
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/timerwheel"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// The time intrinsics of ABI 1.1: time.now, time.sleep, time.sleep_until,
+// time.timeout (the one-shot timeout of the next wait), time.periodic,
+// time.tick, time.job_metric and time.job_stats.
+
+// Job metric selectors of time.job_metric.
+const (
+	jobRuns = iota
+	jobOverruns
+	jobTargetRate
+	jobActualRate
+	jobHandlerMeanNs
+	jobHandlerMaxNs
+	jobSkipped
+	jobDropped
+	jobLastLatenessNs
+)
+
+// timeIntrinsic handles a time.* request; ok is false for other IDs.
+func (b *Bus) timeIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (a sched.Action, ok bool) {
+	s := b.s
+	switch req.Intr.ID {
+	case vmloop.IntrTimeNow:
+		return complete(ex, vmloop.I64(s.Now()), sched.ActContinue), true
+	case vmloop.IntrTimeSleep:
+		return b.sleepUntil(t, ex, req, s.Now()+ex.ArgI64(0), ex.ArgI64(0) <= 0), true
+	case vmloop.IntrTimeSleepUntil:
+		d := ex.ArgI64(0)
+		return b.sleepUntil(t, ex, req, d, d <= s.Now()), true
+	case vmloop.IntrTimeTimeout:
+		if !t.Engine().HasWheel() {
+			return raise(ex, noWheel(t, req)), true
+		}
+		b.ctl.SetTimeout(t, ex.ArgI64(0))
+		return complete(ex, vmloop.Void(), sched.ActContinue), true
+	case vmloop.IntrTimePeriodic:
+		period, pol := ex.ArgI64(0), ex.ArgI64(1)
+		if period <= 0 || pol < 0 || pol > int64(timerwheel.Queue) {
+			return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("time.periodic: period %d ns must be positive and policy %d one of 0 (engine's), 1 drift, 2 skip, 3 queue", period, pol))), true
+		}
+		j, err := b.ctl.NewJob(t, time.Duration(period), timerwheel.OverrunPolicy(pol))
+		if err != nil {
+			return raise(ex, timerError(req, err)), true
+		}
+		return complete(ex, vmloop.Ext(vmloop.KindExt, j), sched.ActContinue), true
+	case vmloop.IntrTimeTick:
+		j, a := jobArg(ex)
+		if j == nil {
+			return a, true
+		}
+		return b.tick(t, ex, req, j, false), true
+	case vmloop.IntrTimeJobMetric:
+		j, a := jobArg(ex)
+		if j == nil {
+			return a, true
+		}
+		v, err := jobMetric(j, ex.ArgI64(1))
+		if err != nil {
+			return raise(ex, vmloop.Err(vmloop.ErrKindError, err.Error())), true
+		}
+		return complete(ex, vmloop.F64(v), sched.ActContinue), true
+	case vmloop.IntrTimeJobStats:
+		j, a := jobArg(ex)
+		if j == nil {
+			return a, true
+		}
+		return complete(ex, vmloop.Str(jobStats(j)), sched.ActContinue), true
+	}
+	return 0, false
+}
+
+// timeResume completes a time.* request of a woken task.
+func (b *Bus) timeResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (a sched.Action, ok bool) {
+	switch req.Intr.ID {
+	case vmloop.IntrTimeSleep, vmloop.IntrTimeSleepUntil:
+		return complete(ex, vmloop.Void(), sched.ActContinue), true
+	case vmloop.IntrTimeTick:
+		j, a := jobArg(ex)
+		if j == nil {
+			return a, true
+		}
+		return b.tick(t, ex, req, j, true), true
+	}
+	return 0, false
+}
+
+func (b *Bus) sleepUntil(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, deadline int64, now bool) sched.Action {
+	if !t.Engine().HasWheel() {
+		return raise(ex, noWheel(t, req))
+	}
+	if now {
+		return complete(ex, vmloop.Void(), sched.ActContinue)
+	}
+	if err := b.ctl.ReserveTimer(t); err != nil {
+		return raise(ex, timerError(req, err))
+	}
+	b.ctl.SleepUntil(t, deadline)
+	return sched.ActSuspend
+}
+
+func (b *Bus) tick(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, j *sched.Job, resumed bool) sched.Action {
+	at, ready, err := b.ctl.Tick(t, j, resumed)
+	switch {
+	case err != nil:
+		return raise(ex, timerError(req, err))
+	case !ready:
+		return sched.ActSuspend
+	}
+	return complete(ex, vmloop.I64(at), sched.ActContinue)
+}
+
+// beginWait takes the task's one-shot timeout (time.timeout) before a wait
+// and reserves its timer; it returns the timeout and whether one is set.
+// A failed reservation is thrown: the wait is not started.
+func (b *Bus) beginWait(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (d int64, has bool, a sched.Action, ok bool) {
+	d, has = b.ctl.TakeTimeout(t)
+	if !has {
+		return 0, false, 0, true
+	}
+	if err := b.ctl.ReserveTimer(t); err != nil {
+		return 0, false, raise(ex, timerError(req, err)), false
+	}
+	return d, true, 0, true
+}
+
+// endWait finishes what beginWait started: when the wait suspended the
+// timeout is armed, otherwise its reservation is given back.
+func (b *Bus) endWait(t *sched.Task, d int64, has bool, a sched.Action) sched.Action {
+	if has {
+		if a == sched.ActSuspend {
+			b.ctl.ArmTimer(t, b.s.Now()+d, true)
+		} else {
+			b.ctl.DropTimer(t)
+		}
+	}
+	return a
+}
+
+// timedOut throws the TimeoutError of a wait whose timeout fired.
+func timedOut(ex *vmloop.Exec, req *vmloop.Request, what string) sched.Action {
+	return raise(ex, vmloop.Err(vmloop.ErrKindTimeout, fmt.Sprintf("%s: timed out waiting for %s", req.Intr.Name, what)))
+}
+
+func noWheel(t *sched.Task, req *vmloop.Request) vmloop.Value {
+	e := t.Engine()
+	return vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: engine %q (id %d) has no timer wheel; declare it with a timerWheelConfig", req.Intr.Name, e.Name(), e.ID()))
+}
+
+func timerError(req *vmloop.Request, err error) vmloop.Value {
+	kind := vmloop.ErrKindError
+	if errors.Is(err, sched.ErrLimit) {
+		kind = vmloop.ErrKindResource
+	}
+	return vmloop.Err(kind, req.Intr.Name+": "+err.Error())
+}
+
+func jobArg(ex *vmloop.Exec) (*sched.Job, sched.Action) {
+	obj, err := ex.ArgObj(0, vmloop.KindExt)
+	if err != nil {
+		return nil, trap(ex, err)
+	}
+	j, ok := obj.(*sched.Job)
+	if !ok {
+		return nil, trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: fmt.Sprintf("argument is a %T, want a periodic job from time.periodic", obj)})
+	}
+	return j, sched.ActContinue
+}
+
+func jobMetric(j *sched.Job, which int64) (float64, error) {
+	m := j.Metrics()
+	switch which {
+	case jobRuns:
+		return float64(m.Runs), nil
+	case jobOverruns:
+		return float64(m.OverrunCount), nil
+	case jobTargetRate:
+		return m.TargetRate, nil
+	case jobActualRate:
+		return m.ActualRate, nil
+	case jobHandlerMeanNs:
+		return float64(m.HandlerMean), nil
+	case jobHandlerMaxNs:
+		return float64(m.HandlerMax), nil
+	case jobSkipped:
+		return float64(m.Skipped), nil
+	case jobDropped:
+		return float64(m.Dropped), nil
+	case jobLastLatenessNs:
+		return float64(m.LastLateness), nil
+	}
+	return 0, fmt.Errorf("time.job_metric: unknown metric %d (0 runs, 1 overruns, 2 targetRate, 3 actualRate, 4 handler mean ns, 5 handler max ns, 6 skipped, 7 dropped, 8 last lateness ns)", which)
+}
+
+func jobStats(j *sched.Job) string {
+	m := j.Metrics()
+	return fmt.Sprintf("job %d: policy=%s runs=%d targetRate=%.1f/s actualRate=%.1f/s handlerMean=%v handlerMax=%v overruns=%d skipped=%d dropped=%d",
+		j.ID(), j.Policy(), m.Runs, m.TargetRate, m.ActualRate, m.HandlerMean, m.HandlerMax, m.OverrunCount, m.Skipped, m.Dropped)
+}

@@ -1,0 +1,356 @@
+package sched
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/jadevm/jade/timerwheel"
+)
+
+// Timers (spec §4.3, S-4, S-15).
+//
+// An engine's wheel is sharded per (engine, worker): worker w keeps one
+// timerwheel.Wheel per engine in w.timers.shards, created lazily from the
+// engine's wheel geometry the first time a task of that engine arms a timer
+// while running on w. Only w inserts into, advances and locally cancels its
+// shards; a task that was resumed on another worker cancels its timer with
+// Wheel.CancelRemote, and the owner frees the record when it drains the
+// shard (Wheel.TakeCancelled).
+//
+// A timer's payload is an index into w.timers.recs, the owner's table of
+// (task, wait generation, kind). When a timer fires, the owner wakes that
+// token: a stale generation (the wait already ended) makes the fire a no-op,
+// so a timer racing a join, an event or a cancel never wakes a later wait.
+//
+// The master clock is nanotime (monotonic, ns since the scheduler package
+// started). w.timers.next caches the earliest deadline of w's shards (or
+// noDeadline): every slice boundary compares it with the clock (one load and
+// one compare when w has no timer; no clock read then), and a parking
+// worker sleeps on its futex until exactly that deadline (a relative
+// timespec, ns precision). There is no ticker and no heartbeat: a worker
+// without timers parks without a timeout (S-4), and a timer 10 s ahead costs
+// its worker one wake-up. Because only the owner inserts, a parked worker
+// never has to be woken for an earlier timer of its own shards.
+
+// noDeadline marks "no pending timer".
+const noDeadline = math.MaxInt64
+
+var epoch = time.Now()
+
+// nanotime is the scheduler's master clock: monotonic nanoseconds since the
+// package was initialised.
+func nanotime() int64 { return int64(time.Since(epoch)) }
+
+// Now returns the master clock: monotonic nanoseconds since the runtime's
+// epoch (what time.now returns to tasks).
+func (s *Scheduler) Now() int64 { return nanotime() }
+
+// Timer kinds: what a fire does beyond waking the token.
+const (
+	timerWake    = iota // sleep, periodic tick: the wake is the result
+	timerTimeout        // a wait's timeout: the wait ends with a timeout
+)
+
+// timerRec is what a shard's payload names. Owner only.
+type timerRec struct {
+	t    *Task
+	gen  uint64
+	kind uint8
+	next uint32 // free list link (index+1; 0 ends)
+}
+
+// workerTimers is a worker's part of every engine's wheel. Owner only.
+type workerTimers struct {
+	shards []*timerwheel.Wheel // indexed by engine id; nil until first use
+	engine []*Engine           // engine of each shard
+	next   int64               // earliest deadline over shards, or noDeadline
+	recs   []timerRec
+	free   uint32 // free list head (index+1; 0 empty)
+	exp    []timerwheel.Expired
+	gone   []uint64
+	// remote is set by a worker that cancelled one of these timers with
+	// CancelRemote (and already gave back its engine count): the owner
+	// drains its shards at its next slice boundary, so cancelled entries
+	// do not pile up until the next deadline. A parked owner is not woken
+	// for it: it inserts nothing while parked.
+	remote atomic.Bool
+}
+
+// taskTimer is the timer state of a task, allocated on first use (most
+// tasks never arm one). It is touched only by the worker running the task.
+type taskTimer struct {
+	owner *worker           // worker whose shard holds the armed timer, or nil
+	h     timerwheel.Handle // the armed timer
+	rec   uint32            // its record in owner.timers.recs
+	// reserved: one unit of the engine's pending-timer count is held for a
+	// timer about to be armed (ReserveTimer .. ArmTimer/DropTimer).
+	reserved bool
+	// timedOut is set by the firing worker when a timeout won the wake
+	// CAS, before it enqueues the task; the resuming worker reads and
+	// clears it (the run queue orders the two).
+	timedOut bool
+	// timeout is the one-shot timeout of the task's next wait (ns), valid
+	// when hasTimeout.
+	timeout    int64
+	hasTimeout bool
+	jobs       []*Job // periodic jobs the task created (unregistered at its end)
+}
+
+func (t *Task) timer() *taskTimer {
+	if t.tm == nil {
+		t.tm = &taskTimer{}
+	}
+	return t.tm
+}
+
+// ErrNoWheel is wrapped by errors for timer requests of a task whose engine
+// has no timer wheel.
+var ErrNoWheel = errors.New("engine has no timer wheel")
+
+// ReserveTimer checks that t (running on a worker) may arm a timer — its
+// engine has a wheel and is below its pending-timer limit — and holds one
+// unit of that limit for ArmTimer. A reservation not followed by ArmTimer
+// must be given back with DropTimer.
+func (c *Control) ReserveTimer(t *Task) error {
+	e := t.engine
+	if e.wheel.Load() == nil {
+		return fmt.Errorf("sched: timer: engine %q (id %d) has no timer wheel; give it a timerWheelConfig: %w", e.name, e.id, ErrNoWheel)
+	}
+	tm := t.timer()
+	if tm.reserved {
+		return nil
+	}
+	lim := e.cfg.Load().Limits.PendingTimers
+	if n := e.timers.Add(1); n > lim {
+		e.timers.Add(-1)
+		return fmt.Errorf("sched: timer: engine %q has %d pending timers (pendingTimers %d): %w", e.name, n-1, lim, ErrLimit)
+	}
+	tm.reserved = true
+	return nil
+}
+
+// DropTimer gives back a reservation that was not used.
+func (c *Control) DropTimer(t *Task) {
+	if t.tm != nil && t.tm.reserved {
+		t.tm.reserved = false
+		t.engine.timers.Add(-1)
+	}
+}
+
+// ArmTimer files a timer at deadline for t's current wait (armed by
+// Suspend, AwaitTask or EventWait), using the reservation ReserveTimer
+// made. With timeout set, a fire ends the wait as timed out (TimedOut
+// reports it on resume); otherwise the fire is the wait's normal end
+// (a sleep). t must be running on a worker.
+func (c *Control) ArmTimer(t *Task, deadline int64, timeout bool) {
+	w := t.w
+	tm := t.timer()
+	ww := t.wait.Load()
+	if w == nil || !tm.reserved || ww&3 == phIdle || ww&3 == phParked {
+		panic("sched: ArmTimer without a running task, an armed wait and a reservation")
+	}
+	if ww&3 == phWoken {
+		// The wait already ended (a wake raced its registration): the
+		// task will not park, so no timer is needed.
+		c.DropTimer(t)
+		return
+	}
+	tok := Token{t, ww >> 2}
+	tm.reserved = false
+	kind := uint8(timerWake)
+	if timeout {
+		kind = timerTimeout
+	}
+	tm.owner = w
+	tm.h, tm.rec = w.addTimer(t.engine, deadline, timerRec{t: t, gen: tok.gen, kind: kind})
+}
+
+// SleepUntil arms a wait of t that its timer ends at deadline (a reserved
+// timer; see ReserveTimer). The caller returns ActSuspend.
+func (c *Control) SleepUntil(t *Task, deadline int64) {
+	t.arm()
+	c.ArmTimer(t, deadline, false)
+}
+
+// SetTimeout sets the one-shot timeout of t's next wait: the next join,
+// outcome, event wait or I/O operation that has to wait ends with a timeout
+// after d (d ≤ 0: at once if it would wait).
+func (c *Control) SetTimeout(t *Task, d int64) {
+	tm := t.timer()
+	tm.timeout, tm.hasTimeout = d, true
+}
+
+// TakeTimeout returns and clears the one-shot timeout of t's next wait.
+func (c *Control) TakeTimeout(t *Task) (d int64, ok bool) {
+	if t.tm == nil || !t.tm.hasTimeout {
+		return 0, false
+	}
+	t.tm.hasTimeout = false
+	return t.tm.timeout, true
+}
+
+// TimedOut reports (once) whether t's last wait ended because its timeout
+// fired.
+func (c *Control) TimedOut(t *Task) bool {
+	if t.tm == nil || !t.tm.timedOut {
+		return false
+	}
+	t.tm.timedOut = false
+	return true
+}
+
+// dropTaskTimer cancels the timer of a task whose wait ended; w is the
+// worker about to run or complete it (nil outside the workers). A timer
+// that already fired is gone; one in w's own shard is cancelled there; one
+// in another worker's shard is cancelled remotely and its record freed by
+// the owner when it drains the shard.
+func dropTaskTimer(w *worker, t *Task) {
+	tm := t.tm
+	o := tm.owner
+	tm.owner = nil
+	sh := o.timers.shards[t.engine.id]
+	if o == w {
+		if sh.Cancel(tm.h) {
+			w.timers.release(tm.rec, t.engine)
+		}
+		return
+	}
+	if sh.CancelRemote(tm.h) {
+		t.engine.timers.Add(-1) // the limit counts live timers only
+		o.timers.remote.Store(true)
+	}
+}
+
+// endTimers releases the timer state of a completing task: its armed timer,
+// an unused reservation and its periodic jobs.
+func (s *Scheduler) endTimers(w *worker, t *Task) {
+	tm := t.tm
+	if tm.owner != nil {
+		dropTaskTimer(w, t)
+	}
+	if tm.reserved {
+		tm.reserved = false
+		t.engine.timers.Add(-1)
+	}
+	for _, j := range tm.jobs {
+		t.engine.removeJob(j)
+	}
+	tm.jobs = nil
+}
+
+// addTimer files rec at deadline in w's shard of engine e and returns the
+// timer's handle and record index.
+func (w *worker) addTimer(e *Engine, deadline int64, rec timerRec) (timerwheel.Handle, uint32) {
+	wt := &w.timers
+	sh := wt.shard(e)
+	var idx uint32
+	if wt.free != 0 {
+		idx = wt.free - 1
+		wt.free = wt.recs[idx].next
+		wt.recs[idx] = rec
+	} else {
+		idx = uint32(len(wt.recs))
+		wt.recs = append(wt.recs, rec)
+	}
+	h := sh.Insert(deadline, uint64(idx))
+	if deadline < wt.next {
+		wt.next = deadline
+	}
+	return h, idx
+}
+
+// shard returns w's shard of engine e, creating it from e's geometry.
+func (wt *workerTimers) shard(e *Engine) *timerwheel.Wheel {
+	id := int(e.id)
+	if id >= len(wt.shards) {
+		wt.shards = append(wt.shards, make([]*timerwheel.Wheel, id+1-len(wt.shards))...)
+		wt.engine = append(wt.engine, make([]*Engine, id+1-len(wt.engine))...)
+	}
+	if sh := wt.shards[id]; sh != nil {
+		return sh
+	}
+	sh, err := timerwheel.New(*e.wheel.Load(), nanotime())
+	if err != nil {
+		panic("sched: validated wheel config refused: " + err.Error()) // normalize validated it
+	}
+	wt.shards[id], wt.engine[id] = sh, e
+	return sh
+}
+
+// release frees record idx and gives back its unit of e's timer count.
+func (wt *workerTimers) release(idx uint32, e *Engine) {
+	wt.freeRec(idx)
+	e.timers.Add(-1)
+}
+
+// freeRec puts record idx on the free list.
+func (wt *workerTimers) freeRec(idx uint32) {
+	wt.recs[idx] = timerRec{next: wt.free}
+	wt.free = idx + 1
+}
+
+// due reports whether a timer of w may be due or was cancelled remotely
+// (cheap when w has none: no clock read).
+func (w *worker) due() bool {
+	return w.timers.next != noDeadline && (nanotime() >= w.timers.next || w.timers.remote.Load())
+}
+
+// fire advances every shard of w to now, wakes the due timers' tokens and
+// recomputes w's earliest deadline (draining remote cancels on the way).
+func (w *worker) fire() {
+	wt := &w.timers
+	wt.remote.Store(false) // cancels from now on set it again
+	now := nanotime()
+	next := int64(noDeadline)
+	for id, sh := range wt.shards {
+		if sh == nil {
+			continue
+		}
+		e := wt.engine[id]
+		wt.exp = sh.Advance(now, wt.exp[:0])
+		for _, x := range wt.exp {
+			idx := uint32(x.Payload)
+			rec := wt.recs[idx]
+			wt.release(idx, e)
+			w.s.fireTimer(w, rec)
+		}
+		wt.gone = sh.TakeCancelled(wt.gone[:0])
+		for _, p := range wt.gone {
+			wt.freeRec(uint32(p)) // the canceller gave back the count
+		}
+		if d, ok := sh.NextDeadline(); ok && d < next {
+			next = d
+		}
+	}
+	wt.next = next
+}
+
+// fireTimer wakes the token of a fired timer; a timeout that wins marks
+// the task timed out before it becomes visible on a run queue.
+func (s *Scheduler) fireTimer(w *worker, rec timerRec) {
+	tok := Token{rec.t, rec.gen}
+	woke, enq := tok.wake()
+	if woke && rec.kind == timerTimeout {
+		// Only a parked wait can time out: the timer is armed by the
+		// worker running the task and fires on that worker, which is not
+		// running it then.
+		rec.t.tm.timedOut = true
+	}
+	if enq {
+		s.waiting.Add(-1)
+		s.enqueue(w, rec.t)
+	}
+}
+
+// parkTimeout returns how long w may sleep: -1 without timers, else the
+// time to the earliest deadline (0 when one is due). Call fire first so
+// that remotely cancelled timers do not cut the sleep short.
+func (w *worker) parkTimeout() int64 {
+	if w.timers.next == noDeadline {
+		return -1
+	}
+	return max(0, w.timers.next-nanotime())
+}
