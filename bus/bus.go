@@ -19,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/jadevm/jade/iosys"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -102,6 +103,10 @@ type Config struct {
 	PinCPUs bool
 	// Stdout receives io.print_* output (default os.Stdout).
 	Stdout io.Writer
+	// NoIO starts the workers without completion backends: the net.* and
+	// file.* intrinsics then throw an IoError. By default every worker
+	// opens one (iosys.Open: io_uring, or epoll; JADE_POLLER selects).
+	NoIO bool
 }
 
 // Bus is the RuntimeBus.
@@ -134,7 +139,11 @@ func New(cfg Config) (*Bus, error) {
 	if b.stdout == nil {
 		b.stdout = os.Stdout
 	}
-	s, ctl, err := sched.New(sched.Config{Workers: cfg.Workers, PinCPUs: cfg.PinCPUs, Dispatcher: (*dispatcher)(b)})
+	sc := sched.Config{Workers: cfg.Workers, PinCPUs: cfg.PinCPUs, Dispatcher: (*dispatcher)(b), OpenIO: iosys.Open}
+	if cfg.NoIO {
+		sc.OpenIO = nil
+	}
+	s, ctl, err := sched.New(sc)
 	if err != nil {
 		return nil, fmt.Errorf("bus: new: %w", err)
 	}

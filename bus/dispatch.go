@@ -101,6 +101,9 @@ func (d *dispatcher) Intrinsic(t *sched.Task, req *vmloop.Request) sched.Action 
 	if a, ok := b.timeIntrinsic(t, ex, req); ok {
 		return a
 	}
+	if a, ok := b.ioIntrinsic(t, ex, req); ok {
+		return a
+	}
 	if req.Intr.ID >= vmloop.HostIntrinsicBase {
 		return b.callHost(t, ex, req)
 	}
@@ -135,6 +138,9 @@ func (d *dispatcher) Resume(t *sched.Task, req *vmloop.Request) sched.Action {
 		return complete(ex, vmloop.Void(), sched.ActContinue)
 	}
 	if a, ok := b.timeResume(t, ex, req); ok {
+		return a
+	}
+	if a, ok := b.ioResume(t, ex, req); ok {
 		return a
 	}
 	if req.Intr.ID >= vmloop.HostIntrinsicBase {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/jadevm/jade/evpoll"
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -59,12 +60,20 @@ type Config struct {
 	PinCPUs bool
 	// Dispatcher handles intrinsic requests (required).
 	Dispatcher Dispatcher
+	// OpenIO opens the completion backend of worker i. It is called on the
+	// worker's locked OS thread when the worker starts (an io_uring ring
+	// with owner-thread flags belongs to that thread), and the backend is
+	// closed there when the worker stops. Nil: no I/O (the I/O intrinsics
+	// throw). An error leaves that worker without I/O and is reported by
+	// the operations that need it.
+	OpenIO func(worker int) (evpoll.Backend, error)
 }
 
 // Scheduler runs tasks on workers. Its exported methods only read; every
 // mutation goes through Control, which only the RuntimeBus holds (S-16).
 type Scheduler struct {
 	disp    Dispatcher
+	openIO  func(int) (evpoll.Backend, error)
 	workers []*worker
 	pin     bool
 
@@ -125,7 +134,7 @@ func New(cfg Config) (*Scheduler, *Control, error) {
 	if cfg.Workers < 0 || cfg.Workers > 1024 {
 		return nil, nil, fmt.Errorf("sched: new: %d workers outside [1, 1024]", cfg.Workers)
 	}
-	s := &Scheduler{disp: cfg.Dispatcher, pin: cfg.PinCPUs && pinSupported}
+	s := &Scheduler{disp: cfg.Dispatcher, openIO: cfg.OpenIO, pin: cfg.PinCPUs && pinSupported}
 	var cpus []int
 	if s.pin {
 		cpus = allowedCPUs()
@@ -370,6 +379,11 @@ func (c *Control) Wake(tok Token) bool { return c.s.wake(nil, tok) }
 // wait stale (cancelled, already woken) the result is withdrawn and false
 // is returned.
 func (c *Control) CompleteHost(tok Token, value vmloop.Value, thrown *vmloop.Value, trap *vmloop.TrapInfo) bool {
+	return c.s.completeHost(nil, tok, value, thrown, trap)
+}
+
+// completeHost is CompleteHost run by worker w (nil outside the workers).
+func (s *Scheduler) completeHost(w *worker, tok Token, value vmloop.Value, thrown *vmloop.Value, trap *vmloop.TrapInfo) bool {
 	t := tok.t
 	t.mu.Lock()
 	if _, live := t.current(); !live || t.hostResult != nil || t.wait.Load()>>2 != tok.gen {
@@ -380,7 +394,7 @@ func (c *Control) CompleteHost(tok Token, value vmloop.Value, thrown *vmloop.Val
 	r := &hostResult{value: value, err: thrown, trap: trap}
 	t.hostResult = r
 	t.mu.Unlock()
-	if c.s.wake(nil, tok) {
+	if s.wake(w, tok) {
 		return true
 	}
 	t.mu.Lock()
@@ -454,7 +468,7 @@ func (s *Scheduler) notify() {
 	w.notified = true
 	s.nSearching.Add(1)
 	s.idleMu.Unlock()
-	w.park.unpark()
+	w.unpark()
 }
 
 // localWork reports whether some worker's local queue holds a task.
@@ -537,7 +551,7 @@ func (c *Control) Shutdown(ctx context.Context) []TaskReport {
 	}
 	for _, w := range s.workers {
 		w.stop.Store(true)
-		w.park.unpark()
+		w.unpark()
 	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()

@@ -124,6 +124,9 @@ type Task struct {
 	// timer; touched only by the worker running the task (and timedOut by
 	// the firing worker, ordered by the run queue).
 	tm *taskTimer
+	// io is the task's in-flight I/O operation (io.go), nil until its
+	// first; touched only by the worker running the task.
+	io *ioState
 
 	// next links the task into a run queue; owned by the queue holding it.
 	next *Task

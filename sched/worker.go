@@ -42,6 +42,13 @@ type worker struct {
 	// only; timers.go).
 	timers workerTimers
 
+	// io is the worker's completion backend, set on the worker's thread
+	// when it starts (nil without one: ioErr says why); read by notifiers
+	// to wake the worker, hence atomic.
+	io         atomic.Pointer[workerIO]
+	ioErr      string
+	ioFailures atomic.Uint64
+
 	// Counters (read racily by metrics; written only by this worker).
 	labelled   *Engine // engine whose pprof labels the goroutine carries
 	dispatches atomic.Uint64
@@ -58,6 +65,15 @@ func (w *worker) loop() {
 		defer runtime.UnlockOSThread()
 	}
 	w.tid.Store(int64(threadID()))
+	if open := w.s.openIO; open != nil {
+		// On the locked thread: an owner-thread ring belongs to it.
+		if b, err := open(w.id); err != nil {
+			w.ioErr = err.Error()
+		} else {
+			w.io.Store(&workerIO{b: b})
+			defer b.Close() // before the thread is unlocked or ends
+		}
+	}
 	for {
 		t := w.next()
 		if t == nil {
@@ -65,6 +81,15 @@ func (w *worker) loop() {
 		}
 		w.run(t)
 	}
+}
+
+// unpark wakes w from its park: its backend's Wait, or its futex.
+func (w *worker) unpark() {
+	if x := w.io.Load(); x != nil {
+		x.b.Wake()
+		return
+	}
+	w.park.unpark()
 }
 
 // WorkerThreads returns the OS thread ids of the started workers (Linux;
@@ -102,6 +127,9 @@ func (w *worker) find() *Task {
 		// Slice boundary: due timers wake their tasks onto the local queue
 		// even while every worker is busy.
 		w.fire()
+	}
+	if x := w.io.Load(); x != nil && x.n > 0 {
+		w.pollIO(x, 0) // and so do ready completions
 	}
 	w.ticks++
 	if w.injectFirst || w.ticks%32 == 0 {
@@ -205,7 +233,11 @@ func (w *worker) sleep() {
 		return
 	}
 	w.parks.Add(1)
-	w.park.park(w.parkTimeout())
+	if x := w.io.Load(); x != nil {
+		w.pollIO(x, w.parkTimeout())
+	} else {
+		w.park.park(w.parkTimeout())
+	}
 	w.unidle()
 }
 
@@ -247,6 +279,9 @@ func (w *worker) run(t *Task) {
 	ex := t.exec
 	if t.tm != nil && t.tm.owner != nil {
 		dropTaskTimer(w, t) // its wait ended: the timer must not fire later
+	}
+	if t.io != nil && t.io.owner != nil {
+		dropTaskIO(t)
 	}
 	if t.cancel.Load() {
 		s.finish(w, t, Outcome{Kind: Cancelled})

@@ -538,3 +538,18 @@ func (e *Exec) unwind(h uint64, pc int) bool {
 		e.clobberAbs(callee, f.base+e.prog.Funcs[f.fn].NRegs)
 	}
 }
+
+// ArgBytes returns the live contents of argument i of the pending request,
+// a ref naming a bytes object of the task's heap: not a copy, so that an
+// I/O intrinsic can read into or write from it while the task waits. The
+// slice must not be kept past the request's completion. A null, stale,
+// foreign or wrong-kind handle is a TrapInfo error (TrapHandle).
+func (e *Exec) ArgBytes(i int) ([]byte, error) {
+	ri := e.argReg(i, TRef, "ArgBytes")
+	x := e.getAbs(ri, TRef)
+	o := e.heap.get(x, KindBytes)
+	if o == nil {
+		return nil, e.reqTrapInfo(TrapInfo{Code: TrapHandle, Msg: e.heap.explain(x, KindBytes)})
+	}
+	return o.b, nil
+}

@@ -12,7 +12,7 @@ func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor)
 
 // ABI is the intrinsic ABI this VM implements. Adding an intrinsic bumps the
 // minor version; changing or removing one bumps the major.
-var ABI = Version{1, 1}
+var ABI = Version{1, 2}
 
 // CheckABI reports whether a program needing version need can run here.
 func CheckABI(need Version) error {
@@ -80,11 +80,25 @@ const (
 	IntrTimeTick
 	IntrTimeJobMetric
 	IntrTimeJobStats
+
+	// ABI 1.2: sockets and files; each suspends the calling task until the
+	// completion backend reports the operation done.
+	IntrNetListen
+	IntrNetAccept
+	IntrNetConnect
+	IntrNetRead
+	IntrNetWrite
+	IntrNetClose
+	IntrFileOpen
+	IntrFileRead
+	IntrFileWrite
+	IntrFileClose
 )
 
 var (
 	v10 = Version{1, 0}
 	v11 = Version{1, 1}
+	v12 = Version{1, 2}
 )
 
 var centralTable = []Intrinsic{
@@ -114,6 +128,17 @@ var centralTable = []Intrinsic{
 	{IntrTimeTick, "time.tick", []Type{TRef}, TI64, v11, NOP, true},
 	{IntrTimeJobMetric, "time.job_metric", []Type{TRef, TI64}, TF64, v11, NOP, true},
 	{IntrTimeJobStats, "time.job_stats", []Type{TRef}, TRef, v11, NOP, true},
+
+	{IntrNetListen, "net.listen", []Type{TRef}, TRef, v12, NOP, true},
+	{IntrNetAccept, "net.accept", []Type{TRef}, TRef, v12, NOP, true},
+	{IntrNetConnect, "net.connect", []Type{TRef}, TRef, v12, NOP, true},
+	{IntrNetRead, "net.read", []Type{TRef, TRef, TI64}, TI64, v12, NOP, true},
+	{IntrNetWrite, "net.write", []Type{TRef, TRef, TI64, TI64}, TI64, v12, NOP, true},
+	{IntrNetClose, "net.close", []Type{TRef}, TVoid, v12, NOP, true},
+	{IntrFileOpen, "file.open", []Type{TRef, TI64}, TRef, v12, NOP, true},
+	{IntrFileRead, "file.read", []Type{TRef, TRef, TI64}, TI64, v12, NOP, true},
+	{IntrFileWrite, "file.write", []Type{TRef, TRef, TI64, TI64}, TI64, v12, NOP, true},
+	{IntrFileClose, "file.close", []Type{TRef}, TVoid, v12, NOP, true},
 }
 
 var (

@@ -136,6 +136,7 @@ const (
 	ErrKindHost       = "HostError"       // raised by a host intrinsic
 	ErrKindCapability = "CapabilityError" // the engine lacks a capability
 	ErrKindTimeout    = "TimeoutError"    // a wait outlived its time.timeout
+	ErrKindIO         = "IoError"         // a socket or file operation failed (names the op and errno)
 )
 
 // Err makes an error value with a kind (e.g. "Error", "ResourceError") and

@@ -1,0 +1,223 @@
+package bus
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/iosys"
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// The socket and file intrinsics of ABI 1.2 (net.*, file.*). Each one that
+// waits submits one operation to the completion backend of the worker
+// running the task and suspends the task (no async colouring, §3.4); the
+// completion resumes it with the syscall's result. Failures throw a
+// catchable IoError naming the operation and the errno; the engine's
+// inFlightIO limit throws a ResourceError; a time.timeout before the call
+// bounds its wait (TimeoutError). The calling engine needs CapIO.
+
+// ioHandle is the object behind a listener, connection or file value
+// (KindExt). Its descriptor is closed by net.close / file.close.
+type ioHandle struct {
+	kind   string // "listener", "conn" or "file"
+	fd     int
+	closed atomic.Bool
+}
+
+func (h *ioHandle) String() string { return fmt.Sprintf("%s(fd %d)", h.kind, h.fd) }
+
+func isIO(id vmloop.IntrinsicID) bool {
+	return id >= vmloop.IntrNetListen && id <= vmloop.IntrFileClose
+}
+
+// ioIntrinsic handles a net.* or file.* request; ok is false for others.
+func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (a sched.Action, ok bool) {
+	id := req.Intr.ID
+	if !isIO(id) {
+		return 0, false
+	}
+	if m := b.member(t.Engine()); m == nil || m.caps&CapIO == 0 {
+		return raise(ex, vmloop.Err(vmloop.ErrKindCapability, fmt.Sprintf("%s: engine %q lacks capability io", req.Intr.Name, t.Engine().Name()))), true
+	}
+	switch id {
+	case vmloop.IntrNetListen:
+		addr, a := strArg(ex, 0)
+		if a != sched.ActContinue {
+			return a, true
+		}
+		fd, err := iosys.Listen(addr)
+		if err != nil {
+			return raise(ex, ioErr(req, err)), true
+		}
+		return complete(ex, vmloop.Ext(vmloop.KindExt, &ioHandle{kind: "listener", fd: fd}), sched.ActContinue), true
+	case vmloop.IntrNetConnect:
+		addr, a := strArg(ex, 0)
+		if a != sched.ActContinue {
+			return a, true
+		}
+		fd, ap, err := iosys.Socket(addr)
+		if err != nil {
+			return raise(ex, ioErr(req, err)), true
+		}
+		return b.submitIO(t, ex, req, &evpoll.Op{Kind: evpoll.Connect, Fd: fd, Addr: ap}, fd), true
+	case vmloop.IntrFileOpen:
+		path, a := strArg(ex, 0)
+		if a != sched.ActContinue {
+			return a, true
+		}
+		fl := ex.ArgI64(1)
+		if fl < 0 || fl&^63 != 0 || fl&3 == 3 {
+			return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("file.open: flags %d: want 0 read-only, 1 write-only or 2 read-write, plus 4 create, 8 truncate, 16 append, 32 exclusive", fl))), true
+		}
+		return b.submitIO(t, ex, req, &evpoll.Op{Kind: evpoll.Open, Path: path, OpenFlags: evpoll.OpenFlag(fl), Mode: 0o644}, -1), true
+	}
+	want := "conn"
+	switch id {
+	case vmloop.IntrNetAccept:
+		want = "listener"
+	case vmloop.IntrFileRead, vmloop.IntrFileWrite, vmloop.IntrFileClose:
+		want = "file"
+	}
+	h, a := handleArg(ex, req, want)
+	if h == nil {
+		return a, true
+	}
+	if id == vmloop.IntrNetClose || id == vmloop.IntrFileClose {
+		if h.closed.Swap(true) {
+			return complete(ex, vmloop.Void(), sched.ActContinue), true // idempotent
+		}
+		return b.submitIO(t, ex, req, &evpoll.Op{Kind: evpoll.Close, Fd: h.fd}, -1), true
+	}
+	if h.closed.Load() {
+		return raise(ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: %s is closed", req.Intr.Name, h))), true
+	}
+	switch id {
+	case vmloop.IntrNetAccept:
+		return b.submitIO(t, ex, req, &evpoll.Op{Kind: evpoll.Accept, Fd: h.fd}, -1), true
+	case vmloop.IntrNetRead, vmloop.IntrFileRead:
+		buf, err := ex.ArgBytes(1)
+		if err != nil {
+			return trap(ex, err), true
+		}
+		off := ex.ArgI64(2)
+		if off < 0 || off >= int64(len(buf)) {
+			return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: offset %d leaves no room in a buffer of %d bytes", req.Intr.Name, off, len(buf)))), true
+		}
+		k := evpoll.Recv
+		if id == vmloop.IntrFileRead {
+			k = evpoll.Read
+		}
+		return b.submitIO(t, ex, req, &evpoll.Op{Kind: k, Fd: h.fd, Buf: buf[off:], Offset: -1}, -1), true
+	default: // write
+		buf, err := ex.ArgBytes(1)
+		if err != nil {
+			return trap(ex, err), true
+		}
+		off, n := ex.ArgI64(2), ex.ArgI64(3)
+		if off < 0 || n < 0 || off > int64(len(buf)) || n > int64(len(buf))-off {
+			return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: range [%d, %d+%d) outside a buffer of %d bytes", req.Intr.Name, off, off, n, len(buf)))), true
+		}
+		if n == 0 {
+			return complete(ex, vmloop.I64(0), sched.ActContinue), true
+		}
+		k := evpoll.Send
+		if id == vmloop.IntrFileWrite {
+			k = evpoll.Write
+		}
+		return b.submitIO(t, ex, req, &evpoll.Op{Kind: k, Fd: h.fd, Buf: buf[off : off+n], Offset: -1}, -1), true
+	}
+}
+
+// submitIO submits op for t under its one-shot timeout, if any.
+func (b *Bus) submitIO(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, op *evpoll.Op, sockFd int) sched.Action {
+	d, has, a, ok := b.beginWait(t, ex, req)
+	if !ok {
+		if sockFd >= 0 {
+			iosys.Close(sockFd)
+		}
+		return a
+	}
+	if err := b.ctl.SubmitIO(t, op, sockFd); err != nil {
+		b.endWait(t, d, has, sched.ActContinue)
+		if sockFd >= 0 {
+			iosys.Close(sockFd)
+		}
+		if errors.Is(err, sched.ErrLimit) {
+			return raise(ex, vmloop.Err(vmloop.ErrKindResource, req.Intr.Name+": "+err.Error()))
+		}
+		return raise(ex, ioErr(req, err))
+	}
+	return b.endWait(t, d, has, sched.ActSuspend)
+}
+
+// ioResume completes a net.* or file.* request of a woken task.
+func (b *Bus) ioResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (a sched.Action, ok bool) {
+	if !isIO(req.Intr.ID) {
+		return 0, false
+	}
+	op, res, done := b.ctl.TakeIO(t)
+	if !done {
+		if b.ctl.TimedOut(t) {
+			// The operation was cancelled when the task was dispatched; a
+			// connect's socket is closed by the backend's owner.
+			return timedOut(ex, req, "the "+op.Kind.String()+" operation"), true
+		}
+		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: req.Intr.Name + ": resumed without a completion"}), true
+	}
+	if res < 0 {
+		if op.Kind == evpoll.Connect {
+			b.ctl.CloseAsync(t, op.Fd)
+		}
+		errno := syscall.Errno(-res)
+		return raise(ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: %s (errno %d)", req.Intr.Name, errno.Error(), int(errno)))), true
+	}
+	switch op.Kind {
+	case evpoll.Accept:
+		iosys.Accepted(int(res))
+		return complete(ex, vmloop.Ext(vmloop.KindExt, &ioHandle{kind: "conn", fd: int(res)}), sched.ActContinue), true
+	case evpoll.Connect:
+		return complete(ex, vmloop.Ext(vmloop.KindExt, &ioHandle{kind: "conn", fd: op.Fd}), sched.ActContinue), true
+	case evpoll.Open:
+		return complete(ex, vmloop.Ext(vmloop.KindExt, &ioHandle{kind: "file", fd: int(res)}), sched.ActContinue), true
+	case evpoll.Send, evpoll.Write:
+		if int(res) < len(op.Buf) {
+			if res == 0 {
+				return raise(ex, vmloop.Err(vmloop.ErrKindIO, req.Intr.Name+": the peer accepted no bytes")), true
+			}
+			op.Buf = op.Buf[res:] // a short write: send the rest
+			return b.submitIO(t, ex, req, op, -1), true
+		}
+		return complete(ex, vmloop.I64(ex.ArgI64(3)), sched.ActContinue), true
+	case evpoll.Close:
+		return complete(ex, vmloop.Void(), sched.ActContinue), true
+	}
+	return complete(ex, vmloop.I64(int64(res)), sched.ActContinue), true // reads
+}
+
+func strArg(ex *vmloop.Exec, i int) (string, sched.Action) {
+	obj, err := ex.ArgObj(i, vmloop.KindString)
+	if err != nil {
+		return "", trap(ex, err)
+	}
+	return obj.(string), sched.ActContinue
+}
+
+func handleArg(ex *vmloop.Exec, req *vmloop.Request, want string) (*ioHandle, sched.Action) {
+	obj, err := ex.ArgObj(0, vmloop.KindExt)
+	if err != nil {
+		return nil, trap(ex, err)
+	}
+	h, ok := obj.(*ioHandle)
+	if !ok || h.kind != want {
+		return nil, trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: fmt.Sprintf("%s: argument is %v, want a %s", req.Intr.Name, obj, want)})
+	}
+	return h, sched.ActContinue
+}
+
+func ioErr(req *vmloop.Request, err error) vmloop.Value {
+	return vmloop.Err(vmloop.ErrKindIO, req.Intr.Name+": "+err.Error())
+}

@@ -1,0 +1,15 @@
+//go:build !windows
+
+package iocp
+
+import (
+	"fmt"
+
+	"github.com/jadevm/jade/evpoll"
+)
+
+// Open is only implemented on Windows; elsewhere it returns an error
+// wrapping [ErrNotSupportedOnOS].
+func Open(Options) (evpoll.Backend, error) {
+	return nil, fmt.Errorf("iocp: open: %w", ErrNotSupportedOnOS)
+}

@@ -1,0 +1,47 @@
+//go:build linux
+
+package iosys
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/uring"
+	"golang.org/x/sys/unix"
+)
+
+// Open opens the completion backend of one worker. It must be called on
+// the worker's locked OS thread: an io_uring ring is opened with the
+// owner-thread flags (SINGLE_ISSUER, DEFER_TASKRUN), the topology chosen by
+// measurement in package uring.
+func Open(worker int) (evpoll.Backend, error) {
+	b, err := uring.Open(uring.Options{OwnerThread: true})
+	if err != nil {
+		return nil, fmt.Errorf("iosys: open worker %d: %w", worker, err)
+	}
+	return b, nil
+}
+
+// Listen returns a non-blocking listening TCP socket bound to addr
+// ("host:port").
+func Listen(addr string) (int, error) { return uring.Listen(addr) }
+
+// Socket parses addr and returns a non-blocking TCP socket to connect to
+// it, with the parsed address.
+func Socket(addr string) (int, netip.AddrPort, error) {
+	ap, err := uring.ParseAddr(addr)
+	if err != nil {
+		return -1, ap, err
+	}
+	fd, err := uring.Socket(ap)
+	return fd, ap, err
+}
+
+// Accepted prepares an accepted connection (TCP_NODELAY: replies are small
+// and latency matters more than coalescing).
+func Accepted(fd int) error { return uring.SetNoDelay(fd) }
+
+// Close closes a descriptor no backend has seen yet (a socket whose
+// connect could not be submitted).
+func Close(fd int) { unix.Close(fd) }

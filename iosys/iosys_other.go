@@ -1,0 +1,30 @@
+//go:build !linux
+
+package iosys
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"runtime"
+
+	"github.com/jadevm/jade/evpoll"
+)
+
+// ErrUnsupported says that this build has no completion backend wired in.
+var ErrUnsupported = fmt.Errorf("iosys: no completion backend wired in on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+
+// Open reports ErrUnsupported.
+func Open(worker int) (evpoll.Backend, error) { return nil, ErrUnsupported }
+
+// Listen reports ErrUnsupported.
+func Listen(addr string) (int, error) { return -1, ErrUnsupported }
+
+// Socket reports ErrUnsupported.
+func Socket(addr string) (int, netip.AddrPort, error) { return -1, netip.AddrPort{}, ErrUnsupported }
+
+// Accepted reports ErrUnsupported.
+func Accepted(fd int) error { return ErrUnsupported }
+
+// Close does nothing: no descriptor is ever created here.
+func Close(fd int) {}

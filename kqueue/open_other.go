@@ -1,0 +1,15 @@
+//go:build !darwin && !freebsd
+
+package kqueue
+
+import (
+	"fmt"
+
+	"github.com/jadevm/jade/evpoll"
+)
+
+// Open is only implemented on darwin and freebsd; elsewhere it returns an
+// error wrapping [ErrNotSupportedOnOS].
+func Open(Options) (evpoll.Backend, error) {
+	return nil, fmt.Errorf("kqueue: open: %w", ErrNotSupportedOnOS)
+}

@@ -1,0 +1,250 @@
+package sched
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// I/O (spec §3.2, S-5, S-8, S-9).
+//
+// Each worker owns one completion backend (an io_uring ring opened on its
+// locked OS thread with the owner-thread flags, or the epoll emulation),
+// opened by Config.OpenIO when the worker starts and closed on that thread
+// when it stops. A task's socket or file operation is submitted to the
+// backend of the worker running it, with an evpoll.Token that indexes the
+// worker's table of (task, wait generation); the task then parks like any
+// waiter. The scheduler never learns what an operation means: a completion
+// is a wake of a token plus a result (the syscall's result), delivered like
+// a host completion (CompleteHost), so a completion that finds the wait
+// stale (the task was cancelled or timed out) is dropped — and a descriptor
+// it produced (accept, open) or one it was about to hand over (connect) is
+// closed through the backend, so nothing leaks.
+//
+// The worker's park is its backend's Wait, with the timer deadline as the
+// timeout, and an unpark is the backend's Wake (io_uring MSG_RING, an
+// eventfd for epoll): one blocking call serves completions, timers and
+// wake-ups, with no helper thread. A busy worker polls its backend without
+// blocking at every slice boundary while it has operations in flight
+// (Wait(0): no syscall unless the kernel flagged completions or SQEs are
+// queued), so completions are not starved by running tasks.
+
+// ioDiscard is the token of operations nobody waits for (closing a
+// descriptor a stale completion produced).
+const ioDiscard = evpoll.Token(^uint64(0))
+
+// ioRec is one in-flight operation of a worker. Owner only.
+type ioRec struct {
+	t      *Task
+	gen    uint64
+	kind   evpoll.Kind
+	sockFd int    // Connect: the socket to close if the result is dropped; else -1
+	next   uint32 // free list link (index+1; 0 ends)
+}
+
+// workerIO is a worker's completion backend and its in-flight table.
+type workerIO struct {
+	b     evpoll.Backend
+	recs  []ioRec
+	free  uint32
+	n     int // operations in flight (owner only)
+	comps []evpoll.Completion
+}
+
+// ioState is the I/O part of a task (allocated on first use).
+type ioState struct {
+	owner *worker     // worker whose backend holds the operation, or nil
+	id    evpoll.OpID // the operation, for Cancel
+	op    *evpoll.Op  // the operation as submitted (for the dispatcher)
+}
+
+// ErrNoIO is wrapped when a worker has no completion backend.
+var ErrNoIO = errors.New("no I/O backend")
+
+// IOBackend returns the name of the completion backend of the first
+// worker ("io_uring", "epoll", ...), or "" before it started or without
+// one.
+func (s *Scheduler) IOBackend() string {
+	for _, w := range s.workers {
+		if x := w.io.Load(); x != nil {
+			return x.b.Name()
+		}
+	}
+	return ""
+}
+
+// IOStats sums the counters of every worker's backend.
+func (s *Scheduler) IOStats() evpoll.Stats {
+	var st evpoll.Stats
+	for _, w := range s.workers {
+		x := w.io.Load()
+		if x == nil {
+			continue
+		}
+		o := x.b.Stats()
+		st.Submitted += o.Submitted
+		st.Completed += o.Completed
+		st.Cancelled += o.Cancelled
+		st.Wakes += o.Wakes
+		st.WakeUps += o.WakeUps
+		st.Syscalls += o.Syscalls
+		st.Stale += o.Stale
+		st.Overflows += o.Overflows
+		st.Kernel += o.Kernel
+		st.Pool += o.Pool
+		for k := range st.Ops {
+			st.Ops[k] += o.Ops[k]
+		}
+	}
+	return st
+}
+
+// SubmitIO starts op for t (running on a worker) and arms t's wait for its
+// completion; the caller returns ActSuspend. sockFd is a descriptor to
+// close if the task never takes the result (connect's socket), or -1. The
+// engine's inFlightIO limit applies (ErrLimit).
+func (c *Control) SubmitIO(t *Task, op *evpoll.Op, sockFd int) error {
+	w := t.w
+	x := w.io.Load()
+	if x == nil {
+		return fmt.Errorf("sched: io: worker %d: %w: %s", w.id, ErrNoIO, w.ioErr)
+	}
+	e := t.engine
+	lim := e.cfg.Load().Limits.InFlightIO
+	if n := e.ioOps.Add(1); n > lim {
+		e.ioOps.Add(-1)
+		return fmt.Errorf("sched: io: engine %q has %d operations in flight (inFlightIO %d): %w", e.name, n-1, lim, ErrLimit)
+	}
+	if op.Kind == evpoll.Close {
+		// Backends that keep per-descriptor state (epoll) must forget the
+		// descriptor before its number can be reused.
+		for _, o := range w.s.workers {
+			if y := o.io.Load(); o != w && y != nil {
+				if f, ok := y.b.(interface{ Forget(fd int) }); ok {
+					f.Forget(op.Fd)
+				}
+			}
+		}
+	}
+	tok := t.arm()
+	var idx uint32
+	rec := ioRec{t: t, gen: tok.gen, kind: op.Kind, sockFd: sockFd}
+	if x.free != 0 {
+		idx = x.free - 1
+		x.free = x.recs[idx].next
+		x.recs[idx] = rec
+	} else {
+		idx = uint32(len(x.recs))
+		x.recs = append(x.recs, rec)
+	}
+	id, err := x.b.Submit(op, evpoll.Token(idx))
+	if err != nil {
+		x.freeRec(idx)
+		e.ioOps.Add(-1)
+		t.disarm()
+		return fmt.Errorf("sched: io: %s: %w", op.Kind, err)
+	}
+	x.n++
+	if t.io == nil {
+		t.io = &ioState{}
+	}
+	t.io.owner, t.io.id, t.io.op = w, id, op
+	return nil
+}
+
+// TakeIO returns the operation t submitted last and its result (the
+// syscall's result: bytes, a descriptor, 0 or -errno), once, on the worker
+// resuming t. ok is false when t was woken without a completion (a timeout).
+func (c *Control) TakeIO(t *Task) (op *evpoll.Op, res int32, ok bool) {
+	if t.io == nil {
+		return nil, 0, false
+	}
+	op = t.io.op
+	t.io.op = nil
+	v, _, _, ok := c.TakeHostResult(t)
+	if !ok {
+		return op, 0, false
+	}
+	return op, int32(v.Int()), true
+}
+
+func (x *workerIO) freeRec(idx uint32) {
+	x.recs[idx] = ioRec{next: x.free}
+	x.free = idx + 1
+}
+
+// dropTaskIO runs when t is dispatched after an I/O wait: an operation
+// whose completion t did not receive (t was cancelled or timed out) is
+// cancelled. Its completion still arrives at the owner (with -ECANCELED,
+// or its result if it won the race), which finds the wait stale and
+// closes any descriptor it produced.
+func dropTaskIO(t *Task) {
+	io := t.io
+	o := io.owner
+	io.owner = nil
+	t.mu.Lock()
+	done := t.hostResult != nil
+	t.mu.Unlock()
+	if !done {
+		if x := o.io.Load(); x != nil {
+			x.b.Cancel(io.id) // ErrNotPending: it completed meanwhile
+		}
+	}
+}
+
+// pollIO reaps completions from w's backend, waiting up to timeout
+// (nanoseconds; -1 without limit, 0 polls), and wakes their tasks.
+func (w *worker) pollIO(x *workerIO, timeout int64) {
+	d := time.Duration(timeout)
+	if timeout < 0 {
+		d = -1
+	}
+	if x.comps == nil {
+		x.comps = make([]evpoll.Completion, 64)
+	}
+	n, err := x.b.Wait(d, x.comps)
+	if err != nil {
+		// A backend failing is not recoverable here; the worker keeps
+		// running tasks and polls again later.
+		w.ioFailures.Add(1)
+		return
+	}
+	for _, c := range x.comps[:n] {
+		if c.Token == ioDiscard {
+			x.n--
+			continue
+		}
+		idx := uint32(c.Token)
+		rec := x.recs[idx]
+		x.freeRec(idx)
+		x.n--
+		rec.t.engine.ioOps.Add(-1)
+		tok := Token{rec.t, rec.gen}
+		if w.s.completeHost(w, tok, vmloop.I64(int64(c.Res)), nil, nil) {
+			continue
+		}
+		// Nobody takes the result: close what it would have handed over.
+		fd := rec.sockFd
+		if (rec.kind == evpoll.Accept || rec.kind == evpoll.Open) && c.Res >= 0 {
+			fd = int(c.Res)
+		}
+		if fd >= 0 {
+			x.b.Submit(&evpoll.Op{Kind: evpoll.Close, Fd: fd}, ioDiscard)
+			x.n++ // reaped (and ignored) like any other
+		}
+	}
+}
+
+// CloseAsync closes fd through the backend of the worker running t,
+// without waiting (a socket whose connect failed: the backend may hold
+// per-descriptor state, so it must see the close).
+func (c *Control) CloseAsync(t *Task, fd int) {
+	if x := t.w.io.Load(); x != nil {
+		if _, err := x.b.Submit(&evpoll.Op{Kind: evpoll.Close, Fd: fd}, ioDiscard); err == nil {
+			x.n++
+		}
+	}
+}

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# resp-bench.sh — examples/resp_ping.jasm vs redis-server vs a Go net RESP
+# server (cmd/resp-go), side by side under redis-benchmark -t ping
+# (-c 50 -n 200000, with and without -P 16). Each server runs on CPU 0 and
+# redis-benchmark on CPU 1 (taskset); Jade runs with --workers 1 beside
+# redis-server's single thread. Prints a table of requests per second and
+# the ratios, and writes it to -o FILE (default perf-resp.txt).
+#
+#   scripts/resp-bench.sh [-o FILE] [-n REQUESTS] [-c CLIENTS]
+#
+# Installs redis-server and redis-tools with apt-get when they are missing
+# and it can (root, or password-less sudo); otherwise it says what is
+# missing, runs what it can and still exits 0.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+out=perf-resp.txt
+requests=200000
+clients=50
+while getopts "o:n:c:h" opt; do
+  case $opt in
+    o) out=$OPTARG ;;
+    n) requests=$OPTARG ;;
+    c) clients=$OPTARG ;;
+    *) sed -n '2,14p' "$0"; exit 0 ;;
+  esac
+done
+
+say() { echo "resp-bench: $*" >&2; }
+
+# --- tools ------------------------------------------------------------------
+missing=()
+command -v redis-benchmark >/dev/null || missing+=(redis-tools)
+command -v redis-server >/dev/null || missing+=(redis-server)
+if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null; then
+  sudo=()
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo=(sudo -n); else sudo=(false); fi
+  fi
+  if [ "${sudo[0]:-}" != false ]; then
+    say "installing ${missing[*]} with apt-get"
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      "${missing[@]}" >/dev/null 2>&1 || say "apt-get install ${missing[*]} failed"
+  else
+    say "not root and no password-less sudo: cannot install ${missing[*]}"
+  fi
+fi
+have_bench=1; have_redis=1
+command -v redis-benchmark >/dev/null || { have_bench=0; say "MISSING: redis-benchmark (Debian package redis-tools): no measurement possible"; }
+command -v redis-server >/dev/null || { have_redis=0; say "MISSING: redis-server (Debian package redis-server): the redis column stays empty"; }
+
+# --- builds -----------------------------------------------------------------
+make build >/dev/null || { say "make build failed"; exit 1; }
+go build -o bin/resp-go ./cmd/resp-go || { say "building cmd/resp-go failed"; exit 1; }
+if [ $have_bench = 0 ]; then
+  say "built bin/jade and bin/resp-go; install redis-tools (and redis-server) to measure"
+  exit 0
+fi
+
+# --- CPU placement ----------------------------------------------------------
+srv=(); cli=()
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+  srv=(taskset -c 0); cli=(taskset -c 1)
+  placement="server on CPU 0, redis-benchmark on CPU 1 (taskset)"
+else
+  placement="NOT pinned (taskset missing or fewer than 2 CPUs)"
+  say "$placement"
+fi
+
+logdir=$(mktemp -d)
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$logdir"; }
+trap cleanup EXIT
+
+# wait_port PORT PID: until PORT accepts (10 s) or PID exits.
+wait_port() {
+  local i
+  for i in $(seq 200); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    kill -0 "$2" 2>/dev/null || return 1
+    sleep 0.05
+  done
+  return 1
+}
+
+# stop PID: SIGINT (jade cancels main), then SIGKILL after 5 s.
+stop() {
+  local i
+  kill -INT "$1" 2>/dev/null
+  for i in $(seq 50); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$1" 2>/dev/null
+  wait "$1" 2>/dev/null
+}
+
+# bench NAME PORT: fills rps[NAME,TEST,P] for both pipelines.
+declare -A rps
+bench() {
+  local name=$1 port=$2 p line test val
+  for p in 1 16; do
+    if ! line=$(timeout 600 "${cli[@]}" redis-benchmark -h 127.0.0.1 -p "$port" -t ping \
+        -c "$clients" -n "$requests" -P "$p" --csv 2>"$logdir/$name.bench.err"); then
+      say "$name: redis-benchmark -P $p failed: $(tail -n 3 "$logdir/$name.bench.err")"
+      continue
+    fi
+    # --csv: "PING_INLINE","123456.79",... (a header line first on redis 7)
+    while IFS=, read -r test val _; do
+      test=${test//\"/}; val=${val//\"/}
+      case $test in PING_INLINE|PING_MBULK|PING_BULK) rps[$name,${test/PING_BULK/PING_MBULK},$p]=$val ;; esac
+    done <<<"$line"
+  done
+}
+
+# run NAME PORT CMD...: start the server pinned, benchmark it, stop it.
+run() {
+  local name=$1 port=$2; shift 2
+  "${srv[@]}" "$@" >"$logdir/$name.log" 2>&1 &
+  pid=$!
+  if ! wait_port "$port" "$pid"; then
+    say "$name: server did not start: $(tail -n 5 "$logdir/$name.log")"
+    stop "$pid"; pid=
+    return
+  fi
+  say "$name: benchmarking on port $port"
+  bench "$name" "$port"
+  stop "$pid"; pid=
+}
+
+jport=16380; rport=16379; gport=16381
+run jade "$jport" bin/jade run --workers 1 examples/resp_ping.jasm "127.0.0.1:$jport"
+if [ $have_redis = 1 ]; then
+  run redis "$rport" redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --daemonize no
+fi
+run resp-go "$gport" bin/resp-go -addr "127.0.0.1:$gport"
+
+# --- report -----------------------------------------------------------------
+ratio() { # a / b, or - when either is missing
+  if [ -n "${1:-}" ] && [ -n "${2:-}" ]; then awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; else echo -; fi
+}
+{
+  echo "resp-bench: redis-benchmark -t ping -c $clients -n $requests; $placement"
+  echo "machine: $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ //')"
+  echo "redis: $(redis-server --version 2>/dev/null | head -1 || echo missing); $(go version)"
+  echo
+  printf '%-22s %14s %14s %14s %14s %14s\n' "requests/s" jade redis-server resp-go "jade/redis" "jade/resp-go"
+  for t in PING_INLINE PING_MBULK; do
+    for p in 1 16; do
+      j=${rps[jade,$t,$p]:-}; r=${rps[redis,$t,$p]:-}; g=${rps[resp-go,$t,$p]:-}
+      printf '%-22s %14s %14s %14s %14s %14s\n' "$t -P $p" "${j:--}" "${r:--}" "${g:--}" "$(ratio "$j" "$r")" "$(ratio "$j" "$g")"
+    done
+  done
+} | tee "$out"
+say "written to $out"
+exit 0
