@@ -54,7 +54,7 @@ func NewEnv(workers int) (*Env, error) {
 	}
 	for name, src := range map[string]string{
 		"spawn_join": srcSpawnJoin, "ping_pong": srcPingPong, "yield": srcYield,
-		"fib": srcFib, "parked": srcParked, "waker": srcWaker, "hog": srcHog,
+		"fib": srcFib, "parked": srcParked, "waker": srcWaker, "hog": srcHog, "sleeper": srcSleeper,
 		"spawn_many": srcSpawnMany, "chained": srcChained, "yield_many": srcYieldMany,
 	} {
 		p, err := rt.Load(name+".jasm", []byte(src))

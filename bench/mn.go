@@ -63,6 +63,34 @@ func (e *Env) WakeLatencyJade(n int) (Latencies, error) {
 	return Summarize(ds), nil
 }
 
+// SleepLatenessJade measures how late n sleeps of d wake up (actual −
+// requested), each measured inside the task with time.now.
+func (e *Env) SleepLatenessJade(n int, d time.Duration) (Latencies, error) {
+	o, err := e.RT.Run(context.Background(), e.progs["sleeper"], "main", vmloop.I64(int64(n)), vmloop.I64(int64(d)))
+	if err != nil {
+		return Latencies{}, err
+	}
+	if o.Kind != sched.Success {
+		return Latencies{}, fmt.Errorf("bench: sleeper: %v", o)
+	}
+	ds := make([]time.Duration, 0, n)
+	for _, v := range o.Value.Elems() {
+		ds = append(ds, time.Duration(v.Int()))
+	}
+	return Summarize(ds), nil
+}
+
+// SleepLatenessGo measures the lateness of n time.Sleep(d) calls.
+func SleepLatenessGo(n int, d time.Duration) Latencies {
+	ds := make([]time.Duration, 0, n)
+	for range n {
+		t0 := time.Now()
+		time.Sleep(d)
+		ds = append(ds, time.Since(t0)-d)
+	}
+	return Summarize(ds)
+}
+
 // WakeLatencyGo measures a channel send → a blocked goroutine running.
 func WakeLatencyGo(n int) Latencies {
 	ch, woke := make(chan struct{}), make(chan time.Time)

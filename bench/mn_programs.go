@@ -2,6 +2,28 @@ package bench
 
 // Programs of the M:N benchmarks.
 const (
+	// srcSleeper sleeps d ns n times and returns each sleep's lateness
+	// (actual − requested, ns) in an array.
+	srcSleeper = `
+.abi 1.1
+.func main(n:i64, d:i64) -> ref
+  .local i:i64, t0:i64, t1:i64, out:ref
+  anew  out, n, i64
+  const i, 0
+l:
+  jge   i, n, e
+  intr  t0, time.now
+  intr  _, time.sleep, d
+  intr  t1, time.now
+  sub   t1, t1, t0
+  sub   t1, t1, d
+  aseti out, i, t1
+  addi  i, i, 1
+  jmp   l
+e:
+  ret   out
+.end
+`
 	// srcWaker waits on ev n times and reports each dispatch to the host.
 	srcWaker = `
 .func main(ev:ref, n:i64) -> i64

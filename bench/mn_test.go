@@ -114,6 +114,32 @@ func BenchmarkWakeLatency(b *testing.B) {
 	})
 }
 
+// BenchmarkSleepLateness: lateness of a 1 ms sleep (time.sleep in a task
+// vs time.Sleep in a goroutine); target: p99 no worse than time.Sleep's.
+func BenchmarkSleepLateness(b *testing.B) {
+	const n = 500
+	b.Run("jade", func(b *testing.B) {
+		e := envN(b, 1)
+		var l Latencies
+		for b.Loop() {
+			var err error
+			if l, err = e.SleepLatenessJade(n, time.Millisecond); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportLat(b, l)
+	})
+	b.Run("goroutine", func(b *testing.B) {
+		var l Latencies
+		WithProcs(1, func() {
+			for b.Loop() {
+				l = SleepLatenessGo(n, time.Millisecond)
+			}
+		})
+		reportLat(b, l)
+	})
+}
+
 // BenchmarkFairness: 4 hogs on 2 workers; a host goroutine wakes a ticker
 // task every millisecond; the S-6 bound is (queued ahead + 1) × slice.
 func BenchmarkFairness(b *testing.B) {

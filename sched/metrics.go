@@ -25,6 +25,9 @@ type Metrics struct {
 	QueuePressure float64 `json:"queuePressure"`
 	// InjectQueue: tasks in the global inject queue.
 	InjectQueue int64 `json:"injectQueue"`
+	// IOBackend: the workers' completion backend ("io_uring", "epoll"), or
+	// "" without one.
+	IOBackend string `json:"ioBackend"`
 	// Workers: per-worker counters.
 	Workers []WorkerMetrics `json:"workers"`
 	// Engines: per-engine counts.
@@ -89,6 +92,7 @@ func (s *Scheduler) Metrics() Metrics {
 	m := Metrics{
 		WaitingTasks: s.waiting.Load(), LiveTasks: s.live.Load(),
 		InjectQueue: s.inject.len(), ActiveWorkers: len(s.workers) - s.IdleWorkers(),
+		IOBackend: s.IOBackend(),
 	}
 	m.RunnableTasks = m.InjectQueue
 	for _, w := range s.workers {

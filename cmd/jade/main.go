@@ -20,6 +20,7 @@ import (
 	"os/signal"
 	"runtime"
 	"syscall"
+	"time"
 
 	"github.com/klauspost/cpuid/v2"
 
@@ -266,4 +267,14 @@ func describeRuntime(w io.Writer, rt *jade.Runtime) {
 		loop = "cgo loop (package native) for the hot subset, Go loop for the rest"
 	}
 	fmt.Fprintf(w, "jade: VM: %s\n", loop)
+	// Workers open their backends on their own threads just after Start.
+	be := s.IOBackend()
+	for i := 0; be == "" && i < 200; i++ {
+		time.Sleep(time.Millisecond)
+		be = s.IOBackend()
+	}
+	if be == "" {
+		be = "none"
+	}
+	fmt.Fprintf(w, "jade: I/O backend: %s, one per worker (JADE_POLLER=uring|epoll selects)\n", be)
 }
