@@ -395,8 +395,15 @@ h:
 	if live := m.Engine().LiveTasks(); live != 3 {
 		t.Fatalf("%d live tasks, want the 3 waiters", live)
 	}
-	m.Broadcast(ev)
+	// A broadcast keeps nothing: wait until every waiter waits.
 	deadline := time.Now().Add(10 * time.Second)
+	for b.Scheduler().WaitingTasks() != 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("waiters did not wait")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	m.Broadcast(ev)
 	for m.Engine().LiveTasks() != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("waiters did not finish")
