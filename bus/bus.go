@@ -139,7 +139,7 @@ func New(cfg Config) (*Bus, error) {
 	if b.stdout == nil {
 		b.stdout = os.Stdout
 	}
-	sc := sched.Config{Workers: cfg.Workers, PinCPUs: cfg.PinCPUs, Dispatcher: (*dispatcher)(b), OpenIO: iosys.Open}
+	sc := sched.Config{Workers: cfg.Workers, PinCPUs: cfg.PinCPUs, Dispatcher: (*dispatcher)(b), OpenIO: iosys.Open, CloseFD: iosys.Close}
 	if cfg.NoIO {
 		sc.OpenIO = nil
 	}

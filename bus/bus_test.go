@@ -391,12 +391,16 @@ h:
 	if o := await(t, task); o.Kind != sched.Success || o.Value.String() != vmloop.ErrKindResource {
 		t.Fatalf("spawner: %v, want Success(ResourceError)", o)
 	}
-	// main plus three waiters filled the engine; the waiters still run.
-	if live := m.Engine().LiveTasks(); live != 3 {
-		t.Fatalf("%d live tasks, want the 3 waiters", live)
+	// main plus three waiters filled the engine; the waiters still run
+	// (main's count is given back just after its outcome is published).
+	deadline := time.Now().Add(10 * time.Second)
+	for m.Engine().LiveTasks() != 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d live tasks, want the 3 waiters", m.Engine().LiveTasks())
+		}
+		time.Sleep(time.Millisecond)
 	}
 	// A broadcast keeps nothing: wait until every waiter waits.
-	deadline := time.Now().Add(10 * time.Second)
 	for b.Scheduler().WaitingTasks() != 3 {
 		if time.Now().After(deadline) {
 			t.Fatal("waiters did not wait")

@@ -176,6 +176,9 @@ func (b *Bus) spawnFromTask(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request)
 		args[i] = v
 	}
 	child, err := b.ctl.Spawn(t, t.Engine(), ex.Program(), req.Func, args)
+	if err == nil && len(args) > 0 {
+		b.passHandles(child, args)
+	}
 	if err != nil {
 		if errors.Is(err, sched.ErrLimit) {
 			return raise(ex, vmloop.Err(vmloop.ErrKindResource, err.Error()))

@@ -21,11 +21,42 @@ import (
 // bounds its wait (TimeoutError). The calling engine needs CapIO.
 
 // ioHandle is the object behind a listener, connection or file value
-// (KindExt). Its descriptor is closed by net.close / file.close.
+// (KindExt). Its descriptor is closed by net.close / file.close, or when
+// its owner task ends: a handle belongs to the task that made it, or to
+// the task it was last passed to as a spawn argument, so a task that
+// fails, traps or is cancelled leaks no descriptor.
 type ioHandle struct {
 	kind   string // "listener", "conn" or "file"
 	fd     int
 	closed atomic.Bool
+	owner  atomic.Pointer[sched.Task]
+}
+
+// own makes t the owner of h and closes h when t ends, unless h was
+// closed or passed on by then.
+func (b *Bus) own(t *sched.Task, h *ioHandle) {
+	h.owner.Store(t)
+	b.ctl.OnEnd(t, func() {
+		if h.owner.Load() == t && !h.closed.Swap(true) {
+			b.ctl.CloseFD(h.fd)
+		}
+	})
+}
+
+// newHandle returns a handle owned by t, as a value.
+func (b *Bus) newHandle(t *sched.Task, kind string, fd int) vmloop.Value {
+	h := &ioHandle{kind: kind, fd: fd}
+	b.own(t, h)
+	return vmloop.Ext(vmloop.KindExt, h)
+}
+
+// passHandles gives the child the handles among a spawn's arguments.
+func (b *Bus) passHandles(child *sched.Task, args []vmloop.Value) {
+	for _, a := range args {
+		if h, ok := a.Obj().(*ioHandle); ok && a.Kind() == vmloop.KindExt && !h.closed.Load() {
+			b.own(child, h)
+		}
+	}
 }
 
 func (h *ioHandle) String() string { return fmt.Sprintf("%s(fd %d)", h.kind, h.fd) }
@@ -53,7 +84,7 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 		if err != nil {
 			return raise(ex, ioErr(req, err)), true
 		}
-		return complete(ex, vmloop.Ext(vmloop.KindExt, &ioHandle{kind: "listener", fd: fd}), sched.ActContinue), true
+		return complete(ex, b.newHandle(t, "listener", fd), sched.ActContinue), true
 	case vmloop.IntrNetConnect:
 		addr, a := strArg(ex, 0)
 		if a != sched.ActContinue {
@@ -170,7 +201,7 @@ func (b *Bus) ioResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (a s
 	}
 	if res < 0 {
 		if op.Kind == evpoll.Connect {
-			b.ctl.CloseAsync(t, op.Fd)
+			b.ctl.CloseFD(op.Fd)
 		}
 		errno := syscall.Errno(-res)
 		return raise(ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: %s (errno %d)", req.Intr.Name, errno.Error(), int(errno)))), true
@@ -178,11 +209,11 @@ func (b *Bus) ioResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (a s
 	switch op.Kind {
 	case evpoll.Accept:
 		iosys.Accepted(int(res))
-		return complete(ex, vmloop.Ext(vmloop.KindExt, &ioHandle{kind: "conn", fd: int(res)}), sched.ActContinue), true
+		return complete(ex, b.newHandle(t, "conn", int(res)), sched.ActContinue), true
 	case evpoll.Connect:
-		return complete(ex, vmloop.Ext(vmloop.KindExt, &ioHandle{kind: "conn", fd: op.Fd}), sched.ActContinue), true
+		return complete(ex, b.newHandle(t, "conn", op.Fd), sched.ActContinue), true
 	case evpoll.Open:
-		return complete(ex, vmloop.Ext(vmloop.KindExt, &ioHandle{kind: "file", fd: int(res)}), sched.ActContinue), true
+		return complete(ex, b.newHandle(t, "file", int(res)), sched.ActContinue), true
 	case evpoll.Send, evpoll.Write:
 		if int(res) < len(op.Buf) {
 			if res == 0 {

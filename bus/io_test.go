@@ -3,6 +3,7 @@
 package bus_test
 
 import (
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -63,6 +64,41 @@ h:
   intr l, net.listen, addr
   intr c, net.accept, l
   retv
+.end
+.func accept_and_fail(a:ref) -> i64
+  .local l:ref, c:ref, e:ref, m:ref
+  intr l, net.listen, a
+  intr c, net.accept, l
+  const m, "handler failed"
+  newerr e, m
+  throw e                     ; the conn and the listener it got are closed
+.end
+.func accept_on(l:ref) -> void
+  .local c:ref
+  intr c, net.accept, l
+  intr _, net.close, c
+  retv
+.end
+.func accept_pass(a:ref) -> ref
+  .local l:ref, c:ref, t:ref
+  intr l, net.listen, a
+  intr c, net.accept, l
+  spawn t, echo_once, c       ; the child owns c from now on
+  ret t
+.end
+.func echo_once(c:ref) -> i64
+  .local buf:ref, n:i64, z:i64, sz:i64
+  const sz, 64
+  bnew buf, sz
+  const z, 0
+  intr n, net.read, c, buf, z
+  intr _, net.write, c, buf, z, n
+  ret n                       ; no close: ending closes it
+.end
+.func listen(addr:ref) -> ref
+  .local l:ref
+  intr l, net.listen, addr
+  ret l
 .end
 .func open_missing(p:ref) -> ref
   .local f:ref, z:i64, e:ref, s:ref
@@ -173,6 +209,81 @@ func TestIOTimeoutAndCancel(t *testing.T) {
 				t.Fatalf("%d operations still in flight", m.Engine().InFlightIO())
 			}
 			time.Sleep(time.Millisecond)
+		}
+	})
+}
+
+// TestHandlesClosedWithTheirTask: a task that ends any way closes the
+// descriptors it owns; a handle passed to a spawned task belongs to it.
+func TestHandlesClosedWithTheirTask(t *testing.T) {
+	forPollers(t, func(t *testing.T) {
+		b, m, p := ioBus(t, bus.CapAll, sched.ResourceLimits{})
+		// A listener made by one task and handed to another through a join
+		// result stays owned by its maker, which has ended: it is closed.
+		o := spawnT(t, b, m, p, "listen", vmloop.Str("127.0.0.1:0"))
+		if o.Kind != sched.Success {
+			t.Fatalf("listen: %v", o)
+		}
+		closedLn := o.Value
+		task, err := m.Spawn(nil, p, "accept_on", closedLn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := await(t, task); o.Kind != sched.Failure || o.Value.ErrKind() != vmloop.ErrKindIO || !strings.Contains(o.Value.Message(), "is closed") {
+			t.Fatalf("accept on a closed listener: %v", o)
+		}
+		for _, c := range []struct {
+			fn   string
+			want sched.OutcomeKind
+		}{{"accept_and_fail", sched.Failure}, {"accept_pass", sched.Success}} {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := ln.Addr().String()
+			ln.Close()
+			task, err := m.Spawn(nil, p, c.fn, vmloop.Str(addr))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var conn net.Conn
+			for i := 0; ; i++ {
+				if conn, err = net.Dial("tcp", addr); err == nil {
+					break
+				}
+				if i == 500 {
+					t.Fatalf("%s: dial: %v", c.fn, err)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if c.fn == "accept_pass" {
+				conn.Write([]byte("hello"))
+			}
+			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			got, err := io.ReadAll(conn)
+			conn.Close()
+			if err != nil {
+				t.Fatalf("%s: the connection was not closed: %v", c.fn, err)
+			}
+			if c.fn == "accept_pass" && string(got) != "hello" {
+				t.Fatalf("echo_once: %q", got)
+			}
+			if o := await(t, task); o.Kind != c.want {
+				t.Fatalf("%s: %v", c.fn, o)
+			}
+			// The listener died with its owner: nobody accepts any more.
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				c2, err := net.DialTimeout("tcp", addr, time.Second)
+				if err != nil {
+					break
+				}
+				c2.Close()
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: the listener outlived its owner", c.fn)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 		}
 	})
 }

@@ -59,6 +59,9 @@ type ioState struct {
 	owner *worker     // worker whose backend holds the operation, or nil
 	id    evpoll.OpID // the operation, for Cancel
 	op    *evpoll.Op  // the operation as submitted (for the dispatcher)
+	// onEnd runs when the task completes (closing the descriptors it
+	// owns); guarded by the task's mu.
+	onEnd []func()
 }
 
 // ErrNoIO is wrapped when a worker has no completion backend.
@@ -121,13 +124,7 @@ func (c *Control) SubmitIO(t *Task, op *evpoll.Op, sockFd int) error {
 	if op.Kind == evpoll.Close {
 		// Backends that keep per-descriptor state (epoll) must forget the
 		// descriptor before its number can be reused.
-		for _, o := range w.s.workers {
-			if y := o.io.Load(); o != w && y != nil {
-				if f, ok := y.b.(interface{ Forget(fd int) }); ok {
-					f.Forget(op.Fd)
-				}
-			}
-		}
+		w.s.forgetFD(w, op.Fd)
 	}
 	tok := t.arm()
 	var idx uint32
@@ -140,6 +137,7 @@ func (c *Control) SubmitIO(t *Task, op *evpoll.Op, sockFd int) error {
 		idx = uint32(len(x.recs))
 		x.recs = append(x.recs, rec)
 	}
+	st := t.ioState()
 	id, err := x.b.Submit(op, evpoll.Token(idx))
 	if err != nil {
 		x.freeRec(idx)
@@ -148,10 +146,7 @@ func (c *Control) SubmitIO(t *Task, op *evpoll.Op, sockFd int) error {
 		return fmt.Errorf("sched: io: %s: %w", op.Kind, err)
 	}
 	x.n++
-	if t.io == nil {
-		t.io = &ioState{}
-	}
-	t.io.owner, t.io.id, t.io.op = w, id, op
+	st.owner, st.id, st.op = w, id, op
 	return nil
 }
 
@@ -159,11 +154,12 @@ func (c *Control) SubmitIO(t *Task, op *evpoll.Op, sockFd int) error {
 // syscall's result: bytes, a descriptor, 0 or -errno), once, on the worker
 // resuming t. ok is false when t was woken without a completion (a timeout).
 func (c *Control) TakeIO(t *Task) (op *evpoll.Op, res int32, ok bool) {
-	if t.io == nil {
+	st := t.io.Load()
+	if st == nil {
 		return nil, 0, false
 	}
-	op = t.io.op
-	t.io.op = nil
+	op = st.op
+	st.op = nil
 	v, _, _, ok := c.TakeHostResult(t)
 	if !ok {
 		return op, 0, false
@@ -182,7 +178,7 @@ func (x *workerIO) freeRec(idx uint32) {
 // or its result if it won the race), which finds the wait stale and
 // closes any descriptor it produced.
 func dropTaskIO(t *Task) {
-	io := t.io
+	io := t.io.Load()
 	o := io.owner
 	io.owner = nil
 	t.mu.Lock()
@@ -238,13 +234,63 @@ func (w *worker) pollIO(x *workerIO, timeout int64) {
 	}
 }
 
-// CloseAsync closes fd through the backend of the worker running t,
-// without waiting (a socket whose connect failed: the backend may hold
-// per-descriptor state, so it must see the close).
-func (c *Control) CloseAsync(t *Task, fd int) {
-	if x := t.w.io.Load(); x != nil {
-		if _, err := x.b.Submit(&evpoll.Op{Kind: evpoll.Close, Fd: fd}, ioDiscard); err == nil {
-			x.n++
+// CloseFD closes a descriptor that no operation uses any more (a socket
+// whose connect failed, the handles of a task that ended): every worker's
+// backend forgets it first (epoll and kqueue keep per-descriptor state),
+// then Config.CloseFD closes it. Any goroutine.
+func (c *Control) CloseFD(fd int) { c.s.closeFD(fd) }
+
+func (s *Scheduler) closeFD(fd int) {
+	s.forgetFD(nil, fd)
+	if s.closeFn != nil {
+		s.closeFn(fd)
+	}
+}
+
+// forgetFD makes every backend but w's forget fd.
+func (s *Scheduler) forgetFD(w *worker, fd int) {
+	for _, o := range s.workers {
+		if y := o.io.Load(); o != w && y != nil {
+			if f, ok := y.b.(interface{ Forget(fd int) }); ok {
+				f.Forget(fd)
+			}
 		}
 	}
 }
+
+// OnEnd registers f to run when t completes, whatever its outcome (on the
+// worker completing it, before joiners are woken); if t has completed
+// already, f runs now. The bus uses it to close the descriptors a task
+// owns, so a task that traps, fails or is cancelled leaks none.
+func (c *Control) OnEnd(t *Task, f func()) {
+	t.mu.Lock()
+	if t.ended {
+		t.mu.Unlock()
+		f()
+		return
+	}
+	st := t.ioStateLocked()
+	st.onEnd = append(st.onEnd, f)
+	t.mu.Unlock()
+}
+
+// ioState returns t's I/O state, creating it (OnEnd may do so concurrently
+// from another worker, hence the lock and the atomic pointer).
+func (t *Task) ioState() *ioState {
+	if st := t.io.Load(); st != nil {
+		return st
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ioStateLocked()
+}
+
+func (t *Task) ioStateLocked() *ioState {
+	st := t.io.Load()
+	if st == nil {
+		st = &ioState{}
+		t.io.Store(st)
+	}
+	return st
+}
+

@@ -67,6 +67,9 @@ type Config struct {
 	// throw). An error leaves that worker without I/O and is reported by
 	// the operations that need it.
 	OpenIO func(worker int) (evpoll.Backend, error)
+	// CloseFD closes a descriptor directly (Control.CloseFD); nil: such
+	// descriptors are only forgotten by the backends.
+	CloseFD func(fd int)
 }
 
 // Scheduler runs tasks on workers. Its exported methods only read; every
@@ -74,6 +77,7 @@ type Config struct {
 type Scheduler struct {
 	disp    Dispatcher
 	openIO  func(int) (evpoll.Backend, error)
+	closeFn func(int)
 	workers []*worker
 	pin     bool
 
@@ -134,7 +138,7 @@ func New(cfg Config) (*Scheduler, *Control, error) {
 	if cfg.Workers < 0 || cfg.Workers > 1024 {
 		return nil, nil, fmt.Errorf("sched: new: %d workers outside [1, 1024]", cfg.Workers)
 	}
-	s := &Scheduler{disp: cfg.Dispatcher, openIO: cfg.OpenIO, pin: cfg.PinCPUs && pinSupported}
+	s := &Scheduler{disp: cfg.Dispatcher, openIO: cfg.OpenIO, closeFn: cfg.CloseFD, pin: cfg.PinCPUs && pinSupported}
 	var cpus []int
 	if s.pin {
 		cpus = allowedCPUs()
@@ -578,6 +582,13 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 	t.w = nil
 	t.exec.Free()
 	t.mu.Lock()
+	// End hooks (closing owned descriptors) are taken in the same section
+	// that publishes the outcome; OnEnd after it runs its hook at once.
+	t.ended = true
+	var hooks []func()
+	if st := t.io.Load(); st != nil {
+		hooks, st.onEnd = st.onEnd, nil
+	}
 	t.outcome = &o
 	t.transition(Running, Completed)
 	joiners := t.joiners
@@ -586,6 +597,9 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 		close(t.done)
 	}
 	t.mu.Unlock()
+	for _, f := range hooks {
+		f()
+	}
 	for _, tok := range joiners {
 		s.wake(w, tok)
 	}

@@ -126,7 +126,10 @@ type Task struct {
 	tm *taskTimer
 	// io is the task's in-flight I/O operation (io.go), nil until its
 	// first; touched only by the worker running the task.
-	io *ioState
+	io atomic.Pointer[ioState]
+	// ended is set (under mu) when the task's end hooks have run; OnEnd
+	// then runs a new hook at once.
+	ended bool
 
 	// next links the task into a run queue; owned by the queue holding it.
 	next *Task

@@ -280,7 +280,7 @@ func (w *worker) run(t *Task) {
 	if t.tm != nil && t.tm.owner != nil {
 		dropTaskTimer(w, t) // its wait ended: the timer must not fire later
 	}
-	if t.io != nil && t.io.owner != nil {
+	if st := t.io.Load(); st != nil && st.owner != nil {
 		dropTaskIO(t)
 	}
 	if t.cancel.Load() {

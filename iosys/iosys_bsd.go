@@ -1,0 +1,41 @@
+//go:build darwin || freebsd
+
+package iosys
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/kqueue"
+	"golang.org/x/sys/unix"
+)
+
+// Open opens the kqueue backend of one worker.
+func Open(worker int) (evpoll.Backend, error) {
+	b, err := kqueue.Open(kqueue.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("iosys: open worker %d: %w", worker, err)
+	}
+	return b, nil
+}
+
+// Listen returns a non-blocking listening TCP socket bound to addr.
+func Listen(addr string) (int, error) { return kqueue.Listen(addr) }
+
+// Socket parses addr and returns a non-blocking TCP socket to connect to
+// it, with the parsed address.
+func Socket(addr string) (int, netip.AddrPort, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return -1, ap, fmt.Errorf("iosys: socket: address %q: %w", addr, err)
+	}
+	fd, err := kqueue.Socket(ap)
+	return fd, ap, err
+}
+
+// Accepted sets TCP_NODELAY on an accepted connection.
+func Accepted(fd int) error { return unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) }
+
+// Close closes a descriptor no backend has seen yet.
+func Close(fd int) { unix.Close(fd) }

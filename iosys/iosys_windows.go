@@ -1,0 +1,43 @@
+//go:build windows
+
+package iosys
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/iocp"
+	"golang.org/x/sys/windows"
+)
+
+// Open opens the IOCP backend of one worker.
+func Open(worker int) (evpoll.Backend, error) {
+	b, err := iocp.Open(iocp.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("iosys: open worker %d: %w", worker, err)
+	}
+	return b, nil
+}
+
+// Listen returns a listening TCP socket bound to addr.
+func Listen(addr string) (int, error) { return iocp.Listen(addr) }
+
+// Socket parses addr and returns a TCP socket to connect to it, with the
+// parsed address.
+func Socket(addr string) (int, netip.AddrPort, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return -1, ap, fmt.Errorf("iosys: socket: address %q: %w", addr, err)
+	}
+	fd, err := iocp.Socket(ap)
+	return fd, ap, err
+}
+
+// Accepted sets TCP_NODELAY on an accepted connection.
+func Accepted(fd int) error {
+	return windows.SetsockoptInt(windows.Handle(fd), windows.IPPROTO_TCP, windows.TCP_NODELAY, 1)
+}
+
+// Close closes a socket no backend has seen yet.
+func Close(fd int) { windows.Closesocket(windows.Handle(fd)) }
