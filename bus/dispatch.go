@@ -164,8 +164,13 @@ func (b *Bus) spawnFromTask(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request)
 	if m == nil || m.caps&CapSpawn == 0 {
 		return raise(ex, vmloop.Err(vmloop.ErrKindCapability, fmt.Sprintf("task.spawn: engine %q lacks capability spawn", t.Engine().Name())))
 	}
+	// Spawn copies the arguments into the child; a small spawn needs no
+	// allocation for them.
+	var small [4]vmloop.Value
 	var args []vmloop.Value
-	if req.NArgs > 0 {
+	if req.NArgs <= len(small) {
+		args = small[:req.NArgs]
+	} else {
 		args = make([]vmloop.Value, req.NArgs)
 	}
 	for i := range args {

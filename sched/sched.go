@@ -283,6 +283,12 @@ func (c *Control) UpdateEngine(e *Engine, cfg EngineRuntimeConfig) error {
 	return nil
 }
 
+// execPool is the second level of Exec recycling, behind each worker's
+// own pool: Execs that a full worker pool could not keep, for spawns on a
+// worker whose pool is empty (a fan-out) and for host spawns. sync.Pool
+// keeps per-P caches and empties itself across GCs.
+var execPool sync.Pool
+
 // ErrLimit is wrapped by errors for exhausted engine limits; the bus turns
 // them into a catchable ResourceError for the requester.
 var ErrLimit = errors.New("resource limit reached")
@@ -304,7 +310,24 @@ func (c *Control) Spawn(from *Task, e *Engine, p *vmloop.Program, fn int, args [
 		return nil, fmt.Errorf("sched: spawn: engine %q has %d live tasks (liveTasks limit %d): %w", e.name, n-1, cfg.Limits.LiveTasks, ErrLimit)
 	}
 	id := s.nextTask.Add(1)
-	ex, err := vmloop.NewExec(p, fn, args, cfg.Limits.task(), uint32(id))
+	var ex *vmloop.Exec
+	var err error
+	if w := from.worker(); w != nil && len(w.execs) > 0 {
+		// A spawn from a task reuses an Exec that a task completed on
+		// this worker left (owner-only pool: no allocation, no lock).
+		ex = w.execs[len(w.execs)-1]
+		w.execs = w.execs[:len(w.execs)-1]
+	} else if x, ok := execPool.Get().(*vmloop.Exec); ok {
+		ex = x // the shared second level (per-P caches)
+	}
+	if ex != nil {
+		if err = ex.Reset(p, fn, args, cfg.Limits.task(), uint32(id)); err != nil {
+			ex.Recycle()
+			execPool.Put(ex)
+		}
+	} else {
+		ex, err = vmloop.NewExec(p, fn, args, cfg.Limits.task(), uint32(id))
+	}
 	if err != nil {
 		e.live.Add(-1)
 		return nil, fmt.Errorf("sched: spawn: %w", err)
@@ -312,7 +335,7 @@ func (c *Control) Spawn(from *Task, e *Engine, p *vmloop.Program, fn int, args [
 	if cfg.GoLoop {
 		ex.SetNative(false)
 	}
-	t := &Task{id: id, engine: e, exec: ex}
+	t := &Task{id: id, engine: e, exec: ex, prog: p}
 	s.live.Add(1)
 	s.registry.add(t)
 	s.enqueue(from.worker(), t)
@@ -346,7 +369,11 @@ func (c *Control) AwaitTask(waiter, target *Task) bool {
 		waiter.disarm()
 		return true
 	}
-	target.joiners = append(target.joiners, tok)
+	if !target.joiner1.Valid() {
+		target.joiner1 = tok
+	} else {
+		target.joiners = append(target.joiners, tok)
+	}
 	target.mu.Unlock()
 	return false
 }
@@ -580,7 +607,12 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 		s.endTimers(w, t)
 	}
 	t.w = nil
-	t.exec.Free()
+	t.exec.Recycle()
+	if w != nil && len(w.execs) < execPoolSize {
+		w.execs = append(w.execs, t.exec)
+	} else {
+		execPool.Put(t.exec)
+	}
 	t.mu.Lock()
 	// End hooks (closing owned descriptors) are taken in the same section
 	// that publishes the outcome; OnEnd after it runs its hook at once.
@@ -591,14 +623,17 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 	}
 	t.outcome = &o
 	t.transition(Running, Completed)
-	joiners := t.joiners
-	t.joiners = nil
+	joiner1, joiners := t.joiner1, t.joiners
+	t.joiner1, t.joiners = Token{}, nil
 	if t.done != nil {
 		close(t.done)
 	}
 	t.mu.Unlock()
 	for _, f := range hooks {
 		f()
+	}
+	if joiner1.Valid() {
+		s.wake(w, joiner1)
 	}
 	for _, tok := range joiners {
 		s.wake(w, tok)

@@ -112,8 +112,13 @@ type Task struct {
 	wait atomic.Uint64
 
 	// exec is touched only by the worker running the task (Running) or,
-	// while the task is Runnable/Waiting, by nobody.
+	// while the task is Runnable/Waiting, by nobody. After completion it
+	// may be recycled for another task (a late Cancel's Stop then costs
+	// that task one spurious preemption); read nothing through it then.
 	exec *vmloop.Exec
+	// prog is the task's program (names for introspection after the Exec
+	// was recycled).
+	prog *vmloop.Program
 	// resume is set when the task suspended on an intrinsic request that
 	// must be completed when it runs again (join, event wait, host call).
 	resume bool
@@ -145,7 +150,8 @@ type Task struct {
 	// mu guards outcome publication and joiners.
 	mu      sync.Mutex
 	outcome *Outcome // written once under mu before state becomes Completed
-	joiners []Token  // tasks waiting for completion (woken once)
+	joiner1 Token    // the first task waiting for completion (no allocation for one joiner)
+	joiners []Token  // further tasks waiting for completion (woken once)
 	done    chan struct{}
 }
 
@@ -196,7 +202,11 @@ func (t *Task) Done() <-chan struct{} {
 // point, or "" when it has completed.
 func (t *Task) Where() (fn string, pc int) {
 	w := t.where.Load()
-	return t.exec.FuncName(int(w >> 32)), int(uint32(w))
+	i := int(w >> 32)
+	if i < 0 || i >= len(t.prog.Funcs) {
+		return "", int(uint32(w))
+	}
+	return t.prog.Funcs[i].Name, int(uint32(w))
 }
 
 // worker returns the worker running t, or nil when t is nil (a command

@@ -9,6 +9,9 @@ import (
 	"github.com/jadevm/jade/vmloop"
 )
 
+// execPoolSize bounds a worker's pool of recycled Execs.
+const execPoolSize = 256
+
 // worker is one scheduler thread: a goroutine locked to its OS thread that
 // runs tasks by calling their VM loop and switches tasks by returning.
 type worker struct {
@@ -37,6 +40,10 @@ type worker struct {
 	// from outside waits at most about one slice.
 	injectFirst bool
 	ticks       uint32
+
+	// execs are recycled Execs of tasks completed on this worker, reused by
+	// spawns from tasks running here (owner only).
+	execs []*vmloop.Exec
 
 	// timers is the worker's shard of every engine's timer wheel (owner
 	// only; timers.go).

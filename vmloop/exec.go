@@ -98,18 +98,53 @@ const bulkChunk = 64 << 10
 // task in its handles (it is truncated to 24 bits); handles of one Exec are
 // refused by every Exec with another owner.
 func NewExec(p *Program, fn int, args []Value, lim Limits, owner uint32) (*Exec, error) {
+	e := &Exec{}
+	if err := e.Reset(p, fn, args, lim, owner); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// maxRecycledRegs bounds the register stack Recycle keeps: a task that grew
+// a deep stack does not pin it in a pool.
+const maxRecycledRegs = 4096
+
+// Recycle frees e like Free but keeps its register and frame memory for a
+// later Reset (a scheduler keeps a pool of recycled Execs per worker, so a
+// spawn allocates none). Nothing the finished task owned stays reachable.
+func (e *Exec) Recycle() {
+	regs, frames := e.regs, e.frames
+	objs := e.heap.objs
+	clear(objs) // drop what the objects referenced
+	e.Free()
+	if cap(objs) <= maxRecycledRegs {
+		e.heap.objs = objs[:0]
+	}
+	if cap(regs) <= maxRecycledRegs {
+		e.regs = regs[:0]
+	}
+	e.frames = frames[:0]
+	e.out = Value{}
+	e.trap = TrapInfo{}
+}
+
+// Reset makes e start function fn of the verified program p with args, as
+// NewExec does, reusing e's memory. e must be new or recycled (Recycle) and
+// not running. A concurrent Stop (a late cancel aimed at the task that used
+// e before) may survive into the new run as one spurious preemption.
+func (e *Exec) Reset(p *Program, fn int, args []Value, lim Limits, owner uint32) error {
 	if p == nil {
-		return nil, errors.New("vmloop: NewExec: nil program")
+		return errors.New("vmloop: NewExec: nil program")
 	}
 	if !p.Verified() {
-		return nil, errors.New("vmloop: NewExec: program is not verified (run Verify first)")
+		return errors.New("vmloop: NewExec: program is not verified (run Verify first)")
 	}
 	if fn < 0 || fn >= len(p.Funcs) {
-		return nil, fmt.Errorf("vmloop: NewExec: function index %d out of range (program has %d)", fn, len(p.Funcs))
+		return fmt.Errorf("vmloop: NewExec: function index %d out of range (program has %d)", fn, len(p.Funcs))
 	}
 	f := &p.Funcs[fn]
 	if len(args) != len(f.Params) {
-		return nil, fmt.Errorf("vmloop: NewExec: %s takes %d arguments, got %d", f.Name, len(f.Params), len(args))
+		return fmt.Errorf("vmloop: NewExec: %s takes %d arguments, got %d", f.Name, len(f.Params), len(args))
 	}
 	if lim.MaxFrames <= 0 {
 		lim.MaxFrames = DefaultLimits.MaxFrames
@@ -117,13 +152,32 @@ func NewExec(p *Program, fn int, args []Value, lim Limits, owner uint32) (*Exec,
 	if lim.MaxHeapBytes <= 0 {
 		lim.MaxHeapBytes = DefaultLimits.MaxHeapBytes
 	}
-	e := &Exec{
-		prog:   p,
-		lim:    lim,
-		regs:   make([]uint64, headroom(f.NRegs)),
-		frames: make([]frame, 1),
-		reqDst: -1,
+	need := headroom(f.NRegs)
+	regs := e.regs
+	if cap(regs) >= need {
+		regs = regs[:need]
+		clear(regs)
+	} else {
+		regs = make([]uint64, need)
 	}
+	frames := e.frames
+	if cap(frames) >= 1 {
+		frames = frames[:1]
+	} else {
+		frames = make([]frame, 1)
+	}
+	// Every field but stop (atomic: a late Stop may race; see above) is
+	// set here; TestResetEqualsNew keeps this list complete.
+	e.prog, e.lim, e.regs, e.frames, e.fp = p, lim, regs, frames, 0
+	e.heap = heap{objs: e.heap.objs[:0]} // recycled capacity, if any
+	e.freeShadow()
+	e.state, e.left, e.reductions = stReady, 0, 0
+	e.stop.Store(false)
+	e.noNative, e.nativeSkip, e.nativeBackoff = false, 0, 0
+	e.req, e.reqPC, e.reqArg0, e.reqWin, e.reqDst, e.reqDstT, e.reqTypes = Request{}, 0, 0, false, -1, 0, nil
+	e.bulk = bulkState{}
+	e.kstr = nil
+	e.out, e.trap = Value{}, TrapInfo{}
 	e.growShadow(len(e.regs))
 	e.heap.init(owner, lim.MaxHeapBytes)
 	e.frames[0] = frame{fn: fn}
@@ -137,15 +191,15 @@ func NewExec(p *Program, fn int, args []Value, lim Limits, owner uint32) (*Exec,
 			h, err := e.heap.importValue(v)
 			if err != nil {
 				ti := err.(TrapInfo)
-				return nil, fmt.Errorf("vmloop: NewExec: argument %d of %s: %s: %s", i, f.Name, ti.Code, ti.Msg)
+				return fmt.Errorf("vmloop: NewExec: argument %d of %s: %s: %s", i, f.Name, ti.Code, ti.Msg)
 			}
 			bits = h
 		default:
-			return nil, fmt.Errorf("vmloop: NewExec: argument %d of %s is %s, parameter is %s", i, f.Name, v.kind, t)
+			return fmt.Errorf("vmloop: NewExec: argument %d of %s is %s, parameter is %s", i, f.Name, v.kind, t)
 		}
 		e.setAbs(i, bits, t)
 	}
-	return e, nil
+	return nil
 }
 
 // Left returns the budget left when the last Run returned (negative when a
@@ -192,7 +246,7 @@ func (e *Exec) Trap() TrapInfo { return e.trap }
 // instruction to run (after SigPreempted and SigIntrinsic), the returning
 // instruction after SigCompleted, or the pc of the throw site's frame.
 func (e *Exec) Where() (fn string, pc int) {
-	if e.frames == nil {
+	if len(e.frames) == 0 {
 		return "", -1
 	}
 	f := e.frames[e.fp]

@@ -6,7 +6,7 @@ func (e *Exec) Program() *Program { return e.prog }
 // Loc returns the current function index and pc (as Where, but without
 // the name). It is -1, -1 after Free.
 func (e *Exec) Loc() (fn, pc int) {
-	if e.frames == nil {
+	if len(e.frames) == 0 {
 		return -1, -1
 	}
 	f := e.frames[e.fp]
