@@ -201,3 +201,32 @@ func TestDequeStealHammer(t *testing.T) {
 		t.Fatalf("saw %d of %d tasks", total.Load(), n)
 	}
 }
+
+// TestInjectPopBatch: a batch keeps FIFO order (the first is returned, the
+// rest land on the local queue in order) and the counts stay exact.
+func TestInjectPopBatch(t *testing.T) {
+	var q injectQueue
+	var l localQueue
+	ts := make([]*Task, 100)
+	for i := range ts {
+		ts[i] = &Task{id: uint64(i)}
+		q.push(ts[i])
+	}
+	if got := q.popBatch(&l, 10); got != ts[0] {
+		t.Fatalf("first of the batch: %v", got.id)
+	}
+	if q.len() != 90 || l.len() != 9 {
+		t.Fatalf("inject %d local %d, want 90 and 9", q.len(), l.len())
+	}
+	for i := 1; i < 10; i++ {
+		if got := l.pop(); got != ts[i] {
+			t.Fatalf("local pop %d: %v", i, got.id)
+		}
+	}
+	if got := q.popBatch(&l, 1000); got != ts[10] || q.len() != 0 || l.len() != 89 {
+		t.Fatalf("rest: %v inject %d local %d", got.id, q.len(), l.len())
+	}
+	if q.popBatch(&l, 5) != nil {
+		t.Fatal("batch from an empty queue")
+	}
+}

@@ -61,3 +61,41 @@ func (q *injectQueue) pop() *Task {
 }
 
 func (q *injectQueue) len() int64 { return q.n.Load() }
+
+// popBatch takes up to max tasks under one lock: it returns the first and
+// pushes the others onto dst, the caller's own local queue, which must
+// have room for them (a worker pulling from the inject queue takes its
+// share at once instead of one lock round trip per task, as Tokio does).
+func (q *injectQueue) popBatch(dst *localQueue, max int) *Task {
+	if q.n.Load() == 0 {
+		return nil
+	}
+	q.mu.Lock()
+	first := q.head
+	if first == nil {
+		q.mu.Unlock()
+		return nil
+	}
+	n := 1
+	last := first
+	for n < max && last.next != nil {
+		last = last.next
+		n++
+	}
+	q.head = last.next
+	if q.head == nil {
+		q.tail = nil
+	}
+	last.next = nil
+	q.n.Add(-int64(n))
+	q.mu.Unlock()
+	t := first.next
+	first.next = nil
+	for t != nil {
+		next := t.next
+		t.next = nil
+		dst.push(t, q)
+		t = next
+	}
+	return first
+}

@@ -148,8 +148,16 @@ func (w *worker) find() *Task {
 	if t := w.local.pop(); t != nil {
 		return t
 	}
-	if t := s.inject.pop(); t != nil {
-		return t
+	// The local queue is empty: take a share of the inject queue (its
+	// length split over the workers, at most half a ring) in one lock.
+	if n := s.inject.len(); n > 0 {
+		share := min(int(n)/len(s.workers)+1, localCap/2)
+		if t := s.inject.popBatch(&w.local, share); t != nil {
+			if share > 1 && len(s.workers) > 1 {
+				s.notify() // others may steal part of the batch
+			}
+			return t
+		}
 	}
 	if len(s.workers) > 1 && w.beginSearch() {
 		if t := w.steal(); t != nil {
