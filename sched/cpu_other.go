@@ -16,3 +16,6 @@ func pinThread(cpu int) error { return errors.New("sched: CPU pinning is only su
 
 // threadID is 0 where thread ids are not read.
 func threadID() int { return 0 }
+
+// tightTimers does nothing outside Linux.
+func tightTimers() {}
