@@ -7,7 +7,7 @@
 // # What runs in C
 //
 // loop.c executes the hot subset of the ISA (docs/ISA.md), opcodes nop to
-// tailcall except lds:
+// tailcall except lds, plus blen bget bset:
 //
 //   - constants and moves: ldi ldk ldf movi movf movr;
 //   - i64 arithmetic, logic and comparisons: add sub mul div rem neg and or
@@ -16,7 +16,21 @@
 //   - every branch, the fused compare-and-branch forms included: jmp jz jnz
 //     jeq jne jlt jle jgt jge jeqi jnei jlti jlei jgti jgei;
 //   - call, ret, retv and tailcall within the program, pushing and popping
-//     frames on the task's frame stack.
+//     frames on the task's frame stack;
+//   - blen, bget and bset on the byte buffers Go has handed to this call
+//     (see "Handle operations" below).
+//
+// It runs the program as jn_prepare rewrote it once per program (kept in
+// vmloop.NativeProgram.Ext): the same words at the same pcs, with the
+// opcode byte of some instructions replaced by a superinstruction's. A
+// move, ldi, add, sub, addi or subi followed by a branch, call or ret in
+// the same function runs as one handler (the second instruction keeps its
+// own word, so a branch to it runs it alone), and a branch whose forward
+// target is a ret runs that ret at once when taken. Each part is charged
+// and can exit exactly as when run alone (only the second part of a pair
+// can exit), so reductions, safe points and exit pcs do not change. The
+// function table of the prepared program holds each function's code
+// offset and register count.
 //
 // The arithmetic has no undefined behaviour and needs no compiler flag:
 // i64 values are computed on uint64_t (wrapping), signed views avoid even
@@ -27,7 +41,7 @@
 // (GCC does not contract without FMA in the target). Dispatch is threaded
 // (labels as values, one indirect jump per handler) under GCC and Clang,
 // and a switch elsewhere (or with -DJN_NO_GOTO). GCC's cross-jumping would
-// merge the 62 dispatch jumps into about 6; -fno-crossjumping is not in
+// merge the ~200 dispatch jumps into a few; -fno-crossjumping is not in
 // cgo's flag allow-list, so jn_run asks for it with a GCC-only function
 // attribute. The cgo flags are -O2 and -lm only.
 //
@@ -49,8 +63,13 @@
 // comes from the Go code) and calls the C loop again. The exits are:
 //
 //   - any opcode outside the hot subset: lds, errors and throw, strings,
-//     byte buffers (bget bset blen ...), arrays, allocation, bulk
-//     operations, intrinsics (builtins and intr), free;
+//     byte buffer operations other than blen bget bset, arrays,
+//     allocation, bulk operations, intrinsics (builtins and intr), free;
+//   - blen, bget and bset on a handle that is not in the call's table of
+//     buffers (Go adds the buffer when the handle names a live one and
+//     calls C again at the same instruction, without charging it; else Go
+//     runs it and traps), and bget and bset with an index out of range
+//     (Go traps);
 //   - div and rem with a zero divisor or MIN / -1 (Go traps);
 //   - call when the frame stack is full (Go grows it), at the depth limit
 //     Limits.MaxFrames (Go traps: stack overflow), or when the register
@@ -60,21 +79,33 @@
 //   - tailcall when the register stack is too small for the new frame: Go
 //     grows it and re-enters C at the same tailcall (nothing is run in Go).
 //
-// # Handle operations: the region rule (measured)
+// # Handle operations: byte buffers in C, the region rule for the rest
 //
 // Handle operations (bget, blen, slen, array access ...) touch the task
-// heap, whose objects hold Go pointers ([]byte, strings), so C could only
-// read them through pinned memory or a second, C-side copy of the tables.
-// Instead the C loop exits on them, and the choice was measured on a
-// byte-scanning loop (BenchmarkParse): with one cgo crossing per bget the
-// C loop was 5-8x slower than the Go loop (about 60 ns per bget). So a
-// call into C that exits at an instruction outside the hot subset after
-// fewer than 32 reductions (vmloop.SetNativeFallback) hands the rest of its
-// Run slice to the Go loop, whose inline paths run those instructions
-// without a crossing; the next slice starts in C again. Exit-dense regions
-// thus run at Go-loop speed and compute-dense ones in C. Both loops have
-// the same semantics, so the rule changes only speed, and the differential
-// tests run with the rule off (everything possible in C) and on.
+// heap, whose objects hold Go pointers ([]byte, strings), so C cannot read
+// the heap itself. An exit per instruction costs a cgo crossing (about 60
+// ns; measured on BenchmarkParse, a bget per byte made the C loop 5-8x
+// slower than the Go loop). So byte buffers get a table:
+// vmloop.NativeBufs, up to 4 {handle, pointer, length} entries per call
+// into C. When C exits on a blen, bget or bset whose handle is not in the
+// table and names a live byte buffer, Go pins the buffer (runtime.Pinner),
+// adds it (replacing the oldest entry when full) and calls C again at the
+// same instruction; from then on C runs those instructions on that buffer
+// itself, with the Go loop's bounds check. The table is emptied before Go
+// runs any instruction itself (any of them could free or replace a
+// buffer) and at the end of the slice, when the buffers are unpinned. So a
+// handle found in the table names exactly what the Go loop's heap check
+// would find; a bad handle or index exits and traps in Go. Parse-style
+// loops (BenchmarkParse) now run entirely in C.
+//
+// Other handle operations (strings, arrays) still exit. A call into C that
+// exits at an instruction outside the hot subset after fewer than 32
+// reductions (vmloop.SetNativeFallback) hands the rest of its Run slice to
+// the Go loop, whose inline paths run those instructions without a
+// crossing; the next slice starts in C again. Exit-dense regions thus run
+// at Go-loop speed and compute-dense ones in C. Both loops have the same
+// semantics, so the rule changes only speed, and the differential tests
+// run with the rule off (everything possible in C) and on.
 //
 // # Memory sharing and the cgo pointer rules
 //
@@ -83,12 +114,16 @@
 // three int64 each), and on the program flattened once per program
 // (vmloop.Program.Native: every function's code, the KInt and KFlt pools
 // in one []uint64, and a []int64 of {code offset, nregs, nparams} per
-// function). Their first-element pointers are passed as call arguments
-// only, C keeps no copy of them after the call, and the in/out scalars
-// live in a struct on the Go stack; `#cgo noescape` and `#cgo nocallback`
-// on jn_run keep that struct from escaping (no allocation per call). The
-// C loop never grows anything: growth is an exit, so the slices it was
-// given stay valid for the whole call.
+// function) and prepared once by jn_prepare (a []uint64, see above). Their
+// first-element pointers are passed as call arguments only, C keeps no
+// copy of them after the call, and the in/out scalars live in a struct on
+// the Go stack; `#cgo noescape` and `#cgo nocallback` on jn_run keep that
+// struct from escaping (no allocation per call). The table of byte buffers
+// is an allocation of its own holding only pinned Go pointers (the cgo
+// check covers the whole allocation an argument points into); it comes
+// from a sync.Pool, so the steady state allocates nothing either. The C
+// loop never grows anything: growth is an exit, so the slices it was given
+// stay valid for the whole call.
 //
 // # Selection
 //
@@ -113,7 +148,9 @@
 // (so every preemption point), the pending request, and at the end the
 // result, thrown error, trap (code, message, function, pc) and heap bytes.
 // Programs: fib, a loop, a parse loop, tail calls, a frame bigger than the
-// register stack, try/throw with intrinsic calls, arithmetic edge cases
+// register stack, try/throw with intrinsic calls, six byte buffers in turn
+// (more than the table holds) and the traps of buffers (index out of
+// range, freed, null), arithmetic edge cases
 // (MIN/-1, x/0, shifts by 64/65/-1, ftoi of NaN/±Inf/1e300), the call
 // depth limit, Stop, the assembler's and the examples' .jasm programs, and
 // random verified programs (TestRandomDiff and FuzzNative: go test -fuzz

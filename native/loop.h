@@ -28,8 +28,25 @@ typedef struct {
 	int64_t maxframes; /* in: call depth limit (Limits.MaxFrames) */
 	int64_t kint;      /* in: offset of the KInt pool in words */
 	int64_t kflt;      /* in: offset of the KFlt pool in words */
+	int64_t xfuncs;    /* in: offset of the function table (jn_prepare) */
 	int64_t exit;      /* out: JN_EXIT_* */
 } jn_io;
+
+/* A byte buffer of the task heap (vmloop.NativeBuf): handle, contents (n
+ * bytes, pinned by Go; 0 when n is 0). */
+typedef struct {
+	uint64_t h;
+	uint8_t *p;
+	int64_t n;
+} jn_buf;
+
+/* The buffers a call may access (vmloop.NativeBufs): every handle in
+ * b[0..n) names a live byte buffer of that length for the whole call. */
+#define JN_NBUFS 4
+typedef struct {
+	int64_t n;
+	jn_buf b[JN_NBUFS];
+} jn_bufs;
 
 /* The instruction at frames[fp].pc must run in Go; it is not charged. */
 #define JN_EXIT_OP 1
@@ -37,9 +54,24 @@ typedef struct {
  * is the next instruction to run. */
 #define JN_EXIT_PREEMPT 2
 
-/* funcs: three int64 per function {code offset in words, nregs, nparams}.
- * stop: the uint32 of the task's atomic stop flag. Returns io->exit. */
-int64_t jn_run(jn_io *io, uint64_t *regs, jn_frame *frames, const uint64_t *words,
-               const int64_t *funcs, const uint32_t *stop);
+/* Words per function in jn_prepare's function table: {distance in bytes
+ * back from the entry to the function's first instruction, nregs}. */
+#define JN_XF 2
+
+/* jn_prepare writes to out (nwords + JN_XF * nfuncs words) the program that
+ * jn_run runs: the nwords words of the flattened program (the code of its
+ * nfuncs functions in its first ncode words, then the constant pools) with
+ * the opcode byte of some instructions replaced by a superinstruction's
+ * (loop.c), then a function table (at offset nwords, io->xfuncs). funcs:
+ * three int64 per function {code offset in words, nregs, nparams}. Every
+ * other bit of every word is kept, and the pcs are those of the program. */
+void jn_prepare(uint64_t *out, const uint64_t *words, int64_t nwords, const int64_t *funcs, int64_t nfuncs,
+                int64_t ncode);
+
+/* prog: the output of jn_prepare. stop: the uint32 of the task's atomic
+ * stop flag. bufs: 0 or the byte buffers blen, bget and bset may access
+ * (they exit on any other handle). Returns io->exit. */
+int64_t jn_run(jn_io *io, uint64_t *regs, jn_frame *frames, const uint64_t *prog, const uint32_t *stop,
+               const jn_bufs *bufs);
 
 #endif

@@ -7,8 +7,11 @@ package native
 #cgo LDFLAGS: -lm
 #cgo noescape jn_run
 #cgo nocallback jn_run
+#cgo noescape jn_prepare
+#cgo nocallback jn_prepare
 #include "loop.h"
 const char *jn_op_name(int op);
+const char *jn_op_name2(int op);
 int jn_hot(int op);
 */
 import "C"
@@ -22,12 +25,25 @@ import (
 // available is true in this build: the C loop is compiled in.
 const available = true
 
+// vmloop.NativeBufs is passed to C as a jn_bufs: the same layout.
+var (
+	_ [unsafe.Sizeof(vmloop.NativeBufs{}) - unsafe.Sizeof(C.jn_bufs{})]struct{}
+	_ [unsafe.Sizeof(C.jn_bufs{}) - unsafe.Sizeof(vmloop.NativeBufs{})]struct{}
+	_ [vmloop.NativeBufSlots - C.JN_NBUFS]struct{}
+	_ [C.JN_NBUFS - vmloop.NativeBufSlots]struct{}
+)
+
 // run is the vmloop.NativeLoop of this package: one cgo call into jn_run.
 // Every pointer is passed as a call argument (the memory holds no Go
-// pointers) and C keeps none after it returns; the in/out scalars live on
-// the Go stack (noescape, nocallback).
+// pointers but the pinned buffers of c.Bufs) and C keeps none after it
+// returns; the in/out scalars live on the Go stack (noescape, nocallback).
 func run(c vmloop.NativeCall) vmloop.NativeResult {
 	np := c.Prog
+	pp := np.Ext.Load()
+	if pp == nil {
+		pp = prepare(np)
+	}
+	prog := *pp
 	io := C.jn_io{
 		fp:        C.int64_t(c.FP),
 		left:      C.int64_t(c.Left),
@@ -36,19 +52,45 @@ func run(c vmloop.NativeCall) vmloop.NativeResult {
 		maxframes: C.int64_t(c.MaxFrames),
 		kint:      C.int64_t(np.KIntOff),
 		kflt:      C.int64_t(np.KFltOff),
+		xfuncs:    C.int64_t(len(np.Words)),
 	}
 	C.jn_run(&io,
 		(*C.uint64_t)(c.Regs),
 		(*C.jn_frame)(c.Frames),
-		(*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(np.Words))),
-		(*C.int64_t)(unsafe.Pointer(unsafe.SliceData(np.Funcs))),
-		(*C.uint32_t)(c.Stop))
+		(*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(prog))),
+		(*C.uint32_t)(c.Stop),
+		(*C.jn_bufs)(c.Bufs))
 	return vmloop.NativeResult{Exit: int(io.exit), FP: int(io.fp), Left: int64(io.left)}
 }
 
-// opName is the C loop's name of opcode op (for the numbering test).
+// prepare makes the program as jn_run runs it (jn_prepare: superinstructions
+// and the function table) and keeps it in np.Ext, once per program (the
+// first one made wins). It holds no Go pointers.
+func prepare(np *vmloop.NativeProgram) *[]uint64 {
+	nf := len(np.Funcs) / vmloop.NativeFuncWords
+	out := make([]uint64, len(np.Words)+C.JN_XF*nf)
+	C.jn_prepare((*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(out))),
+		(*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(np.Words))), C.int64_t(len(np.Words)),
+		(*C.int64_t)(unsafe.Pointer(unsafe.SliceData(np.Funcs))), C.int64_t(nf),
+		C.int64_t(np.KIntOff))
+	np.Ext.CompareAndSwap(nil, &out)
+	return np.Ext.Load()
+}
+
+// opName is the C loop's name of opcode op (for the numbering test): the
+// range nop..tailcall, then "" past it.
 func opName(op int) string {
 	p := C.jn_op_name(C.int(op))
+	if p == nil {
+		return ""
+	}
+	return C.GoString(p)
+}
+
+// opName2 is the C loop's name of opcode op past the range of opName that
+// it runs itself (blen bget bset), else "".
+func opName2(op int) string {
+	p := C.jn_op_name2(C.int(op))
 	if p == nil {
 		return ""
 	}

@@ -14,4 +14,6 @@ func run(c vmloop.NativeCall) vmloop.NativeResult {
 
 func opName(op int) string { return "" }
 
+func opName2(op int) string { return "" }
+
 func hot(op int) bool { return false }

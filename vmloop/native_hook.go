@@ -3,6 +3,8 @@ package vmloop
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -31,7 +33,8 @@ import (
 // (NativeProgram, []uint64 and []int64) hold no Go pointers, so their
 // first-element pointers may be passed to C as call arguments; C keeps no
 // copy of them after the call. The stop flag is passed as a pointer to the
-// uint32 inside the atomic.Bool.
+// uint32 inside the atomic.Bool. The table of byte buffers (NativeBufs) is
+// an allocation of its own that holds only pinned Go pointers.
 
 // NativeExit codes returned by a NativeLoop.
 const (
@@ -55,6 +58,84 @@ type NativeCall struct {
 	Left      int64          // budget left
 	Stop      unsafe.Pointer // *uint32: nonzero when Stop was called (read at safe points)
 	Prog      *NativeProgram
+	// Bufs is nil or a *NativeBufs: byte buffers of the task heap that the
+	// native loop may read and write for BLEN, BGET and BSET (see
+	// NativeBufs). It exits on those instructions for any other handle.
+	Bufs unsafe.Pointer
+}
+
+// NativeBufSlots is the capacity of a NativeBufs table.
+const NativeBufSlots = 4
+
+// NativeBuf is one byte buffer of the task heap: the handle that names it
+// and its contents (P points to N bytes, pinned; nil when N is 0).
+type NativeBuf struct {
+	H uint64
+	P unsafe.Pointer
+	N int64
+}
+
+// NativeBufs is the table of byte buffers a native loop may access
+// directly during one call. Run fills it when the native loop exits on a
+// BLEN, BGET or BSET whose handle names a live byte buffer that is not in
+// the table (it then calls the native loop again, at the same instruction,
+// without charging or running anything), and drops it before it runs any
+// instruction itself (which could free or replace a buffer) and when the
+// slice ends. So a handle found in the table names a live buffer of
+// that length, exactly as the Go loop's own check would find; anything
+// else (a bad handle, an index out of range) exits and runs in Go, which
+// traps. The buffers are pinned while they are in the table (the cgo
+// pointer rules), and the table itself holds no other Go pointers.
+type NativeBufs struct {
+	N int64 // slots in use
+	B [NativeBufSlots]NativeBuf
+}
+
+// nativeBufCache is a NativeBufs with its pinner, reused through a pool
+// (no allocation per Run). The table is an allocation of its own: the cgo
+// check of the pointer passed to C covers the whole allocation, which must
+// hold no unpinned Go pointer (the pinner's is one).
+type nativeBufCache struct {
+	t    *NativeBufs
+	next int // slot to replace when the table is full
+	pin  runtime.Pinner
+}
+
+var nativeBufPool = sync.Pool{New: func() any { return &nativeBufCache{t: new(NativeBufs)} }}
+
+// has reports whether handle h is in the table.
+func (c *nativeBufCache) has(h uint64) bool {
+	for i := int64(0); i < c.t.N; i++ {
+		if c.t.B[i].H == h {
+			return true
+		}
+	}
+	return false
+}
+
+// add puts buffer b, named by handle h, in the table.
+func (c *nativeBufCache) add(h uint64, b []byte) {
+	i := int(c.t.N)
+	if i == NativeBufSlots {
+		i = c.next
+		c.next = (c.next + 1) % NativeBufSlots
+	} else {
+		c.t.N++
+	}
+	var p unsafe.Pointer
+	if len(b) > 0 {
+		p = unsafe.Pointer(unsafe.SliceData(b))
+		c.pin.Pin(p)
+	}
+	c.t.B[i] = NativeBuf{H: h, P: p, N: int64(len(b))}
+}
+
+// release empties the table, unpins the buffers and returns c to the pool.
+func (c *nativeBufCache) release() {
+	*c.t = NativeBufs{}
+	c.next = 0
+	c.pin.Unpin()
+	nativeBufPool.Put(c)
 }
 
 // NativeResult is what a NativeLoop returns: the exit code and the new
@@ -83,6 +164,11 @@ type NativeProgram struct {
 	Funcs   []int64
 	KIntOff int // offset of KInt in Words
 	KFltOff int // offset of KFlt in Words
+
+	// Ext is the native loop's own form of the program (package native
+	// keeps its prepared code there), made from the fields above on first
+	// use and set once; vmloop never reads it.
+	Ext atomic.Pointer[[]uint64]
 }
 
 // NativeFuncWords is the number of int64 per function in NativeProgram.Funcs.
@@ -183,7 +269,12 @@ func (e *Exec) runNative(loop NativeLoop, budget int64) (sig Signal, left int64,
 	np := e.prog.Native()
 	fallback := nativeFallback.Load()
 	left = budget
+	var bufs *nativeBufCache // the buffers of BLEN BGET BSET, taken on first use
 	for {
+		var bp unsafe.Pointer
+		if bufs != nil {
+			bp = unsafe.Pointer(bufs.t)
+		}
 		res := loop(NativeCall{
 			Regs:      unsafe.Pointer(unsafe.SliceData(e.regs)),
 			NRegs:     len(e.regs),
@@ -194,6 +285,7 @@ func (e *Exec) runNative(loop NativeLoop, budget int64) (sig Signal, left int64,
 			Left:      left,
 			Stop:      unsafe.Pointer(&e.stop),
 			Prog:      np,
+			Bufs:      bp,
 		})
 		ran := left - res.Left
 		e.fp, left = res.FP, res.Left
@@ -201,6 +293,9 @@ func (e *Exec) runNative(loop NativeLoop, budget int64) (sig Signal, left int64,
 			e.nativeBackoff = 0
 			e.left = left
 			e.reductions += uint64(budget - left)
+			if bufs != nil {
+				bufs.release()
+			}
 			return SigPreempted, left, true
 		}
 		if res.Exit != NativeExit {
@@ -219,27 +314,61 @@ func (e *Exec) runNative(loop NativeLoop, budget int64) (sig Signal, left int64,
 			e.growRegs(need)
 			continue
 		}
+		if op := ins.Op(); op == BLEN || op == BGET || op == BSET {
+			// A buffer the native loop does not have yet: give it (see
+			// NativeBufs) and run the instruction natively. A handle
+			// already given (an index out of range) or a bad one runs
+			// in Go below, which traps.
+			h := e.regs[cur.base+int(ins.B())]
+			if op == BSET {
+				h = e.regs[cur.base+int(ins.A())]
+			}
+			if bufs == nil || !bufs.has(h) {
+				if o := e.heap.get(h, KindBytes); o != nil {
+					if bufs == nil {
+						bufs = nativeBufPool.Get().(*nativeBufCache)
+					}
+					bufs.add(h, o.b)
+					continue
+				}
+			}
+		}
 		if op := ins.Op(); ran < fallback && (op > TAILCALL || op == LDS) {
 			// A short region: let the Go loop run it, and try C again
 			// only after a growing number of Runs (up to 64).
 			e.nativeBackoff = min(e.nativeBackoff*2+1, 63)
 			e.nativeSkip = e.nativeBackoff
 			e.reductions += uint64(budget - left)
+			if bufs != nil {
+				bufs.release()
+			}
 			return 0, left, false
 		}
 		if ran >= fallback {
 			e.nativeBackoff = 0
+		}
+		// The instruction may free or replace a buffer, and no pin is
+		// held while Go runs one (a panic then leaks none).
+		if bufs != nil {
+			bufs.release()
+			bufs = nil
 		}
 		cur.pc++
 		e.left = left - 1
 		c := e.step(ins)
 		if c >= ctlExit {
 			e.reductions += uint64(budget - e.left)
+			if bufs != nil {
+				bufs.release()
+			}
 			return Signal(c - ctlExit), e.left, true
 		}
 		left = e.left
 		if c == ctlSafePoint && (left <= 0 || e.stop.Load()) {
 			e.reductions += uint64(budget - left)
+			if bufs != nil {
+				bufs.release()
+			}
 			return SigPreempted, left, true
 		}
 	}

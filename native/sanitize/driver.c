@@ -16,7 +16,8 @@
 
 enum { NOP = 0, MOVI = 1, LDI = 4, LDK = 5, LDF = 6, ADD = 8, SUB = 9, MUL = 10, DIV = 11, REM = 12, NEG = 13,
        SHL = 17, SHR = 18, SAR = 19, ADDI = 20, SUBI = 21, FDIV = 36, FSQRT = 38, ITOF = 42, FTOI = 43,
-       JMP = 44, JLT = 49, JLTI = 55, CALL = 59, RET = 60, RETV = 61, TAILCALL = 62, BGET = 75 };
+       JMP = 44, JLT = 49, JLTI = 55, CALL = 59, RET = 60, RETV = 61, TAILCALL = 62, BLEN = 74, BGET = 75,
+       BSET = 76, BNEW = 73 };
 
 static uint64_t E(int op, int a, int b, int c, int32_t d) {
 	return (uint64_t)op | (uint64_t)a << 8 | (uint64_t)b << 16 | (uint64_t)c << 24 | (uint64_t)(uint32_t)d << 32;
@@ -38,6 +39,7 @@ static int fails;
 /* A program: words (code of each function, then kint, then kflt), funcs. */
 typedef struct {
 	uint64_t words[256];
+	uint64_t x[256 + JN_XF * 8]; /* prepared (jn_prepare) */
 	int64_t funcs[3 * 8];
 	int nw, nf;
 	int64_t kint, kflt;
@@ -54,6 +56,8 @@ static void addfn(prog *p, const uint64_t *code, int n, int nregs, int nparams) 
 
 /* run fn until it leaves the C loop for good; returns the exit code and
  * the final io. Preemptions resume with the same budget. */
+static const jn_bufs *bufs; /* the buffers of the next go() */
+
 static int64_t go(prog *p, uint64_t *regs, int64_t nregs, jn_frame *frames, int64_t nframes,
                   int64_t budget, jn_io *io, int *preempts) {
 	uint32_t stop = 0;
@@ -66,7 +70,9 @@ static int64_t go(prog *p, uint64_t *regs, int64_t nregs, jn_frame *frames, int6
 		io->maxframes = nframes;
 		io->kint = p->kint;
 		io->kflt = p->kflt;
-		ex = jn_run(io, regs, frames, p->words, p->funcs, &stop);
+		io->xfuncs = p->nw;
+		jn_prepare(p->x, p->words, p->nw, p->funcs, p->nf, p->kint);
+		ex = jn_run(io, regs, frames, p->x, &stop, bufs);
 		if (ex != JN_EXIT_PREEMPT)
 			return ex;
 		(*preempts)++;
@@ -147,7 +153,8 @@ static void test_arith(void) {
 	CHECK(binop(FTOI, D2U(-2.5), 0, &r) == JN_EXIT_OP && r == (uint64_t)-2);
 	CHECK(binop(ITOF, MIN, 0, &r) == JN_EXIT_OP && r == D2U(-0x1p63));
 	CHECK(binop(FSQRT, D2U(-1), 0, &r) == JN_EXIT_OP);
-	CHECK(binop(BGET, 0, 0, &r) == -1); /* outside the hot subset: exits at it */
+	CHECK(binop(BGET, 0, 0, &r) == -1); /* no buffer table: exits at it */
+	CHECK(binop(BNEW, 0, 0, &r) == -1); /* outside the hot subset: exits at it */
 }
 
 /* tail calls in a loop of 10000, a too-small register stack, the depth limit */
@@ -188,12 +195,52 @@ static void test_tail_and_limits(void) {
 	free(regs3);
 }
 
+/* blen, bget and bset on a table of two buffers; other handles and
+ * indexes out of range exit at the instruction */
+static void test_bufs(void) {
+	uint8_t b0[8] = {0}, b1[3] = {7, 8, 9};
+	jn_bufs t = {2, {{0x1001, b0, 8}, {0x2002, b1, 3}}};
+	/* f(h, i, v): bset h[i] = v; r3 = bget h[i]; r4 = blen h; r3 += r4; ret r3 */
+	uint64_t f[] = {E(BSET, 0, 1, 2, 0), E(BGET, 3, 0, 1, 0), E(BLEN, 4, 0, 0, 0), E(ADD, 3, 3, 4, 0),
+	                E(RET, 3, 0, 0, 0)};
+	prog p = {0};
+	addfn(&p, f, 5, 5, 3);
+	p.kint = p.kflt = p.nw;
+	jn_frame frames[1];
+	jn_io io = {0};
+	int pre;
+	int64_t ex;
+	bufs = &t;
+	uint64_t r1[5] = {0x1001, 5, 0x1ff, 0, 0};
+	frames[0] = (jn_frame){0, 0, 0};
+	ex = go(&p, r1, 5, frames, 1, 100, &io, &pre);
+	CHECK(ex == JN_EXIT_OP && frames[0].pc == 4 && r1[3] == 0xff + 8 && b0[5] == 0xff);
+	uint64_t r2[5] = {0x2002, 2, 1, 0, 0};
+	frames[0] = (jn_frame){0, 0, 0};
+	ex = go(&p, r2, 5, frames, 1, 100, &io, &pre);
+	CHECK(ex == JN_EXIT_OP && frames[0].pc == 4 && r2[3] == 1 + 3 && b1[2] == 1);
+	uint64_t r3[5] = {0x2002, 3, 1, 0, 0}; /* out of range: exits at bset */
+	frames[0] = (jn_frame){0, 0, 0};
+	ex = go(&p, r3, 5, frames, 1, 100, &io, &pre);
+	CHECK(ex == JN_EXIT_OP && frames[0].pc == 0 && io.left == 100);
+	uint64_t r4[5] = {0x3003, 0, 1, 0, 0}; /* not in the table */
+	frames[0] = (jn_frame){0, 0, 0};
+	ex = go(&p, r4, 5, frames, 1, 100, &io, &pre);
+	CHECK(ex == JN_EXIT_OP && frames[0].pc == 0);
+	bufs = 0;
+	uint64_t r5[5] = {0x1001, 0, 1, 0, 0}; /* no table */
+	frames[0] = (jn_frame){0, 0, 0};
+	ex = go(&p, r5, 5, frames, 1, 100, &io, &pre);
+	CHECK(ex == JN_EXIT_OP && frames[0].pc == 0);
+}
+
 int main(void) {
 	test_fib(5);
 	test_fib(25000);
 	test_fib(INT64_MAX / 2);
 	test_arith();
 	test_tail_and_limits();
+	test_bufs();
 	if (fails) {
 		fprintf(stderr, "%d checks failed\n", fails);
 		return 1;

@@ -1,0 +1,16 @@
+// Package examples holds the example programs (*.jasm, run them with
+// `jade run`) and embeds the servers among them for the benchmarks and the
+// perf harness, which must not depend on the working directory.
+package examples
+
+import _ "embed"
+
+// Echo is examples/echo.jasm: a TCP echo server, one task per connection.
+//
+//go:embed echo.jasm
+var Echo []byte
+
+// RespPing is examples/resp_ping.jasm: a Redis RESP PING server.
+//
+//go:embed resp_ping.jasm
+var RespPing []byte
