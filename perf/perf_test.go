@@ -13,7 +13,7 @@ func TestRunSubset(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures")
 	}
-	rep, err := Run(Options{Quick: true, Reps: 1, Scenarios: []string{"timer_insert_cancel", "yield", "echo"}})
+	rep, err := Run(Options{Quick: true, Reps: 1, Scenarios: []string{"timer_insert_cancel", "yield", "resp_ping"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,9 +22,9 @@ func TestRunSubset(t *testing.T) {
 	}
 	for _, r := range rep.Scenarios {
 		switch r.Name {
-		case "echo":
+		case "resp_ping":
 			if r.Absent == "" {
-				t.Errorf("echo should be absent: %+v", r)
+				t.Errorf("resp_ping should be absent: %+v", r)
 			}
 		default:
 			if r.Jade <= 0 || r.Baseline <= 0 || r.Ratio <= 0 || r.Pass == nil {

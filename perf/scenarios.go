@@ -25,7 +25,7 @@ func Scenarios() []Scenario {
 		{Name: "parked_task_bytes", Run: parkedBytes},
 		{Name: "idle_wakeups", Run: idleWakeups},
 		{Name: "fib30", Run: fib30},
-		{Name: "echo", Absent: "measured by go test -bench Echo ./bench, not in the harness yet (issue #5)"},
+		{Name: "echo", Run: echo},
 		{Name: "resp_ping", Absent: "measured by scripts/resp-bench.sh (redis-benchmark), not in the harness yet (issue #5)"},
 	}
 }
@@ -293,6 +293,59 @@ func sleepLateness(o *Options) ([]Result, error) {
 		}
 		return latencyResults("sleep_lateness", js, gs, "p99 <= time.Sleep's", nil), nil
 	})
+}
+
+// echo: 64-byte round trips through examples/echo.jasm (1 worker) and a
+// Go net server with a goroutine per connection, both at GOMAXPROCS 2 with
+// their clients in this process; time per message (lower is better).
+func echo(o *Options) ([]Result, error) {
+	var rs []Result
+	for _, conns := range []int{1, 100, 1000} {
+		n := 20_000
+		if o.Quick {
+			n = 5_000
+		}
+		var js, gs []float64
+		for i := 0; i < o.Reps; i++ {
+			var err error
+			bench.WithProcs(2, func() {
+				var j, g bench.EchoResult
+				if j, err = runEchoOnce(func() (*bench.EchoServer, error) { return bench.StartJadeEcho(1) }, conns, n); err != nil {
+					return
+				}
+				if g, err = runEchoOnce(bench.StartGoEcho, conns, n); err != nil {
+					return
+				}
+				js, gs = append(js, 1e9/j.MsgsPerSec), append(gs, 1e9/g.MsgsPerSec)
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		target, want := "reported", 0.0
+		if conns == 1000 {
+			target, want = ">= Go net (goroutine per conn)", 1
+		}
+		rs = append(rs, lowerBetter("echo", fmt.Sprintf("per msg, %d conns", conns), "ns", median(js), median(gs), want, target, o.Reps))
+	}
+	return rs, nil
+}
+
+func runEchoOnce(start func() (*bench.EchoServer, error), conns, n int) (bench.EchoResult, error) {
+	s, err := start()
+	if err != nil {
+		return bench.EchoResult{}, err
+	}
+	defer s.Close()
+	c, err := bench.DialEcho(s.Addr, conns)
+	if err != nil {
+		return bench.EchoResult{}, err
+	}
+	defer c.Close()
+	if _, err := c.Run(n / 10); err != nil { // warm-up
+		return bench.EchoResult{}, err
+	}
+	return c.Run(n)
 }
 
 func fairness(o *Options) ([]Result, error) {
