@@ -199,7 +199,7 @@ func (w *worker) pollIO(x *workerIO, timeout int64) {
 		d = -1
 	}
 	if x.comps == nil {
-		x.comps = make([]evpoll.Completion, 64)
+		x.comps = make([]evpoll.Completion, 256)
 	}
 	n, err := x.b.Wait(d, x.comps)
 	if err != nil {

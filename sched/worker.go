@@ -9,6 +9,10 @@ import (
 	"github.com/jadevm/jade/vmloop"
 )
 
+// ioPollEvery is how many dispatches a busy worker with I/O in flight runs
+// between two polls of its backend.
+const ioPollEvery = 16
+
 // execPoolSize bounds a worker's pool of recycled Execs.
 const execPoolSize = 256
 
@@ -136,10 +140,13 @@ func (w *worker) find() *Task {
 		// even while every worker is busy.
 		w.fire()
 	}
-	if x := w.io.Load(); x != nil && x.n > 0 {
-		w.pollIO(x, 0) // and so do ready completions
-	}
 	w.ticks++
+	if x := w.io.Load(); x != nil && x.n > 0 && (w.ticks%ioPollEvery == 0 || w.local.len() == 0) {
+		// And so do ready completions — when the local queue runs dry, or
+		// every ioPollEvery dispatches: the SQEs of the tasks run in
+		// between go to the kernel in one enter, not one each.
+		w.pollIO(x, 0)
+	}
 	if w.injectFirst || w.ticks%32 == 0 {
 		// The inject queue holds outside wakes and the older half of
 		// overflowed rings: take its share now (FIFO) so that it is

@@ -93,16 +93,25 @@ stop() {
   wait "$1" 2>/dev/null
 }
 
-# bench NAME PORT: fills rps[NAME,TEST,P] for both pipelines.
-declare -A rps
+# cputicks PID: user+system CPU time of the process (all threads), in
+# clock ticks.
+cputicks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+tck=$(getconf CLK_TCK 2>/dev/null || echo 100)
+
+# bench NAME PORT PID: fills rps[NAME,TEST,P] for both pipelines, and
+# cpu[NAME,P]: the server's CPU time per request (µs) over both tests.
+declare -A rps cpu
 bench() {
-  local name=$1 port=$2 p line test val
+  local name=$1 port=$2 spid=$3 p line test val c0 c1
   for p in 1 16; do
+    c0=$(cputicks "$spid")
     if ! line=$(timeout 600 "${cli[@]}" redis-benchmark -h 127.0.0.1 -p "$port" -t ping \
         -c "$clients" -n "$requests" -P "$p" --csv 2>"$logdir/$name.bench.err"); then
       say "$name: redis-benchmark -P $p failed: $(tail -n 3 "$logdir/$name.bench.err")"
       continue
     fi
+    c1=$(cputicks "$spid")
+    cpu[$name,$p]=$(awk -v d=$((c1 - c0)) -v t="$tck" -v n="$requests" 'BEGIN { printf "%.2f", d * 1e6 / t / (2 * n) }')
     # --csv: "PING_INLINE","123456.79",... (a header line first on redis 7)
     while IFS=, read -r test val _; do
       test=${test//\"/}; val=${val//\"/}
@@ -122,7 +131,7 @@ run() {
     return
   fi
   say "$name: benchmarking on port $port"
-  bench "$name" "$port"
+  bench "$name" "$port" "$pid"
   stop "$pid"; pid=
 }
 
@@ -149,6 +158,13 @@ ratio() { # a / b, or - when either is missing
       printf '%-22s %14s %14s %14s %14s %14s\n' "$t -P $p" "${j:--}" "${r:--}" "${g:--}" "$(ratio "$j" "$r")" "$(ratio "$j" "$g")"
     done
   done
+  echo
+  echo "server CPU per request (µs, user+system over both tests; lower is better)"
+  for p in 1 16; do
+    j=${cpu[jade,$p]:-}; r=${cpu[redis,$p]:-}; g=${cpu[resp-go,$p]:-}
+    printf '%-22s %14s %14s %14s %14s %14s\n' "ping -P $p" "${j:--}" "${r:--}" "${g:--}" "$(ratio "$r" "$j")" "$(ratio "$g" "$j")"
+  done
+  echo "(CPU ratios are redis/jade and resp-go/jade: above 1, jade needs less CPU per request)"
 } | tee "$out"
 say "written to $out"
 exit 0
