@@ -293,4 +293,3 @@ func (t *Task) ioStateLocked() *ioState {
 	}
 	return st
 }
-
