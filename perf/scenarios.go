@@ -26,7 +26,7 @@ func Scenarios() []Scenario {
 		{Name: "idle_wakeups", Run: idleWakeups},
 		{Name: "fib30", Run: fib30},
 		{Name: "echo", Run: echo},
-		{Name: "resp_ping", Absent: "measured by scripts/resp-bench.sh (redis-benchmark), not in the harness yet (issue #5)"},
+		{Name: "resp_ping", Run: respPing, Absent: respAbsent()},
 	}
 }
 

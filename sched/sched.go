@@ -621,7 +621,7 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 	if st := t.io.Load(); st != nil {
 		hooks, st.onEnd = st.onEnd, nil
 	}
-	t.outcome = &o
+	t.setOutcome(&o)
 	t.transition(Running, Completed)
 	joiner1, joiners := t.joiner1, t.joiners
 	t.joiner1, t.joiners = Token{}, nil

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -149,7 +150,12 @@ type Task struct {
 
 	// mu guards outcome publication and joiners.
 	mu      sync.Mutex
-	outcome *Outcome // written once under mu before state becomes Completed
+	// The outcome is written once under mu before state becomes Completed:
+	// a Success with a void, i64 or f64 value inline (outBits, outVKind:
+	// no allocation for the common case), anything else in outcome.
+	outcome  *Outcome
+	outBits  uint64
+	outVKind vmloop.Kind
 	joiner1 Token    // the first task waiting for completion (no allocation for one joiner)
 	joiners []Token  // further tasks waiting for completion (woken once)
 	done    chan struct{}
@@ -179,9 +185,38 @@ func (t *Task) Outcome() (Outcome, bool) {
 		return Outcome{Kind: NoOutcome}, false
 	}
 	t.mu.Lock()
-	o := *t.outcome
-	t.mu.Unlock()
+	defer t.mu.Unlock()
+	if t.outcome != nil {
+		return *t.outcome, true
+	}
+	o := Outcome{Kind: Success, Value: vmloop.Void()}
+	switch t.outVKind {
+	case vmloop.KindI64:
+		o.Value = vmloop.I64(int64(t.outBits))
+	case vmloop.KindF64:
+		o.Value = vmloop.F64(math.Float64frombits(t.outBits))
+	}
 	return o, true
+}
+
+// setOutcome publishes o (t.mu held).
+func (t *Task) setOutcome(o *Outcome) {
+	if o.Kind == Success {
+		switch k := o.Value.Kind(); k {
+		case vmloop.KindVoid:
+			t.outVKind = k
+			return
+		case vmloop.KindI64:
+			t.outVKind, t.outBits = k, uint64(o.Value.Int())
+			return
+		case vmloop.KindF64:
+			t.outVKind, t.outBits = k, math.Float64bits(o.Value.Float())
+			return
+		}
+	}
+	oc := new(Outcome)
+	*oc = *o
+	t.outcome = oc
 }
 
 // Done returns a channel closed when the task completes (for host code;
