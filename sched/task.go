@@ -149,16 +149,16 @@ type Task struct {
 	where atomic.Uint64
 
 	// mu guards outcome publication and joiners.
-	mu      sync.Mutex
+	mu sync.Mutex
 	// The outcome is written once under mu before state becomes Completed:
 	// a Success with a void, i64 or f64 value inline (outBits, outVKind:
 	// no allocation for the common case), anything else in outcome.
 	outcome  *Outcome
 	outBits  uint64
 	outVKind vmloop.Kind
-	joiner1 Token    // the first task waiting for completion (no allocation for one joiner)
-	joiners []Token  // further tasks waiting for completion (woken once)
-	done    chan struct{}
+	joiner1  Token   // the first task waiting for completion (no allocation for one joiner)
+	joiners  []Token // further tasks waiting for completion (woken once)
+	done     chan struct{}
 }
 
 type hostResult struct {
