@@ -102,3 +102,48 @@ func TestInterruptCancels(t *testing.T) {
 		t.Fatalf("exit %v, want %d (stderr %s)", err, exitCancelled, errb.String())
 	}
 }
+
+// TestEngineConfig: --engine-config declares engines and picks the one that
+// runs main; its wheel, limits and capabilities apply; bad files are usage
+// errors naming the file.
+func TestEngineConfig(t *testing.T) {
+	prog := write(t, "e.jasm", `.abi 1.1
+.func main() -> ref
+  .local d:i64, s:ref, t:ref
+  const d, 1000000
+  intr _, time.sleep, d
+  spawn t, child
+  const s, "slept"
+  ret s
+.end
+.func child() -> void
+  retv
+.end
+`)
+	cases := []struct {
+		name, cfg string
+		code      int
+		stdout    string
+		stderr    string
+	}{
+		{"wheel", `{"main":"t","engines":[{"name":"t","timerWheel":{"tick":"2ms"},"capabilities":["spawn"]}]}`, exitSuccess, "slept\n", ""},
+		{"no wheel", `{"main":"t","engines":[{"name":"t"}]}`, exitFailure, "", `engine "t"`},
+		{"no spawn", `{"main":"t","engines":[{"name":"t","timerWheel":{},"capabilities":[]}]}`, exitFailure, "", "lacks capability spawn"},
+		{"main engine", `{"engines":[{"name":"main","reductionLimit":500}]}`, exitSuccess, "slept\n", ""},
+		{"live limit", `{"main":"t","engines":[{"name":"t","timerWheel":{},"limits":{"liveTasks":1}}]}`, exitFailure, "", "ResourceError"},
+		{"unknown field", `{"engines":[{"name":"t","bogus":1}]}`, exitUsage, "", `unknown field "bogus"`},
+		{"bad policy", `{"engines":[{"name":"t","overrunPolicy":"sometimes"}]}`, exitUsage, "", "overrunPolicy"},
+		{"undeclared main", `{"main":"x","engines":[]}`, exitUsage, "", `main engine "x" is not declared`},
+		{"bad wheel", `{"main":"t","engines":[{"name":"t","timerWheel":{"slotsPerLevel":3}}]}`, exitUsage, "", "SlotsPerLevel"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := write(t, "engines.json", c.cfg)
+			var out, errb bytes.Buffer
+			code := run([]string{"run", "--engine-config", cfg, prog}, &out, &errb)
+			if code != c.code || out.String() != c.stdout || !strings.Contains(errb.String(), c.stderr) {
+				t.Fatalf("code %d stdout %q stderr %q; want %d %q %q", code, out.String(), errb.String(), c.code, c.stdout, c.stderr)
+			}
+		})
+	}
+}

@@ -24,6 +24,9 @@ type Collector struct {
 	runnable, waiting, live, active, pressure, inject *prometheus.Desc
 	dispatches, steals, parks, localQueue             *prometheus.Desc
 	engineLive, engineReductions                      *prometheus.Desc
+	engineTimers, engineIO                            *prometheus.Desc
+	jobs, targetRate, actualRate, handlerDur, overrun *prometheus.Desc
+	jobTarget, jobActual, jobHandler, jobOverrun      *prometheus.Desc
 }
 
 // NewCollector returns a collector for src; register it with a
@@ -46,13 +49,26 @@ func NewCollector(src Source) *Collector {
 		localQueue:       d("worker_local_queue_tasks", "Tasks in a worker's local ring.", "worker"),
 		engineLive:       d("engine_live_tasks", "Live tasks of an engine.", "engine"),
 		engineReductions: d("engine_reduction_limit", "Reduction budget per dispatch of an engine.", "engine"),
+		engineTimers:     d("engine_pending_timers", "Armed timers (sleeps, wait timeouts, periodic ticks) of an engine.", "engine"),
+		engineIO:         d("engine_inflight_io", "Socket and file operations of an engine in flight.", "engine"),
+		jobs:             d("engine_periodic_jobs", "Live periodic jobs of an engine.", "engine"),
+		targetRate:       d("engine_periodic_target_rate", "Runs per second an engine's periodic jobs ask for (targetRate).", "engine"),
+		actualRate:       d("engine_periodic_actual_rate", "Runs per second observed over the jobs' recent runs (actualRate).", "engine"),
+		handlerDur:       d("engine_periodic_handler_seconds", "Mean handler duration of an engine's periodic jobs (handlerDuration).", "engine"),
+		overrun:          d("engine_periodic_overruns_total", "Runs whose handler took longer than the period (overrunCount).", "engine"),
+		jobTarget:        d("job_target_rate", "Runs per second a periodic job asks for.", "engine", "job"),
+		jobActual:        d("job_actual_rate", "Runs per second a periodic job achieved recently.", "engine", "job"),
+		jobHandler:       d("job_handler_seconds", "Mean handler duration of a periodic job.", "engine", "job"),
+		jobOverrun:       d("job_overruns_total", "Overrunning runs of a periodic job.", "engine", "job"),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.runnable, c.waiting, c.live, c.active, c.pressure, c.inject,
-		c.dispatches, c.steals, c.parks, c.localQueue, c.engineLive, c.engineReductions} {
+		c.dispatches, c.steals, c.parks, c.localQueue, c.engineLive, c.engineReductions,
+		c.engineTimers, c.engineIO, c.jobs, c.targetRate, c.actualRate, c.handlerDur, c.overrun,
+		c.jobTarget, c.jobActual, c.jobHandler, c.jobOverrun} {
 		ch <- d
 	}
 }
@@ -82,5 +98,21 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, e := range m.Engines {
 		g(c.engineLive, float64(e.LiveTasks), e.Name)
 		g(c.engineReductions, float64(e.ReductionLimit), e.Name)
+		g(c.engineTimers, float64(e.PendingTimers), e.Name)
+		g(c.engineIO, float64(e.InFlightIO), e.Name)
+		if p := e.Periodic; p != nil {
+			g(c.jobs, float64(p.Jobs), e.Name)
+			g(c.targetRate, p.TargetRate, e.Name)
+			g(c.actualRate, p.ActualRate, e.Name)
+			g(c.handlerDur, float64(p.HandlerDuration)/1e9, e.Name)
+			k(c.overrun, p.OverrunCount, e.Name)
+			for _, j := range p.PerJob {
+				id := strconv.FormatUint(j.ID, 10)
+				g(c.jobTarget, j.TargetRate, e.Name, id)
+				g(c.jobActual, j.ActualRate, e.Name, id)
+				g(c.jobHandler, j.HandlerMean.Seconds(), e.Name, id)
+				k(c.jobOverrun, j.OverrunCount, e.Name, id)
+			}
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -35,6 +36,58 @@ func TestCollector(t *testing.T) {
 # TYPE jade_live_tasks gauge
 jade_live_tasks 0
 `), "jade_live_tasks"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPeriodicSeries: a running periodic job shows up per engine and per
+// job (targetRate 1000/s for a 1 ms period).
+func TestPeriodicSeries(t *testing.T) {
+	rt, err := jade.New(jade.Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Shutdown(context.Background())
+	p, err := rt.Load("tick.jasm", []byte(`
+.abi 1.1
+.func main() -> i64
+  .local job:ref, p:i64, z:i64, at:i64
+  const p, 1000000
+  const z, 0
+  intr job, time.periodic, p, z
+l:
+  intr at, time.tick, job
+  jmp l
+.end
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Spawn(p, "main"); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(jadeprom.NewCollector(rt.Bus().Scheduler())); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		n, err := testutil.GatherAndCount(reg, "jade_job_target_rate")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		if i == 1000 {
+			t.Fatal("no job series")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP jade_engine_periodic_target_rate Runs per second an engine's periodic jobs ask for (targetRate).
+# TYPE jade_engine_periodic_target_rate gauge
+jade_engine_periodic_target_rate{engine="main"} 1000
+`), "jade_engine_periodic_target_rate"); err != nil {
 		t.Fatal(err)
 	}
 }
