@@ -192,6 +192,13 @@ func TestIOTimeoutAndCancel(t *testing.T) {
 		if o.Kind != sched.Success || o.Value.String() != vmloop.ErrKindTimeout {
 			t.Fatalf("read with timeout: %v", o)
 		}
+		// The socket operations went through the backend (the ring's own
+		// SQEs on io_uring), not Go's net package.
+		st := b.Scheduler().IOStats()
+		if st.Ops[evpoll.Connect] == 0 || st.Ops[evpoll.Recv] == 0 || st.Cancelled == 0 ||
+			b.Scheduler().IOBackend() == "io_uring" && st.Kernel == 0 {
+			t.Fatalf("%s stats: %v", b.Scheduler().IOBackend(), st)
+		}
 		task, err := m.Spawn(nil, p, "accept_forever", vmloop.Str("127.0.0.1:0"))
 		if err != nil {
 			t.Fatal(err)

@@ -184,8 +184,8 @@ func (t *Task) Outcome() (Outcome, bool) {
 	if t.State() != Completed {
 		return Outcome{Kind: NoOutcome}, false
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	// No lock: the outcome is written before the Running → Completed CAS
+	// and never again, and the state load above orders the reads after it.
 	if t.outcome != nil {
 		return *t.outcome, true
 	}
