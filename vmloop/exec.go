@@ -105,9 +105,13 @@ func NewExec(p *Program, fn int, args []Value, lim Limits, owner uint32) (*Exec,
 	return e, nil
 }
 
-// maxRecycledRegs bounds the register stack Recycle keeps: a task that grew
-// a deep stack does not pin it in a pool.
-const maxRecycledRegs = 4096
+// Recycle keeps at most this much: a task that grew a deep register stack
+// or a large handle table does not pin it in a pool (a worker pools up to
+// 256 Execs: at most ≈ 256 × (8 KiB + 6 KiB) per worker).
+const (
+	maxRecycledRegs = 1024
+	maxRecycledObjs = 64
+)
 
 // Recycle frees e like Free but keeps its register and frame memory for a
 // later Reset (a scheduler keeps a pool of recycled Execs per worker, so a
@@ -117,7 +121,7 @@ func (e *Exec) Recycle() {
 	objs := e.heap.objs
 	clear(objs) // drop what the objects referenced
 	e.Free()
-	if cap(objs) <= maxRecycledRegs {
+	if cap(objs) <= maxRecycledObjs {
 		e.heap.objs = objs[:0]
 	}
 	if cap(regs) <= maxRecycledRegs {
