@@ -493,3 +493,28 @@ func TestNoWheel(t *testing.T) {
 		t.Fatalf("an update without a wheel dropped it: %v", err)
 	}
 }
+
+// TestLongSleepFewWakeups: a 300 ms sleep on an otherwise idle runtime
+// costs its worker about one wake-up (it parks until exactly the deadline;
+// no ticker), not one per wheel tick (S-4).
+func TestLongSleepFewWakeups(t *testing.T) {
+	b, m := timeBus(t, 1, sched.ResourceLimits{})
+	p := prog(t, b, timeProg)
+	s := b.Scheduler()
+	task, err := m.Spawn(nil, p, "sleep", ms(300))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s.WaitingTasks() != 1 {
+		time.Sleep(time.Millisecond)
+	}
+	parks0 := s.Parks()
+	if o := await(t, task); o.Kind != sched.Success || o.Value.Int() < int64(300*time.Millisecond) {
+		t.Fatalf("sleep: %v", o)
+	}
+	// One park until the deadline, one after the task ends; allow a few
+	// spurious returns (signals) but nothing like 300 ticks.
+	if n := s.Parks() - parks0; n > 5 {
+		t.Fatalf("%d parks during a 300 ms sleep", n)
+	}
+}
