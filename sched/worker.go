@@ -9,6 +9,10 @@ import (
 	"github.com/jadevm/jade/vmloop"
 )
 
+// injectEvery is the reductions a worker runs between two looks at the
+// inject queue at most: one default slice.
+const injectEvery = DefaultReductionLimit
+
 // ioPollEvery is how many dispatches a busy worker with I/O in flight runs
 // between two polls of its backend.
 const ioPollEvery = 16
@@ -44,6 +48,9 @@ type worker struct {
 	// from outside waits at most about one slice.
 	injectFirst bool
 	ticks       uint32
+	// spent counts the reductions run since the inject queue was last
+	// looked at (owner only).
+	spent int64
 
 	// execs are recycled Execs of tasks completed on this worker, reused by
 	// spawns from tasks running here (owner only).
@@ -147,11 +154,16 @@ func (w *worker) find() *Task {
 		// between go to the kernel in one enter, not one each.
 		w.pollIO(x, 0)
 	}
-	if w.injectFirst || w.ticks%32 == 0 {
+	if w.injectFirst || w.spent >= injectEvery || w.ticks%32 == 0 {
 		// The inject queue holds outside wakes and the older half of
 		// overflowed rings: take its share now (FIFO) so that it is
-		// drained as fast as it fills, not one task per 32 dispatches.
+		// drained as fast as it fills. Besides after every preempted or
+		// yielding slice and every 32 picks, it is looked at once the
+		// worker has spent a slice's worth of reductions since the last
+		// look (a time basis without a clock read): an outside wake waits
+		// about one slice even behind many short dispatches.
 		w.injectFirst = false
+		w.spent = 0
 		if t := w.takeInject(); t != nil {
 			return t
 		}
@@ -333,6 +345,7 @@ func (w *worker) run(t *Task) {
 	}
 	for {
 		sig := ex.Run(budget)
+		w.spent += budget - ex.Left()
 		budget = ex.Left()
 		switch sig {
 		case vmloop.SigCompleted:
