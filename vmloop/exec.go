@@ -53,13 +53,33 @@ type Exec struct {
 	reqDstT  Type   // type of the destination register
 	reqTypes []Type // parameter types of the request's arguments
 
-	// a bulk instruction interrupted between chunks (pc still at it)
-	bulk bulkState
-
 	kstr []uint64 // LDS: one handle per string constant, made on first use
 
+	// res is the entry function's scalar result and resT its type
+	// (stCompleted; a reference result is in rare.out).
+	res  uint64
+	resT Type
+
+	// rare holds what few runs touch (the end of the task, chunked bulk
+	// instructions), allocated on first use and kept across Recycle, so a
+	// parked task does not carry it inline.
+	rare *execRare
+}
+
+// execRare is the rarely used part of an Exec.
+type execRare struct {
 	out  Value // the result (stCompleted) or the thrown error (stThrown)
 	trap TrapInfo
+	// a bulk instruction interrupted between chunks (pc still at it)
+	bulk bulkState
+}
+
+// x returns e's rare part, allocating it on first use.
+func (e *Exec) x() *execRare {
+	if e.rare == nil {
+		e.rare = &execRare{}
+	}
+	return e.rare
 }
 
 // frame is one activation: function index, pc (the next instruction; for
@@ -128,8 +148,9 @@ func (e *Exec) Recycle() {
 		e.regs = regs[:0]
 	}
 	e.frames = frames[:0]
-	e.out = Value{}
-	e.trap = TrapInfo{}
+	if e.rare != nil {
+		*e.rare = execRare{} // drop what the result referenced; keep the memory
+	}
 }
 
 // Reset makes e start function fn of the verified program p with args, as
@@ -179,9 +200,11 @@ func (e *Exec) Reset(p *Program, fn int, args []Value, lim Limits, owner uint32)
 	e.stop.Store(false)
 	e.noNative, e.nativeSkip, e.nativeBackoff = false, 0, 0
 	e.req, e.reqPC, e.reqArg0, e.reqWin, e.reqDst, e.reqDstT, e.reqTypes = Request{}, 0, 0, false, -1, 0, nil
-	e.bulk = bulkState{}
 	e.kstr = nil
-	e.out, e.trap = Value{}, TrapInfo{}
+	e.res, e.resT = 0, 0
+	if e.rare != nil {
+		*e.rare = execRare{}
+	}
 	e.growShadow(len(e.regs))
 	e.heap.init(owner, lim.MaxHeapBytes)
 	e.frames[0] = frame{fn: fn}
@@ -232,7 +255,15 @@ func (e *Exec) Result() Value {
 	if e.state != stCompleted {
 		return Value{}
 	}
-	return e.out
+	switch e.resT {
+	case TI64:
+		return Value{kind: KindI64, bits: e.res}
+	case TF64:
+		return Value{kind: KindF64, bits: e.res}
+	case TRef:
+		return e.x().out
+	}
+	return Value{}
 }
 
 // Thrown returns the error that escaped the entry function after SigThrown.
@@ -240,11 +271,16 @@ func (e *Exec) Thrown() Value {
 	if e.state != stThrown {
 		return Value{}
 	}
-	return e.out
+	return e.x().out
 }
 
 // Trap returns the trap after SigTrap (Code TrapNone otherwise).
-func (e *Exec) Trap() TrapInfo { return e.trap }
+func (e *Exec) Trap() TrapInfo {
+	if e.rare == nil {
+		return TrapInfo{}
+	}
+	return e.rare.trap
+}
 
 // Where returns the name of the current function and its pc: the next
 // instruction to run (after SigPreempted and SigIntrinsic), the returning
@@ -270,7 +306,7 @@ func (e *Exec) Free() {
 	e.reqTypes = nil
 	if e.state == stReady || e.state == stRequest {
 		e.state = stTrapped
-		e.trap = TrapInfo{Code: TrapIntrinsic, Msg: "task freed before it ended", PC: -1}
+		e.x().trap = TrapInfo{Code: TrapIntrinsic, Msg: "task freed before it ended", PC: -1}
 	}
 }
 
@@ -493,7 +529,7 @@ func (e *Exec) Complete(v Value) error {
 
 // trapRequest traps the task with ti and returns it.
 func (e *Exec) trapRequest(ti TrapInfo) error {
-	e.trap = ti
+	e.x().trap = ti
 	e.state = stTrapped
 	return ti
 }
@@ -520,8 +556,8 @@ func (e *Exec) abandonRequest() {
 func (e *Exec) Raise(err Value) (caught bool) {
 	if e.state != stRequest {
 		if e.state == stReady {
-			e.trap = TrapInfo{Code: TrapIntrinsic, Msg: "Raise without a pending intrinsic request"}
-			e.trap.Func, e.trap.PC = e.Where()
+			e.x().trap = TrapInfo{Code: TrapIntrinsic, Msg: "Raise without a pending intrinsic request"}
+			e.x().trap.Func, e.x().trap.PC = e.Where()
 			e.state = stTrapped
 		}
 		return false
@@ -554,11 +590,11 @@ func (e *Exec) SetTrap(code TrapCode, msg string) {
 	case stRequest:
 		ti = e.reqTrapInfo(ti).(TrapInfo)
 	case stTrapped:
-		ti.Func, ti.PC = e.trap.Func, e.trap.PC
+		ti.Func, ti.PC = e.x().trap.Func, e.x().trap.PC
 	default:
 		ti.Func, ti.PC = e.Where()
 	}
-	e.trap = ti
+	e.x().trap = ti
 	e.state = stTrapped
 }
 
@@ -584,7 +620,7 @@ func (e *Exec) unwind(h uint64, pc int) bool {
 			if err != nil { // cannot happen for a checked error handle
 				v = Err(ErrKindError, err.Error())
 			}
-			e.out = v
+			e.x().out = v
 			e.state = stThrown
 			return false
 		}

@@ -43,10 +43,10 @@ func (e *Exec) step(ins Instr) ctl {
 		b, c := r.i(ins.B()), r.i(ins.C())
 		switch {
 		case c == 0:
-			e.trap = TrapInfo{Code: TrapDivZero, Msg: fmt.Sprintf("%s %d by 0", op, b)}
+			e.x().trap = TrapInfo{Code: TrapDivZero, Msg: fmt.Sprintf("%s %d by 0", op, b)}
 			return e.trapped(pc)
 		case c == -1 && b == math.MinInt64:
-			e.trap = TrapInfo{Code: TrapOverflow, Msg: fmt.Sprintf("%s %d by -1", op, b)}
+			e.x().trap = TrapInfo{Code: TrapOverflow, Msg: fmt.Sprintf("%s %d by -1", op, b)}
 			return e.trapped(pc)
 		case op == DIV:
 			r.setI(ins.A(), b/c)
@@ -56,7 +56,7 @@ func (e *Exec) step(ins Instr) ctl {
 
 	case CALL:
 		if e.fp+1 >= e.lim.MaxFrames {
-			e.trap = TrapInfo{Code: TrapStackOverflow, Msg: fmt.Sprintf("call depth limit of %d frames", e.lim.MaxFrames)}
+			e.x().trap = TrapInfo{Code: TrapStackOverflow, Msg: fmt.Sprintf("call depth limit of %d frames", e.lim.MaxFrames)}
 			return e.trapped(pc)
 		}
 		base := cur.base + int(ins.A())
@@ -100,7 +100,7 @@ func (e *Exec) step(ins Instr) ctl {
 		}
 		x := h.newError(ErrKindError, s.s)
 		if x == 0 {
-			e.trap = h.allocFail(objSize(s.s, ErrKindError, 0, 0))
+			e.x().trap = h.allocFail(objSize(s.s, ErrKindError, 0, 0))
 			return e.trapped(pc)
 		}
 		r.setRef(ins.A(), x)
@@ -126,7 +126,7 @@ func (e *Exec) step(ins Instr) ctl {
 		}
 		x := h.newString(s)
 		if x == 0 {
-			e.trap = h.allocFail(objSize(s, "", 0, 0))
+			e.x().trap = h.allocFail(objSize(s, "", 0, 0))
 			return e.trapped(pc)
 		}
 		r.setRef(ins.A(), x)
@@ -158,9 +158,9 @@ func (e *Exec) step(ins Instr) ctl {
 		}
 
 	default:
-		e.trap = TrapInfo{Code: TrapUnverified, Msg: fmt.Sprintf("opcode %s does not run out of line", op)}
+		e.x().trap = TrapInfo{Code: TrapUnverified, Msg: fmt.Sprintf("opcode %s does not run out of line", op)}
 		if _, ok := op.Info(); !ok {
-			e.trap.Msg = fmt.Sprintf("undefined opcode %d", uint8(op))
+			e.x().trap.Msg = fmt.Sprintf("undefined opcode %d", uint8(op))
 		}
 		return e.trapped(pc)
 	}
@@ -170,13 +170,13 @@ func (e *Exec) step(ins Instr) ctl {
 	return ctlNext
 }
 
-// trapped ends the task with the trap in e.trap (Code and Msg set) at pc
+// trapped ends the task with the trap in e.x().trap (Code and Msg set) at pc
 // of the current function.
 func (e *Exec) trapped(pc int) ctl {
-	e.trap.Func = e.prog.Funcs[e.frames[e.fp].fn].Name
-	e.trap.PC = pc
+	e.x().trap.Func = e.prog.Funcs[e.frames[e.fp].fn].Name
+	e.x().trap.PC = pc
 	e.state = stTrapped
-	e.bulk.on = false
+	e.x().bulk.on = false
 	return exit(SigTrap)
 }
 
@@ -227,7 +227,7 @@ func (e *Exec) access(ins Instr, r regs) opStatus {
 	}
 	i := r.i(ix)
 	if uint64(i) >= uint64(n) {
-		e.trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("%s index %d, length %d", op, i, n)}
+		e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("%s index %d, length %d", op, i, n)}
 		return opTrap
 	}
 	switch op {
@@ -248,7 +248,7 @@ type opStatus uint8
 
 const (
 	opOK      opStatus = iota
-	opTrap             // e.trap holds Code and Msg
+	opTrap             // e.x().trap holds Code and Msg
 	opPreempt          // a bulk instruction stopped between chunks
 )
 
@@ -277,7 +277,7 @@ func ftoi(f float64) int64 {
 
 // badHandle records the TrapHandle for handle x used as kind want.
 func (e *Exec) badHandle(x uint64, want Kind) {
-	e.trap = TrapInfo{Code: TrapHandle, Msg: e.heap.explain(x, want)}
+	e.x().trap = TrapInfo{Code: TrapHandle, Msg: e.heap.explain(x, want)}
 }
 
 // growFrames doubles the frame stack.
@@ -290,20 +290,15 @@ func (e *Exec) growFrames() {
 // finish ends the task with the entry function's return value (bits of
 // type t). A reference result is copied out of the heap.
 func (e *Exec) finish(bits uint64, t Type) bool {
-	switch t {
-	case TI64:
-		e.out = Value{kind: KindI64, bits: bits}
-	case TF64:
-		e.out = Value{kind: KindF64, bits: bits}
-	case TRef:
+	// A scalar result stays inline (no rare part for the common case).
+	e.res, e.resT = bits, t
+	if t == TRef {
 		v, err := e.heap.export(bits, e.lim.MaxHeapBytes)
 		if err != nil {
-			e.trap = err.(TrapInfo)
+			e.x().trap = err.(TrapInfo)
 			return false
 		}
-		e.out = v
-	default:
-		e.out = Value{}
+		e.x().out = v
 	}
 	e.state = stCompleted
 	return true
@@ -321,7 +316,7 @@ func (e *Exec) lds(d int) (uint64, bool) {
 	s := e.prog.KStr[d]
 	x := e.heap.newString(s)
 	if x == 0 {
-		e.trap = e.heap.allocFail(objSize(s, "", 0, 0))
+		e.x().trap = e.heap.allocFail(objSize(s, "", 0, 0))
 		return 0, false
 	}
 	e.kstr[d] = x
@@ -387,7 +382,7 @@ func (e *Exec) allocOp(ins Instr, r regs, left int64) (int64, opStatus) {
 	case BNEW:
 		n := r.i(ins.B())
 		if n < 0 {
-			e.trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("bnew length %d", n)}
+			e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("bnew length %d", n)}
 			return left, opTrap
 		}
 		if n > h.limit {
@@ -407,7 +402,7 @@ func (e *Exec) allocOp(ins Instr, r regs, left int64) (int64, opStatus) {
 		}
 		lo, hi := r.i(ins.C()), r.i(ins.D0())
 		if lo < 0 || lo > hi || hi > int64(len(b.b)) {
-			e.trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("bslice [%d:%d] of length %d", lo, hi, len(b.b))}
+			e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("bslice [%d:%d] of length %d", lo, hi, len(b.b))}
 			return left, opTrap
 		}
 		if size = objHeader + hi - lo; !h.fits(size) {
@@ -419,7 +414,7 @@ func (e *Exec) allocOp(ins Instr, r regs, left int64) (int64, opStatus) {
 		n := r.i(ins.B())
 		if size = arraySize(n); size < 0 {
 			if n < 0 {
-				e.trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("anew length %d", n)}
+				e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("anew length %d", n)}
 				return left, opTrap
 			}
 			size = math.MaxInt64
@@ -432,7 +427,7 @@ func (e *Exec) allocOp(ins Instr, r regs, left int64) (int64, opStatus) {
 		x = h.newArray(KindArrayI64+Kind(ins.C()-uint8(TI64)), int(n))
 	}
 	if x == 0 {
-		e.trap = h.allocFail(size)
+		e.x().trap = h.allocFail(size)
 		return left, opTrap
 	}
 	r.setRef(ins.A(), x)
@@ -453,7 +448,7 @@ func (e *Exec) asetr(ins Instr, r regs, left int64) (int64, opStatus) {
 	}
 	i := r.i(ins.B())
 	if uint64(i) >= uint64(len(o.a)) {
-		e.trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("asetr index %d, length %d", i, len(o.a))}
+		e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("asetr index %d, length %d", i, len(o.a))}
 		return left, opTrap
 	}
 	v := r.ref(ins.C())
@@ -467,7 +462,7 @@ func (e *Exec) asetr(ins Instr, r regs, left int64) (int64, opStatus) {
 			found, n := h.reaches(int32(v&handleIdxMask), int32(ax&handleIdxMask))
 			left -= charge(int64(n))
 			if found {
-				e.trap = TrapInfo{Code: TrapHandle, Msg: "asetr: the stored array contains the target array (heaps must stay acyclic)"}
+				e.x().trap = TrapInfo{Code: TrapHandle, Msg: "asetr: the stored array contains the target array (heaps must stay acyclic)"}
 				return left, opTrap
 			}
 		}
@@ -485,14 +480,14 @@ func (e *Exec) bulkOp(ins Instr, r regs, pc int, left int64) (int64, opStatus) {
 	h := &e.heap
 	fnIdx := e.frames[e.fp].fn
 	var done int64
-	if e.bulk.on && e.bulk.fn == fnIdx && e.bulk.pc == pc {
-		done = e.bulk.done
+	if e.x().bulk.on && e.x().bulk.fn == fnIdx && e.x().bulk.pc == pc {
+		done = e.x().bulk.done
 		left++ // the instruction was charged when it started
 	}
-	e.bulk.on = false
+	e.x().bulk.on = false
 	spent := func(d, n int64) bool { // d of n bytes done: stop here?
 		if d < n && (left <= 0 || e.stop.Load()) {
-			e.bulk = bulkState{on: true, fn: fnIdx, pc: pc, done: d}
+			e.x().bulk = bulkState{on: true, fn: fnIdx, pc: pc, done: d}
 			return true
 		}
 		return false
@@ -536,7 +531,7 @@ func (e *Exec) bulkOp(ins Instr, r regs, pc int, left int64) (int64, opStatus) {
 		hay, needle := bytesView(bo.b), bytesView(co.b)
 		start := r.i(ins.D0())
 		if start < 0 || start > int64(len(hay)) {
-			e.trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("bfind start %d, length %d", start, len(hay))}
+			e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("bfind start %d, length %d", start, len(hay))}
 			return left, opTrap
 		}
 		m := int64(len(needle))
@@ -568,7 +563,7 @@ func (e *Exec) bulkOp(ins Instr, r regs, pc int, left int64) (int64, opStatus) {
 		doff, soff, n := r.i(ins.B()), r.i(ins.D0()), r.i(ins.D1())
 		if n < 0 || doff < 0 || soff < 0 || n > int64(len(d.b)) || doff > int64(len(d.b))-n ||
 			n > int64(len(s.b)) || soff > int64(len(s.b))-n {
-			e.trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("bcopy %d bytes from [%d:] of length %d to [%d:] of length %d",
+			e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("bcopy %d bytes from [%d:] of length %d to [%d:] of length %d",
 				n, soff, len(s.b), doff, len(d.b))}
 			return left, opTrap
 		}

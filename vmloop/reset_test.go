@@ -34,6 +34,9 @@ func TestResetEqualsNew(t *testing.T) {
 		if len(old.heap.objs) == 0 {
 			old.heap.objs = nil // recycled capacity; DeepEqual tells nil from empty
 		}
+		if old.rare != nil && reflect.DeepEqual(*old.rare, execRare{}) {
+			old.rare = nil // kept, emptied
+		}
 		if !reflect.DeepEqual(old, fresh) {
 			t.Fatalf("%s: reset Exec differs from a new one:\n%+v\n%+v", c.fn, old, fresh)
 		}
