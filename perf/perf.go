@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/klauspost/cpuid/v2"
+
+	"github.com/jadevm/jade/iosys"
 )
 
 // Result is one measured (or absent) scenario metric.
@@ -130,8 +132,21 @@ func DescribeMachine(workers int) Machine {
 	return Machine{
 		CPU: strings.TrimSpace(cpuid.CPU.BrandName), Cores: cpuid.CPU.PhysicalCores,
 		Threads: cpuid.CPU.LogicalCores, Cache: cpuid.CPU.CacheLine, CPUs: runtime.NumCPU(),
-		Go: runtime.Version(), Kernel: kernel(), Backend: "none (I/O not wired yet)", Workers: workers,
+		Go: runtime.Version(), Kernel: kernel(), Backend: ioBackend(), Workers: workers,
 	}
+}
+
+// ioBackend names the completion backend a worker opens here (a ring is
+// opened and closed on a locked thread, as a worker does).
+func ioBackend() string {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b, err := iosys.Open(0)
+	if err != nil {
+		return "none (" + err.Error() + ")"
+	}
+	defer b.Close()
+	return b.Name()
 }
 
 func kernel() string {
