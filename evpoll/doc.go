@@ -1,6 +1,8 @@
 // Package evpoll is the completion contract between the Jade scheduler and
-// its I/O backends (io_uring and epoll in package uring; kqueue and IOCP
-// later). It imports nothing of ours and builds on every OS.
+// its I/O backends (io_uring and epoll in package uring, kqueue in package
+// kqueue, IOCP in package iocp). It imports nothing of ours and builds on
+// every OS; its subpackages (slots, workpool, evpolltest) are what the
+// backends share.
 //
 // # The contract
 //
@@ -60,4 +62,11 @@
 // Completion.Res is what the system call would have returned: a byte
 // count, a new file descriptor (Accept, Open), 0, or a negated errno.
 // [Completion.Err] converts a negative Res to a [syscall.Errno].
+//
+// # Shared backend code
+//
+// OS-independent parts of the backends live in subpackages: slots (the
+// generation-checked slot table behind OpIDs), workpool (the bounded pool
+// for blocking system calls) and evpolltest (the conformance suite every
+// backend's tests run).
 package evpoll

@@ -149,7 +149,7 @@ type Stats struct {
 
 // Backend is one completion backend instance (one ring, one epoll set).
 type Backend interface {
-	// Name is the backend kind: "io_uring" or "epoll".
+	// Name is the backend kind: "io_uring", "epoll", "kqueue" or "iocp".
 	Name() string
 	// Submit starts op for tok. It fails only synchronously (closed backend,
 	// invalid op, in-flight limit); every other failure is a completion.

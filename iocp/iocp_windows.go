@@ -108,7 +108,7 @@ func New(o Options) (*Port, error) {
 	n = min(n, maxSlots)
 	b := &Port{slots: newSlotTable(n), fds: make(map[windows.Handle]*fdState), port: port}
 	b.pool = newOpenPool(b, o.PoolSize, n)
-	b.reason = fmt.Sprintf("iocp GetQueuedCompletionStatusEx(ms) pool=%d", b.pool.size)
+	b.reason = fmt.Sprintf("iocp GetQueuedCompletionStatusEx(ms) pool=%d", b.pool.Size())
 	return b, nil
 }
 
@@ -154,7 +154,7 @@ func (b *Port) Submit(op *evpoll.Op, tok evpoll.Token) (evpoll.OpID, error) {
 		return 0, fmt.Errorf("iocp: submit: %w", evpoll.ErrTooMany)
 	}
 	s.io.sa = sa
-	id := b.slots.id(idx)
+	id := b.slots.ID(idx)
 	b.pending.Add(1)
 	b.ctr.Submitted.Add(1)
 	b.ctr.Ops[op.Kind].Add(1)
@@ -230,7 +230,7 @@ func (b *Port) runPosQueueLocked(st *fdState) {
 	for !st.posBusy && len(st.posq) > 0 {
 		idx := st.posq[0]
 		st.posq = st.posq[1:]
-		s := &b.slots.slots[idx]
+		s := b.slots.At(idx)
 		if b.closed {
 			s.cancel = true // Close is draining: start nothing new
 			b.finishLocked(idx, errCanceled)
@@ -354,11 +354,11 @@ func result(k evpoll.Kind, n uint32, errno syscall.Errno) int32 {
 func (b *Port) completeIOLocked(e *overlappedEntry) {
 	io := (*ioBlock)(unsafe.Pointer(e.ov))
 	idx := io.idx
-	if idx < 0 || int(idx) >= len(b.slots.slots) || b.slots.slots[idx].io != io || b.slots.slots[idx].state != slotKernel {
+	if idx < 0 || int(idx) >= b.slots.Len() || b.slots.At(idx).io != io || b.slots.At(idx).state != slotKernel {
 		b.ctr.Stale.Add(1)
 		return
 	}
-	s, st := &b.slots.slots[idx], b.slots.slots[idx].st
+	s, st := b.slots.At(idx), b.slots.At(idx).st
 	b.inKernel--
 	for i, w := range st.ops {
 		if w == idx {
@@ -451,7 +451,7 @@ func (b *Port) acceptDoneLocked(s *slot, res int32) int32 {
 // The slot stays taken (slotDone) until Wait returns the completion, so
 // MaxInFlight also bounds undelivered completions.
 func (b *Port) finishLocked(idx int32, res int32) {
-	s := &b.slots.slots[idx]
+	s := b.slots.At(idx)
 	s.state, s.res = slotDone, res
 	if s.posOp {
 		s.posOp = false
@@ -496,12 +496,12 @@ func (b *Port) closeLocked(idx int32, s *slot) {
 		st.closed = true
 		kind = st.kind
 		for _, w := range st.ops {
-			b.slots.slots[w].cancel = true
+			b.slots.At(w).cancel = true
 		}
 		q := st.posq
 		st.posq = nil
 		for _, w := range q {
-			b.slots.slots[w].cancel = true
+			b.slots.At(w).cancel = true
 			b.finishLocked(w, errCanceled)
 		}
 		if len(st.ops) > 0 {
@@ -540,7 +540,7 @@ func (b *Port) Cancel(id evpoll.OpID) error {
 	if b.closed {
 		return fmt.Errorf("iocp: cancel: %w", evpoll.ErrClosed)
 	}
-	idx, s := b.slots.lookup(id)
+	idx, s := b.slots.Lookup(id)
 	if s == nil || s.state == slotDone {
 		return fmt.Errorf("iocp: cancel: %w", evpoll.ErrNotPending)
 	}
@@ -646,7 +646,7 @@ func (b *Port) handleLocked(ents []overlappedEntry) (woke bool) {
 func (b *Port) deliverLocked(out []evpoll.Completion) int {
 	n := min(len(out), len(b.ready))
 	for i, idx := range b.ready[:n] {
-		s := &b.slots.slots[idx]
+		s := b.slots.At(idx)
 		var fl uint32
 		if s.cancel && s.res == errCanceled {
 			fl = evpoll.FlagCancelled
@@ -706,8 +706,8 @@ func (b *Port) Close() error {
 		}
 		return b.waiters == 0
 	})
-	for i := range b.slots.slots {
-		if s := &b.slots.slots[i]; s.state == slotKernel {
+	for i := range int32(b.slots.Len()) {
+		if s := b.slots.At(i); s.state == slotKernel {
 			_ = windows.CancelIoEx(s.h, &s.io.ov)
 		}
 	}
@@ -720,7 +720,7 @@ func (b *Port) Close() error {
 		b.handleLocked(ents[:n])
 	}
 	for _, idx := range b.ready {
-		s := &b.slots.slots[idx]
+		s := b.slots.At(idx)
 		if k := s.op.Kind; (k == evpoll.Accept || k == evpoll.Open) && s.res >= 0 {
 			h := windows.Handle(uintptr(s.res))
 			if k == evpoll.Accept {
@@ -737,7 +737,7 @@ func (b *Port) Close() error {
 	}
 	b.fds, b.ready = nil, nil
 	b.mu.Unlock()
-	b.pool.stop()
+	b.pool.Stop()
 	b.pending.Store(0)
 	if err := windows.CloseHandle(b.port); err != nil {
 		return fmt.Errorf("iocp: close: %w", err)

@@ -3,15 +3,14 @@
 package iocp
 
 import (
-	"errors"
 	"testing"
+
+	"github.com/jadevm/jade/evpoll/evpolltest"
 )
 
 // TestOpenUnsupported: off Windows the package exists, and Open
 // fails cleanly instead of pretending to work.
 func TestOpenUnsupported(t *testing.T) {
 	b, err := Open(Options{})
-	if b != nil || !errors.Is(err, errors.ErrUnsupported) || !errors.Is(err, ErrNotSupportedOnOS) {
-		t.Fatalf("Open = %v, %v; want nil and ErrNotSupportedOnOS", b, err)
-	}
+	evpolltest.Unsupported(t, b, err, ErrNotSupportedOnOS)
 }

@@ -13,9 +13,9 @@ package iocp
 
 import (
 	"math"
-	"sync"
 
 	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/evpoll/workpool"
 	"golang.org/x/sys/windows"
 )
 
@@ -24,41 +24,23 @@ type poolJob struct {
 	op *evpoll.Op
 }
 
-type openPool struct {
-	b       *Port
-	size    int
-	started int // guarded by b.mu
-	jobs    chan poolJob
-	wg      sync.WaitGroup
-	once    sync.Once
-}
+// openPool is the shared bounded pool (package evpoll/workpool) running
+// this backend's opens.
+type openPool = workpool.Pool[poolJob]
 
 func newOpenPool(b *Port, size, capacity int) *openPool {
-	if size <= 0 {
-		size = defaultPoolSize
-	}
-	return &openPool{b: b, size: size, jobs: make(chan poolJob, capacity)}
+	return workpool.New(size, capacity, func(j poolJob) {
+		b.ctr.Syscalls.Add(3)
+		h, kind, err := b.openFile(j.op)
+		b.postPoolResult(j, h, kind, err)
+	})
 }
 
 // toPoolLocked hands slot idx to the pool.
 func (b *Port) toPoolLocked(idx int32, s *slot) {
-	p := b.pool
 	s.state = slotPool
 	b.ctr.Pool.Add(1)
-	for ; p.started < p.size; p.started++ { // all workers at first use
-		p.wg.Add(1)
-		go p.run()
-	}
-	p.jobs <- poolJob{id: b.slots.id(idx), op: s.op}
-}
-
-func (p *openPool) run() {
-	defer p.wg.Done()
-	for j := range p.jobs {
-		p.b.ctr.Syscalls.Add(3)
-		h, kind, err := p.b.openFile(j.op)
-		p.b.postPoolResult(j, h, kind, err)
-	}
+	b.pool.Go(poolJob{id: b.slots.ID(idx), op: s.op})
 }
 
 // openFile opens op.Path for overlapped I/O and associates it with the
@@ -133,7 +115,7 @@ func openArgs(f evpoll.OpenFlag, mode uint32) (access, disp, attrs uint32) {
 func (b *Port) postPoolResult(j poolJob, h windows.Handle, kind uint8, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	idx, s := b.slots.lookup(j.id)
+	idx, s := b.slots.Lookup(j.id)
 	switch {
 	case b.closed:
 		if err == nil {
@@ -153,10 +135,4 @@ func (b *Port) postPoolResult(j poolJob, h windows.Handle, kind uint8, err error
 		b.fds[h] = &fdState{kind: kind, append: j.op.OpenFlags&evpoll.Append != 0}
 		b.finishLocked(idx, int32(h))
 	}
-}
-
-// stop closes the job queue and waits for running jobs.
-func (p *openPool) stop() {
-	p.once.Do(func() { close(p.jobs) })
-	p.wg.Wait()
 }

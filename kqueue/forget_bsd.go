@@ -21,7 +21,7 @@ func (b *Poller) Forget(fd int) {
 	delete(b.fds, fd)
 	for _, q := range [][]int32{st.rq, st.wq} {
 		for _, w := range q {
-			b.slots.slots[w].cancel = true
+			b.slots.At(w).cancel = true
 			b.completeLocked(w, -int32(unix.ECANCELED))
 		}
 	}

@@ -75,7 +75,7 @@ func New(o Options) (*Poller, error) {
 	n = min(n, maxSlots)
 	b := &Poller{slots: newSlotTable(n), fds: make(map[int]*fdState), kq: kq}
 	b.pool = newFilePool(b, o.PoolSize, n)
-	b.reason = fmt.Sprintf("kqueue pool=%d", b.pool.size)
+	b.reason = fmt.Sprintf("kqueue pool=%d", b.pool.Size())
 	return b, nil
 }
 
@@ -121,7 +121,7 @@ func (b *Poller) Submit(op *evpoll.Op, tok evpoll.Token) (evpoll.OpID, error) {
 		return 0, fmt.Errorf("kqueue: submit: %w", evpoll.ErrTooMany)
 	}
 	s.sa = sa
-	id := b.slots.id(idx)
+	id := b.slots.ID(idx)
 	b.pending.Add(1)
 	b.ctr.Submitted.Add(1)
 	b.ctr.Ops[op.Kind].Add(1)
@@ -225,7 +225,7 @@ func (b *Poller) closeLocked(idx int32, s *slot) {
 		delete(b.fds, s.fd)
 		for _, q := range [][]int32{st.rq, st.wq} {
 			for _, w := range q {
-				b.slots.slots[w].cancel = true
+				b.slots.At(w).cancel = true
 				b.completeLocked(w, -int32(unix.ECANCELED))
 			}
 		}
@@ -334,7 +334,7 @@ func (b *Poller) connectCheck(s *slot) (int32, bool) {
 // The slot stays taken (slotDone) until Wait returns the completion, so
 // MaxInFlight also bounds undelivered completions.
 func (b *Poller) completeLocked(idx int32, res int32) {
-	s := &b.slots.slots[idx]
+	s := b.slots.At(idx)
 	s.state, s.res, s.wait = slotDone, res, waitNone
 	b.ready = append(b.ready, idx)
 	b.kickLocked()
@@ -367,7 +367,7 @@ func (b *Poller) Cancel(id evpoll.OpID) error {
 	if b.closed {
 		return fmt.Errorf("kqueue: cancel: %w", evpoll.ErrClosed)
 	}
-	idx, s := b.slots.lookup(id)
+	idx, s := b.slots.Lookup(id)
 	if s == nil {
 		return fmt.Errorf("kqueue: cancel: %w", evpoll.ErrNotPending)
 	}
@@ -456,7 +456,7 @@ func (b *Poller) kevent(evs []unix.Kevent_t, rem time.Duration) (int, error) {
 func (b *Poller) deliverLocked(out []evpoll.Completion) int {
 	n := min(len(out), len(b.ready))
 	for i, idx := range b.ready[:n] {
-		s := &b.slots.slots[idx]
+		s := b.slots.At(idx)
 		var fl uint32
 		if s.cancel && s.res == -int32(unix.ECANCELED) {
 			fl = evpoll.FlagCancelled
@@ -504,7 +504,7 @@ func (b *Poller) runQueueLocked(q *[]int32) {
 	k := 0
 	for ; k < len(*q); k++ {
 		idx := (*q)[k]
-		res, done := b.try(&b.slots.slots[idx])
+		res, done := b.try(b.slots.At(idx))
 		if !done {
 			break
 		}
@@ -555,14 +555,14 @@ func (b *Poller) Close() error {
 	})
 	// Descriptors accepted or opened for completions nobody will receive.
 	for _, idx := range b.ready {
-		s := &b.slots.slots[idx]
+		s := b.slots.At(idx)
 		if k := s.op.Kind; (k == evpoll.Accept || k == evpoll.Open) && s.res >= 0 {
 			_ = unix.Close(int(s.res))
 		}
 	}
 	b.fds, b.ready = nil, nil
 	b.mu.Unlock()
-	b.pool.stop()
+	b.pool.Stop()
 	b.pending.Store(0)
 	if err := unix.Close(b.kq); err != nil {
 		return fmt.Errorf("kqueue: close: %w", err)

@@ -11,9 +11,9 @@ package kqueue
 
 import (
 	"errors"
-	"sync"
 
 	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/evpoll/workpool"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,40 +23,22 @@ type poolJob struct {
 	fd int
 }
 
-type filePool struct {
-	b       *Poller
-	size    int
-	started int // guarded by b.mu
-	jobs    chan poolJob
-	wg      sync.WaitGroup
-	once    sync.Once
-}
+// filePool is the shared bounded pool (package evpoll/workpool) running
+// this backend's file ops.
+type filePool = workpool.Pool[poolJob]
 
 func newFilePool(b *Poller, size, capacity int) *filePool {
-	if size <= 0 {
-		size = defaultPoolSize
-	}
-	return &filePool{b: b, size: size, jobs: make(chan poolJob, capacity)}
+	return workpool.New(size, capacity, func(j poolJob) {
+		b.ctr.Syscalls.Add(1)
+		b.postPoolResult(j, runFileOp(j.op, j.fd))
+	})
 }
 
 // toPoolLocked hands slot idx to the pool.
 func (b *Poller) toPoolLocked(idx int32, s *slot) {
-	p := b.pool
 	s.wait = waitPool
 	b.ctr.Pool.Add(1)
-	for ; p.started < p.size; p.started++ { // all workers at first use
-		p.wg.Add(1)
-		go p.run()
-	}
-	p.jobs <- poolJob{id: b.slots.id(idx), op: s.op, fd: s.fd}
-}
-
-func (p *filePool) run() {
-	defer p.wg.Done()
-	for j := range p.jobs {
-		p.b.ctr.Syscalls.Add(1)
-		p.b.postPoolResult(j, runFileOp(j.op, j.fd))
-	}
+	b.pool.Go(poolJob{id: b.slots.ID(idx), op: s.op, fd: s.fd})
 }
 
 // postPoolResult completes job j with res, unless its OpID is stale. A
@@ -65,7 +47,7 @@ func (p *filePool) run() {
 func (b *Poller) postPoolResult(j poolJob, res int32) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	idx, s := b.slots.lookup(j.id)
+	idx, s := b.slots.Lookup(j.id)
 	switch {
 	case b.closed:
 		if j.op.Kind == evpoll.Open && res >= 0 {
@@ -79,12 +61,6 @@ func (b *Poller) postPoolResult(j poolJob, res int32) {
 	default:
 		b.completeLocked(idx, res)
 	}
-}
-
-// stop closes the job queue and waits for running jobs.
-func (p *filePool) stop() {
-	p.once.Do(func() { close(p.jobs) })
-	p.wg.Wait()
 }
 
 // runFileOp performs one blocking file op and returns its result.

@@ -4,6 +4,7 @@ package kqueue
 
 import (
 	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/evpoll/slots"
 	"golang.org/x/sys/unix"
 )
 
@@ -13,11 +14,9 @@ import (
 type slot struct {
 	op     *evpoll.Op   // nil when free
 	tok    evpoll.Token // handed back in the completion
-	gen    uint32       // bumped at release; a stale OpID fails the match
 	state  uint8        // slotFree, slotActive, slotDone
 	cancel bool         // set by Cancel; -ECANCELED then carries FlagCancelled
 	wait   uint8        // where an active op waits: waitNone, waitRead, waitWrite, waitPool
-	next   int32        // free-list link
 	fd     int
 	res    int32
 	sa     unix.Sockaddr // Connect's address
@@ -40,73 +39,33 @@ const (
 // Defaults of Options.
 const (
 	defaultInFlight = 4096
-	defaultPoolSize = 4
-	maxSlots        = 1 << 24 // slot indices are int32 in the free list
+	maxSlots        = slots.Max
 )
 
-// OpID layout: slot | generation<<32, generation in bits 32..62, never 0.
-const (
-	slotBits = 32
-	slotMask = 1<<slotBits - 1
-	genMask  = 1<<31 - 1
-)
-
-// slotTable is a fixed array of slots with a free list, allocated once.
-// Callers hold the backend mutex.
+// slotTable is the shared generation-checked slot table (package
+// evpoll/slots) holding this backend's slots. Callers hold the backend
+// mutex.
 type slotTable struct {
-	slots []slot
-	free  int32 // head of the free list, -1 when empty
+	slots.Table[slot]
 }
 
 func newSlotTable(n int) *slotTable {
-	t := &slotTable{slots: make([]slot, n), free: -1}
-	for i := n - 1; i >= 0; i-- {
-		t.slots[i].gen = 1
-		t.slots[i].next = t.free
-		t.free = int32(i)
-	}
-	return t
+	return &slotTable{*slots.New[slot](n)}
 }
 
 // alloc takes a free slot for op and tok.
 func (t *slotTable) alloc(op *evpoll.Op, tok evpoll.Token) (int32, *slot, bool) {
-	idx := t.free
-	if idx < 0 {
+	idx, s, ok := t.Alloc()
+	if !ok {
 		return -1, nil, false
 	}
-	s := &t.slots[idx]
-	t.free = s.next
-	s.op, s.tok, s.state, s.cancel, s.wait, s.next, s.fd, s.res, s.sa = op, tok, slotActive, false, waitNone, -1, op.Fd, 0, nil
+	s.op, s.tok, s.state, s.cancel, s.wait, s.fd, s.res, s.sa = op, tok, slotActive, false, waitNone, op.Fd, 0, nil
 	return idx, s, true
-}
-
-// id is the OpID of slot idx.
-func (t *slotTable) id(idx int32) evpoll.OpID {
-	return evpoll.OpID(uint64(t.slots[idx].gen)<<slotBits | uint64(idx))
-}
-
-// lookup returns the slot named by id (active or done), or nil when id is
-// stale or invalid.
-func (t *slotTable) lookup(id evpoll.OpID) (int32, *slot) {
-	idx, gen := uint64(id)&slotMask, uint32(uint64(id)>>slotBits)
-	if idx >= uint64(len(t.slots)) {
-		return -1, nil
-	}
-	s := &t.slots[idx]
-	if s.state == slotFree || s.gen != gen {
-		return -1, nil
-	}
-	return int32(idx), s
 }
 
 // release frees slot idx and drops its Go references.
 func (t *slotTable) release(idx int32) {
-	s := &t.slots[idx]
+	s := t.At(idx)
 	s.op, s.tok, s.state, s.cancel, s.wait, s.sa = nil, 0, slotFree, false, waitNone, nil
-	s.gen = (s.gen + 1) & genMask
-	if s.gen == 0 {
-		s.gen = 1
-	}
-	s.next = t.free
-	t.free = idx
+	t.Release(idx)
 }

@@ -11,6 +11,8 @@ package uring
 import (
 	"time"
 
+	"github.com/jadevm/jade/evpoll/slots"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -95,12 +97,9 @@ const (
 
 // user_data layout (this package's convention, not the kernel's): an op's
 // user_data is its OpID, slot | generation<<32 with the generation in bits
-// 32..62 and never zero; bit 63 marks the backend's own SQEs, whose low
-// bits say which.
+// 32..62 and never zero (package evpoll/slots); bit 63 marks the backend's
+// own SQEs, whose low bits say which.
 const (
-	slotBits   = 32
-	slotMask   = 1<<slotBits - 1
-	genMask    = 1<<31 - 1
 	internalUD = 1 << 63
 	udWake     = internalUD | 1 // wake CQE (MSG_RING or the eventfd READ)
 	udCancel   = internalUD | 2 // ASYNC_CANCEL results
@@ -117,7 +116,7 @@ const (
 const (
 	defaultEntries  = 256
 	defaultInFlight = 4096
-	maxSlots        = 1 << 24 // slot indices are int32 in the free list
+	maxSlots        = slots.Max
 )
 
 // sqringOffsets is struct io_sqring_offsets (40 bytes).

@@ -99,7 +99,7 @@ func OpenEpoll(o Options, reason string) (*Epoll, error) {
 	if reason != "" {
 		reason = ": " + reason
 	}
-	b.reason = fmt.Sprintf("epoll %s pool=%d%s", wait, b.pool.size, reason)
+	b.reason = fmt.Sprintf("epoll %s pool=%d%s", wait, b.pool.Size(), reason)
 	return b, nil
 }
 
@@ -146,7 +146,7 @@ func (b *Epoll) Submit(op *evpoll.Op, tok evpoll.Token) (evpoll.OpID, error) {
 			}
 		}
 	}
-	id := b.slots.id(idx)
+	id := b.slots.ID(idx)
 	b.pending.Add(1)
 	b.ctr.Submitted.Add(1)
 	b.ctr.Ops[op.Kind].Add(1)
@@ -225,7 +225,7 @@ func (b *Epoll) closeLocked(idx int32, s *slot) {
 		}
 		for _, q := range [][]int32{st.rq, st.wq} {
 			for _, w := range q {
-				b.slots.slots[w].cancel = true
+				b.slots.At(w).cancel = true
 				b.completeLocked(w, -int32(unix.ECANCELED))
 			}
 		}
@@ -317,7 +317,7 @@ func (b *Epoll) connectCheck(s *slot) (int32, bool) {
 // The slot stays taken (slotDone) until Wait returns the completion, so
 // MaxInFlight also bounds undelivered completions.
 func (b *Epoll) completeLocked(idx int32, res int32) {
-	s := &b.slots.slots[idx]
+	s := b.slots.At(idx)
 	s.state, s.res, s.wait = slotDone, res, waitNone
 	if s.op.Kind == evpoll.Accept && res >= 0 {
 		s.op.Addr = getSockaddr(&s.sock().sa)
@@ -430,7 +430,7 @@ func (b *Epoll) Wait(timeout time.Duration, out []evpoll.Completion) (int, error
 func (b *Epoll) deliverLocked(out []evpoll.Completion) int {
 	n := min(len(out), len(b.ready))
 	for i, idx := range b.ready[:n] {
-		s := &b.slots.slots[idx]
+		s := b.slots.At(idx)
 		var fl uint32
 		if s.cancel && s.res == -int32(unix.ECANCELED) {
 			fl = evpoll.FlagCancelled
@@ -482,7 +482,7 @@ func (b *Epoll) runQueueLocked(q *[]int32) {
 	k := 0
 	for ; k < len(*q); k++ {
 		idx := (*q)[k]
-		res, done := b.try(&b.slots.slots[idx])
+		res, done := b.try(b.slots.At(idx))
 		if !done {
 			break
 		}
@@ -562,7 +562,7 @@ func (b *Epoll) Close() error {
 	}
 	b.fds, b.ready = nil, nil
 	b.mu.Unlock()
-	b.pool.stop()
+	b.pool.Stop()
 	b.pending.Store(0)
 	err := unix.Close(b.efd)
 	if e := unix.Close(b.epfd); err == nil {

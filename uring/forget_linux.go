@@ -24,7 +24,7 @@ func (b *Epoll) Forget(fd int) {
 	}
 	for _, q := range [][]int32{st.rq, st.wq} {
 		for _, w := range q {
-			b.slots.slots[w].cancel = true
+			b.slots.At(w).cancel = true
 			b.completeLocked(w, -int32(unix.ECANCELED))
 		}
 	}

@@ -8,9 +8,9 @@ import (
 	"os"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/evpoll/evpolltest"
 	"golang.org/x/sys/unix"
 )
 
@@ -58,28 +58,48 @@ func openCase(tb testing.TB, c backendCase, adjust func(*Options)) evpoll.Backen
 	return b
 }
 
-// forEachBackend runs fn as a subtest per backend. The subtest's goroutine
-// is locked to its OS thread (owner-thread rings require it), the backend
-// is closed before the thread is unlocked, and no descriptor may leak.
-func forEachBackend(t *testing.T, adjust func(*Options), fn func(t *testing.T, h *harness)) {
-	for _, c := range backendCases {
-		t.Run(c.name, func(t *testing.T) {
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			before := countFDs(t)
-			b := openCase(t, c, adjust)
-			h := &harness{t: t, b: b, c: c, got: map[evpoll.Token]evpoll.Completion{}}
-			func() {
-				defer func() {
-					if err := b.Close(); err != nil {
-						t.Errorf("close: %v", err)
-					}
-				}()
-				fn(t, h)
-			}()
+// caseOpener returns an opener for c (with extra options applied) for
+// the conformance suite. It locks the test goroutine to its OS thread
+// (owner-thread rings require it) until the backend is closed, and fails
+// the test if a descriptor leaks.
+func caseOpener(c backendCase, adjust func(*Options)) evpolltest.Opener {
+	return func(t *testing.T) evpoll.Backend {
+		t.Helper()
+		runtime.LockOSThread()
+		t.Cleanup(runtime.UnlockOSThread)
+		before := countFDs(t)
+		b := openCase(t, c, adjust)
+		t.Cleanup(func() {
 			if after := countFDs(t); after != before {
 				t.Errorf("descriptor leak: %d open before, %d after", before, after)
 			}
+		})
+		return b
+	}
+}
+
+// sockets are this package's socket helpers, for the conformance suite.
+var sockets = evpolltest.SocketFuncs{ListenFunc: Listen, SocketFunc: Socket, LocalAddrFunc: LocalAddr}
+
+// forEachCase runs fn as a subtest per backend case, with an opener for
+// the conformance suite. Cases with skip(c) true are left out.
+func forEachCase(t *testing.T, skip func(backendCase) bool, fn func(t *testing.T, c backendCase, open evpolltest.Opener)) {
+	for _, c := range backendCases {
+		if skip != nil && skip(c) {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) { fn(t, c, caseOpener(c, nil)) })
+	}
+}
+
+// forEachBackend runs fn as a subtest per backend, on a harness that the
+// suite's opener made: the subtest's goroutine is locked to its OS thread,
+// the backend is closed before the thread is unlocked, and no descriptor
+// may leak.
+func forEachBackend(t *testing.T, adjust func(*Options), fn func(t *testing.T, h *harness)) {
+	for _, c := range backendCases {
+		t.Run(c.name, func(t *testing.T) {
+			fn(t, &harness{Harness: evpolltest.Open(t, caseOpener(c, adjust)), c: c})
 		})
 	}
 }
@@ -92,68 +112,8 @@ func countFDs(tb testing.TB) int {
 	return len(ents)
 }
 
-// harness collects completions by token and fails on duplicates.
+// harness is the suite's harness plus the backend case it runs on.
 type harness struct {
-	t   *testing.T
-	b   evpoll.Backend
-	c   backendCase
-	got map[evpoll.Token]evpoll.Completion
-	buf [16]evpoll.Completion
-}
-
-func (h *harness) submit(op *evpoll.Op, tok evpoll.Token) evpoll.OpID {
-	h.t.Helper()
-	id, err := h.b.Submit(op, tok)
-	if err != nil {
-		h.t.Fatalf("submit %v: %v", op.Kind, err)
-	}
-	return id
-}
-
-// poll runs one Wait and records what it returned.
-func (h *harness) poll(timeout time.Duration) int {
-	h.t.Helper()
-	n, err := h.b.Wait(timeout, h.buf[:])
-	if err != nil {
-		h.t.Fatalf("wait: %v", err)
-	}
-	for _, c := range h.buf[:n] {
-		if _, dup := h.got[c.Token]; dup {
-			h.t.Fatalf("token %d completed twice", c.Token)
-		}
-		h.got[c.Token] = c
-	}
-	return n
-}
-
-// wait returns tok's completion, waiting up to 5 s.
-func (h *harness) wait(tok evpoll.Token) evpoll.Completion {
-	h.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if c, ok := h.got[tok]; ok {
-			return c
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("token %d: no completion after 5s (pending %d)", tok, h.b.Pending())
-		}
-		h.poll(100 * time.Millisecond)
-	}
-}
-
-// ok waits for tok and fails on an error result.
-func (h *harness) ok(tok evpoll.Token) int {
-	h.t.Helper()
-	c := h.wait(tok)
-	if c.Res < 0 {
-		h.t.Fatalf("token %d: %v", tok, c.Err())
-	}
-	return int(c.Res)
-}
-
-// do submits op and waits for its successful result.
-func (h *harness) do(op *evpoll.Op, tok evpoll.Token) int {
-	h.t.Helper()
-	h.submit(op, tok)
-	return h.ok(tok)
+	*evpolltest.Harness
+	c backendCase
 }

@@ -3,9 +3,7 @@
 package uring
 
 import (
-	"bytes"
 	"errors"
-	"io"
 	"net"
 	"path/filepath"
 	"testing"
@@ -29,162 +27,39 @@ func listen(t *testing.T) (int, string) {
 	return fd, ap.String()
 }
 
-// TestEchoNetPeer: the server side (accept, recv, send, close) runs on the
-// backend; the client is Go's net package.
-func TestEchoNetPeer(t *testing.T) {
-	forEachBackend(t, nil, func(t *testing.T, h *harness) {
-		lfd, addr := listen(t)
-		accept := &evpoll.Op{Kind: evpoll.Accept, Fd: lfd}
-		h.submit(accept, 1)
-		h.poll(0) // the accept is in the kernel before the client dials
-
-		done := make(chan error, 1)
-		go func() {
-			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				done <- err
-				return
-			}
-			_, err = c.Write([]byte("hello, ring"))
-			var got []byte
-			if err == nil {
-				got, err = io.ReadAll(c) // the server echoes, then closes
-			}
-			if err == nil && string(got) != "hello, ring" {
-				err = io.ErrUnexpectedEOF
-			}
-			c.Close() // before reporting: the fd-leak check follows
-			done <- err
-		}()
-
-		cfd := h.ok(1)
-		if !accept.Addr.Addr().IsLoopback() || accept.Addr.Port() == 0 {
-			t.Errorf("accept peer address = %v", accept.Addr)
-		}
-		buf := make([]byte, 64)
-		n := h.do(&evpoll.Op{Kind: evpoll.Recv, Fd: cfd, Buf: buf}, 2)
-		if got := h.do(&evpoll.Op{Kind: evpoll.Send, Fd: cfd, Buf: buf[:n]}, 3); got != n {
-			t.Fatalf("short send %d/%d", got, n)
-		}
-		h.do(&evpoll.Op{Kind: evpoll.Close, Fd: cfd}, 4)
-		h.do(&evpoll.Op{Kind: evpoll.Close, Fd: lfd}, 5)
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("client: %v", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("client timed out")
-		}
-		st := h.b.Stats()
-		// Op counters prove the socket I/O went through the backend (and,
-		// for io_uring, through SQEs: Kernel counts ring submissions).
-		for _, k := range []evpoll.Kind{evpoll.Accept, evpoll.Recv, evpoll.Send, evpoll.Close} {
-			if st.Ops[k] == 0 {
-				t.Errorf("no %v op counted: %v", k, st)
-			}
-		}
-		if h.c.ring && st.Kernel != st.Submitted {
-			t.Errorf("ring ran %d of %d ops in the kernel", st.Kernel, st.Submitted)
-		}
-		if !h.c.ring && st.Pool != 0 {
-			t.Errorf("socket ops went to the file pool: %v", st)
-		}
-	})
-}
-
-// TestEchoBothEnds: connect, accept, send, recv and close, both ends on
-// the backend, several round trips, and EOF after the peer closes.
-func TestEchoBothEnds(t *testing.T) {
-	forEachBackend(t, nil, func(t *testing.T, h *harness) {
-		lfd, addr := listen(t)
-		ap, _ := ParseAddr(addr)
-		cfd, err := Socket(ap)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.submit(&evpoll.Op{Kind: evpoll.Accept, Fd: lfd}, 1)
-		h.submit(&evpoll.Op{Kind: evpoll.Connect, Fd: cfd, Addr: ap}, 2)
-		sfd := h.ok(1)
-		h.ok(2)
-		var tok evpoll.Token = 10
-		for i := 0; i < 20; i++ {
-			msg := []byte{byte(i), 'p', 'i', 'n', 'g'}
-			in := make([]byte, 16)
-			tok += 2
-			h.submit(&evpoll.Op{Kind: evpoll.Recv, Fd: sfd, Buf: in}, tok)
-			h.submit(&evpoll.Op{Kind: evpoll.Send, Fd: cfd, Buf: msg}, tok+1)
-			h.ok(tok + 1)
-			n := h.ok(tok)
-			back := make([]byte, 16)
-			tok += 2
-			h.submit(&evpoll.Op{Kind: evpoll.Recv, Fd: cfd, Buf: back}, tok)
-			h.submit(&evpoll.Op{Kind: evpoll.Send, Fd: sfd, Buf: in[:n]}, tok+1)
-			h.ok(tok + 1)
-			if m := h.ok(tok); !bytes.Equal(back[:m], msg) {
-				t.Fatalf("round %d: echoed %q, want %q", i, back[:m], msg)
-			}
-		}
-		h.do(&evpoll.Op{Kind: evpoll.Close, Fd: cfd}, 100)
-		if n := h.do(&evpoll.Op{Kind: evpoll.Recv, Fd: sfd, Buf: make([]byte, 8)}, 101); n != 0 {
-			t.Fatalf("recv after peer close = %d, want EOF", n)
-		}
-		h.do(&evpoll.Op{Kind: evpoll.Close, Fd: sfd}, 102)
-		h.do(&evpoll.Op{Kind: evpoll.Close, Fd: lfd}, 103)
-	})
-}
-
-// TestConnectRefused: the error of a failed connect is the completion.
-func TestConnectRefused(t *testing.T) {
-	forEachBackend(t, nil, func(t *testing.T, h *harness) {
-		lfd, addr := listen(t)
-		unix.Close(lfd) // nothing listens there now
-		ap, _ := ParseAddr(addr)
-		cfd, err := Socket(ap)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer unix.Close(cfd)
-		h.submit(&evpoll.Op{Kind: evpoll.Connect, Fd: cfd, Addr: ap}, 1)
-		if c := h.wait(1); c.Err() != unix.ECONNREFUSED {
-			t.Fatalf("connect to closed port: res %d (%v), want ECONNREFUSED", c.Res, c.Err())
-		}
-	})
-}
-
 // TestFileOps: open (create), write and read at offsets, read at the
 // current position, close; and an open error as a completion.
 func TestFileOps(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, h *harness) {
 		path := filepath.Join(t.TempDir(), "data")
-		fd := h.do(&evpoll.Op{Kind: evpoll.Open, Path: path, OpenFlags: evpoll.ReadWrite | evpoll.Create | evpoll.Truncate, Mode: 0o600}, 1)
-		if n := h.do(&evpoll.Op{Kind: evpoll.Write, Fd: fd, Buf: []byte("hello world"), Offset: 0}, 2); n != 11 {
+		fd := h.Do(&evpoll.Op{Kind: evpoll.Open, Path: path, OpenFlags: evpoll.ReadWrite | evpoll.Create | evpoll.Truncate, Mode: 0o600}, 1)
+		if n := h.Do(&evpoll.Op{Kind: evpoll.Write, Fd: fd, Buf: []byte("hello world"), Offset: 0}, 2); n != 11 {
 			t.Fatalf("write = %d", n)
 		}
-		if n := h.do(&evpoll.Op{Kind: evpoll.Write, Fd: fd, Buf: []byte("W"), Offset: 6}, 3); n != 1 {
+		if n := h.Do(&evpoll.Op{Kind: evpoll.Write, Fd: fd, Buf: []byte("W"), Offset: 6}, 3); n != 1 {
 			t.Fatalf("write at 6 = %d", n)
 		}
 		buf := make([]byte, 5)
-		if n := h.do(&evpoll.Op{Kind: evpoll.Read, Fd: fd, Buf: buf, Offset: 6}, 4); string(buf[:n]) != "World" {
+		if n := h.Do(&evpoll.Op{Kind: evpoll.Read, Fd: fd, Buf: buf, Offset: 6}, 4); string(buf[:n]) != "World" {
 			t.Fatalf("read at 6 = %q", buf[:n])
 		}
 		// Offset -1 reads at the file position, which pwrite/pread left at 0.
-		if n := h.do(&evpoll.Op{Kind: evpoll.Read, Fd: fd, Buf: buf, Offset: -1}, 5); string(buf[:n]) != "hello" {
+		if n := h.Do(&evpoll.Op{Kind: evpoll.Read, Fd: fd, Buf: buf, Offset: -1}, 5); string(buf[:n]) != "hello" {
 			t.Fatalf("read at position = %q", buf[:n])
 		}
-		if n := h.do(&evpoll.Op{Kind: evpoll.Read, Fd: fd, Buf: buf, Offset: 100}, 6); n != 0 {
+		if n := h.Do(&evpoll.Op{Kind: evpoll.Read, Fd: fd, Buf: buf, Offset: 100}, 6); n != 0 {
 			t.Fatalf("read past EOF = %d", n)
 		}
-		h.do(&evpoll.Op{Kind: evpoll.Close, Fd: fd}, 7)
-		h.submit(&evpoll.Op{Kind: evpoll.Open, Path: filepath.Join(path, "nope")}, 8)
-		if c := h.wait(8); c.Err() != unix.ENOTDIR {
+		h.Do(&evpoll.Op{Kind: evpoll.Close, Fd: fd}, 7)
+		h.Submit(&evpoll.Op{Kind: evpoll.Open, Path: filepath.Join(path, "nope")}, 8)
+		if c := h.Wait(8); c.Err() != unix.ENOTDIR {
 			t.Fatalf("open below a file: %v, want ENOTDIR", c.Err())
 		}
-		if _, err := h.b.Submit(&evpoll.Op{Kind: evpoll.Open, Path: "a\x00b"}, 9); err == nil {
+		if _, err := h.B.Submit(&evpoll.Op{Kind: evpoll.Open, Path: "a\x00b"}, 9); err == nil {
 			t.Fatal("open with NUL in path accepted")
 		}
-		if !h.c.ring && h.b.Stats().Pool < 6 {
-			t.Errorf("epoll file ops did not run on the pool: %v", h.b.Stats())
+		if !h.c.ring && h.B.Stats().Pool < 6 {
+			t.Errorf("epoll file ops did not run on the pool: %v", h.B.Stats())
 		}
 	})
 }
@@ -196,20 +71,20 @@ func TestCancelPending(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, h *harness) {
 		lfd, addr := listen(t)
 		defer unix.Close(lfd)
-		id := h.submit(&evpoll.Op{Kind: evpoll.Accept, Fd: lfd}, 1)
-		h.poll(0)
-		if err := h.b.Cancel(id); err != nil {
+		id := h.Submit(&evpoll.Op{Kind: evpoll.Accept, Fd: lfd}, 1)
+		h.Poll(0)
+		if err := h.B.Cancel(id); err != nil {
 			t.Fatal(err)
 		}
 		// A second Cancel is nil, or ErrNotPending where the backend already
 		// finished the op (epoll cancels synchronously).
-		if err := h.b.Cancel(id); err != nil && !errors.Is(err, evpoll.ErrNotPending) {
+		if err := h.B.Cancel(id); err != nil && !errors.Is(err, evpoll.ErrNotPending) {
 			t.Fatalf("second cancel before the completion: %v", err)
 		}
-		if c := h.wait(1); !c.Cancelled() || c.Err() != unix.ECANCELED {
+		if c := h.Wait(1); !c.Cancelled() || c.Err() != unix.ECANCELED {
 			t.Fatalf("cancelled accept: %+v (%v)", c, c.Err())
 		}
-		if err := h.b.Cancel(id); !errors.Is(err, evpoll.ErrNotPending) {
+		if err := h.B.Cancel(id); !errors.Is(err, evpoll.ErrNotPending) {
 			t.Fatalf("cancel after the completion: %v, want ErrNotPending", err)
 		}
 
@@ -219,27 +94,27 @@ func TestCancelPending(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		sfd := h.do(&evpoll.Op{Kind: evpoll.Accept, Fd: lfd}, 2)
+		sfd := h.Do(&evpoll.Op{Kind: evpoll.Accept, Fd: lfd}, 2)
 		buf := make([]byte, 8)
-		id = h.submit(&evpoll.Op{Kind: evpoll.Recv, Fd: sfd, Buf: buf}, 3)
-		h.poll(0)
-		if err := h.b.Cancel(id); err != nil {
+		id = h.Submit(&evpoll.Op{Kind: evpoll.Recv, Fd: sfd, Buf: buf}, 3)
+		h.Poll(0)
+		if err := h.B.Cancel(id); err != nil {
 			t.Fatal(err)
 		}
-		if c := h.wait(3); !c.Cancelled() {
+		if c := h.Wait(3); !c.Cancelled() {
 			t.Fatalf("cancelled recv: %+v (%v)", c, c.Err())
 		}
-		h.poll(10 * time.Millisecond)
-		if p := h.b.Pending(); p != 0 {
+		h.Poll(10 * time.Millisecond)
+		if p := h.B.Pending(); p != 0 {
 			t.Fatalf("pending after cancels = %d", p)
 		}
 		// The socket still works after the cancelled recv.
 		conn.Write([]byte("x"))
-		if n := h.do(&evpoll.Op{Kind: evpoll.Recv, Fd: sfd, Buf: buf}, 4); n != 1 {
+		if n := h.Do(&evpoll.Op{Kind: evpoll.Recv, Fd: sfd, Buf: buf}, 4); n != 1 {
 			t.Fatalf("recv after cancel = %d", n)
 		}
-		h.do(&evpoll.Op{Kind: evpoll.Close, Fd: sfd}, 5)
-		if st := h.b.Stats(); st.Cancelled != 2 {
+		h.Do(&evpoll.Op{Kind: evpoll.Close, Fd: sfd}, 5)
+		if st := h.B.Stats(); st.Cancelled != 2 {
 			t.Errorf("cancel count = %d, want 2", st.Cancelled)
 		}
 	})
@@ -256,18 +131,18 @@ func TestCancelRace(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		sfd := h.do(&evpoll.Op{Kind: evpoll.Accept, Fd: lfd}, 1)
+		sfd := h.Do(&evpoll.Op{Kind: evpoll.Accept, Fd: lfd}, 1)
 		defer unix.Close(sfd)
 		var got, cancelled int
 		for i := 0; i < 200; i++ {
 			tok := evpoll.Token(100 + i)
-			id := h.submit(&evpoll.Op{Kind: evpoll.Recv, Fd: sfd, Buf: make([]byte, 1)}, tok)
+			id := h.Submit(&evpoll.Op{Kind: evpoll.Recv, Fd: sfd, Buf: make([]byte, 1)}, tok)
 			if i%2 == 0 {
 				conn.Write([]byte{byte(i)})
 			}
-			h.poll(0)
-			h.b.Cancel(id) // may find the op done: ErrNotPending is fine
-			c := h.wait(tok)
+			h.Poll(0)
+			h.B.Cancel(id) // may find the op done: ErrNotPending is fine
+			c := h.Wait(tok)
 			switch {
 			case c.Cancelled():
 				cancelled++
@@ -280,7 +155,7 @@ func TestCancelRace(t *testing.T) {
 		if got > 100 || got+cancelled != 200 {
 			t.Fatalf("got %d bytes, %d cancelled, of 200 ops (100 bytes sent)", got, cancelled)
 		}
-		if p := h.b.Pending(); p != 0 {
+		if p := h.B.Pending(); p != 0 {
 			t.Fatalf("pending = %d", p)
 		}
 	})
@@ -295,15 +170,15 @@ func TestCancelFromOtherThread(t *testing.T) {
 		defer unix.Close(lfd)
 		for i := 0; i < 3; i++ {
 			tok := evpoll.Token(i + 1)
-			id := h.submit(&evpoll.Op{Kind: evpoll.Accept, Fd: lfd}, tok)
-			h.poll(0)
+			id := h.Submit(&evpoll.Op{Kind: evpoll.Accept, Fd: lfd}, tok)
+			h.Poll(0)
 			errc := make(chan error, 1)
 			go func() {
 				time.Sleep(10 * time.Millisecond)
-				errc <- h.b.Cancel(id)
+				errc <- h.B.Cancel(id)
 			}()
 			start := time.Now()
-			c := h.wait(tok)
+			c := h.Wait(tok)
 			if !c.Cancelled() || time.Since(start) > 2*time.Second {
 				t.Fatalf("remote cancel: %+v after %v", c, time.Since(start))
 			}
@@ -311,7 +186,7 @@ func TestCancelFromOtherThread(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if p := h.b.Pending(); p != 0 {
+		if p := h.B.Pending(); p != 0 {
 			t.Fatalf("pending %d", p)
 		}
 	})
@@ -326,12 +201,12 @@ func TestSubmitFromOtherThread(t *testing.T) {
 			tok := evpoll.Token(i + 1)
 			go func() {
 				time.Sleep(10 * time.Millisecond)
-				if _, err := h.b.Submit(&evpoll.Op{Kind: evpoll.Nop}, tok); err != nil {
+				if _, err := h.B.Submit(&evpoll.Op{Kind: evpoll.Nop}, tok); err != nil {
 					t.Error(err)
 				}
 			}()
 			start := time.Now()
-			h.wait(tok)
+			h.Wait(tok)
 			if el := time.Since(start); el > 2*time.Second {
 				t.Fatalf("op from another thread completed after %v", el)
 			}

@@ -26,11 +26,11 @@ func TestBackendKeepsOpAlive(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		sfd := h.do(&evpoll.Op{Kind: evpoll.Accept, Fd: lfd}, 1)
+		sfd := h.Do(&evpoll.Op{Kind: evpoll.Accept, Fd: lfd}, 1)
 		defer unix.Close(sfd)
 
 		wop, wbuf := submitDropped(h, sfd, 2)
-		h.poll(0)
+		h.Poll(0)
 		for i := 0; i < 3; i++ {
 			runtime.GC()
 		}
@@ -38,7 +38,7 @@ func TestBackendKeepsOpAlive(t *testing.T) {
 			t.Fatal("a pending op or its buffer was collected")
 		}
 		conn.Write([]byte("gc"))
-		if c := h.wait(2); c.Res != 2 {
+		if c := h.Wait(2); c.Res != 2 {
 			t.Fatalf("recv: %+v", c)
 		}
 		if got := string(wbuf.Value()[:2]); got != "gc" {
@@ -59,7 +59,7 @@ func TestBackendKeepsOpAlive(t *testing.T) {
 func submitDropped(h *harness, fd int, tok evpoll.Token) (weak.Pointer[evpoll.Op], weak.Pointer[[16]byte]) {
 	buf := new([16]byte)
 	op := &evpoll.Op{Kind: evpoll.Recv, Fd: fd, Buf: buf[:]}
-	h.submit(op, tok)
+	h.Submit(op, tok)
 	return weak.Make(op), weak.Make(buf)
 }
 
@@ -70,61 +70,28 @@ func TestCloseWithPending(t *testing.T) {
 		lfd, _ := listen(t)
 		defer unix.Close(lfd)
 		for i := 0; i < 4; i++ {
-			h.submit(&evpoll.Op{Kind: evpoll.Accept, Fd: lfd}, evpoll.Token(i+1))
+			h.Submit(&evpoll.Op{Kind: evpoll.Accept, Fd: lfd}, evpoll.Token(i+1))
 		}
-		h.poll(0)
+		h.Poll(0)
 		start := time.Now()
-		if err := h.b.Close(); err != nil {
+		if err := h.B.Close(); err != nil {
 			t.Fatal(err)
 		}
 		if el := time.Since(start); el > time.Second {
 			t.Fatalf("Close took %v", el)
 		}
 		var out [4]evpoll.Completion
-		if _, err := h.b.Wait(0, out[:]); !errors.Is(err, evpoll.ErrClosed) {
+		if _, err := h.B.Wait(0, out[:]); !errors.Is(err, evpoll.ErrClosed) {
 			t.Fatalf("Wait after Close: %v", err)
 		}
-		if _, err := h.b.Submit(&evpoll.Op{Kind: evpoll.Nop}, 9); !errors.Is(err, evpoll.ErrClosed) {
+		if _, err := h.B.Submit(&evpoll.Op{Kind: evpoll.Nop}, 9); !errors.Is(err, evpoll.ErrClosed) {
 			t.Fatalf("Submit after Close: %v", err)
 		}
-		if err := h.b.Wake(); !errors.Is(err, evpoll.ErrClosed) {
+		if err := h.B.Wake(); !errors.Is(err, evpoll.ErrClosed) {
 			t.Fatalf("Wake after Close: %v", err)
 		}
-		if h.b.Pending() != 0 {
-			t.Fatalf("pending after Close: %d", h.b.Pending())
+		if h.B.Pending() != 0 {
+			t.Fatalf("pending after Close: %d", h.B.Pending())
 		}
 	})
-}
-
-// TestCloseUnblocksWaiter (shared rings and epoll): a goroutine blocked in
-// Wait(-1) returns ErrClosed when another goroutine closes the backend.
-func TestCloseUnblocksWaiter(t *testing.T) {
-	for _, c := range backendCases {
-		if c.opts.OwnerThread {
-			continue
-		}
-		t.Run(c.name, func(t *testing.T) {
-			b := openCase(t, c, nil)
-			errc := make(chan error, 1)
-			go func() {
-				var out [4]evpoll.Completion
-				for {
-					if _, err := b.Wait(-1, out[:]); err != nil {
-						errc <- err
-						return
-					}
-				}
-			}()
-			time.Sleep(20 * time.Millisecond)
-			b.Close()
-			select {
-			case err := <-errc:
-				if !errors.Is(err, evpoll.ErrClosed) {
-					t.Fatalf("waiter: %v", err)
-				}
-			case <-time.After(3 * time.Second):
-				t.Fatal("waiter still blocked after Close")
-			}
-		})
-	}
 }

@@ -6,14 +6,13 @@ package uring
 // poll (epoll_ctl fails with EPERM). A few goroutines run the blocking
 // syscalls, post the completion under the backend mutex and kick a
 // blocked Wait through the eventfd, so no scheduler worker ever blocks on
-// disk. The pool is bounded: size goroutines, all started at the first file op; the job
-// queue holds at most MaxInFlight jobs, which the slot table already caps,
-// so enqueueing never blocks.
+// disk. The pool is bounded: size goroutines, all started at the first file
+// op; the job queue holds at most MaxInFlight jobs, which the slot table
+// already caps, so enqueueing never blocks.
 
 import (
-	"sync"
-
 	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/evpoll/workpool"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,40 +22,22 @@ type poolJob struct {
 	fd int
 }
 
-type filePool struct {
-	b       *Epoll
-	size    int
-	started int // guarded by b.mu
-	jobs    chan poolJob
-	wg      sync.WaitGroup
-	once    sync.Once
-}
+// filePool is the shared bounded pool (package evpoll/workpool) running
+// the epoll backend's file ops.
+type filePool = workpool.Pool[poolJob]
 
 func newFilePool(b *Epoll, size, capacity int) *filePool {
-	if size <= 0 {
-		size = 4
-	}
-	return &filePool{b: b, size: size, jobs: make(chan poolJob, capacity)}
+	return workpool.New(size, capacity, func(j poolJob) {
+		b.ctr.Syscalls.Add(1)
+		b.postPoolResult(j.id, runFileOp(j.op, j.fd))
+	})
 }
 
 // toPoolLocked hands slot idx to the pool.
 func (b *Epoll) toPoolLocked(idx int32, s *slot) {
-	p := b.pool
 	s.wait = waitPool
 	b.ctr.Pool.Add(1)
-	for ; p.started < p.size; p.started++ { // all workers at first use
-		p.wg.Add(1)
-		go p.run()
-	}
-	p.jobs <- poolJob{id: b.slots.id(idx), op: s.op, fd: s.fd}
-}
-
-func (p *filePool) run() {
-	defer p.wg.Done()
-	for j := range p.jobs {
-		p.b.ctr.Syscalls.Add(1)
-		p.b.postPoolResult(j.id, runFileOp(j.op, j.fd))
-	}
+	b.pool.Go(poolJob{id: b.slots.ID(idx), op: s.op, fd: s.fd})
 }
 
 // postPoolResult completes op id with res, unless id is stale.
@@ -72,12 +53,6 @@ func (b *Epoll) postPoolResult(id evpoll.OpID, res int32) {
 	default:
 		b.completeLocked(idx, res)
 	}
-}
-
-// stop closes the job queue and waits for running jobs.
-func (p *filePool) stop() {
-	p.once.Do(func() { close(p.jobs) })
-	p.wg.Wait()
 }
 
 // runFileOp performs one blocking file op and returns its result.

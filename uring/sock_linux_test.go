@@ -68,21 +68,21 @@ func TestIPv6Echo(t *testing.T) {
 			t.Fatal(err)
 		}
 		accept := &evpoll.Op{Kind: evpoll.Accept, Fd: lfd}
-		h.submit(accept, 1)
-		h.submit(&evpoll.Op{Kind: evpoll.Connect, Fd: cfd, Addr: ap}, 2)
-		sfd := h.ok(1)
-		h.ok(2)
+		h.Submit(accept, 1)
+		h.Submit(&evpoll.Op{Kind: evpoll.Connect, Fd: cfd, Addr: ap}, 2)
+		sfd := h.OK(1)
+		h.OK(2)
 		if !accept.Addr.Addr().Is6() || !accept.Addr.Addr().IsLoopback() {
 			t.Errorf("peer %v", accept.Addr)
 		}
-		h.submit(&evpoll.Op{Kind: evpoll.Send, Fd: cfd, Buf: []byte("v6")}, 3)
+		h.Submit(&evpoll.Op{Kind: evpoll.Send, Fd: cfd, Buf: []byte("v6")}, 3)
 		buf := make([]byte, 4)
-		if n := h.do(&evpoll.Op{Kind: evpoll.Recv, Fd: sfd, Buf: buf}, 4); string(buf[:n]) != "v6" {
+		if n := h.Do(&evpoll.Op{Kind: evpoll.Recv, Fd: sfd, Buf: buf}, 4); string(buf[:n]) != "v6" {
 			t.Fatalf("recv %q", buf[:n])
 		}
-		h.ok(3)
+		h.OK(3)
 		for i, fd := range []int{cfd, sfd, lfd} {
-			h.do(&evpoll.Op{Kind: evpoll.Close, Fd: fd}, evpoll.Token(10+i))
+			h.Do(&evpoll.Op{Kind: evpoll.Close, Fd: fd}, evpoll.Token(10+i))
 		}
 	})
 }

@@ -180,7 +180,7 @@ func (b *Ring) submitLocked(op *evpoll.Op, tok evpoll.Token) (evpoll.OpID, error
 		b.slots.release(idx)
 		return 0, err
 	}
-	id := b.slots.id(idx)
+	id := b.slots.ID(idx)
 	fillSQE(e, s, op)
 	e.UserData = uint64(id)
 	b.r.publish()
@@ -610,11 +610,11 @@ func (b *Ring) Close() error {
 	// when it is closed: its number could be reused by another ring.
 	waitFor(&b.mu, func() bool { return b.waiters.Load() == 0 })
 	b.remoteCancels = nil
-	for i := range b.slots.slots {
-		if b.slots.slots[i].state == slotActive {
+	for i := range int32(b.slots.Len()) {
+		if b.slots.At(i).state == slotActive {
 			// A second ASYNC_CANCEL for an op already being cancelled just
 			// gets -ENOENT or -EALREADY.
-			_ = b.cancelLocked(uint64(b.slots.id(int32(i))))
+			_ = b.cancelLocked(uint64(b.slots.ID(i)))
 		}
 	}
 	b.wk.cancelLocked(b)
@@ -624,14 +624,14 @@ func (b *Ring) Close() error {
 		for n := len(buf); n == len(buf); {
 			n, _ = b.reapCQLocked(buf[:]) // discarded: nobody will Wait again
 		}
-		if b.slots.active == 0 && !b.wk.busy() || time.Now().After(deadline) {
+		if b.slots.Active() == 0 && !b.wk.busy() || time.Now().After(deadline) {
 			break
 		}
 		if err := b.waitEnter(b.r.unsubmitted(), 10*time.Millisecond); err != nil {
 			break // e.g. EEXIST: Close from a non-owner thread
 		}
 	}
-	if b.slots.active > 0 || b.wk.busy() {
+	if b.slots.Active() > 0 || b.wk.busy() {
 		graveyard.add(b.slots, b)
 	}
 	b.ready = nil

@@ -11,46 +11,9 @@ import (
 	"time"
 
 	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/evpoll/slots"
 	"golang.org/x/sys/unix"
 )
-
-// TestWakeUnblocksWait: a Wake from another goroutine ends a Wait that
-// would otherwise block for 10 s; a Wake before Wait is not lost; wakes
-// coalesce.
-func TestWakeUnblocksWait(t *testing.T) {
-	forEachBackend(t, nil, func(t *testing.T, h *harness) {
-		var out [4]evpoll.Completion
-		for i := 0; i < 3; i++ {
-			go func() {
-				time.Sleep(20 * time.Millisecond)
-				if err := h.b.Wake(); err != nil {
-					t.Errorf("wake: %v", err)
-				}
-			}()
-			start := time.Now()
-			n, err := h.b.Wait(10*time.Second, out[:])
-			if el := time.Since(start); err != nil || n != 0 || el > 2*time.Second {
-				t.Fatalf("Wait after Wake: n=%d err=%v after %v", n, err, el)
-			}
-		}
-		// Wake first, then Wait: returns at once. Three Wakes coalesce into
-		// one Wait return; the next Wait times out.
-		for i := 0; i < 3; i++ {
-			h.b.Wake()
-		}
-		start := time.Now()
-		if n, err := h.b.Wait(10*time.Second, out[:]); err != nil || n != 0 || time.Since(start) > 2*time.Second {
-			t.Fatalf("Wait after early Wake: n=%d err=%v after %v", n, err, time.Since(start))
-		}
-		start = time.Now()
-		if n, _ := h.b.Wait(20*time.Millisecond, out[:]); n != 0 || time.Since(start) < 20*time.Millisecond {
-			t.Fatalf("coalesced wakes: second Wait returned n=%d after %v", n, time.Since(start))
-		}
-		if st := h.b.Stats(); st.WakeUps != 4 || st.Wakes != 4 {
-			t.Errorf("wakes=%d wakeups=%d, want 4 and 4", st.Wakes, st.WakeUps)
-		}
-	})
-}
 
 // TestWaitTimeout: Wait(2ms) on an idle backend returns after at least
 // 2 ms and (on the best of several tries) well under a tick of a
@@ -62,7 +25,7 @@ func TestWaitTimeout(t *testing.T) {
 			var els []time.Duration
 			for i := 0; i < 7; i++ {
 				start := time.Now()
-				n, err := h.b.Wait(d, out[:])
+				n, err := h.B.Wait(d, out[:])
 				el := time.Since(start)
 				if err != nil || n != 0 {
 					t.Fatalf("Wait(%v): n=%d err=%v", d, n, err)
@@ -80,7 +43,7 @@ func TestWaitTimeout(t *testing.T) {
 		}
 		// Wait(0) polls.
 		start := time.Now()
-		if n, err := h.b.Wait(0, out[:]); n != 0 || err != nil || time.Since(start) > 100*time.Millisecond {
+		if n, err := h.B.Wait(0, out[:]); n != 0 || err != nil || time.Since(start) > 100*time.Millisecond {
 			t.Fatalf("Wait(0): n=%d err=%v after %v", n, err, time.Since(start))
 		}
 	})
@@ -91,24 +54,24 @@ func TestWaitTimeout(t *testing.T) {
 // and the op now in the slot still completes exactly once.
 func TestStaleCompletionDropped(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, h *harness) {
-		old := h.submit(&evpoll.Op{Kind: evpoll.Nop}, 1)
-		h.ok(1)
-		cur := h.submit(&evpoll.Op{Kind: evpoll.Nop}, 2)
-		if uint64(cur)&slotMask != uint64(old)&slotMask || cur == old {
+		old := h.Submit(&evpoll.Op{Kind: evpoll.Nop}, 1)
+		h.OK(1)
+		cur := h.Submit(&evpoll.Op{Kind: evpoll.Nop}, 2)
+		if uint64(cur)&slots.IndexMask != uint64(old)&slots.IndexMask || cur == old {
 			t.Fatalf("slot not reused with a new generation: old %#x new %#x", old, cur)
 		}
-		injectStale(t, h.b, old)
-		h.ok(2)
+		injectStale(t, h.B, old)
+		h.OK(2)
 		for i := 0; i < 3; i++ {
-			h.poll(5 * time.Millisecond)
+			h.Poll(5 * time.Millisecond)
 		}
-		if _, ok := h.got[1]; !ok || len(h.got) != 2 {
-			t.Fatalf("completions %v", h.got)
+		if _, ok := h.Got[1]; !ok || len(h.Got) != 2 {
+			t.Fatalf("completions %v", h.Got)
 		}
-		if st := h.b.Stats(); st.Stale != 1 {
+		if st := h.B.Stats(); st.Stale != 1 {
 			t.Fatalf("stale = %d, want 1", st.Stale)
 		}
-		if err := h.b.Cancel(old); !errors.Is(err, evpoll.ErrNotPending) {
+		if err := h.B.Cancel(old); !errors.Is(err, evpoll.ErrNotPending) {
 			t.Fatalf("cancel with a stale id: %v", err)
 		}
 	})
@@ -138,15 +101,15 @@ func TestCQOverflow(t *testing.T) {
 	const ops = 160
 	forEachBackend(t, func(o *Options) { o.Entries, o.CQEntries = 4, 8 }, func(t *testing.T, h *harness) {
 		for i := 0; i < ops; i++ {
-			h.submit(&evpoll.Op{Kind: evpoll.Nop}, evpoll.Token(i+1))
+			h.Submit(&evpoll.Op{Kind: evpoll.Nop}, evpoll.Token(i+1))
 		}
 		for i := 0; i < ops; i++ {
-			h.ok(evpoll.Token(i + 1))
+			h.OK(evpoll.Token(i + 1))
 		}
-		if len(h.got) != ops || h.b.Pending() != 0 {
-			t.Fatalf("got %d completions, pending %d", len(h.got), h.b.Pending())
+		if len(h.Got) != ops || h.B.Pending() != 0 {
+			t.Fatalf("got %d completions, pending %d", len(h.Got), h.B.Pending())
 		}
-		st := h.b.Stats()
+		st := h.B.Stats()
 		if h.c.ring && st.Overflows == 0 {
 			t.Errorf("the CQ never overflowed: %v", st)
 		}
@@ -158,15 +121,15 @@ func TestCQOverflow(t *testing.T) {
 func TestTooManyInFlight(t *testing.T) {
 	forEachBackend(t, func(o *Options) { o.MaxInFlight = 4 }, func(t *testing.T, h *harness) {
 		for i := 0; i < 4; i++ {
-			h.submit(&evpoll.Op{Kind: evpoll.Nop}, evpoll.Token(i+1))
+			h.Submit(&evpoll.Op{Kind: evpoll.Nop}, evpoll.Token(i+1))
 		}
-		if _, err := h.b.Submit(&evpoll.Op{Kind: evpoll.Nop}, 9); !errors.Is(err, evpoll.ErrTooMany) {
+		if _, err := h.B.Submit(&evpoll.Op{Kind: evpoll.Nop}, 9); !errors.Is(err, evpoll.ErrTooMany) {
 			t.Fatalf("fifth op: %v, want ErrTooMany", err)
 		}
 		for i := 0; i < 4; i++ {
-			h.ok(evpoll.Token(i + 1))
+			h.OK(evpoll.Token(i + 1))
 		}
-		h.do(&evpoll.Op{Kind: evpoll.Nop}, 10)
+		h.Do(&evpoll.Op{Kind: evpoll.Nop}, 10)
 	})
 }
 
@@ -182,17 +145,17 @@ func TestPollOnlyProgress(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		sfd := h.do(&evpoll.Op{Kind: evpoll.Accept, Fd: lfd}, 1)
+		sfd := h.Do(&evpoll.Op{Kind: evpoll.Accept, Fd: lfd}, 1)
 		defer unix.Close(sfd)
 		for i := 0; i < 5; i++ {
 			tok := evpoll.Token(10 + i)
-			h.submit(&evpoll.Op{Kind: evpoll.Recv, Fd: sfd, Buf: make([]byte, 4)}, tok)
-			h.poll(0)
+			h.Submit(&evpoll.Op{Kind: evpoll.Recv, Fd: sfd, Buf: make([]byte, 4)}, tok)
+			h.Poll(0)
 			conn.Write([]byte("data"))
 			deadline := time.Now().Add(5 * time.Second)
 			for {
-				h.poll(0)
-				if _, ok := h.got[tok]; ok {
+				h.Poll(0)
+				if _, ok := h.Got[tok]; ok {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -216,10 +179,10 @@ func TestGCWhileWaiting(t *testing.T) {
 			runtime.GC()
 			runtime.GC()
 			gcTook <- time.Since(start)
-			h.b.Wake()
+			h.B.Wake()
 		}()
 		var out [4]evpoll.Completion
-		if _, err := h.b.Wait(10*time.Second, out[:]); err != nil {
+		if _, err := h.B.Wait(10*time.Second, out[:]); err != nil {
 			t.Fatal(err)
 		}
 		if d := <-gcTook; d > 2*time.Second {
