@@ -7,6 +7,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -86,4 +87,51 @@ func ExampleTask_Wait() {
 	o, _ := task.Wait(context.Background())
 	fmt.Println(o)
 	// Output: Failure(Error: out of cheese)
+}
+
+// Declare a second engine — event-driven, so without a timer wheel — and
+// run a task on it: a sleep there is refused with an error naming the
+// engine, while the default engine (which has a wheel) sleeps.
+func ExampleRuntime_RegisterEngine() {
+	rt, err := jade.New(jade.Options{Workers: 1})
+	if err != nil {
+		panic(err)
+	}
+	defer rt.Close(context.Background())
+	events, err := rt.RegisterEngine("events", sched.EngineRuntimeConfig{
+		ReductionLimit: 10_000,
+		Limits:         sched.ResourceLimits{LiveTasks: 100},
+	}, bus.CapSpawn)
+	if err != nil {
+		panic(err)
+	}
+	p, err := rt.Load("nap.jasm", []byte(`
+.abi 1.1
+.func nap() -> ref
+  .local d:i64, e:ref, s:ref
+  const d, 1000000            ; 1 ms
+  .try b, x, h, e
+b:
+  intr _, time.sleep, d
+x:
+  const s, "slept"
+  ret s
+h:
+  errmsg s, e
+  ret s
+.end`))
+	if err != nil {
+		panic(err)
+	}
+	for _, m := range []*bus.Member{rt.Main(), events} {
+		task, err := rt.SpawnOn(m, p, "nap")
+		if err != nil {
+			panic(err)
+		}
+		o, _ := task.Wait(context.Background())
+		fmt.Println(m.Engine().Name()+":", o.Value)
+	}
+	// Output:
+	// main: slept
+	// events: time.sleep: engine "events" (id 2) has no timer wheel; declare it with a timerWheelConfig
 }
