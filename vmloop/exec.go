@@ -148,6 +148,7 @@ func (e *Exec) Recycle() {
 		e.regs = regs[:0]
 	}
 	e.frames = frames[:0]
+	e.prog = nil // a pooled Exec must not keep a program alive
 	if e.rare != nil {
 		*e.rare = execRare{} // drop what the result referenced; keep the memory
 	}

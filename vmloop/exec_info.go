@@ -16,7 +16,7 @@ func (e *Exec) Loc() (fn, pc int) {
 // FuncName returns the name of function i of the task's program, or "" if
 // i is out of range.
 func (e *Exec) FuncName(i int) string {
-	if i < 0 || i >= len(e.prog.Funcs) {
+	if e.prog == nil || i < 0 || i >= len(e.prog.Funcs) {
 		return ""
 	}
 	return e.prog.Funcs[i].Name
