@@ -1,7 +1,6 @@
 package bus
 
 import (
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"syscall"
@@ -166,23 +165,18 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 // submitIO submits op for t under its one-shot timeout, if any.
 func (b *Bus) submitIO(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, op *evpoll.Op, sockFd int) sched.Action {
 	d, has, a, ok := b.beginWait(t, ex, req)
-	if !ok {
-		if sockFd >= 0 {
-			iosys.Close(sockFd)
+	if ok {
+		err := b.ctl.SubmitIO(t, op, sockFd)
+		if err == nil {
+			return b.endWait(t, d, has, sched.ActSuspend)
 		}
-		return a
-	}
-	if err := b.ctl.SubmitIO(t, op, sockFd); err != nil {
 		b.endWait(t, d, has, sched.ActContinue)
-		if sockFd >= 0 {
-			iosys.Close(sockFd)
-		}
-		if errors.Is(err, sched.ErrLimit) {
-			return raise(ex, vmloop.Err(vmloop.ErrKindResource, req.Intr.Name+": "+err.Error()))
-		}
-		return raise(ex, ioErr(req, err))
+		a = raise(ex, ioErr(req, err))
 	}
-	return b.endWait(t, d, has, sched.ActSuspend)
+	if sockFd >= 0 {
+		iosys.Close(sockFd) // no backend saw the socket
+	}
+	return a
 }
 
 // ioResume completes a net.* or file.* request of a woken task.
@@ -249,6 +243,4 @@ func handleArg(ex *vmloop.Exec, req *vmloop.Request, want string) (*ioHandle, sc
 	return h, sched.ActContinue
 }
 
-func ioErr(req *vmloop.Request, err error) vmloop.Value {
-	return vmloop.Err(vmloop.ErrKindIO, req.Intr.Name+": "+err.Error())
-}
+func ioErr(req *vmloop.Request, err error) vmloop.Value { return reqError(req, err, vmloop.ErrKindIO) }

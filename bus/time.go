@@ -51,7 +51,7 @@ func (b *Bus) timeIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request)
 		}
 		j, err := b.ctl.NewJob(t, time.Duration(period), timerwheel.OverrunPolicy(pol))
 		if err != nil {
-			return raise(ex, timerError(req, err)), true
+			return raise(ex, reqError(req, err, vmloop.ErrKindError)), true
 		}
 		return complete(ex, vmloop.Ext(vmloop.KindExt, j), sched.ActContinue), true
 	case vmloop.IntrTimeTick:
@@ -103,7 +103,7 @@ func (b *Bus) sleepUntil(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, de
 		return complete(ex, vmloop.Void(), sched.ActContinue)
 	}
 	if err := b.ctl.ReserveTimer(t); err != nil {
-		return raise(ex, timerError(req, err))
+		return raise(ex, reqError(req, err, vmloop.ErrKindError))
 	}
 	b.ctl.SleepUntil(t, deadline)
 	return sched.ActSuspend
@@ -113,7 +113,7 @@ func (b *Bus) tick(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, j *sched
 	at, ready, err := b.ctl.Tick(t, j, resumed)
 	switch {
 	case err != nil:
-		return raise(ex, timerError(req, err))
+		return raise(ex, reqError(req, err, vmloop.ErrKindError))
 	case !ready:
 		return sched.ActSuspend
 	}
@@ -129,7 +129,7 @@ func (b *Bus) beginWait(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (d 
 		return 0, false, 0, true
 	}
 	if err := b.ctl.ReserveTimer(t); err != nil {
-		return 0, false, raise(ex, timerError(req, err)), false
+		return 0, false, raise(ex, reqError(req, err, vmloop.ErrKindError)), false
 	}
 	return d, true, 0, true
 }
@@ -157,8 +157,10 @@ func noWheel(t *sched.Task, req *vmloop.Request) vmloop.Value {
 	return vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: engine %q (id %d) has no timer wheel; declare it with a timerWheelConfig", req.Intr.Name, e.Name(), e.ID()))
 }
 
-func timerError(req *vmloop.Request, err error) vmloop.Value {
-	kind := vmloop.ErrKindError
+// reqError is the catchable error of a request that failed with err: a
+// ResourceError for an exhausted engine limit, else of the given kind,
+// with the intrinsic's name in front.
+func reqError(req *vmloop.Request, err error, kind string) vmloop.Value {
 	if errors.Is(err, sched.ErrLimit) {
 		kind = vmloop.ErrKindResource
 	}

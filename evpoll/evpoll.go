@@ -147,6 +147,24 @@ type Stats struct {
 	Ops       [NumKinds]uint64
 }
 
+// Add adds o's counters to s (the sum over several backends, e.g. one per
+// worker).
+func (s *Stats) Add(o Stats) {
+	s.Submitted += o.Submitted
+	s.Completed += o.Completed
+	s.Cancelled += o.Cancelled
+	s.Wakes += o.Wakes
+	s.WakeUps += o.WakeUps
+	s.Syscalls += o.Syscalls
+	s.Stale += o.Stale
+	s.Overflows += o.Overflows
+	s.Kernel += o.Kernel
+	s.Pool += o.Pool
+	for k := range s.Ops {
+		s.Ops[k] += o.Ops[k]
+	}
+}
+
 // Backend is one completion backend instance (one ring, one epoll set).
 type Backend interface {
 	// Name is the backend kind: "io_uring", "epoll", "kqueue" or "iocp".

@@ -189,3 +189,19 @@ func (e *Engine) InFlightIO() int64 { return e.ioOps.Load() }
 
 // HasWheel reports whether the engine has a timer wheel.
 func (e *Engine) HasWheel() bool { return e.wheel.Load() != nil }
+
+// reserve takes one unit of an engine count (live tasks, pending timers,
+// I/O in flight) unless that would pass lim; the error names the engine,
+// what is counted and the limit, and wraps ErrLimit.
+func (e *Engine) reserve(c *atomic.Int64, lim int64, op, what, limit string) error {
+	if n := c.Add(1); n > lim {
+		c.Add(-1)
+		return fmt.Errorf("sched: %s: engine %q has %d %s (%s %d): %w", op, e.name, n-1, what, limit, lim, ErrLimit)
+	}
+	return nil
+}
+
+// noWheel is the error of a timer request on an engine without a wheel.
+func (e *Engine) noWheel(op string) error {
+	return fmt.Errorf("sched: %s: engine %q (id %d) has no timer wheel; give it a timerWheelConfig: %w", op, e.name, e.id, ErrNoWheel)
+}

@@ -22,34 +22,29 @@ import (
 // a host completion (CompleteHost), so a completion that finds the wait
 // stale (the task was cancelled or timed out) is dropped — and a descriptor
 // it produced (accept, open) or one it was about to hand over (connect) is
-// closed through the backend, so nothing leaks.
+// closed (CloseFD: every backend forgets it first), so nothing leaks.
 //
 // The worker's park is its backend's Wait, with the timer deadline as the
 // timeout, and an unpark is the backend's Wake (io_uring MSG_RING, an
 // eventfd for epoll): one blocking call serves completions, timers and
-// wake-ups, with no helper thread. A busy worker polls its backend without
-// blocking at every slice boundary while it has operations in flight
-// (Wait(0): no syscall unless the kernel flagged completions or SQEs are
-// queued), so completions are not starved by running tasks.
-
-// ioDiscard is the token of operations nobody waits for (closing a
-// descriptor a stale completion produced).
-const ioDiscard = evpoll.Token(^uint64(0))
+// wake-ups, with no helper thread. A busy worker with operations in flight
+// polls its backend without blocking when its local queue runs dry and
+// every ioPollEvery dispatches (Wait(0): one enter submits the SQEs queued
+// since and reaps what completed), so completions are not starved by
+// running tasks.
 
 // ioRec is one in-flight operation of a worker. Owner only.
 type ioRec struct {
 	t      *Task
 	gen    uint64
 	kind   evpoll.Kind
-	sockFd int    // Connect: the socket to close if the result is dropped; else -1
-	next   uint32 // free list link (index+1; 0 ends)
+	sockFd int // Connect: the socket to close if the result is dropped; else -1
 }
 
 // workerIO is a worker's completion backend and its in-flight table.
 type workerIO struct {
 	b     evpoll.Backend
-	recs  []ioRec
-	free  uint32
+	recs  records[ioRec]
 	n     int // operations in flight (owner only)
 	comps []evpoll.Completion
 }
@@ -87,20 +82,7 @@ func (s *Scheduler) IOStats() evpoll.Stats {
 		if x == nil {
 			continue
 		}
-		o := x.b.Stats()
-		st.Submitted += o.Submitted
-		st.Completed += o.Completed
-		st.Cancelled += o.Cancelled
-		st.Wakes += o.Wakes
-		st.WakeUps += o.WakeUps
-		st.Syscalls += o.Syscalls
-		st.Stale += o.Stale
-		st.Overflows += o.Overflows
-		st.Kernel += o.Kernel
-		st.Pool += o.Pool
-		for k := range st.Ops {
-			st.Ops[k] += o.Ops[k]
-		}
+		st.Add(x.b.Stats())
 	}
 	return st
 }
@@ -117,9 +99,8 @@ func (c *Control) SubmitIO(t *Task, op *evpoll.Op, sockFd int) error {
 	}
 	e := t.engine
 	lim := e.cfg.Load().Limits.InFlightIO
-	if n := e.ioOps.Add(1); n > lim {
-		e.ioOps.Add(-1)
-		return fmt.Errorf("sched: io: engine %q has %d operations in flight (inFlightIO %d): %w", e.name, n-1, lim, ErrLimit)
+	if err := e.reserve(&e.ioOps, lim, "io", "operations in flight", "inFlightIO"); err != nil {
+		return err
 	}
 	if op.Kind == evpoll.Close {
 		// Backends that keep per-descriptor state (epoll) must forget the
@@ -127,20 +108,11 @@ func (c *Control) SubmitIO(t *Task, op *evpoll.Op, sockFd int) error {
 		w.s.forgetFD(w, op.Fd)
 	}
 	tok := t.arm()
-	var idx uint32
-	rec := ioRec{t: t, gen: tok.gen, kind: op.Kind, sockFd: sockFd}
-	if x.free != 0 {
-		idx = x.free - 1
-		x.free = x.recs[idx].next
-		x.recs[idx] = rec
-	} else {
-		idx = uint32(len(x.recs))
-		x.recs = append(x.recs, rec)
-	}
+	idx := x.recs.put(ioRec{t: t, gen: tok.gen, kind: op.Kind, sockFd: sockFd})
 	st := t.ioState()
 	id, err := x.b.Submit(op, evpoll.Token(idx))
 	if err != nil {
-		x.freeRec(idx)
+		x.recs.take(idx)
 		e.ioOps.Add(-1)
 		t.disarm()
 		return fmt.Errorf("sched: io: %s: %w", op.Kind, err)
@@ -165,11 +137,6 @@ func (c *Control) TakeIO(t *Task) (op *evpoll.Op, res int32, ok bool) {
 		return op, 0, false
 	}
 	return op, int32(v.Int()), true
-}
-
-func (x *workerIO) freeRec(idx uint32) {
-	x.recs[idx] = ioRec{next: x.free}
-	x.free = idx + 1
 }
 
 // dropTaskIO runs when t is dispatched after an I/O wait: an operation
@@ -205,17 +172,10 @@ func (w *worker) pollIO(x *workerIO, timeout int64) {
 	if err != nil {
 		// A backend failing is not recoverable here; the worker keeps
 		// running tasks and polls again later.
-		w.ioFailures.Add(1)
 		return
 	}
 	for _, c := range x.comps[:n] {
-		if c.Token == ioDiscard {
-			x.n--
-			continue
-		}
-		idx := uint32(c.Token)
-		rec := x.recs[idx]
-		x.freeRec(idx)
+		rec := x.recs.take(uint32(c.Token))
 		x.n--
 		rec.t.engine.ioOps.Add(-1)
 		tok := Token{rec.t, rec.gen}
@@ -228,8 +188,7 @@ func (w *worker) pollIO(x *workerIO, timeout int64) {
 			fd = int(c.Res)
 		}
 		if fd >= 0 {
-			x.b.Submit(&evpoll.Op{Kind: evpoll.Close, Fd: fd}, ioDiscard)
-			x.n++ // reaped (and ignored) like any other
+			w.s.closeFD(fd)
 		}
 	}
 }

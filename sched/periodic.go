@@ -57,7 +57,7 @@ var ErrJob = errors.New("periodic job misuse")
 func (c *Control) NewJob(t *Task, period time.Duration, policy timerwheel.OverrunPolicy) (*Job, error) {
 	e := t.engine
 	if e.wheel.Load() == nil {
-		return nil, fmt.Errorf("sched: periodic: engine %q (id %d) has no timer wheel; give it a timerWheelConfig: %w", e.name, e.id, ErrNoWheel)
+		return nil, e.noWheel("periodic")
 	}
 	cfg := timerwheel.PeriodicConfig{Period: period, Policy: policy.Resolve(e.cfg.Load().OverrunPolicy)}
 	p, err := timerwheel.NewPeriodic(cfg, nanotime()+int64(period))

@@ -305,9 +305,8 @@ func (c *Control) Spawn(from *Task, e *Engine, p *vmloop.Program, fn int, args [
 		return nil, fmt.Errorf("sched: spawn: %w", ErrStopped)
 	}
 	cfg := e.cfg.Load()
-	if n := e.live.Add(1); n > cfg.Limits.LiveTasks {
-		e.live.Add(-1)
-		return nil, fmt.Errorf("sched: spawn: engine %q has %d live tasks (liveTasks limit %d): %w", e.name, n-1, cfg.Limits.LiveTasks, ErrLimit)
+	if err := e.reserve(&e.live, cfg.Limits.LiveTasks, "spawn", "live tasks", "liveTasks limit"); err != nil {
+		return nil, err
 	}
 	id := s.nextTask.Add(1)
 	var ex *vmloop.Exec

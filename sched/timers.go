@@ -2,7 +2,6 @@ package sched
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"sync/atomic"
 	"time"
@@ -59,7 +58,6 @@ type timerRec struct {
 	t    *Task
 	gen  uint64
 	kind uint8
-	next uint32 // free list link (index+1; 0 ends)
 }
 
 // workerTimers is a worker's part of every engine's wheel. Owner only.
@@ -67,8 +65,7 @@ type workerTimers struct {
 	shards []*timerwheel.Wheel // indexed by engine id; nil until first use
 	engine []*Engine           // engine of each shard
 	next   int64               // earliest deadline over shards, or noDeadline
-	recs   []timerRec
-	free   uint32 // free list head (index+1; 0 empty)
+	recs   records[timerRec]
 	exp    []timerwheel.Expired
 	gone   []uint64
 	// remote is set by a worker that cancelled one of these timers with
@@ -117,16 +114,15 @@ var ErrNoWheel = errors.New("engine has no timer wheel")
 func (c *Control) ReserveTimer(t *Task) error {
 	e := t.engine
 	if e.wheel.Load() == nil {
-		return fmt.Errorf("sched: timer: engine %q (id %d) has no timer wheel; give it a timerWheelConfig: %w", e.name, e.id, ErrNoWheel)
+		return e.noWheel("timer")
 	}
 	tm := t.timer()
 	if tm.reserved {
 		return nil
 	}
 	lim := e.cfg.Load().Limits.PendingTimers
-	if n := e.timers.Add(1); n > lim {
-		e.timers.Add(-1)
-		return fmt.Errorf("sched: timer: engine %q has %d pending timers (pendingTimers %d): %w", e.name, n-1, lim, ErrLimit)
+	if err := e.reserve(&e.timers, lim, "timer", "pending timers", "pendingTimers"); err != nil {
+		return err
 	}
 	tm.reserved = true
 	return nil
@@ -246,15 +242,7 @@ func (s *Scheduler) endTimers(w *worker, t *Task) {
 func (w *worker) addTimer(e *Engine, deadline int64, rec timerRec) (timerwheel.Handle, uint32) {
 	wt := &w.timers
 	sh := wt.shard(e)
-	var idx uint32
-	if wt.free != 0 {
-		idx = wt.free - 1
-		wt.free = wt.recs[idx].next
-		wt.recs[idx] = rec
-	} else {
-		idx = uint32(len(wt.recs))
-		wt.recs = append(wt.recs, rec)
-	}
+	idx := wt.recs.put(rec)
 	h := sh.Insert(deadline, uint64(idx))
 	if deadline < wt.next {
 		wt.next = deadline
@@ -281,15 +269,9 @@ func (wt *workerTimers) shard(e *Engine) *timerwheel.Wheel {
 }
 
 // release frees record idx and gives back its unit of e's timer count.
-func (wt *workerTimers) release(idx uint32, e *Engine) {
-	wt.freeRec(idx)
+func (wt *workerTimers) release(idx uint32, e *Engine) timerRec {
 	e.timers.Add(-1)
-}
-
-// freeRec puts record idx on the free list.
-func (wt *workerTimers) freeRec(idx uint32) {
-	wt.recs[idx] = timerRec{next: wt.free}
-	wt.free = idx + 1
+	return wt.recs.take(idx)
 }
 
 // due reports whether a timer of w may be due or was cancelled remotely
@@ -312,14 +294,11 @@ func (w *worker) fire() {
 		e := wt.engine[id]
 		wt.exp = sh.Advance(now, wt.exp[:0])
 		for _, x := range wt.exp {
-			idx := uint32(x.Payload)
-			rec := wt.recs[idx]
-			wt.release(idx, e)
-			w.s.fireTimer(w, rec)
+			w.s.fireTimer(w, wt.release(uint32(x.Payload), e))
 		}
 		wt.gone = sh.TakeCancelled(wt.gone[:0])
 		for _, p := range wt.gone {
-			wt.freeRec(uint32(p)) // the canceller gave back the count
+			wt.recs.take(uint32(p)) // the canceller gave back the count
 		}
 		if d, ok := sh.NextDeadline(); ok && d < next {
 			next = d

@@ -63,9 +63,8 @@ type worker struct {
 	// io is the worker's completion backend, set on the worker's thread
 	// when it starts (nil without one: ioErr says why); read by notifiers
 	// to wake the worker, hence atomic.
-	io         atomic.Pointer[workerIO]
-	ioErr      string
-	ioFailures atomic.Uint64
+	io    atomic.Pointer[workerIO]
+	ioErr string
 
 	// Counters (read racily by metrics; written only by this worker).
 	labelled   *Engine // engine whose pprof labels the goroutine carries
