@@ -20,69 +20,41 @@ func envN(b *testing.B, workers int) *Env {
 	return e
 }
 
+// perUnit runs jade (on a runtime with mnWorkers workers) and goroutine (at
+// GOMAXPROCS mnWorkers) as sub-benchmarks and reports time per unit, each
+// call doing units of them.
+func perUnit(b *testing.B, units int, unit string, jade func(e *Env) error, goroutine func()) {
+	b.Run("jade", func(b *testing.B) {
+		e := envN(b, mnWorkers)
+		for b.Loop() {
+			if err := jade(e); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*units), unit)
+	})
+	b.Run("goroutine", func(b *testing.B) {
+		WithProcs(mnWorkers, func() {
+			for b.Loop() {
+				goroutine()
+			}
+		})
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*units), unit)
+	})
+}
+
 func BenchmarkSpawnMany(b *testing.B) {
 	const n = 10_000
-	b.Run("jade", func(b *testing.B) {
-		e := envN(b, mnWorkers)
-		for b.Loop() {
-			if err := e.SpawnManyJade(n); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/task")
-	})
-	b.Run("goroutine", func(b *testing.B) {
-		WithProcs(mnWorkers, func() {
-			for b.Loop() {
-				SpawnManyGo(n)
-			}
-		})
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/task")
-	})
+	perUnit(b, n, "ns/task", func(e *Env) error { return e.SpawnManyJade(n) }, func() { SpawnManyGo(n) })
 }
-
 func BenchmarkChainedSpawn(b *testing.B) {
 	const n = 10_000
-	b.Run("jade", func(b *testing.B) {
-		e := envN(b, mnWorkers)
-		for b.Loop() {
-			if err := e.ChainedSpawnJade(n); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/task")
-	})
-	b.Run("goroutine", func(b *testing.B) {
-		WithProcs(mnWorkers, func() {
-			for b.Loop() {
-				ChainedSpawnGo(n)
-			}
-		})
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/task")
-	})
+	perUnit(b, n, "ns/task", func(e *Env) error { return e.ChainedSpawnJade(n) }, func() { ChainedSpawnGo(n) })
 }
-
 func BenchmarkYieldMany(b *testing.B) {
 	const k, m = 100, 1000
-	b.Run("jade", func(b *testing.B) {
-		e := envN(b, mnWorkers)
-		for b.Loop() {
-			if err := e.YieldManyJade(k, m); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*k*m), "ns/yield")
-	})
-	b.Run("goroutine", func(b *testing.B) {
-		WithProcs(mnWorkers, func() {
-			for b.Loop() {
-				YieldManyGo(k, m)
-			}
-		})
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*k*m), "ns/yield")
-	})
+	perUnit(b, k*m, "ns/yield", func(e *Env) error { return e.YieldManyJade(k, m) }, func() { YieldManyGo(k, m) })
 }
-
 func reportLat(b *testing.B, l Latencies) {
 	b.ReportMetric(float64(l.P50.Nanoseconds()), "p50-ns")
 	b.ReportMetric(float64(l.P99.Nanoseconds()), "p99-ns")
@@ -90,14 +62,15 @@ func reportLat(b *testing.B, l Latencies) {
 	b.ReportMetric(float64(l.Max.Nanoseconds()), "max-ns")
 }
 
-func BenchmarkWakeLatency(b *testing.B) {
-	const n = 2000
+// latencyPair runs jade (1 worker) and goroutine (GOMAXPROCS 1) as
+// sub-benchmarks and reports the last run's latency percentiles.
+func latencyPair(b *testing.B, jade func(e *Env) (Latencies, error), goroutine func() Latencies) {
 	b.Run("jade", func(b *testing.B) {
 		e := envN(b, 1)
 		var l Latencies
 		for b.Loop() {
 			var err error
-			if l, err = e.WakeLatencyJade(n); err != nil {
+			if l, err = jade(e); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -107,37 +80,24 @@ func BenchmarkWakeLatency(b *testing.B) {
 		var l Latencies
 		WithProcs(1, func() {
 			for b.Loop() {
-				l = WakeLatencyGo(n)
+				l = goroutine()
 			}
 		})
 		reportLat(b, l)
 	})
 }
 
+func BenchmarkWakeLatency(b *testing.B) {
+	const n = 2000
+	latencyPair(b, func(e *Env) (Latencies, error) { return e.WakeLatencyJade(n) }, func() Latencies { return WakeLatencyGo(n) })
+}
+
 // BenchmarkSleepLateness: lateness of a 1 ms sleep (time.sleep in a task
 // vs time.Sleep in a goroutine); target: p99 no worse than time.Sleep's.
 func BenchmarkSleepLateness(b *testing.B) {
 	const n = 500
-	b.Run("jade", func(b *testing.B) {
-		e := envN(b, 1)
-		var l Latencies
-		for b.Loop() {
-			var err error
-			if l, err = e.SleepLatenessJade(n, time.Millisecond); err != nil {
-				b.Fatal(err)
-			}
-		}
-		reportLat(b, l)
-	})
-	b.Run("goroutine", func(b *testing.B) {
-		var l Latencies
-		WithProcs(1, func() {
-			for b.Loop() {
-				l = SleepLatenessGo(n, time.Millisecond)
-			}
-		})
-		reportLat(b, l)
-	})
+	latencyPair(b, func(e *Env) (Latencies, error) { return e.SleepLatenessJade(n, time.Millisecond) },
+		func() Latencies { return SleepLatenessGo(n, time.Millisecond) })
 }
 
 // BenchmarkFairness: 4 hogs on 2 workers; a host goroutine wakes a ticker
