@@ -233,6 +233,24 @@ func (c *Control) OnEnd(t *Task, f func()) {
 	t.mu.Unlock()
 }
 
+// takeEndHooks marks t ended and returns its end hooks.
+func (t *Task) takeEndHooks() []func() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.takeEndHooksLocked()
+}
+
+func (t *Task) takeEndHooksLocked() []func() {
+	t.ended = true
+	st := t.io.Load()
+	if st == nil {
+		return nil
+	}
+	hooks := st.onEnd
+	st.onEnd = nil
+	return hooks
+}
+
 // ioState returns t's I/O state, creating it (OnEnd may do so concurrently
 // from another worker, hence the lock and the atomic pointer).
 func (t *Task) ioState() *ioState {

@@ -97,6 +97,9 @@ func (s *Scheduler) Metrics() Metrics {
 	m.RunnableTasks = m.InjectQueue
 	for _, w := range s.workers {
 		n := w.local.len()
+		if w.lifo.Load() != nil {
+			n++
+		}
 		m.RunnableTasks += int64(n)
 		m.Workers = append(m.Workers, WorkerMetrics{ID: w.id, LocalQueue: n,
 			Dispatches: w.dispatches.Load(), Steals: w.steals.Load(), Parks: w.parks.Load()})

@@ -462,10 +462,19 @@ func (s *Scheduler) wake(w *worker, tok Token) bool {
 // WaitingTasks returns the number of tasks parked in Waiting.
 func (s *Scheduler) WaitingTasks() int64 { return s.waiting.Load() }
 
-// enqueue makes a Runnable task visible to workers: on the local queue of
-// worker w when the caller runs on one, else on the inject queue (waking a
-// parked worker).
+// enqueue makes a Runnable task visible to workers: in the lifo slot of
+// worker w when the task running there made it runnable, on w's local
+// queue when w made it runnable between tasks (timers, completions), else
+// on the inject queue (waking a parked worker).
 func (s *Scheduler) enqueue(w *worker, t *Task) {
+	if w != nil && w.inTask {
+		// Spawned or woken by the running task: it runs next here (the
+		// lifo slot); the task it displaces goes behind the others and
+		// may be stolen.
+		if t = w.lifo.Swap(t); t == nil {
+			return
+		}
+	}
 	if w != nil {
 		w.local.push(t, &s.inject)
 		if len(s.workers) > 1 {
@@ -612,13 +621,20 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 	} else {
 		execPool.Put(t.exec)
 	}
-	t.mu.Lock()
-	// End hooks (closing owned descriptors) are taken in the same section
-	// that publishes the outcome; OnEnd after it runs its hook at once.
-	t.ended = true
 	var hooks []func()
-	if st := t.io.Load(); st != nil {
-		hooks, st.onEnd = st.onEnd, nil
+	if t.io.Load() != nil {
+		// End hooks (closing owned descriptors) run before the outcome is
+		// published: whoever sees the task completed finds its handles
+		// closed. OnEnd after this runs its hook at once.
+		for _, f := range t.takeEndHooks() {
+			f()
+		}
+	}
+	t.mu.Lock()
+	if !t.ended {
+		// A hook registered since the check above (by a worker passing a
+		// handle to t as it ends) runs just after publication.
+		hooks = t.takeEndHooksLocked()
 	}
 	t.setOutcome(&o)
 	t.transition(Running, Completed)

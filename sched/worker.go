@@ -31,6 +31,25 @@ type worker struct {
 
 	local localQueue // lock-free ring: owner push/pop, thieves steal half
 
+	// lifo is the LIFO slot (Go's runnext, Tokio's lifo_slot): a task
+	// spawned or woken by the task running here goes into it and runs next
+	// on this worker, on the budget its waker's slice has left (sliceLeft),
+	// so a spawn/join or ping-pong chain stays on one warm core without
+	// waking another worker. It is never stolen: it runs within one slice
+	// or goes to the tail of the local queue, which keeps S-6 (a chain
+	// shares one slice; the queue waits at most about one slice). Written
+	// only by the owner; atomic for metrics.
+	lifo atomic.Pointer[Task]
+	// sliceLeft is the budget the last slice left (owner only): what a
+	// task taken from the lifo slot may run on.
+	sliceLeft int64
+	// inherit: the task being picked came from the lifo slot and runs on
+	// sliceLeft (owner only).
+	inherit bool
+	// inTask is true while a task's slice runs on this worker (owner
+	// only): spawns and wakes made by it go to the lifo slot.
+	inTask bool
+
 	park   parker // futex on Linux, one-slot channel elsewhere
 	parked bool   // on s.idle; guarded by s.idleMu
 	// notified: a notifier took w off s.idle and counted it as searching
@@ -152,6 +171,16 @@ func (w *worker) find() *Task {
 		// every ioPollEvery dispatches: the SQEs of the tasks run in
 		// between go to the kernel in one enter, not one each.
 		w.pollIO(x, 0)
+	}
+	if t := w.lifo.Load(); t != nil {
+		w.lifo.Store(nil)
+		if w.sliceLeft > 0 {
+			w.inherit = true
+			return t
+		}
+		// Its chain used up the slice: behind the others (S-6).
+		w.local.push(t, &s.inject)
+		w.injectFirst = true
 	}
 	if w.injectFirst || w.spent >= injectEvery || w.ticks%32 == 0 {
 		// The inject queue holds outside wakes and the older half of
@@ -312,7 +341,6 @@ func (w *worker) unidle() {
 
 // run gives t one slice: up to its engine's reduction limit.
 func (w *worker) run(t *Task) {
-	s := w.s
 	w.dispatches.Add(1)
 	if t.engine != w.labelled {
 		// CPU profiles split by engine: the label context is built once
@@ -323,6 +351,24 @@ func (w *worker) run(t *Task) {
 	}
 	t.transition(Runnable, Running)
 	t.w = w // cleared before t becomes visible to other workers
+	budget := t.engine.cfg.Load().ReductionLimit
+	if w.inherit {
+		// From the lifo slot: the rest of its waker's slice, less one
+		// reduction for the dispatch, so that a chain of tasks that each
+		// run no reduction still ends.
+		w.inherit = false
+		budget = min(budget, w.sliceLeft-1)
+	}
+	w.inTask = true
+	w.slice(t, &budget)
+	w.inTask = false
+	w.sliceLeft = budget
+}
+
+// slice runs t until its slice ends: it completes, suspends, yields or
+// uses up *budget.
+func (w *worker) slice(t *Task, budget *int64) {
+	s := w.s
 	ex := t.exec
 	if t.tm != nil && t.tm.owner != nil {
 		dropTaskTimer(w, t) // its wait ended: the timer must not fire later
@@ -334,18 +380,17 @@ func (w *worker) run(t *Task) {
 		s.finish(w, t, Outcome{Kind: Cancelled})
 		return
 	}
-	budget := t.engine.cfg.Load().ReductionLimit
 	if t.resume {
 		t.resume = false
 		t.disarm()
-		if !w.act(t, s.disp.Resume(t, ex.Request()), &budget) {
+		if !w.act(t, s.disp.Resume(t, ex.Request()), budget) {
 			return
 		}
 	}
 	for {
-		sig := ex.Run(budget)
-		w.spent += budget - ex.Left()
-		budget = ex.Left()
+		sig := ex.Run(*budget)
+		w.spent += *budget - ex.Left()
+		*budget = ex.Left()
 		switch sig {
 		case vmloop.SigCompleted:
 			w.end(t, Outcome{Kind: Success, Value: ex.Result()})
@@ -360,7 +405,7 @@ func (w *worker) run(t *Task) {
 			w.endSlice(t)
 			return
 		case vmloop.SigIntrinsic:
-			if !w.act(t, s.disp.Intrinsic(t, ex.Request()), &budget) {
+			if !w.act(t, s.disp.Intrinsic(t, ex.Request()), budget) {
 				return
 			}
 		}
