@@ -182,7 +182,10 @@ func (h *heap) alloc(k Kind, n int64) uint64 {
 		if len(h.objs) >= maxObjects-1 {
 			return 0
 		}
-		h.objs = append(h.objs, object{gen: 0}) // most tasks hold a handle or two: start at one
+		if len(h.objs) == cap(h.objs) {
+			h.grow()
+		}
+		h.objs = h.objs[:len(h.objs)+1]
 		i = len(h.objs)
 	}
 	o := &h.objs[i-1]
@@ -194,6 +197,17 @@ func (h *heap) alloc(k Kind, n int64) uint64 {
 	h.bytes += n
 	h.live++
 	return h.handle(i)
+}
+
+// grow doubles the object table (append's 1.25× for large slices would
+// copy a table that a task fills with thousands of handles — one per
+// spawned child, say — about five times its final size; doubling copies
+// it about twice). Most tasks hold a handle or two: it starts at two.
+func (h *heap) grow() {
+	n := min(max(2*cap(h.objs), 2), maxObjects)
+	objs := make([]object, len(h.objs), n)
+	copy(objs, h.objs)
+	h.objs = objs
 }
 
 // allocFail is the trap of a failed alloc of n bytes.
