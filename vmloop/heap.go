@@ -202,9 +202,9 @@ func (h *heap) alloc(k Kind, n int64) uint64 {
 // grow doubles the object table (append's 1.25× for large slices would
 // copy a table that a task fills with thousands of handles — one per
 // spawned child, say — about five times its final size; doubling copies
-// it about twice). Most tasks hold a handle or two: it starts at two.
+// it about twice). Most tasks hold a handle or two: it starts at one.
 func (h *heap) grow() {
-	n := min(max(2*cap(h.objs), 2), maxObjects)
+	n := min(max(2*cap(h.objs), 1), maxObjects)
 	objs := make([]object, len(h.objs), n)
 	copy(objs, h.objs)
 	h.objs = objs
