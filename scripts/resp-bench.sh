@@ -6,7 +6,13 @@
 # redis-server's single thread. Prints a table of requests per second and
 # the ratios, and writes it to -o FILE (default perf-resp.txt).
 #
-#   scripts/resp-bench.sh [-o FILE] [-n REQUESTS] [-c CLIENTS]
+#   scripts/resp-bench.sh [-o FILE] [-n REQUESTS] [-c CLIENTS] [-q PERCENT]
+#
+# -q PERCENT caps each server at PERCENT of one CPU (a CFS bandwidth
+# cgroup, 10 ms period; needs root and a writable cgroup cpu controller).
+# On a 2-CPU machine the single-threaded redis-benchmark client is
+# otherwise the limit and every server lands at the same requests/s;
+# capped, the server is the limit and requests/s compares server capacity.
 #
 # Installs redis-server and redis-tools with apt-get when they are missing
 # and it can (root, or password-less sudo); otherwise it says what is
@@ -17,12 +23,14 @@ cd "$(dirname "$0")/.."
 out=perf-resp.txt
 requests=200000
 clients=50
-while getopts "o:n:c:h" opt; do
+quota=
+while getopts "o:n:c:q:h" opt; do
   case $opt in
     o) out=$OPTARG ;;
     n) requests=$OPTARG ;;
     c) clients=$OPTARG ;;
-    *) sed -n '2,14p' "$0"; exit 0 ;;
+    q) quota=$OPTARG ;;
+    *) sed -n '2,21p' "$0"; exit 0 ;;
   esac
 done
 
@@ -68,9 +76,34 @@ else
   say "$placement"
 fi
 
+# --- CPU cap (-q) ------------------------------------------------------------
+# cgroup: the directory whose cgroup.procs takes a server, or empty.
+cgroup=
+if [ -n "$quota" ]; then
+  period=10000
+  q=$(awk -v p="$quota" -v per=$period 'BEGIN { printf "%d", p * per / 100 }')
+  if [ -w /sys/fs/cgroup/cgroup.subtree_control ] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+    cgroup=/sys/fs/cgroup/resp-bench.$$
+    mkdir "$cgroup" 2>/dev/null && echo "$q $period" >"$cgroup/cpu.max" 2>/dev/null || cgroup=
+  elif [ -w /sys/fs/cgroup/cpu ]; then
+    cgroup=/sys/fs/cgroup/cpu/resp-bench.$$
+    mkdir "$cgroup" 2>/dev/null && echo $period >"$cgroup/cpu.cfs_period_us" &&
+      echo "$q" >"$cgroup/cpu.cfs_quota_us" 2>/dev/null || cgroup=
+  fi
+  if [ -n "$cgroup" ]; then
+    placement="$placement; each server capped at $quota% of a CPU (cgroup CPU bandwidth, ${period} µs period)"
+  else
+    say "-q $quota: no writable cgroup CPU controller (root needed): running uncapped"
+  fi
+fi
+
 logdir=$(mktemp -d)
 pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$logdir"; }
+cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null
+  rm -rf "$logdir"
+  if [ -n "$cgroup" ]; then sleep 0.2; rmdir "$cgroup" 2>/dev/null; fi
+}
 trap cleanup EXIT
 
 # wait_port PORT PID: until PORT accepts (10 s) or PID exits.
@@ -123,7 +156,12 @@ bench() {
 # run NAME PORT CMD...: start the server pinned, benchmark it, stop it.
 run() {
   local name=$1 port=$2; shift 2
-  "${srv[@]}" "$@" >"$logdir/$name.log" 2>&1 &
+  if [ -n "$cgroup" ]; then
+    # Join the cgroup before exec, so every thread of the server is capped.
+    (echo "$BASHPID" >"$cgroup/cgroup.procs" && exec "${srv[@]}" "$@") >"$logdir/$name.log" 2>&1 &
+  else
+    "${srv[@]}" "$@" >"$logdir/$name.log" 2>&1 &
+  fi
   pid=$!
   if ! wait_port "$port" "$pid"; then
     say "$name: server did not start: $(tail -n 5 "$logdir/$name.log")"
