@@ -20,17 +20,41 @@
 //   - blen, bget and bset on the byte buffers Go has handed to this call
 //     (see "Handle operations" below).
 //
-// It runs the program as jn_prepare rewrote it once per program (kept in
-// vmloop.NativeProgram.Ext): the same words at the same pcs, with the
-// opcode byte of some instructions replaced by a superinstruction's. A
-// move, ldi, add, sub, addi or subi followed by a branch, call or ret in
-// the same function runs as one handler (the second instruction keeps its
-// own word, so a branch to it runs it alone), and a branch whose forward
-// target is a ret runs that ret at once when taken. Each part is charged
-// and can exit exactly as when run alone (only the second part of a pair
-// can exit), so reductions, safe points and exit pcs do not change. The
-// function table of the prepared program holds each function's code
-// offset and register count.
+// It runs the program as jn_prepare made it once per program (kept in
+// vmloop.NativeProgram.Ext): two words per instruction, at the
+// instruction's pc, a handler word (the address of the code in jn_run that
+// runs it; the dispatch of every handler is one load and one indirect
+// jump) and an operand word (the instruction word). Each function's code
+// is preceded by its index and register count. A call's operand word holds
+// the offset of the callee's code instead of its index (callx), so a call
+// needs no table lookup. The handler of an instruction may be a
+// superinstruction, which runs it and what follows as one handler:
+//
+//   - a mov, ldi, add, sub, addi, subi or bget followed, in the same
+//     function, by a branch, call or ret;
+//   - a branch whose forward target is a ret: taken, it runs that ret;
+//   - a jmp whose target is a conditional branch (a loop's back edge to its
+//     test), alone or after an add, sub, addi or subi: it runs the branch
+//     at the target after the jmp's own safe point.
+//
+// The later instruction keeps its own handler word, so a branch to it runs
+// it alone. Each part is charged as it starts and can exit or preempt
+// exactly as when run alone, so reductions, safe points and exit pcs do
+// not change.
+//
+// # Frames
+//
+// The frame stack is vmloop's ({fn, pc, base}), shared with the Go loop.
+// Within one call into C, a call stores in the caller's frame its return pc
+// and, in place of its function index, ~(offset of its code in the
+// prepared program), a negative number, so that ret finds the caller's
+// code with one load (a frame that still holds an index, one pushed by Go,
+// is looked up in the function table). The current frame's function is
+// kept in a register. Before it returns to Go, the C loop writes the
+// current frame's index and pc and turns every negative fn back into an
+// index (those frames are contiguous just below the current one; their
+// number is at most the calls made in this call into C), so Go only ever
+// sees indexes.
 //
 // The arithmetic has no undefined behaviour and needs no compiler flag:
 // i64 values are computed on uint64_t (wrapping), signed views avoid even
@@ -43,7 +67,9 @@
 // and a switch elsewhere (or with -DJN_NO_GOTO). GCC's cross-jumping would
 // merge the ~200 dispatch jumps into a few; -fno-crossjumping is not in
 // cgo's flag allow-list, so jn_run asks for it with a GCC-only function
-// attribute. The cgo flags are -O2 and -lm only.
+// attribute; jn_run is also kept from being inlined or cloned, since the
+// addresses of its labels are stored in prepared programs (valid in this
+// process only). The cgo flags are -O2 and -lm only.
 //
 // # Reductions and preemption
 //
@@ -114,7 +140,9 @@
 // three int64 each), and on the program flattened once per program
 // (vmloop.Program.Native: every function's code, the KInt and KFlt pools
 // in one []uint64, and a []int64 of {code offset, nregs, nparams} per
-// function) and prepared once by jn_prepare (a []uint64, see above). Their
+// function) and prepared once by jn_prepare (a []uint64 of handler
+// addresses, operand words, the pools and a function table of code
+// offsets: no Go pointers; see above). Their
 // first-element pointers are passed as call arguments only, C keeps no
 // copy of them after the call, and the in/out scalars live in a struct on
 // the Go stack; `#cgo noescape` and `#cgo nocallback` on jn_run keep that

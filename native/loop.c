@@ -116,72 +116,180 @@ static inline uint64_t jn_ftoi(double x) {
 	return (uint64_t)(int64_t)x;
 }
 
-/* Superinstructions. jn_prepare rewrites the opcode byte of an instruction
- * that is followed, in the same function, by one it fuses with: the pair
- * then runs as one handler (the first's body, then the second's handler
- * entered directly, without a dispatch). The second instruction keeps its
- * own word, so a branch to it runs it alone; reductions, safe points and
- * exits are those of the two instructions run one after the other (the
- * first part never exits). Fused opcodes are >= JN_XBASE, above every
- * opcode of the ISA, so jn_run also runs words that were not prepared.
+/* Handlers. jn_prepare gives every instruction a handler (loop.h: the
+ * prepared program holds, per instruction, a handler word and an operand
+ * word; jn_run dispatches by jumping to the address in the handler word).
+ * A handler is one hot opcode, or a superinstruction: instructions that
+ * follow each other in one function, or a jmp and its target, run as one
+ * handler (the parts one after the other, without a dispatch between
+ * them). The later parts keep their own handler words, so a branch to one
+ * runs it alone. Every part is charged as it starts and can exit or
+ * preempt exactly as when run alone, so reductions, safe points and exit
+ * pcs are those of the instructions run one by one.
  *
- * Firsts: simple moves and i64 arithmetic; seconds: every branch, call
- * and ret. */
-#define JN_FIRSTS(X) X(MOV) X(LDI) X(ADD) X(SUB) X(ADDI) X(SUBI)
+ *   - singles: every opcode jn_run executes, and callx: a call whose
+ *     operand word holds the offset of the callee's code instead of its
+ *     function index (every call, unless the prepared program is too big);
+ *   - pairs: a first (mov*, ldi, add, sub, addi, subi, bget) followed by a
+ *     second (every branch, callx, ret);
+ *   - R forms: a branch whose forward target is a ret runs that ret at once
+ *     when taken;
+ *   - JC forms: a jmp whose target is a conditional branch (a loop's back
+ *     edge to its test) runs that branch at once, after the jmp's safe
+ *     point, alone or after an add, sub, addi or subi (the loop step). */
+#define JN_OPS(X) X(NOP) X(MOVI) X(MOVF) X(MOVR) X(LDI) X(LDK) X(LDF) X(ADD) X(SUB) X(MUL) X(DIV) \
+	X(REM) X(NEG) X(AND) X(OR) X(XOR) X(SHL) X(SHR) X(SAR) X(ADDI) X(SUBI) X(MULI) X(ANDI) X(SHLI) \
+	X(SHRI) X(SARI) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(FADD) X(FSUB) X(FMUL) X(FDIV) X(FNEG) \
+	X(FSQRT) X(FLT) X(FLE) X(FEQ) X(ITOF) X(FTOI) X(JMP) X(JZ) X(JNZ) X(JEQ) X(JNE) X(JLT) X(JLE) \
+	X(JGT) X(JGE) X(JEQI) X(JNEI) X(JLTI) X(JLEI) X(JGTI) X(JGEI) X(CALL) X(RET) X(RETV) \
+	X(TAILCALL) X(BLEN) X(BGET) X(BSET)
+#define JN_CONDS(X) X(JZ) X(JNZ) X(JEQ) X(JNE) X(JLT) X(JLE) X(JGT) X(JGE) X(JEQI) X(JNEI) X(JLTI) \
+	X(JLEI) X(JGTI) X(JGEI)
+#define JN_BRANCHES(X) X(JMP) JN_CONDS(X)
+#define JN_FIRSTS(X) X(MOV) X(LDI) X(ADD) X(SUB) X(ADDI) X(SUBI) X(BGET)
 #define JN_FIRST_OPS(X) X(MOVI, MOV) X(MOVF, MOV) X(MOVR, MOV) X(LDI, LDI) \
-	X(ADD, ADD) X(SUB, SUB) X(ADDI, ADDI) X(SUBI, SUBI)
-#define JN_SECONDS(X, f) X(f, JMP) X(f, CALL) X(f, RET) X(f, JZ) X(f, JNZ) \
+	X(ADD, ADD) X(SUB, SUB) X(ADDI, ADDI) X(SUBI, SUBI) X(BGET, BGET)
+/* firsts that also fuse with a jmp to a conditional branch (loop steps) */
+#define JN_LFIRSTS(X) X(ADD) X(SUB) X(ADDI) X(SUBI)
+#define JN_SECONDS(X, f) X(f, JMP) X(f, CALLX) X(f, RET) X(f, JZ) X(f, JNZ) \
 	X(f, JEQ) X(f, JNE) X(f, JLT) X(f, JLE) X(f, JGT) X(f, JGE) X(f, JEQI) \
 	X(f, JNEI) X(f, JLTI) X(f, JLEI) X(f, JGTI) X(f, JGEI)
-/* Branches whose (forward) target is a ret: taken, the ret runs at once. */
-#define JN_BRANCHES(X) X(JMP) X(JZ) X(JNZ) X(JEQ) X(JNE) X(JLT) X(JLE) X(JGT) \
-	X(JGE) X(JEQI) X(JNEI) X(JLTI) X(JLEI) X(JGTI) X(JGEI)
+
 #define JN_ENUM_F(f) F_##f,
-#define JN_ENUM_R(b) R_##b,
 #define JN_ENUM_S(f, s) S_##s,
+#define JN_ENUM_L(f) L_##f,
+#define JN_ENUM_C(c) C_##c,
 enum { JN_FIRSTS(JN_ENUM_F) JN_NF };
 enum { JN_SECONDS(JN_ENUM_S, _) JN_NS };
-enum { JN_BRANCHES(JN_ENUM_R) JN_NR };
-#define JN_XBASE 128
-/* the code of the function whose table entry is at cf (loop.h: JN_XF) */
-#define JN_CODE(cf) ((const uint64_t *)((const char *)(cf) - (cf)[0]))
-#define JN_XOP(f, s) (JN_XBASE + (f) * JN_NS + (s))
-#define JN_RBASE JN_XOP(JN_NF, 0)
-#define JN_ROP(b) (JN_RBASE + (b))
-typedef char jn_xfits[JN_ROP(JN_NR) <= 256 ? 1 : -1];
+enum { JN_LFIRSTS(JN_ENUM_L) JN_NL };
+enum { JN_CONDS(JN_ENUM_C) JN_NC };
+
+/* The handler numbers (jn_prepare) */
+#define JN_H_OP(op) H_##op,
+#define JN_H_R(b) H_R_##b,
+#define JN_H_X(f, s) H_##f##_##s,
+#define JN_H_ROW(f) JN_SECONDS(JN_H_X, f)
+#define JN_H_JC(c) H_JC_##c,
+#define JN_H_LJC(f, c) H_##f##_JC_##c,
+#define JN_LJC_ROW(X, f) X(f, JZ) X(f, JNZ) X(f, JEQ) X(f, JNE) X(f, JLT) X(f, JLE) X(f, JGT) \
+	X(f, JGE) X(f, JEQI) X(f, JNEI) X(f, JLTI) X(f, JLEI) X(f, JGTI) X(f, JGEI)
+#define JN_H_LROW(f) JN_LJC_ROW(JN_H_LJC, f)
+enum {
+	H_COLD, /* an instruction jn_run does not execute: exits */
+	JN_OPS(JN_H_OP)
+	H_CALLX,
+	JN_BRANCHES(JN_H_R)
+	JN_FIRSTS(JN_H_ROW)
+	JN_CONDS(JN_H_JC)
+	JN_LFIRSTS(JN_H_LROW)
+	H_N
+};
+#define H_R0 H_R_JMP
+#define JN_HX(f, s) (H_MOV_JMP + (f) * JN_NS + (s))
+#define JN_HJC(c) (H_JC_JZ + (c))
+#define JN_HLJC(l, c) (H_ADD_JC_JZ + (l) * JN_NC + (c))
+typedef char jn_xrows[JN_HX(JN_NF, 0) == H_JC_JZ && JN_HLJC(JN_NL, 0) == H_N ? 1 : -1];
+
+#if defined(__GNUC__) && !defined(JN_NO_GOTO) /* JN_NO_GOTO: test the switch */
+#define JN_GOTO 1
+#endif
+
+/* Layout of the prepared program (loop.h). */
+#define JN_HDR 4 /* {kint, kflt, function table, 0} */
+
+static int64_t jn_exec(jn_io *io, uint64_t *regs, jn_frame *frames, const uint64_t *prog, const uint32_t *stop,
+                       const jn_bufs *bufs, void *const **tabp);
+
+/* The condition (C_*) of the conditional branch that the jmp at i (in the
+ * function of code [start, end)) jumps to, or -1. */
+static int jn_jcond(const uint64_t *words, int64_t start, int64_t end, int64_t i) {
+	int64_t t = start + jn_d(words[i]);
+	unsigned op;
+	if (t < start || t >= end)
+		return -1;
+	op = (unsigned)(words[t] & 0xffu);
+	return op >= OP_JZ && op <= OP_JGEI ? (int)(op - OP_JZ) : -1;
+}
+
+/* jn_prep_size: see loop.h. */
+int64_t jn_prep_size(int64_t nwords, int64_t ncode, int64_t nfuncs) {
+	return JN_HDR + 3 * nfuncs + 2 * ncode + (nwords - ncode);
+}
 
 /* jn_prepare: see loop.h. */
 void jn_prepare(uint64_t *out, const uint64_t *words, int64_t nwords, const int64_t *funcs, int64_t nfuncs,
-                int64_t ncode) {
-	static signed char first[256], second[256], branch[256];
-	int64_t i, fn;
+                int64_t ncode, int64_t kflt) {
+	signed char first[256], second[256], lfirst[256];
+	short single[256];
+	int64_t i, fn, n = jn_prep_size(nwords, ncode, nfuncs);
+	int64_t pools = JN_HDR + 2 * nfuncs + 2 * ncode, xf = pools + (nwords - ncode);
+	int callx = n <= (int64_t)UINT32_MAX; /* callee offsets fit the operand word */
+#ifdef JN_GOTO
+	void *const *tab;
+	jn_exec(0, 0, 0, 0, 0, 0, &tab);
+#define JN_HWORD(h) ((uint64_t)(uintptr_t)tab[h])
+#else
+#define JN_HWORD(h) ((uint64_t)(h))
+#endif
 	memset(first, -1, sizeof first);
 	memset(second, -1, sizeof second);
-	memset(branch, -1, sizeof branch);
-#define JN_SET_R(b) branch[OP_##b] = R_##b;
-	JN_BRANCHES(JN_SET_R)
+	memset(lfirst, -1, sizeof lfirst);
+	for (i = 0; i < 256; i++)
+		single[i] = H_COLD;
+#define JN_SET_OP(op) single[OP_##op] = H_##op;
+	JN_OPS(JN_SET_OP)
 #define JN_SET_F(op, f) first[OP_##op] = F_##f;
-#define JN_SET_S(f, s) second[OP_##s] = S_##s;
 	JN_FIRST_OPS(JN_SET_F)
+#define JN_SET_S(f, s) second[OP_##s] = S_##s;
+#define OP_CALLX OP_CALL
 	JN_SECONDS(JN_SET_S, _)
-	memcpy(out, words, (size_t)nwords * sizeof *out);
+#define JN_SET_L(f) lfirst[OP_##f] = L_##f;
+	JN_LFIRSTS(JN_SET_L)
+	if (!callx)
+		second[OP_CALL] = -1;
+	out[0] = (uint64_t)pools; /* the pools start with kint */
+	out[1] = (uint64_t)(pools + (kflt - ncode));
+	out[2] = (uint64_t)xf;
+	out[3] = 0;
+	/* the function table and the code offsets, first (calls need them) */
+	for (fn = 0; fn < nfuncs; fn++)
+		out[xf + fn] = (uint64_t)(JN_HDR + 2 * fn + 2 + 2 * funcs[3 * fn]);
 	for (fn = 0; fn < nfuncs; fn++) {
 		int64_t start = funcs[3 * fn], end = fn + 1 < nfuncs ? funcs[3 * (fn + 1)] : ncode;
-		int64_t at = nwords + JN_XF * fn; /* the function's entry in the table */
-		out[at] = (uint64_t)(at - start) * sizeof *out; /* in bytes */
-		out[at + 1] = (uint64_t)funcs[3 * fn + 1];
+		uint64_t *code = out + out[xf + fn];
+		code[-2] = (uint64_t)fn;
+		code[-1] = (uint64_t)funcs[3 * fn + 1];
 		for (i = start; i < end; i++) {
-			int f = first[words[i] & 0xffu], b = branch[words[i] & 0xffu];
-			int s = i + 1 < end ? second[words[i + 1] & 0xffu] : -1;
-			if (f >= 0 && s >= 0)
-				out[i] = (words[i] & ~(uint64_t)0xffu) | (uint64_t)JN_XOP(f, s);
-			if (b >= 0) {
-				int64_t t = start + jn_d(words[i]);
-				if (t > i && t < end && (words[t] & 0xffu) == OP_RET)
-					out[i] = (words[i] & ~(uint64_t)0xffu) | (uint64_t)JN_ROP(b);
+			uint64_t w = words[i];
+			unsigned op = (unsigned)(w & 0xffu);
+			int h = single[op];
+			int f = first[op];
+			int64_t k = i - start;
+			if (op == OP_CALL && callx) {
+				/* callx: the callee's code offset replaces its index */
+				h = H_CALLX;
+				w = (w & 0xffffffffu) | out[xf + jn_d(w)] << 32;
 			}
+			if (op == OP_JMP && jn_jcond(words, start, end, i) >= 0)
+				h = JN_HJC(jn_jcond(words, start, end, i));
+			if (f >= 0 && i + 1 < end) {
+				unsigned op2 = (unsigned)(words[i + 1] & 0xffu);
+				int c = op2 == OP_JMP ? jn_jcond(words, start, end, i + 1) : -1;
+				if (c >= 0 && lfirst[op] >= 0)
+					h = JN_HLJC(lfirst[op], c);
+				else if (second[op2] >= 0)
+					h = JN_HX(f, second[op2]);
+			}
+			if (op >= OP_JMP && op <= OP_JGEI) {
+				int64_t t = start + jn_d(w);
+				if (t > i && t < end && (words[t] & 0xffu) == OP_RET)
+					h = H_R0 + (int)(op - OP_JMP);
+			}
+			code[2 * k] = JN_HWORD(h);
+			code[2 * k + 1] = w;
 		}
 	}
+	memcpy(out + pools, words + ncode, (size_t)(nwords - ncode) * sizeof *out);
 }
 
 /* The table of a call without buffers. */
@@ -198,44 +306,80 @@ static inline const jn_buf *jn_find(const jn_bufs *t, uint64_t h) {
 
 #if defined(__GNUC__)
 #define JN_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define JN_LIKELY(x) __builtin_expect(!!(x), 1)
 #else
 #define JN_UNLIKELY(x) (x)
+#define JN_LIKELY(x) (x)
 #endif
-#if defined(__GNUC__) && !defined(JN_NO_GOTO) /* JN_NO_GOTO: test the switch */
-#define JN_GOTO 1
+#if defined(__GNUC__)
 #define JN_STOPPED() (__atomic_load_n(stop, __ATOMIC_ACQUIRE) != 0)
 #else
 #define JN_STOPPED() (*(volatile const uint32_t *)stop != 0)
 #endif
 
-/* GCC's cross-jumping merges the replicated dispatch jumps of the
- * threaded handlers into about 6 shared ones, which defeats the point of
- * threaded dispatch (per-handler branch prediction). The command-line fix
- * (-fno-crossjumping) is not in cgo's flag allow-list, so the function
- * asks for it itself; other compilers ignore nothing they need here. */
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("no-crossjumping")))
-#endif
 int64_t jn_run(jn_io *io, uint64_t *regs, jn_frame *frames, const uint64_t *prog, const uint32_t *stop,
                const jn_bufs *bufs) {
+	return jn_exec(io, regs, frames, prog, stop, bufs, 0);
+}
+
+/* jn_exec is jn_run; with tabp set it only stores there the address of
+ * its table of handler addresses (for jn_prepare) and returns.
+ *
+ * The addresses of its labels are kept in prepared programs, so it must
+ * be neither inlined nor cloned (the copy's labels would have other
+ * addresses). GCC's cross-jumping merges the replicated dispatch jumps of
+ * the threaded handlers into about 6 shared ones, which defeats the point
+ * of threaded dispatch (per-handler branch prediction). The command-line
+ * fix (-fno-crossjumping) is not in cgo's flag allow-list, so the function
+ * asks for it itself. */
+#if defined(__clang__)
+__attribute__((noinline))
+#elif defined(__GNUC__)
+__attribute__((noinline, noclone, optimize("no-crossjumping")))
+#endif
+static int64_t jn_exec(jn_io *io, uint64_t *regs, jn_frame *frames, const uint64_t *prog, const uint32_t *stop,
+                       const jn_bufs *bufs, void *const **tabp) {
+#ifdef JN_GOTO
+#define JN_TAB_OP(op) [H_##op] = &&L_##op,
+#define JN_TAB_R(b) [H_R_##b] = &&L_R_##b,
+#define JN_TAB_X(f, s) [H_##f##_##s] = &&L_##f##_##s,
+#define JN_TAB_ROW(f) JN_SECONDS(JN_TAB_X, f)
+	static void *const tab[H_N] = {
+		[H_COLD] = &&exit_cold,
+		JN_OPS(JN_TAB_OP)
+		[H_CALLX] = &&L_CALLX,
+		JN_BRANCHES(JN_TAB_R)
+		JN_FIRSTS(JN_TAB_ROW)
+#define JN_TAB_JC(c) [H_JC_##c] = &&L_JC_##c,
+#define JN_TAB_LJC(f, c) [H_##f##_JC_##c] = &&L_##f##_JC_##c,
+#define JN_TAB_LROW(f) JN_LJC_ROW(JN_TAB_LJC, f)
+		JN_CONDS(JN_TAB_JC)
+		JN_LFIRSTS(JN_TAB_LROW)
+	};
+	if (tabp) {
+		*tabp = tab;
+		return 0;
+	}
+#else
+	(void)tabp;
+#endif
 	int64_t left = io->left;
 	const int64_t nregs = io->nregs;
 	/* a call from a frame at or past flast exits: the frame stack is full
 	 * or the depth limit is reached */
 	int64_t flim = io->nframes < io->maxframes ? io->nframes : io->maxframes;
 	const jn_frame *const flast = frames + (flim > 1 ? flim - 1 : 0);
-	const uint64_t *const kint = prog + io->kint;
-	const uint64_t *const kflt = prog + io->kflt;
-	/* the function table: JN_XF words per function, {distance back from
-	 * the entry to the function's code, nregs} */
-	const uint64_t *const xf = prog + io->xfuncs;
+	const uint64_t *const kint = prog + prog[0];
+	const uint64_t *const kflt = prog + prog[1];
+	const uint64_t *const xf = prog + prog[2]; /* code offset of each function */
 	jn_frame *f = frames + io->fp; /* the current frame */
 	if (!bufs)
 		bufs = &jn_nobufs;
-	const uint64_t *code = JN_CODE(xf + JN_XF * f->fn);
-	int64_t pc = f->pc;
-	int64_t base = f->base;
-	uint64_t *r = regs + base;
+	/* code: the current function's first instruction; ip: the next one to
+	 * run (2 words per instruction); r: the current register window */
+	const uint64_t *code = prog + xf[f->fn];
+	const uint64_t *ip = code + 2 * f->pc;
+	uint64_t *r = regs + f->base;
 	uint64_t ins;
 
 #define A ((unsigned)(ins >> 8) & 0xffu)
@@ -255,9 +399,9 @@ int64_t jn_run(jn_io *io, uint64_t *regs, jn_frame *frames, const uint64_t *prog
 #define BRANCH(cond)                               \
 	do {                                           \
 		if (cond) {                                \
-			int64_t t_ = D;                        \
-			int back_ = t_ < pc;                   \
-			pc = t_;                               \
+			const uint64_t *t_ = code + 2 * D;     \
+			int back_ = t_ < ip;                   \
+			ip = t_;                               \
 			if (back_)                             \
 				SAFEPOINT();                       \
 		}                                          \
@@ -265,7 +409,7 @@ int64_t jn_run(jn_io *io, uint64_t *regs, jn_frame *frames, const uint64_t *prog
 	} while (0)
 
 /* The bodies of the control transfers, instantiated alone and as the
- * second half of superinstructions (each copy has its own dispatch). */
+ * later part of superinstructions (each copy has its own dispatch). */
 #define IF_JMP 1
 #define IF_JZ (RA == 0)
 #define IF_JNZ (RA != 0)
@@ -296,34 +440,39 @@ int64_t jn_run(jn_io *io, uint64_t *regs, jn_frame *frames, const uint64_t *prog
 #define DO_JLEI BRANCH(IF_JLEI)
 #define DO_JGTI BRANCH(IF_JGTI)
 #define DO_JGEI BRANCH(IF_JGEI)
-/* call: the frame stack is full (Go grows it), the depth limit (Go traps)
- * or the register stack is too small (Go grows it) exit */
-#define DO_CALL                                    \
+/* call the function whose code starts at nc: the frame stack is full (Go
+ * grows it), the depth limit (Go traps) or the register stack is too small
+ * (Go grows it) exit. The caller's frame keeps its return pc and, in place
+ * of its function index, ~(offset of its code in prog) (negative), which
+ * ret uses directly; every exit puts the index back (jn_frames). The
+ * callee's fn is written at the exit or at its own call. */
+#define DO_CALL_TO(nc)                             \
 	do {                                           \
-		int64_t fn_ = D;                           \
-		int64_t nbase_ = base + (int64_t)A;        \
-		const uint64_t *cf_ = xf + JN_XF * fn_;    \
-		if (JN_UNLIKELY(f >= flast || nbase_ + jn_s(cf_[1]) > nregs)) \
+		const uint64_t *c_ = (nc);                 \
+		uint64_t *nr_ = r + A;                     \
+		if (JN_UNLIKELY(f >= flast || (nr_ - regs) + (int64_t)c_[-1] > nregs)) \
 			goto exit_op;                          \
-		f->pc = pc;                                \
+		f->fn = ~(int64_t)(code - prog);           \
+		f->pc = (ip - code) >> 1;                  \
 		f++;                                       \
-		f->fn = fn_;                               \
-		f->base = nbase_;                          \
-		base = nbase_;                             \
-		code = JN_CODE(cf_);                       \
-		pc = 0;                                    \
-		r += A;                                    \
+		f->base = nr_ - regs;                      \
+		code = c_;                                 \
+		ip = c_;                                   \
+		r = nr_;                                   \
 		SAFEPOINT();                               \
 		NEXT();                                    \
 	} while (0)
+#define DO_CALL DO_CALL_TO(prog + xf[D])
+#define DO_CALLX DO_CALL_TO(prog + (ins >> 32))
 /* ret of the entry function exits: Go finishes the task */
 #define DO_RETV_TAIL                               \
 	do {                                           \
+		int64_t x_;                                \
 		f--;                                       \
-		code = JN_CODE(xf + JN_XF * f->fn);        \
-		pc = f->pc;                                \
-		base = f->base;                            \
-		r = regs + base;                           \
+		x_ = f->fn;                                \
+		code = JN_LIKELY(x_ < 0) ? prog + ~x_ : prog + xf[x_]; \
+		ip = code + 2 * f->pc;                     \
+		r = regs + f->base;                        \
 		SAFEPOINT();                               \
 		NEXT();                                    \
 	} while (0)
@@ -340,62 +489,38 @@ int64_t jn_run(jn_io *io, uint64_t *regs, jn_frame *frames, const uint64_t *prog
 			goto exit_op;                          \
 		DO_RETV_TAIL;                              \
 	} while (0)
+/* the next part of a superinstruction */
+#define STEP()                                     \
+	do {                                           \
+		ins = ip[1];                               \
+		ip += 2;                                   \
+	} while (0)
 
 #ifdef JN_GOTO
-	static void *const tab[256] = {
-		[OP_LDS] = &&exit_cold, [OP_NHOT ... OP_BLEN - 1] = &&exit_cold,
-		[OP_BSET + 1 ... JN_XBASE - 1] = &&exit_cold,
-		[JN_ROP(JN_NR) ... 255] = &&exit_cold,
-		[OP_NOP] = &&L_NOP, [OP_MOVI] = &&L_MOVI, [OP_MOVF] = &&L_MOVF,
-		[OP_MOVR] = &&L_MOVR, [OP_LDI] = &&L_LDI, [OP_LDK] = &&L_LDK,
-		[OP_LDF] = &&L_LDF, [OP_ADD] = &&L_ADD, [OP_SUB] = &&L_SUB,
-		[OP_MUL] = &&L_MUL, [OP_DIV] = &&L_DIV, [OP_REM] = &&L_REM,
-		[OP_NEG] = &&L_NEG, [OP_AND] = &&L_AND, [OP_OR] = &&L_OR,
-		[OP_XOR] = &&L_XOR, [OP_SHL] = &&L_SHL, [OP_SHR] = &&L_SHR,
-		[OP_SAR] = &&L_SAR, [OP_ADDI] = &&L_ADDI, [OP_SUBI] = &&L_SUBI,
-		[OP_MULI] = &&L_MULI, [OP_ANDI] = &&L_ANDI, [OP_SHLI] = &&L_SHLI,
-		[OP_SHRI] = &&L_SHRI, [OP_SARI] = &&L_SARI, [OP_EQ] = &&L_EQ,
-		[OP_NE] = &&L_NE, [OP_LT] = &&L_LT, [OP_LE] = &&L_LE, [OP_GT] = &&L_GT,
-		[OP_GE] = &&L_GE, [OP_FADD] = &&L_FADD, [OP_FSUB] = &&L_FSUB,
-		[OP_FMUL] = &&L_FMUL, [OP_FDIV] = &&L_FDIV, [OP_FNEG] = &&L_FNEG,
-		[OP_FSQRT] = &&L_FSQRT, [OP_FLT] = &&L_FLT, [OP_FLE] = &&L_FLE,
-		[OP_FEQ] = &&L_FEQ, [OP_ITOF] = &&L_ITOF, [OP_FTOI] = &&L_FTOI,
-		[OP_JMP] = &&L_JMP, [OP_JZ] = &&L_JZ, [OP_JNZ] = &&L_JNZ,
-		[OP_JEQ] = &&L_JEQ, [OP_JNE] = &&L_JNE, [OP_JLT] = &&L_JLT,
-		[OP_JLE] = &&L_JLE, [OP_JGT] = &&L_JGT, [OP_JGE] = &&L_JGE,
-		[OP_JEQI] = &&L_JEQI, [OP_JNEI] = &&L_JNEI, [OP_JLTI] = &&L_JLTI,
-		[OP_JLEI] = &&L_JLEI, [OP_JGTI] = &&L_JGTI, [OP_JGEI] = &&L_JGEI,
-		[OP_CALL] = &&L_CALL, [OP_RET] = &&L_RET, [OP_RETV] = &&L_RETV,
-		[OP_TAILCALL] = &&L_TAILCALL, [OP_BLEN] = &&L_BLEN, [OP_BGET] = &&L_BGET,
-		[OP_BSET] = &&L_BSET,
-#define JN_TAB_X(f, s) [JN_XOP(F_##f, S_##s)] = &&L_##f##_##s,
-#define JN_TAB_ROW(f) JN_SECONDS(JN_TAB_X, f)
-		JN_FIRSTS(JN_TAB_ROW)
-#define JN_TAB_R(b) [JN_ROP(R_##b)] = &&L_R_##b,
-		JN_BRANCHES(JN_TAB_R)
-	};
-/* Threaded dispatch: every handler ends with its own indirect jump. Each
- * handler charges its instructions as it starts (a superinstruction 2). */
+/* Threaded dispatch: every handler ends with its own indirect jump to the
+ * address in the next instruction's handler word. Each handler charges
+ * its first instruction as it starts. */
 #define NEXT()                                     \
 	do {                                           \
-		ins = code[pc++];                          \
-		goto *tab[ins & 0xffu];                    \
+		const uint64_t *p_ = ip;                   \
+		ins = p_[1];                               \
+		ip = p_ + 2;                               \
+		goto *(void *)(uintptr_t)p_[0];            \
 	} while (0)
-#define CASE(op) L_##op: left--;
-#define XCASE(f, s) L_##f##_##s: left -= 2;
-#define RCASE(b) L_R_##b: left--;
+#define HANDLER(h) L_##h:
 	NEXT();
 #else
 #define NEXT() goto dispatch
-#define CASE(op) case OP_##op: left--;
-#define XCASE(f, s) case JN_XOP(F_##f, S_##s): left -= 2;
-#define RCASE(b) case JN_ROP(R_##b): left--;
-dispatch:
-	ins = code[pc++];
-	switch (ins & 0xffu) {
+#define HANDLER(h) case H_##h:
+dispatch: {
+	uint64_t h_ = ip[0];
+	ins = ip[1];
+	ip += 2;
+	switch (h_) {
 	default:
 		goto exit_cold;
 #endif
+#define CASE(op) HANDLER(op) left--;
 
 	/* data */
 	CASE(NOP) NEXT();
@@ -479,19 +604,18 @@ dispatch:
 
 	/* calls and returns within the program (safe points) */
 	CASE(CALL) DO_CALL;
+	CASE(CALLX) DO_CALLX;
 	CASE(RET) DO_RET;
 	CASE(RETV) DO_RETV;
 	CASE(TAILCALL) {
-		int64_t fn = D;
-		const uint64_t *cf = xf + JN_XF * fn;
-		unsigned a = A, c = C, i;
-		if (JN_UNLIKELY(base + jn_s(cf[1]) > nregs))
+		const uint64_t *c_ = prog + xf[D];
+		unsigned a = A, n = C, i;
+		if (JN_UNLIKELY((r - regs) + (int64_t)c_[-1] > nregs))
 			goto exit_op; /* Go grows the register stack and resumes here */
-		for (i = 0; i < c; i++)
+		for (i = 0; i < n; i++)
 			r[i] = r[a + i];
-		f->fn = fn;
-		code = JN_CODE(cf);
-		pc = 0;
+		code = c_;
+		ip = c_;
 		SAFEPOINT();
 		NEXT();
 	}
@@ -521,13 +645,13 @@ dispatch:
 		NEXT();
 	}
 
-	/* forward branches to a ret (jn_prepare): taken, the ret is charged
-	 * and run at once */
+	/* forward branches to a ret: taken, the ret is charged and run at once */
 #define JN_BRANCH_R(b)                             \
-	RCASE(b) {                                     \
+	HANDLER(R_##b) {                               \
+		left--;                                    \
 		if (IF_##b) {                              \
-			pc = D;                                \
-			ins = code[pc++];                      \
+			ip = code + 2 * D;                     \
+			STEP();                                \
 			left--;                                \
 			DO_RET;                                \
 		}                                          \
@@ -535,39 +659,87 @@ dispatch:
 	}
 	JN_BRANCHES(JN_BRANCH_R)
 
-	/* superinstructions (jn_prepare) */
+	/* pairs */
 #define DO_MOV RA = RB
 #define DO_LDI RA = (uint64_t)D
 #define DO_ADD RA = RB + RC
 #define DO_SUB RA = RB - RC
 #define DO_ADDI RA = RB + (uint64_t)D
 #define DO_SUBI RA = RB - (uint64_t)D
+#define DO_BGET                                    \
+	do {                                           \
+		const jn_buf *b_ = jn_find(bufs, RB);      \
+		uint64_t i_ = RC;                          \
+		if (!b_ || i_ >= (uint64_t)b_->n)          \
+			goto exit_op;                          \
+		RA = b_->p[i_];                            \
+	} while (0)
 #define JN_PAIR(f, s)                              \
-	XCASE(f, s) {                                  \
+	HANDLER(f##_##s) {                             \
+		left--;                                    \
 		DO_##f;                                    \
-		ins = code[pc++];                          \
+		STEP();                                    \
+		left--;                                    \
 		DO_##s;                                    \
 	}
 #define JN_PAIR_ROW(f) JN_SECONDS(JN_PAIR, f)
 	JN_FIRSTS(JN_PAIR_ROW)
+
+	/* a jmp to a conditional branch (a loop's back edge to its test), alone
+	 * or after an i64 add/sub: the branch at the target is charged and run
+	 * at once (after the jmp's safe point) */
+#define JC_BODY(c)                                 \
+	do {                                           \
+		const uint64_t *t_ = code + 2 * D;         \
+		int back_ = t_ < ip;                       \
+		ip = t_;                                   \
+		if (back_)                                 \
+			SAFEPOINT();                           \
+		STEP();                                    \
+		left--;                                    \
+		DO_##c;                                    \
+	} while (0)
+#define JN_JC(c)                                   \
+	HANDLER(JC_##c) {                              \
+		left--;                                    \
+		JC_BODY(c);                                \
+	}
+	JN_CONDS(JN_JC)
+#define JN_LJC(f, c)                               \
+	HANDLER(f##_JC_##c) {                          \
+		left--;                                    \
+		DO_##f;                                    \
+		STEP();                                    \
+		left--;                                    \
+		JC_BODY(c);                                \
+	}
+#define JN_LJC_HROW(f) JN_LJC_ROW(JN_LJC, f)
+	JN_LFIRSTS(JN_LJC_HROW)
 #ifndef JN_GOTO
+	}
 	}
 #endif
 
-exit_op: /* undo the charge: Go charges and runs the instruction */
-	left++;
-exit_cold: /* an instruction outside the hot subset (not charged) */
-	pc--;
-	f->pc = pc;
-	io->fp = f - frames;
-	io->left = left;
-	io->exit = JN_EXIT_OP;
-	return JN_EXIT_OP;
-
-preempt:
-	f->pc = pc;
-	io->fp = f - frames;
-	io->left = left;
-	io->exit = JN_EXIT_PREEMPT;
-	return JN_EXIT_PREEMPT;
+	{
+		int64_t i, x;
+	exit_op: /* undo the charge: Go charges and runs the instruction */
+		left++;
+	exit_cold: /* an instruction outside the hot subset (not charged) */
+		ip -= 2;
+		io->exit = JN_EXIT_OP;
+		goto out;
+	preempt:
+		io->exit = JN_EXIT_PREEMPT;
+	out:
+		/* the frames in Go's form: the function index of the current
+		 * frame, and of every caller that a call here rewrote (they are
+		 * just below it, and the frames below them were not) */
+		f->pc = (ip - code) >> 1;
+		f->fn = (int64_t)code[-2];
+		for (i = f - frames; i-- > 0 && (x = frames[i].fn) < 0;)
+			frames[i].fn = (int64_t)prog[~x - 2];
+		io->fp = f - frames;
+		io->left = left;
+		return io->exit;
+	}
 }

@@ -12,7 +12,11 @@
 #include <stdint.h>
 
 /* One activation; the layout of vmloop's frame {fn, pc, base int} on a
- * 64-bit platform. */
+ * 64-bit platform. During a call of jn_run, a frame below the current one
+ * that jn_run pushed a frame on top of holds, in fn, ~(offset of its code
+ * in the prepared program) (a negative number) instead of its function
+ * index, and the current frame's fn is not kept up to date; jn_run puts
+ * every index back before it returns, so Go only ever sees indexes. */
 typedef struct {
 	int64_t fn;
 	int64_t pc;
@@ -26,9 +30,6 @@ typedef struct {
 	int64_t nregs;     /* in: slots in the register stack */
 	int64_t nframes;   /* in: frames in the frame stack */
 	int64_t maxframes; /* in: call depth limit (Limits.MaxFrames) */
-	int64_t kint;      /* in: offset of the KInt pool in words */
-	int64_t kflt;      /* in: offset of the KFlt pool in words */
-	int64_t xfuncs;    /* in: offset of the function table (jn_prepare) */
 	int64_t exit;      /* out: JN_EXIT_* */
 } jn_io;
 
@@ -54,19 +55,31 @@ typedef struct {
  * is the next instruction to run. */
 #define JN_EXIT_PREEMPT 2
 
-/* Words per function in jn_prepare's function table: {distance in bytes
- * back from the entry to the function's first instruction, nregs}. */
-#define JN_XF 2
+/* jn_prep_size is the number of words of the prepared program of a
+ * flattened program of nwords words (the code of its nfuncs functions in
+ * its first ncode words, then the constant pools). */
+int64_t jn_prep_size(int64_t nwords, int64_t ncode, int64_t nfuncs);
 
-/* jn_prepare writes to out (nwords + JN_XF * nfuncs words) the program that
- * jn_run runs: the nwords words of the flattened program (the code of its
- * nfuncs functions in its first ncode words, then the constant pools) with
- * the opcode byte of some instructions replaced by a superinstruction's
- * (loop.c), then a function table (at offset nwords, io->xfuncs). funcs:
- * three int64 per function {code offset in words, nregs, nparams}. Every
- * other bit of every word is kept, and the pcs are those of the program. */
+/* jn_prepare writes to out (jn_prep_size words) the program that jn_run
+ * runs, made from the flattened program words (see jn_prep_size; kflt is
+ * the offset of the KFlt pool in it) and funcs, three int64 per function
+ * {code offset in words, nregs, nparams}:
+ *
+ *   - a header: the offsets in out of the KInt pool, of the KFlt pool and
+ *     of the function table, then 0;
+ *   - each function: {its index, nregs}, then two words per instruction,
+ *     at the instruction's pc: a handler word (the address of the handler
+ *     of jn_run that runs it, or its number in the switch build) and an
+ *     operand word (the instruction word, except that a call's function
+ *     index is replaced by the offset in out of the callee's code);
+ *   - the constant pools, as in words;
+ *   - the function table: per function, the offset in out of its code.
+ *
+ * The handlers are chosen in loop.c (superinstructions). Handler
+ * addresses are valid in this process only: out must not be kept
+ * elsewhere. */
 void jn_prepare(uint64_t *out, const uint64_t *words, int64_t nwords, const int64_t *funcs, int64_t nfuncs,
-                int64_t ncode);
+                int64_t ncode, int64_t kflt);
 
 /* prog: the output of jn_prepare. stop: the uint32 of the task's atomic
  * stop flag. bufs: 0 or the byte buffers blen, bget and bset may access

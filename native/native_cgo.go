@@ -9,6 +9,8 @@ package native
 #cgo nocallback jn_run
 #cgo noescape jn_prepare
 #cgo nocallback jn_prepare
+#cgo noescape jn_prep_size
+#cgo nocallback jn_prep_size
 #include "loop.h"
 const char *jn_op_name(int op);
 const char *jn_op_name2(int op);
@@ -50,9 +52,6 @@ func run(c vmloop.NativeCall) vmloop.NativeResult {
 		nregs:     C.int64_t(c.NRegs),
 		nframes:   C.int64_t(c.NFrames),
 		maxframes: C.int64_t(c.MaxFrames),
-		kint:      C.int64_t(np.KIntOff),
-		kflt:      C.int64_t(np.KFltOff),
-		xfuncs:    C.int64_t(len(np.Words)),
 	}
 	C.jn_run(&io,
 		(*C.uint64_t)(c.Regs),
@@ -63,16 +62,19 @@ func run(c vmloop.NativeCall) vmloop.NativeResult {
 	return vmloop.NativeResult{Exit: int(io.exit), FP: int(io.fp), Left: int64(io.left)}
 }
 
-// prepare makes the program as jn_run runs it (jn_prepare: superinstructions
-// and the function table) and keeps it in np.Ext, once per program (the
-// first one made wins). It holds no Go pointers.
+// prepare makes the program as jn_run runs it (jn_prepare: a handler word
+// and an operand word per instruction, superinstructions, the function
+// table) and keeps it in np.Ext, once per program (the first one made
+// wins). It holds no Go pointers (the handler words are addresses of C
+// code, valid in this process only).
 func prepare(np *vmloop.NativeProgram) *[]uint64 {
 	nf := len(np.Funcs) / vmloop.NativeFuncWords
-	out := make([]uint64, len(np.Words)+C.JN_XF*nf)
+	nw := C.int64_t(len(np.Words))
+	out := make([]uint64, C.jn_prep_size(nw, C.int64_t(np.KIntOff), C.int64_t(nf)))
 	C.jn_prepare((*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(out))),
-		(*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(np.Words))), C.int64_t(len(np.Words)),
+		(*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(np.Words))), nw,
 		(*C.int64_t)(unsafe.Pointer(unsafe.SliceData(np.Funcs))), C.int64_t(nf),
-		C.int64_t(np.KIntOff))
+		C.int64_t(np.KIntOff), C.int64_t(np.KFltOff))
 	np.Ext.CompareAndSwap(nil, &out)
 	return np.Ext.Load()
 }

@@ -39,7 +39,7 @@ static int fails;
 /* A program: words (code of each function, then kint, then kflt), funcs. */
 typedef struct {
 	uint64_t words[256];
-	uint64_t x[256 + JN_XF * 8]; /* prepared (jn_prepare) */
+	uint64_t x[1024]; /* prepared (jn_prepare) */
 	int64_t funcs[3 * 8];
 	int nw, nf;
 	int64_t kint, kflt;
@@ -68,11 +68,13 @@ static int64_t go(prog *p, uint64_t *regs, int64_t nregs, jn_frame *frames, int6
 		io->nregs = nregs;
 		io->nframes = nframes;
 		io->maxframes = nframes;
-		io->kint = p->kint;
-		io->kflt = p->kflt;
-		io->xfuncs = p->nw;
-		jn_prepare(p->x, p->words, p->nw, p->funcs, p->nf, p->kint);
+		if (jn_prep_size(p->nw, p->kint, p->nf) > (int64_t)(sizeof p->x / sizeof p->x[0]))
+			abort();
+		jn_prepare(p->x, p->words, p->nw, p->funcs, p->nf, p->kint, p->kflt);
 		ex = jn_run(io, regs, frames, p->x, &stop, bufs);
+		/* every frame is in Go's form again: a function index */
+		for (int64_t i = 0; i <= io->fp; i++)
+			CHECK(frames[i].fn >= 0 && frames[i].fn < p->nf);
 		if (ex != JN_EXIT_PREEMPT)
 			return ex;
 		(*preempts)++;
