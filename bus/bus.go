@@ -216,10 +216,12 @@ func (m *Member) Spawn(target *Member, p *vmloop.Program, fn string, args ...vml
 	if i < 0 {
 		return nil, fmt.Errorf("bus: spawn: program has no function %q", fn)
 	}
-	t, err := m.b.ctl.Spawn(nil, target.e, p, i, args)
+	t, err := m.b.ctl.Prepare(nil, target.e, p, i, args)
 	if err != nil {
 		return nil, fmt.Errorf("bus: spawn: %w", err)
 	}
+	m.b.passHandles(t, args) // a handle passed at spawn belongs to the child
+	m.b.ctl.Launch(nil, t)
 	return t, nil
 }
 

@@ -180,9 +180,10 @@ func (b *Bus) spawnFromTask(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request)
 		}
 		args[i] = v
 	}
-	child, err := b.ctl.Spawn(t, t.Engine(), ex.Program(), req.Func, args)
-	if err == nil && len(args) > 0 {
-		b.passHandles(child, args)
+	child, err := b.ctl.Prepare(t, t.Engine(), ex.Program(), req.Func, args)
+	if err == nil {
+		b.passHandles(child, args) // before it can run: see Prepare
+		b.ctl.Launch(t, child)
 	}
 	if err != nil {
 		if errors.Is(err, sched.ErrLimit) {

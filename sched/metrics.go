@@ -11,8 +11,8 @@ import (
 // publish; the counters are monotonic, the gauges are instantaneous and may
 // be mutually inconsistent by the few tasks that move while it is read.
 type Metrics struct {
-	// RunnableTasks: tasks in run queues (local rings and the inject queue)
-	// waiting for a worker.
+	// RunnableTasks: tasks in run queues (local rings, lifo slots and the
+	// inject queue) waiting for a worker.
 	RunnableTasks int64 `json:"runnableTasks"`
 	// WaitingTasks: tasks parked in Waiting (on a join, an event, a host call).
 	WaitingTasks int64 `json:"waitingTasks"`
@@ -97,10 +97,10 @@ func (s *Scheduler) Metrics() Metrics {
 	m.RunnableTasks = m.InjectQueue
 	for _, w := range s.workers {
 		n := w.local.len()
-		if w.lifo.Load() != nil {
-			n++
-		}
 		m.RunnableTasks += int64(n)
+		if w.lifo.Load() != nil {
+			m.RunnableTasks++ // the lifo slot: runnable, not in the ring
+		}
 		m.Workers = append(m.Workers, WorkerMetrics{ID: w.id, LocalQueue: n,
 			Dispatches: w.dispatches.Load(), Steals: w.steals.Load(), Parks: w.parks.Load()})
 	}

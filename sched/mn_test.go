@@ -3,10 +3,12 @@ package sched_test
 import (
 	"context"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/bus"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -128,11 +130,38 @@ func TestDefaultWorkers(t *testing.T) {
 	}
 }
 
+// marks registers test.mark(i64): each call appends its argument and the
+// scheduler's dispatch count at that moment.
+type marks struct {
+	mu  sync.Mutex
+	arg []int64
+	at  []uint64
+}
+
+func addMarks(t *testing.T, rt *jade.Runtime) *marks {
+	m := &marks{}
+	s := rt.Bus().Scheduler()
+	err := rt.RegisterIntrinsic("test.mark", []vmloop.Type{vmloop.TI64}, vmloop.TVoid, 0, func(c *bus.Call) (vmloop.Value, error) {
+		m.mu.Lock()
+		m.arg = append(m.arg, c.Args()[0].Int())
+		m.at = append(m.at, s.Dispatches())
+		m.mu.Unlock()
+		return vmloop.Void(), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // TestLIFOChainSharesSlice: two tasks that wake each other run through the
 // lifo slot on the rest of one slice; a task queued behind them on the same
-// worker still runs (S-6) and completes while the pair keeps ping-ponging.
+// worker still runs (S-6) and completes while the pair keeps ping-ponging,
+// and between two of its slices the pair runs about one slice's worth of
+// picks from the slot (each costs limit/64 reductions), not thousands.
 func TestLIFOChainSharesSlice(t *testing.T) {
 	rt := newRT(t, jade.Options{Workers: 1, ReductionLimit: 2000})
+	m := addMarks(t, rt)
 	p := load(t, rt, `
 .func main(n:i64) -> i64
   .local a:ref, b:ref, p1:ref, p2:ref, c:ref, k:i64
@@ -158,20 +187,66 @@ l:
   const i, 0
 l:
   jge   i, n, d
+  intr  _, test.mark, i
   yield
   addi  i, i, 1
   jmp   l
 d:
   ret   i
 .end`)
-	s := rt.Bus().Scheduler()
-	d0 := s.Dispatches()
 	if o := run(t, rt, p, vmloop.I64(50)); o.Kind != sched.Success || o.Value.Int() != 50 {
 		t.Fatalf("got %v", o)
 	}
-	// The pair really ran as a chain meanwhile: many more dispatches than
-	// the yielder's 50.
-	if n := s.Dispatches() - d0; n < 1000 {
-		t.Fatalf("%d dispatches: the ping-pong pair did not run", n)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.at) != 50 {
+		t.Fatalf("%d marks", len(m.at))
+	}
+	total, most := m.at[49]-m.at[0], uint64(0)
+	for i := 1; i < len(m.at); i++ {
+		most = max(most, m.at[i]-m.at[i-1])
+	}
+	// The pair really ran as a chain meanwhile, and gave way after at
+	// most about one slice of picks (64, plus the queue's own turns).
+	if total < 500 {
+		t.Fatalf("%d dispatches over 49 yields: the ping-pong pair did not run", total)
+	}
+	if most > 3*64 {
+		t.Fatalf("the yielder waited %d dispatches between two of its slices (at most about 64 expected)", most)
+	}
+}
+
+// TestLIFOSpawnedBeforeWakersNextSlice: a task spawned into the lifo slot
+// by a task that is then preempted runs before its spawner's next slice
+// (it goes to the ring ahead of the spawner), not one slice later.
+func TestLIFOSpawnedBeforeWakersNextSlice(t *testing.T) {
+	rt := newRT(t, jade.Options{Workers: 1, ReductionLimit: 2000})
+	m := addMarks(t, rt)
+	p := load(t, rt, `
+.func main() -> i64
+  .local c:ref, x:i64, one:i64
+  spawn c, child
+  const x, 0
+l:
+  addi  x, x, 1
+  jlti  x, 1500, l      ; 3000 reductions: preempted once, done in the second slice
+  const one, 1
+  intr  _, test.mark, one
+  joini x, c
+  ret   x
+.end
+.func child() -> i64
+  .local two:i64
+  const two, 2
+  intr  _, test.mark, two
+  ret   two
+.end`)
+	if o := run(t, rt, p); o.Kind != sched.Success || o.Value.Int() != 2 {
+		t.Fatalf("got %v", o)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.arg) != 2 || m.arg[0] != 2 || m.arg[1] != 1 {
+		t.Fatalf("marks %v: the child must run between the spawner's first and second slice", m.arg)
 	}
 }

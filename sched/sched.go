@@ -300,6 +300,28 @@ var ErrStopped = errors.New("scheduler is stopping")
 // engine e with args and makes it Runnable. from is the spawning task, or
 // nil for the host.
 func (c *Control) Spawn(from *Task, e *Engine, p *vmloop.Program, fn int, args []vmloop.Value) (*Task, error) {
+	t, err := c.Prepare(from, e, p, fn, args)
+	if err != nil {
+		return nil, err
+	}
+	c.Launch(from, t)
+	return t, nil
+}
+
+// Launch makes a task from Prepare Runnable; from is as for Prepare.
+func (c *Control) Launch(from *Task, t *Task) {
+	s := c.s
+	s.live.Add(1)
+	s.registry.add(t)
+	s.enqueue(from.worker(), t)
+}
+
+// Prepare is Spawn without making the task Runnable: the caller can act
+// on the task before anything else can see it (the bus gives it the
+// descriptors among its arguments, so that they are closed before anyone
+// sees it completed) and must then call Launch. A prepared task holds a
+// place in its engine's liveTasks limit until it completes.
+func (c *Control) Prepare(from *Task, e *Engine, p *vmloop.Program, fn int, args []vmloop.Value) (*Task, error) {
 	s := c.s
 	if s.stopping.Load() {
 		return nil, fmt.Errorf("sched: spawn: %w", ErrStopped)
@@ -334,11 +356,7 @@ func (c *Control) Spawn(from *Task, e *Engine, p *vmloop.Program, fn int, args [
 	if cfg.GoLoop {
 		ex.SetNative(false)
 	}
-	t := &Task{id: id, engine: e, exec: ex, prog: p}
-	s.live.Add(1)
-	s.registry.add(t)
-	s.enqueue(from.worker(), t)
-	return t, nil
+	return &Task{id: id, engine: e, exec: ex, prog: p}, nil
 }
 
 // Cancel requests cancellation of target (sticky, S-13). A waiting target

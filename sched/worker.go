@@ -13,6 +13,17 @@ import (
 // inject queue at most: one default slice.
 const injectEvery = DefaultReductionLimit
 
+// lifoPicksPerSlice bounds the tasks a chain through the lifo slot runs on
+// one slice: each pick from the slot costs limit/lifoPicksPerSlice
+// reductions (lifoCost) — about what a dispatch costs next to a reduction
+// at the default limit — so a chain of tasks that run few or no
+// reductions (ping-pong, re-thrown joins) still yields to the queue after
+// about one slice.
+const lifoPicksPerSlice = 64
+
+// lifoCost is the reductions a pick from the lifo slot costs under limit.
+func lifoCost(limit int64) int64 { return max(limit/lifoPicksPerSlice, 1) }
+
 // ioPollEvery is how many dispatches a busy worker with I/O in flight runs
 // between two polls of its backend.
 const ioPollEvery = 16
@@ -166,21 +177,12 @@ func (w *worker) find() *Task {
 		w.fire()
 	}
 	w.ticks++
-	if x := w.io.Load(); x != nil && x.n > 0 && (w.ticks%ioPollEvery == 0 || w.local.len() == 0) {
+	slot := w.lifo.Load()
+	if x := w.io.Load(); x != nil && x.n > 0 && (w.ticks%ioPollEvery == 0 || w.local.len() == 0 && slot == nil) {
 		// And so do ready completions — when the local queue runs dry, or
 		// every ioPollEvery dispatches: the SQEs of the tasks run in
 		// between go to the kernel in one enter, not one each.
 		w.pollIO(x, 0)
-	}
-	if t := w.lifo.Load(); t != nil {
-		w.lifo.Store(nil)
-		if w.sliceLeft > 0 {
-			w.inherit = true
-			return t
-		}
-		// Its chain used up the slice: behind the others (S-6).
-		w.local.push(t, &s.inject)
-		w.injectFirst = true
 	}
 	if w.injectFirst || w.spent >= injectEvery || w.ticks%32 == 0 {
 		// The inject queue holds outside wakes and the older half of
@@ -195,6 +197,16 @@ func (w *worker) find() *Task {
 		if t := w.takeInject(); t != nil {
 			return t
 		}
+	}
+	if slot != nil {
+		w.lifo.Store(nil)
+		if w.sliceLeft > lifoCost(slot.engine.cfg.Load().ReductionLimit) {
+			w.inherit = true
+			return slot
+		}
+		// Its chain used up the slice: behind the others (S-6).
+		w.local.push(slot, &s.inject)
+		w.injectFirst = true
 	}
 	if t := w.local.pop(); t != nil {
 		return t
@@ -353,11 +365,13 @@ func (w *worker) run(t *Task) {
 	t.w = w // cleared before t becomes visible to other workers
 	budget := t.engine.cfg.Load().ReductionLimit
 	if w.inherit {
-		// From the lifo slot: the rest of its waker's slice, less one
-		// reduction for the dispatch, so that a chain of tasks that each
-		// run no reduction still ends.
+		// From the lifo slot: the rest of its waker's slice, less the
+		// cost of a dispatch (lifoCost), so that a chain shares one slice
+		// even when its tasks run few or no reductions.
 		w.inherit = false
-		budget = min(budget, w.sliceLeft-1)
+		c := lifoCost(budget)
+		budget = min(budget, w.sliceLeft-c)
+		w.spent += c
 	}
 	w.inTask = true
 	w.slice(t, &budget)
@@ -478,6 +492,11 @@ func (w *worker) endSlice(t *Task) {
 func (w *worker) requeue(t *Task) {
 	t.w = nil
 	t.transition(Running, Runnable)
+	if n := w.lifo.Swap(nil); n != nil {
+		// What t spawned or woke goes before t, not behind it: it must
+		// not wait for another of t's slices.
+		w.local.push(n, &w.s.inject)
+	}
 	w.local.push(t, &w.s.inject)
 	w.injectFirst = true
 	if len(w.s.workers) > 1 && w.local.len() > 1 {
