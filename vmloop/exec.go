@@ -37,7 +37,7 @@ type Exec struct {
 	left       int64
 	reductions uint64
 	stop       atomic.Bool
-	noNative   bool // SetNative(false): always the Go loop (native_hook.go)
+	native     nativeMode // which loop Run uses (native_hook.go)
 	// nativeSkip Runs start in the Go loop before the native loop is tried
 	// again; nativeBackoff doubles each time a native attempt hands over
 	// early (the region rule), so intrinsic-heavy tasks stop paying a cgo
@@ -199,7 +199,7 @@ func (e *Exec) Reset(p *Program, fn int, args []Value, lim Limits, owner uint32)
 	e.freeShadow()
 	e.state, e.left, e.reductions = stReady, 0, 0
 	e.stop.Store(false)
-	e.noNative, e.nativeSkip, e.nativeBackoff = false, 0, 0
+	e.native, e.nativeSkip, e.nativeBackoff = nativeAuto, 0, 0
 	e.req, e.reqPC, e.reqArg0, e.reqWin, e.reqDst, e.reqDstT, e.reqTypes = Request{}, 0, 0, false, -1, 0, nil
 	e.kstr = nil
 	e.res, e.resT = 0, 0

@@ -48,7 +48,7 @@ func (e *Exec) Run(budget int64) Signal {
 	default:
 		return SigTrap
 	}
-	if !jadecheck && !e.noNative {
+	if !jadecheck && e.wantNative() {
 		if e.nativeSkip > 0 {
 			e.nativeSkip--
 		} else if loop := nativeLoop.Load(); loop != nil {

@@ -196,14 +196,46 @@ func NativeSupported() bool { return !jadecheck }
 // NativeLoopSet reports whether a native loop is registered.
 func NativeLoopSet() bool { return nativeLoop.Load() != nil }
 
-// SetNative selects the loop of this task: on (the default) uses the
-// registered native loop if there is one, off always uses the Go loop. It
-// may be changed between Runs; both loops share the task's state.
-func (e *Exec) SetNative(on bool) { e.noNative = !on }
+// nativeMode says which loop Run uses.
+type nativeMode uint8
+
+const (
+	// nativeAuto (the default): the registered native loop, except for a
+	// task whose entry frame runs a straight function (no call, no
+	// backward branch: at most len(Code) instructions in all), which is
+	// cheaper in the Go loop than a cgo crossing.
+	nativeAuto nativeMode = iota
+	nativeOff             // SetNative(false): always the Go loop
+	nativeOn              // SetNative(true): the native loop whenever registered
+)
+
+// SetNative selects the loop of this task: on uses the registered native
+// loop if there is one, for every Run; off always uses the Go loop. By
+// default a task uses the native loop unless its whole code is one
+// straight function. It may be changed between Runs; both loops share the
+// task's state.
+func (e *Exec) SetNative(on bool) {
+	if on {
+		e.native = nativeOn
+	} else {
+		e.native = nativeOff
+	}
+}
+
+// wantNative reports whether the loop mode lets Run use the native loop.
+func (e *Exec) wantNative() bool {
+	switch e.native {
+	case nativeOn:
+		return true
+	case nativeOff:
+		return false
+	}
+	return e.fp > 0 || !e.prog.Funcs[e.frames[0].fn].straight
+}
 
 // NativeUsed reports whether the next Run of e uses the native loop.
 func (e *Exec) NativeUsed() bool {
-	return !jadecheck && !e.noNative && nativeLoop.Load() != nil
+	return !jadecheck && e.wantNative() && nativeLoop.Load() != nil
 }
 
 // Native returns p flattened for a native loop, made on first use. p must

@@ -98,6 +98,9 @@ func vfVerify(p *Program, r Resolver) error {
 	for i := range p.Intrinsics {
 		p.Intrinsics[i].Resolved = v.imports[i]
 	}
+	for i := range p.Funcs {
+		p.Funcs[i].straight = isStraight(p.Funcs[i].Code)
+	}
 	p.verified = true
 	return nil
 }
@@ -588,4 +591,20 @@ func (fl *vfFlow) step(pc int, st vfState) error {
 		st.set(vfReg(ins, sem.write.field), int(sem.write.kind))
 	}
 	return nil
+}
+
+// isStraight reports whether verified code has no backward branch and no
+// call (Function.straight).
+func isStraight(code []Instr) bool {
+	for pc, ins := range code {
+		switch op := ins.Op(); op {
+		case CALL, TAILCALL:
+			return false
+		default:
+			if info, ok := op.Info(); ok && info.Flags&FlagBranch != 0 && int(ins.D()) <= pc {
+				return false
+			}
+		}
+	}
+	return true
 }
