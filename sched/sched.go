@@ -389,7 +389,8 @@ func (c *Control) AwaitTask(waiter, target *Task) bool {
 	if !target.joiner1.Valid() {
 		target.joiner1 = tok
 	} else {
-		target.joiners = append(target.joiners, tok)
+		r := target.rareLocked()
+		r.joiners = append(r.joiners, tok)
 	}
 	target.mu.Unlock()
 	return false
@@ -434,20 +435,20 @@ func (c *Control) CompleteHost(tok Token, value vmloop.Value, thrown *vmloop.Val
 func (s *Scheduler) completeHost(w *worker, tok Token, value vmloop.Value, thrown *vmloop.Value, trap *vmloop.TrapInfo) bool {
 	t := tok.t
 	t.mu.Lock()
-	if _, live := t.current(); !live || t.hostResult != nil || t.wait.Load()>>2 != tok.gen {
+	if _, live := t.current(); !live || t.hostResultLocked() != nil || t.wait.Load()>>2 != tok.gen {
 		// a stale token must not occupy the slot of a later wait
 		t.mu.Unlock()
 		return false
 	}
 	r := &hostResult{value: value, err: thrown, trap: trap}
-	t.hostResult = r
+	t.rareLocked().hostResult = r
 	t.mu.Unlock()
 	if s.wake(w, tok) {
 		return true
 	}
 	t.mu.Lock()
-	if t.hostResult == r {
-		t.hostResult = nil
+	if t.rare.hostResult == r {
+		t.rare.hostResult = nil
 	}
 	t.mu.Unlock()
 	return false
@@ -457,8 +458,10 @@ func (s *Scheduler) completeHost(w *worker, tok Token, value vmloop.Value, throw
 // dispatcher calls it from Resume on the worker running t.
 func (c *Control) TakeHostResult(t *Task) (value vmloop.Value, thrown *vmloop.Value, trap *vmloop.TrapInfo, ok bool) {
 	t.mu.Lock()
-	r := t.hostResult
-	t.hostResult = nil
+	r := t.hostResultLocked()
+	if r != nil {
+		t.rare.hostResult = nil
+	}
 	t.mu.Unlock()
 	if r == nil {
 		return vmloop.Value{}, nil, nil, false
@@ -656,10 +659,14 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 	}
 	t.setOutcome(&o)
 	t.transition(Running, Completed)
-	joiner1, joiners := t.joiner1, t.joiners
-	t.joiner1, t.joiners = Token{}, nil
-	if t.done != nil {
-		close(t.done)
+	joiner1 := t.joiner1
+	t.joiner1 = Token{}
+	var joiners []Token
+	if r := t.rare; r != nil {
+		joiners, r.joiners = r.joiners, nil
+		if r.done != nil {
+			close(r.done)
+		}
 	}
 	t.mu.Unlock()
 	for _, f := range hooks {

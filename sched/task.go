@@ -108,6 +108,15 @@ type Task struct {
 
 	// cancel is sticky: set once by Cancel, never cleared (S-13).
 	cancel atomic.Bool
+	// resume is set when the task suspended on an intrinsic request that
+	// must be completed when it runs again (join, event wait, host call);
+	// touched only by the worker running the task.
+	resume bool
+	// ended is set (under mu) when the task's end hooks have run; OnEnd
+	// then runs a new hook at once.
+	ended bool
+	// outVKind is the kind of an inline Success value (see outBits).
+	outVKind vmloop.Kind
 
 	// wait is the wait word: generation<<2 | phase (wait.go).
 	wait atomic.Uint64
@@ -120,12 +129,6 @@ type Task struct {
 	// prog is the task's program (names for introspection after the Exec
 	// was recycled).
 	prog *vmloop.Program
-	// resume is set when the task suspended on an intrinsic request that
-	// must be completed when it runs again (join, event wait, host call).
-	resume bool
-	// hostResult carries the result of a suspended host intrinsic from its
-	// completer to the resuming worker; the wake's CAS orders the accesses.
-	hostResult *hostResult
 	// tm is the task's timer state (timers.go), nil until it first uses a
 	// timer; touched only by the worker running the task (and timedOut by
 	// the firing worker, ordered by the run queue).
@@ -133,9 +136,6 @@ type Task struct {
 	// io is the task's in-flight I/O operation (io.go), nil until its
 	// first; touched only by the worker running the task.
 	io atomic.Pointer[ioState]
-	// ended is set (under mu) when the task's end hooks have run; OnEnd
-	// then runs a new hook at once.
-	ended bool
 
 	// next links the task into a run queue; owned by the queue holding it.
 	next *Task
@@ -148,17 +148,44 @@ type Task struct {
 	// function index << 32 | pc (read by introspection without races).
 	where atomic.Uint64
 
-	// mu guards outcome publication and joiners.
+	// mu guards outcome publication, joiners and rare.
 	mu sync.Mutex
 	// The outcome is written once under mu before state becomes Completed:
 	// a Success with a void, i64 or f64 value inline (outBits, outVKind:
-	// no allocation for the common case), anything else in outcome.
-	outcome  *Outcome
-	outBits  uint64
-	outVKind vmloop.Kind
-	joiner1  Token   // the first task waiting for completion (no allocation for one joiner)
-	joiners  []Token // further tasks waiting for completion (woken once)
-	done     chan struct{}
+	// no allocation for the common case), anything else in rare.outcome.
+	outBits uint64
+	joiner1 Token // the first task waiting for completion (no allocation for one joiner)
+	// rare holds what few tasks need, allocated on first use under mu and
+	// never dropped, so that the common task record stays small.
+	rare *taskRare
+}
+
+// taskRare is the part of a task record that few tasks use; guarded by
+// the task's mu (outcome is also read lock-free once the task is
+// Completed: it is written before the state's Completed CAS).
+type taskRare struct {
+	outcome *Outcome      // an outcome that is not an inline Success
+	joiners []Token       // further tasks waiting for completion (woken once)
+	done    chan struct{} // Done's channel, made on first call
+	// hostResult carries the result of a suspended host intrinsic from its
+	// completer to the resuming worker; the wake's CAS orders the accesses.
+	hostResult *hostResult
+}
+
+// rareLocked returns t's rare part, making it (t.mu held).
+func (t *Task) rareLocked() *taskRare {
+	if t.rare == nil {
+		t.rare = &taskRare{}
+	}
+	return t.rare
+}
+
+// hostResultLocked returns the stored host result, or nil (t.mu held).
+func (t *Task) hostResultLocked() *hostResult {
+	if t.rare == nil {
+		return nil
+	}
+	return t.rare.hostResult
 }
 
 type hostResult struct {
@@ -186,8 +213,8 @@ func (t *Task) Outcome() (Outcome, bool) {
 	}
 	// No lock: the outcome is written before the Running → Completed CAS
 	// and never again, and the state load above orders the reads after it.
-	if t.outcome != nil {
-		return *t.outcome, true
+	if r := t.rare; r != nil && r.outcome != nil {
+		return *r.outcome, true
 	}
 	o := Outcome{Kind: Success, Value: vmloop.Void()}
 	switch t.outVKind {
@@ -216,7 +243,7 @@ func (t *Task) setOutcome(o *Outcome) {
 	}
 	oc := new(Outcome)
 	*oc = *o
-	t.outcome = oc
+	t.rareLocked().outcome = oc
 }
 
 // Done returns a channel closed when the task completes (for host code;
@@ -224,13 +251,14 @@ func (t *Task) setOutcome(o *Outcome) {
 func (t *Task) Done() <-chan struct{} {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.done == nil {
-		t.done = make(chan struct{})
+	r := t.rareLocked()
+	if r.done == nil {
+		r.done = make(chan struct{})
 		if t.State() == Completed {
-			close(t.done)
+			close(r.done)
 		}
 	}
-	return t.done
+	return r.done
 }
 
 // Where returns the function and pc the task published at its last safe
