@@ -33,10 +33,10 @@ type Exec struct {
 	//lint:ignore U1000 holds the register type tags in the jadecheck build (interp_check.go)
 	shadow // jadecheck register type tags (empty in the fast build)
 
-	state      execState
 	left       int64
 	reductions uint64
 	stop       atomic.Bool
+	state      execState
 	native     nativeMode // which loop Run uses (native_hook.go)
 	// nativeSkip Runs start in the Go loop before the native loop is tried
 	// again; nativeBackoff doubles each time a native attempt hands over
@@ -45,20 +45,21 @@ type Exec struct {
 	nativeSkip, nativeBackoff uint8
 
 	// pending intrinsic request (state == stRequest)
-	req      Request
-	reqPC    int    // pc of the requesting instruction
-	reqArg0  uint8  // register of argument 0 for non-window builtins
-	reqWin   bool   // arguments are the window Base..Base+NArgs-1
-	reqDst   int    // destination register, -1 when the request has no result
-	reqDstT  Type   // type of the destination register
-	reqTypes []Type // parameter types of the request's arguments
+	reqArg0 uint8 // register of argument 0 for non-window builtins
+	reqWin  bool  // arguments are the window Base..Base+NArgs-1
+	reqDstT Type  // type of the destination register
+	// resT is the type of res (below).
+	resT  Type
+	req   Request
+	reqPC int // pc of the requesting instruction
+	// reqDst is the destination register, -1 when the request has no result.
+	reqDst int
 
 	kstr []uint64 // LDS: one handle per string constant, made on first use
 
-	// res is the entry function's scalar result and resT its type
-	// (stCompleted; a reference result is in rare.out).
-	res  uint64
-	resT Type
+	// res is the entry function's scalar result (stCompleted; a reference
+	// result is in rare.out).
+	res uint64
 
 	// rare holds what few runs touch (the end of the task, chunked bulk
 	// instructions), allocated on first use and kept across Recycle, so a
@@ -200,7 +201,7 @@ func (e *Exec) Reset(p *Program, fn int, args []Value, lim Limits, owner uint32)
 	e.state, e.left, e.reductions = stReady, 0, 0
 	e.stop.Store(false)
 	e.native, e.nativeSkip, e.nativeBackoff = nativeAuto, 0, 0
-	e.req, e.reqPC, e.reqArg0, e.reqWin, e.reqDst, e.reqDstT, e.reqTypes = Request{}, 0, 0, false, -1, 0, nil
+	e.req, e.reqPC, e.reqArg0, e.reqWin, e.reqDst, e.reqDstT = Request{}, 0, 0, false, -1, 0
 	e.kstr = nil
 	e.res, e.resT = 0, 0
 	if e.rare != nil {
@@ -304,7 +305,6 @@ func (e *Exec) Free() {
 	e.frames = nil
 	e.fp = 0
 	e.kstr = nil
-	e.reqTypes = nil
 	if e.state == stReady || e.state == stRequest {
 		e.state = stTrapped
 		e.x().trap = TrapInfo{Code: TrapIntrinsic, Msg: "task freed before it ended", PC: -1}
@@ -373,7 +373,6 @@ func (e *Exec) setRequest(ins Instr, pc int) {
 		q.NArgs = int(ins.C())
 		q.Func = int(ins.D())
 		e.reqWin = true
-		e.reqTypes = e.prog.Funcs[q.Func].Params
 		e.reqDst, e.reqDstT = int(a), TRef
 		e.state = stRequest
 		return
@@ -392,7 +391,6 @@ func (e *Exec) setRequest(ins Instr, pc int) {
 		q.Intr = BuiltinIntrinsic(op)
 		q.NArgs = len(q.Intr.Params)
 	}
-	e.reqTypes = q.Intr.Params
 	if q.Intr.Result != TVoid {
 		e.reqDst, e.reqDstT = int(a), q.Intr.Result
 	}
@@ -408,6 +406,15 @@ func (e *Exec) Request() *Request {
 	return &e.req
 }
 
+// reqParams returns the parameter types of the pending request's
+// arguments: the spawned function's for SPAWN, else the intrinsic's.
+func (e *Exec) reqParams() []Type {
+	if e.req.Op == SPAWN {
+		return e.prog.Funcs[e.req.Func].Params
+	}
+	return e.req.Intr.Params
+}
+
 // argReg returns the absolute register index of argument i and checks
 // that it exists and has type t.
 func (e *Exec) argReg(i int, t Type, op string) int {
@@ -417,8 +424,8 @@ func (e *Exec) argReg(i int, t Type, op string) int {
 	if i < 0 || i >= e.req.NArgs {
 		panic(fmt.Sprintf("vmloop: %s: argument %d out of range (%s has %d)", op, i, e.req.Op, e.req.NArgs))
 	}
-	if t != TVoid && e.reqTypes[i] != t {
-		panic(fmt.Sprintf("vmloop: %s: argument %d of %s is %s", op, i, e.req.Op, e.reqTypes[i]))
+	if t != TVoid && e.reqParams()[i] != t {
+		panic(fmt.Sprintf("vmloop: %s: argument %d of %s is %s", op, i, e.req.Op, e.reqParams()[i]))
 	}
 	r := int(e.reqArg0)
 	if e.reqWin {
@@ -446,7 +453,7 @@ func (e *Exec) ArgF64(i int) float64 {
 // error (TrapHandle).
 func (e *Exec) ArgValue(i int) (Value, error) {
 	ri := e.argReg(i, TVoid, "ArgValue")
-	t := e.reqTypes[i]
+	t := e.reqParams()[i]
 	bits := e.getAbs(ri, t)
 	switch t {
 	case TI64:

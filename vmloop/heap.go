@@ -60,11 +60,11 @@ type object struct {
 // heap is a task's object table.
 type heap struct {
 	objs  []object // the object of handle index i (1-based; 0 is null) is objs[i-1]
-	free  int32    // first free slot, 0 when none
 	owner uint64   // owner id, already truncated to 24 bits
 	bytes int64    // accounted bytes of live objects
 	limit int64    // Limits.MaxHeapBytes
 	live  int      // number of live objects
+	free  int32    // first free slot, 0 when none
 	epoch uint32   // current DFS epoch
 	stack []int32  // DFS work stack, reused
 }
