@@ -149,7 +149,7 @@ func dropTaskIO(t *Task) {
 	o := io.owner
 	io.owner = nil
 	t.mu.Lock()
-	done := t.hostResultLocked() != nil
+	done := t.hasHostResultLocked()
 	t.mu.Unlock()
 	if !done {
 		if x := o.io.Load(); x != nil {

@@ -435,20 +435,28 @@ func (c *Control) CompleteHost(tok Token, value vmloop.Value, thrown *vmloop.Val
 func (s *Scheduler) completeHost(w *worker, tok Token, value vmloop.Value, thrown *vmloop.Value, trap *vmloop.TrapInfo) bool {
 	t := tok.t
 	t.mu.Lock()
-	if _, live := t.current(); !live || t.hostResultLocked() != nil || t.wait.Load()>>2 != tok.gen {
+	if _, live := t.current(); !live || t.hasHostResultLocked() || t.wait.Load()>>2 != tok.gen {
 		// a stale token must not occupy the slot of a later wait
 		t.mu.Unlock()
 		return false
 	}
-	r := &hostResult{value: value, err: thrown, trap: trap}
-	t.rareLocked().hostResult = r
+	r := t.rareLocked()
+	if thrown == nil && trap == nil && value.Kind() == vmloop.KindI64 {
+		r.hostInline, r.hostBits = true, value.Int()
+	} else {
+		r.hostResult = &hostResult{value: value, err: thrown, trap: trap}
+	}
+	r.hostGen = tok.gen
 	t.mu.Unlock()
 	if s.wake(w, tok) {
 		return true
 	}
+	// The wait ended otherwise (a timeout, a cancel): withdraw the result
+	// unless the task took it already — a later wait's result has another
+	// generation and stays.
 	t.mu.Lock()
-	if t.rare.hostResult == r {
-		t.rare.hostResult = nil
+	if r.hostGen == tok.gen {
+		r.hostInline, r.hostResult = false, nil
 	}
 	t.mu.Unlock()
 	return false
@@ -458,15 +466,21 @@ func (s *Scheduler) completeHost(w *worker, tok Token, value vmloop.Value, throw
 // dispatcher calls it from Resume on the worker running t.
 func (c *Control) TakeHostResult(t *Task) (value vmloop.Value, thrown *vmloop.Value, trap *vmloop.TrapInfo, ok bool) {
 	t.mu.Lock()
-	r := t.hostResultLocked()
-	if r != nil {
-		t.rare.hostResult = nil
-	}
-	t.mu.Unlock()
-	if r == nil {
+	if !t.hasHostResultLocked() {
+		t.mu.Unlock()
 		return vmloop.Value{}, nil, nil, false
 	}
-	return r.value, r.err, r.trap, true
+	r := t.rare
+	if r.hostInline {
+		v := r.hostBits
+		r.hostInline = false
+		t.mu.Unlock()
+		return vmloop.I64(v), nil, nil, true
+	}
+	h := r.hostResult
+	r.hostResult = nil
+	t.mu.Unlock()
+	return h.value, h.err, h.trap, true
 }
 
 // wake performs a wake and enqueues the task when it was parked; w is the

@@ -167,9 +167,15 @@ type taskRare struct {
 	outcome *Outcome      // an outcome that is not an inline Success
 	joiners []Token       // further tasks waiting for completion (woken once)
 	done    chan struct{} // Done's channel, made on first call
-	// hostResult carries the result of a suspended host intrinsic from its
-	// completer to the resuming worker; the wake's CAS orders the accesses.
+	// The result of a suspended host intrinsic, carried from its completer
+	// to the resuming worker (the wake's CAS orders the accesses): an i64
+	// inline (hostInline, hostBits: what every I/O completion delivers,
+	// with no allocation per operation), anything else in hostResult.
+	// hostGen is the generation of the wait it completes.
 	hostResult *hostResult
+	hostInline bool
+	hostBits   int64
+	hostGen    uint64
 }
 
 // rareLocked returns t's rare part, making it (t.mu held).
@@ -180,12 +186,10 @@ func (t *Task) rareLocked() *taskRare {
 	return t.rare
 }
 
-// hostResultLocked returns the stored host result, or nil (t.mu held).
-func (t *Task) hostResultLocked() *hostResult {
-	if t.rare == nil {
-		return nil
-	}
-	return t.rare.hostResult
+// hasHostResultLocked reports whether a host result is stored (t.mu held).
+func (t *Task) hasHostResultLocked() bool {
+	r := t.rare
+	return r != nil && (r.hostInline || r.hostResult != nil)
 }
 
 type hostResult struct {
