@@ -54,6 +54,9 @@ type ioState struct {
 	owner *worker     // worker whose backend holds the operation, or nil
 	id    evpoll.OpID // the operation, for Cancel
 	op    *evpoll.Op  // the operation as submitted (for the dispatcher)
+	// spare is an operation whose final completion was delivered, kept for
+	// the task's next one (IOOp): an I/O loop allocates none per operation.
+	spare *evpoll.Op
 	// onEnd runs when the task completes (closing the descriptors it
 	// owns); guarded by the task's mu.
 	onEnd []func()
@@ -119,7 +122,22 @@ func (c *Control) SubmitIO(t *Task, op *evpoll.Op, sockFd int) error {
 	}
 	x.n++
 	st.owner, st.id, st.op = w, id, op
+	if st.spare == op {
+		st.spare = nil // resubmitted (the rest of a short write)
+	}
 	return nil
+}
+
+// IOOp returns a zeroed operation for t's next SubmitIO: the one its last
+// completed operation used, or a new one. Only the worker running t.
+func (c *Control) IOOp(t *Task) *evpoll.Op {
+	if st := t.io.Load(); st != nil && st.spare != nil {
+		op := st.spare
+		st.spare = nil
+		*op = evpoll.Op{}
+		return op
+	}
+	return new(evpoll.Op)
 }
 
 // TakeIO returns the operation t submitted last and its result (the
@@ -134,8 +152,12 @@ func (c *Control) TakeIO(t *Task) (op *evpoll.Op, res int32, ok bool) {
 	st.op = nil
 	v, _, _, ok := c.TakeHostResult(t)
 	if !ok {
+		// Woken without its completion: the backend may still hold op.
 		return op, 0, false
 	}
+	// Its final completion came: no backend refers to op any more, so the
+	// next IOOp may reuse it (the caller reads it until then).
+	st.spare = op
 	return op, int32(v.Int()), true
 }
 
