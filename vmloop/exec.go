@@ -486,7 +486,7 @@ func (e *Exec) ArgObj(i int, k Kind) (any, error) {
 		return nil, e.reqTrapInfo(TrapInfo{Code: TrapHandle, Msg: e.heap.explain(x, k)})
 	}
 	if k == KindString {
-		return o.s, nil
+		return o.str(), nil
 	}
 	return o.x, nil
 }
@@ -653,5 +653,5 @@ func (e *Exec) ArgBytes(i int) ([]byte, error) {
 	if o == nil {
 		return nil, e.reqTrapInfo(TrapInfo{Code: TrapHandle, Msg: e.heap.explain(x, KindBytes)})
 	}
-	return o.b, nil
+	return o.bytes(), nil
 }

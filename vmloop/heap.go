@@ -3,6 +3,7 @@ package vmloop
 import (
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // The task heap.
@@ -43,18 +44,39 @@ const (
 )
 
 // object is one slot of the object table. Only the fields of its kind are
-// used: s (string contents, error message), b (bytes), a (array elements as
-// bit patterns; ref arrays hold handles), x (error kind as a string, or the
-// scheduler's object for tasks, events and ext).
+// used. The payload is one view (p, n, c) of whatever the kind holds — a
+// string or an error message (p, n), bytes or array elements as bit
+// patterns (p, n, c: a []byte or []uint64 without its slice header; ref
+// arrays hold handles) — so a slot is 56 bytes, not the 96 that a string,
+// a []byte and a []uint64 side by side took. x is the error kind (a
+// string) or the scheduler's object for tasks, events and ext.
 type object struct {
 	kind Kind // KindVoid: free or never used
 	gen  uint16
 	mark uint32 // DFS epoch (cycle check of ASETR)
 	next int32  // free list link while the slot is free
-	s    string
-	b    []byte
-	a    []uint64
+	p    unsafe.Pointer
+	n, c int
 	x    any
+}
+
+// str returns the string (KindString) or message (KindError).
+func (o *object) str() string { return unsafe.String((*byte)(o.p), o.n) }
+
+// bytes returns the contents of a KindBytes object (aliasing it).
+func (o *object) bytes() []byte { return unsafe.Slice((*byte)(o.p), o.c)[:o.n] }
+
+// arr returns the elements of an array object (aliasing them).
+func (o *object) arr() []uint64 { return unsafe.Slice((*uint64)(o.p), o.c)[:o.n] }
+
+func (o *object) setStr(s string) { o.p, o.n, o.c = unsafe.Pointer(unsafe.StringData(s)), len(s), 0 }
+
+func (o *object) setBytes(b []byte) {
+	o.p, o.n, o.c = unsafe.Pointer(unsafe.SliceData(b)), len(b), cap(b)
+}
+
+func (o *object) setArr(a []uint64) {
+	o.p, o.n, o.c = unsafe.Pointer(unsafe.SliceData(a)), len(a), cap(a)
 }
 
 // heap is a task's object table.
@@ -154,7 +176,15 @@ func (o *object) size() int64 {
 	if o.kind == KindError {
 		aux, _ = o.x.(string)
 	}
-	return objSize(o.s, aux, len(o.b), len(o.a))
+	switch o.kind {
+	case KindString, KindError:
+		return objSize(o.str(), aux, 0, 0)
+	case KindBytes:
+		return objSize("", "", o.n, 0)
+	case KindArrayI64, KindArrayF64, KindArrayRef:
+		return objSize("", "", 0, o.n)
+	}
+	return objSize("", "", 0, 0)
 }
 
 // fits reports whether n more bytes stay within the heap limit.
@@ -224,7 +254,7 @@ func (h *heap) at(x uint64) *object { return &h.objs[x&handleIdxMask-1] }
 func (h *heap) newString(s string) uint64 {
 	x := h.alloc(KindString, objSize(s, "", 0, 0))
 	if x != 0 {
-		h.at(x).s = s
+		h.at(x).setStr(s)
 	}
 	return x
 }
@@ -233,7 +263,7 @@ func (h *heap) newString(s string) uint64 {
 func (h *heap) newBytes(b []byte) uint64 {
 	x := h.alloc(KindBytes, objSize("", "", len(b), 0))
 	if x != 0 {
-		h.at(x).b = b
+		h.at(x).setBytes(b)
 	}
 	return x
 }
@@ -243,7 +273,7 @@ func (h *heap) newError(kind, msg string) uint64 {
 	x := h.alloc(KindError, objSize(msg, kind, 0, 0))
 	if x != 0 {
 		o := h.at(x)
-		o.s = msg
+		o.setStr(msg)
 		o.x = kind
 	}
 	return x
@@ -254,7 +284,7 @@ func (h *heap) newError(kind, msg string) uint64 {
 func (h *heap) newArray(k Kind, n int) uint64 {
 	x := h.alloc(k, objSize("", "", 0, n))
 	if x != 0 {
-		h.at(x).a = make([]uint64, n)
+		h.at(x).setArr(make([]uint64, n))
 	}
 	return x
 }
@@ -317,7 +347,7 @@ func (h *heap) reaches(from, target int32) (found bool, n int) {
 			h.stack = st
 			return true, n
 		}
-		for _, x := range h.objs[i-1].a {
+		for _, x := range h.objs[i-1].arr() {
 			n++
 			o := h.get(x, KindArrayRef)
 			if o == nil || o.mark == h.epoch {
@@ -354,24 +384,24 @@ func (h *heap) exportRec(x uint64, budget *int64) (Value, error) {
 	}
 	switch o.kind {
 	case KindString:
-		return Value{kind: KindString, str: o.s}, nil
+		return Value{kind: KindString, str: o.str()}, nil
 	case KindBytes:
-		return Value{kind: KindBytes, b: append([]byte(nil), o.b...)}, nil
+		return Value{kind: KindBytes, b: append([]byte(nil), o.bytes()...)}, nil
 	case KindError:
 		aux, _ := o.x.(string)
-		return Value{kind: KindError, str: o.s, aux: aux}, nil
+		return Value{kind: KindError, str: o.str(), aux: aux}, nil
 	case KindArrayI64, KindArrayF64:
 		ek := KindI64
 		if o.kind == KindArrayF64 {
 			ek = KindF64
 		}
-		arr := make([]Value, len(o.a))
-		for i, bits := range o.a {
+		arr := make([]Value, len(o.arr()))
+		for i, bits := range o.arr() {
 			arr[i] = Value{kind: ek, bits: bits}
 		}
 		return Value{kind: o.kind, arr: arr}, nil
 	case KindArrayRef:
-		elems := o.a // export never allocates slots, so o.a stays valid
+		elems := o.arr() // export never allocates slots, so o.arr() stays valid
 		arr := make([]Value, len(elems))
 		for i, e := range elems {
 			v, err := h.exportRec(e, budget)
@@ -432,7 +462,7 @@ func (h *heap) importValue(v Value) (uint64, error) {
 				}
 				bits = e.bits
 			}
-			h.at(x).a[i] = bits // h.objs may have moved: index again
+			h.at(x).arr()[i] = bits // h.objs may have moved: index again
 		}
 		return x, nil
 	case KindTask, KindEvent, KindExt:

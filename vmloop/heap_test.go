@@ -19,7 +19,7 @@ func TestHeapHandles(t *testing.T) {
 	if x&handleIdxMask != 1 || (x>>handleGenShift)&handleGenMask != 1 || x>>handleOwnerShift != 0x234567 {
 		t.Fatalf("handle %#x: want index 1, generation 1, owner 0x234567", x)
 	}
-	if o := h.get(x, KindString); o == nil || o.s != "abc" {
+	if o := h.get(x, KindString); o == nil || o.str() != "abc" {
 		t.Fatal("get of a live string failed")
 	}
 	if h.get(x, KindBytes) != nil || h.get(0, KindString) != nil || h.getLive(0) != nil {
@@ -119,8 +119,8 @@ func TestHeapExportImport(t *testing.T) {
 		t.Fatalf("export = %v %v, want %v", out, err, v)
 	}
 	// the export is a copy: changing the heap does not change it
-	bx := h.at(x).a[1]
-	h.at(bx).b[0] = 99
+	bx := h.at(x).arr()[1]
+	h.at(bx).bytes()[0] = 99
 	if out.Elems()[1].BytesData()[0] != 1 {
 		t.Error("exported bytes alias the heap")
 	}
@@ -137,7 +137,7 @@ func TestHeapExportImport(t *testing.T) {
 	prev := uint64(0)
 	for i := 0; i < 30; i++ {
 		a := h.newArray(KindArrayRef, 2)
-		h.at(a).a[0], h.at(a).a[1] = prev, prev
+		h.at(a).arr()[0], h.at(a).arr()[1] = prev, prev
 		prev = a
 	}
 	if _, err := h.export(prev, 1<<20); err == nil || err.(TrapInfo).Code != TrapHeapLimit {
@@ -158,7 +158,7 @@ func TestHeapReset(t *testing.T) {
 	if h.bytes != 0 || h.live != 0 || h.getLive(x) != nil {
 		t.Error("reset kept objects")
 	}
-	if y := h.newString("b"); y == 0 || h.at(y).s != "b" {
+	if y := h.newString("b"); y == 0 || h.at(y).str() != "b" {
 		t.Error("allocation after reset failed")
 	}
 }

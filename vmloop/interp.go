@@ -1,6 +1,9 @@
 package vmloop
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // Run executes the task until it completes, throws, traps, reaches an
 // intrinsic or is preempted, and returns the signal that says which.
@@ -324,39 +327,39 @@ run:
 			if o == nil {
 				goto slow
 			}
-			r.setI(ins.A(), int64(len(o.s)))
+			r.setI(ins.A(), int64(o.n))
 		case BLEN:
 			o := e.heap.get(r.ref(ins.B()), KindBytes)
 			if o == nil {
 				goto slow
 			}
-			r.setI(ins.A(), int64(len(o.b)))
+			r.setI(ins.A(), int64(o.n))
 		case BGET:
 			o := e.heap.get(r.ref(ins.B()), KindBytes)
 			if o == nil {
 				goto slow
 			}
 			i := r.i(ins.C())
-			if uint64(i) >= uint64(len(o.b)) {
+			if uint64(i) >= uint64(o.n) {
 				goto slow
 			}
-			r.setI(ins.A(), int64(o.b[i]))
+			r.setI(ins.A(), int64(*(*byte)(unsafe.Add(o.p, i))))
 		case BSET:
 			o := e.heap.get(r.ref(ins.A()), KindBytes)
 			if o == nil {
 				goto slow
 			}
 			i := r.i(ins.B())
-			if uint64(i) >= uint64(len(o.b)) {
+			if uint64(i) >= uint64(o.n) {
 				goto slow
 			}
-			o.b[i] = byte(r.i(ins.C()))
+			*(*byte)(unsafe.Add(o.p, i)) = byte(r.i(ins.C()))
 		case ALEN:
 			o := e.heap.getArray(r.ref(ins.B()))
 			if o == nil {
 				goto slow
 			}
-			r.setI(ins.A(), int64(len(o.a)))
+			r.setI(ins.A(), int64(o.n))
 		case AGETI, AGETF, AGETR:
 			k := KindArrayI64 + Kind(ins.Op()-AGETI)
 			o := e.heap.get(r.ref(ins.B()), k)
@@ -364,10 +367,10 @@ run:
 				goto slow
 			}
 			i := r.i(ins.C())
-			if uint64(i) >= uint64(len(o.a)) {
+			if uint64(i) >= uint64(o.n) {
 				goto slow
 			}
-			r.set(ins.A(), o.a[i], elemType[k-KindArrayI64])
+			r.set(ins.A(), *(*uint64)(unsafe.Add(o.p, 8*i)), elemType[k-KindArrayI64])
 		case ASETI, ASETF:
 			k := KindArrayI64 + Kind(ins.Op()-ASETI)
 			o := e.heap.get(r.ref(ins.A()), k)
@@ -375,10 +378,10 @@ run:
 				goto slow
 			}
 			i := r.i(ins.B())
-			if uint64(i) >= uint64(len(o.a)) {
+			if uint64(i) >= uint64(o.n) {
 				goto slow
 			}
-			o.a[i] = r.get(ins.C(), elemType[k-KindArrayI64])
+			*(*uint64)(unsafe.Add(o.p, 8*i)) = r.get(ins.C(), elemType[k-KindArrayI64])
 
 		default:
 			// NEWERR THROW ERRMSG ERRKIND SCONCAT SEQ ITOS STOB BTOS BNEW

@@ -98,9 +98,9 @@ func (e *Exec) step(ins Instr) ctl {
 			e.badHandle(r.ref(ins.B()), KindString)
 			return e.trapped(pc)
 		}
-		x := h.newError(ErrKindError, s.s)
+		x := h.newError(ErrKindError, s.str())
 		if x == 0 {
-			e.x().trap = h.allocFail(objSize(s.s, ErrKindError, 0, 0))
+			e.x().trap = h.allocFail(objSize(s.str(), ErrKindError, 0, 0))
 			return e.trapped(pc)
 		}
 		r.setRef(ins.A(), x)
@@ -120,7 +120,7 @@ func (e *Exec) step(ins Instr) ctl {
 			e.badHandle(r.ref(ins.B()), KindError)
 			return e.trapped(pc)
 		}
-		s := o.s
+		s := o.str()
 		if op == ERRKIND {
 			s, _ = o.x.(string)
 		}
@@ -213,13 +213,10 @@ func (e *Exec) access(ins Instr, r regs) opStatus {
 		e.badHandle(x, want)
 		return opTrap
 	}
-	n := len(o.b)
-	if want != KindString && want != KindBytes {
-		n = len(o.a)
-	}
+	n := o.n // bytes, array elements or string bytes
 	switch op {
 	case SLEN:
-		r.setI(ins.A(), int64(len(o.s)))
+		r.setI(ins.A(), int64(len(o.str())))
 		return opOK
 	case BLEN, ALEN:
 		r.setI(ins.A(), int64(n))
@@ -232,13 +229,13 @@ func (e *Exec) access(ins Instr, r regs) opStatus {
 	}
 	switch op {
 	case BGET:
-		r.setI(ins.A(), int64(o.b[i]))
+		r.setI(ins.A(), int64(o.bytes()[i]))
 	case BSET:
-		o.b[i] = byte(r.i(ins.C()))
+		o.bytes()[i] = byte(r.i(ins.C()))
 	case AGETI, AGETF, AGETR:
-		r.set(ins.A(), o.a[i], elemType[want-KindArrayI64])
+		r.set(ins.A(), o.arr()[i], elemType[want-KindArrayI64])
 	case ASETI, ASETF:
-		o.a[i] = r.get(ins.C(), elemType[want-KindArrayI64])
+		o.arr()[i] = r.get(ins.C(), elemType[want-KindArrayI64])
 	}
 	return opOK
 }
@@ -340,13 +337,13 @@ func (e *Exec) allocOp(ins Instr, r regs, left int64) (int64, opStatus) {
 			e.badHandle(r.ref(ins.B()), KindString)
 			return left, opTrap
 		}
-		bs := b.s
+		bs := b.str()
 		c := h.get(r.ref(ins.C()), KindString)
 		if c == nil {
 			e.badHandle(r.ref(ins.C()), KindString)
 			return left, opTrap
 		}
-		cs := c.s
+		cs := c.str()
 		n := int64(len(bs)) + int64(len(cs))
 		if size = objHeader + n; !h.fits(size) {
 			break
@@ -363,22 +360,22 @@ func (e *Exec) allocOp(ins Instr, r regs, left int64) (int64, opStatus) {
 			e.badHandle(r.ref(ins.B()), KindString)
 			return left, opTrap
 		}
-		if size = objSize("", "", len(b.s), 0); !h.fits(size) {
+		if size = objSize("", "", len(b.str()), 0); !h.fits(size) {
 			break
 		}
-		left -= charge(int64(len(b.s)))
-		x = h.newBytes([]byte(b.s))
+		left -= charge(int64(len(b.str())))
+		x = h.newBytes([]byte(b.str()))
 	case BTOS:
 		b := h.get(r.ref(ins.B()), KindBytes)
 		if b == nil {
 			e.badHandle(r.ref(ins.B()), KindBytes)
 			return left, opTrap
 		}
-		if size = objSize("", "", len(b.b), 0); !h.fits(size) {
+		if size = objSize("", "", len(b.bytes()), 0); !h.fits(size) {
 			break
 		}
-		left -= charge(int64(len(b.b)))
-		x = h.newString(string(b.b))
+		left -= charge(int64(len(b.bytes())))
+		x = h.newString(string(b.bytes()))
 	case BNEW:
 		n := r.i(ins.B())
 		if n < 0 {
@@ -401,15 +398,15 @@ func (e *Exec) allocOp(ins Instr, r regs, left int64) (int64, opStatus) {
 			return left, opTrap
 		}
 		lo, hi := r.i(ins.C()), r.i(ins.D0())
-		if lo < 0 || lo > hi || hi > int64(len(b.b)) {
-			e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("bslice [%d:%d] of length %d", lo, hi, len(b.b))}
+		if lo < 0 || lo > hi || hi > int64(len(b.bytes())) {
+			e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("bslice [%d:%d] of length %d", lo, hi, len(b.bytes()))}
 			return left, opTrap
 		}
 		if size = objHeader + hi - lo; !h.fits(size) {
 			break
 		}
 		left -= charge(hi - lo)
-		x = h.newBytes(append([]byte(nil), b.b[lo:hi]...))
+		x = h.newBytes(append([]byte(nil), b.bytes()[lo:hi]...))
 	case ANEW:
 		n := r.i(ins.B())
 		if size = arraySize(n); size < 0 {
@@ -447,8 +444,8 @@ func (e *Exec) asetr(ins Instr, r regs, left int64) (int64, opStatus) {
 		return left, opTrap
 	}
 	i := r.i(ins.B())
-	if uint64(i) >= uint64(len(o.a)) {
-		e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("asetr index %d, length %d", i, len(o.a))}
+	if uint64(i) >= uint64(len(o.arr())) {
+		e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("asetr index %d, length %d", i, len(o.arr()))}
 		return left, opTrap
 	}
 	v := r.ref(ins.C())
@@ -467,7 +464,7 @@ func (e *Exec) asetr(ins Instr, r regs, left int64) (int64, opStatus) {
 			}
 		}
 	}
-	o.a[i] = v
+	o.arr()[i] = v
 	return left, opOK
 }
 
@@ -501,14 +498,14 @@ func (e *Exec) bulkOp(ins Instr, r regs, pc int, left int64) (int64, opStatus) {
 				e.badPair(r.ref(ins.B()), bo == nil, r.ref(ins.C()), KindString)
 				return left, opTrap
 			}
-			b, c = bo.s, co.s
+			b, c = bo.str(), co.str()
 		} else {
 			bo, co := h.get(r.ref(ins.B()), KindBytes), h.get(r.ref(ins.C()), KindBytes)
 			if bo == nil || co == nil {
 				e.badPair(r.ref(ins.B()), bo == nil, r.ref(ins.C()), KindBytes)
 				return left, opTrap
 			}
-			b, c = bytesView(bo.b), bytesView(co.b)
+			b, c = bytesView(bo.bytes()), bytesView(co.bytes())
 		}
 		eq := len(b) == len(c)
 		n := int64(len(b))
@@ -528,7 +525,7 @@ func (e *Exec) bulkOp(ins Instr, r regs, pc int, left int64) (int64, opStatus) {
 			e.badPair(r.ref(ins.B()), bo == nil, r.ref(ins.C()), KindBytes)
 			return left, opTrap
 		}
-		hay, needle := bytesView(bo.b), bytesView(co.b)
+		hay, needle := bytesView(bo.bytes()), bytesView(co.bytes())
 		start := r.i(ins.D0())
 		if start < 0 || start > int64(len(hay)) {
 			e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("bfind start %d, length %d", start, len(hay))}
@@ -561,13 +558,13 @@ func (e *Exec) bulkOp(ins Instr, r regs, pc int, left int64) (int64, opStatus) {
 			return left, opTrap
 		}
 		doff, soff, n := r.i(ins.B()), r.i(ins.D0()), r.i(ins.D1())
-		if n < 0 || doff < 0 || soff < 0 || n > int64(len(d.b)) || doff > int64(len(d.b))-n ||
-			n > int64(len(s.b)) || soff > int64(len(s.b))-n {
+		if n < 0 || doff < 0 || soff < 0 || n > int64(len(d.bytes())) || doff > int64(len(d.bytes()))-n ||
+			n > int64(len(s.bytes())) || soff > int64(len(s.bytes()))-n {
 			e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("bcopy %d bytes from [%d:] of length %d to [%d:] of length %d",
-				n, soff, len(s.b), doff, len(d.b))}
+				n, soff, len(s.bytes()), doff, len(d.bytes()))}
 			return left, opTrap
 		}
-		dst, src := d.b[doff:doff+n], s.b[soff:soff+n]
+		dst, src := d.bytes()[doff:doff+n], s.bytes()[soff:soff+n]
 		backward := d == s && doff > soff // overlapping memmove: copy the tail first
 		for done < n {
 			k := min(n-done, bulkChunk)

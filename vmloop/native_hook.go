@@ -360,7 +360,7 @@ func (e *Exec) runNative(loop NativeLoop, budget int64) (sig Signal, left int64,
 					if bufs == nil {
 						bufs = nativeBufPool.Get().(*nativeBufCache)
 					}
-					bufs.add(h, o.b)
+					bufs.add(h, o.bytes())
 					continue
 				}
 			}
