@@ -55,8 +55,6 @@ type Exec struct {
 	// reqDst is the destination register, -1 when the request has no result.
 	reqDst int
 
-	kstr []uint64 // LDS: one handle per string constant, made on first use
-
 	// res is the entry function's scalar result (stCompleted; a reference
 	// result is in rare.out).
 	res uint64
@@ -73,6 +71,7 @@ type execRare struct {
 	trap TrapInfo
 	// a bulk instruction interrupted between chunks (pc still at it)
 	bulk bulkState
+	kstr []uint64 // LDS: one handle per string constant, made on first use
 }
 
 // x returns e's rare part, allocating it on first use.
@@ -202,7 +201,6 @@ func (e *Exec) Reset(p *Program, fn int, args []Value, lim Limits, owner uint32)
 	e.stop.Store(false)
 	e.native, e.nativeSkip, e.nativeBackoff = nativeAuto, 0, 0
 	e.req, e.reqPC, e.reqArg0, e.reqWin, e.reqDst, e.reqDstT = Request{}, 0, 0, false, -1, 0
-	e.kstr = nil
 	e.res, e.resT = 0, 0
 	if e.rare != nil {
 		*e.rare = execRare{}
@@ -304,7 +302,9 @@ func (e *Exec) Free() {
 	e.freeShadow()
 	e.frames = nil
 	e.fp = 0
-	e.kstr = nil
+	if e.rare != nil {
+		e.rare.kstr = nil
+	}
 	if e.state == stReady || e.state == stRequest {
 		e.state = stTrapped
 		e.x().trap = TrapInfo{Code: TrapIntrinsic, Msg: "task freed before it ended", PC: -1}

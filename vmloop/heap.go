@@ -88,7 +88,7 @@ type heap struct {
 	live  int      // number of live objects
 	free  int32    // first free slot, 0 when none
 	epoch uint32   // current DFS epoch
-	stack []int32  // DFS work stack, reused
+	stack *[]int32 // DFS work stack, made on first use and reused
 }
 
 func (h *heap) init(owner uint32, limit int64) {
@@ -338,13 +338,16 @@ func (h *heap) reaches(from, target int32) (found bool, n int) {
 		}
 		h.epoch = 1
 	}
-	st := append(h.stack[:0], from)
+	if h.stack == nil {
+		h.stack = new([]int32)
+	}
+	st := append((*h.stack)[:0], from)
 	h.objs[from-1].mark = h.epoch
 	for len(st) > 0 {
 		i := st[len(st)-1]
 		st = st[:len(st)-1]
 		if i == target {
-			h.stack = st
+			*h.stack = st
 			return true, n
 		}
 		for _, x := range h.objs[i-1].arr() {
@@ -357,7 +360,7 @@ func (h *heap) reaches(from, target int32) (found bool, n int) {
 			st = append(st, int32(x&handleIdxMask))
 		}
 	}
-	h.stack = st
+	*h.stack = st
 	return false, n
 }
 

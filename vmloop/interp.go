@@ -99,8 +99,8 @@ run:
 		case LDF:
 			r.setF(ins.A(), e.prog.KFlt[ins.D()])
 		case LDS:
-			if d := int(ins.D()); d < len(e.kstr) {
-				if x := e.kstr[d]; e.heap.get(x, KindString) != nil {
+			if d, rr := int(ins.D()), e.rare; rr != nil && d < len(rr.kstr) {
+				if x := rr.kstr[d]; e.heap.get(x, KindString) != nil {
 					r.setRef(ins.A(), x)
 					continue
 				}

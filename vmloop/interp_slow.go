@@ -304,10 +304,11 @@ func (e *Exec) finish(bits uint64, t Type) bool {
 // lds returns the task's handle to string constant d, made on first use
 // and again after a FREE.
 func (e *Exec) lds(d int) (uint64, bool) {
-	if e.kstr == nil {
-		e.kstr = make([]uint64, len(e.prog.KStr))
+	rr := e.x()
+	if rr.kstr == nil {
+		rr.kstr = make([]uint64, len(e.prog.KStr))
 	}
-	if x := e.kstr[d]; x != 0 && e.heap.get(x, KindString) != nil {
+	if x := rr.kstr[d]; x != 0 && e.heap.get(x, KindString) != nil {
 		return x, true
 	}
 	s := e.prog.KStr[d]
@@ -316,7 +317,7 @@ func (e *Exec) lds(d int) (uint64, bool) {
 		e.x().trap = e.heap.allocFail(objSize(s, "", 0, 0))
 		return 0, false
 	}
-	e.kstr[d] = x
+	rr.kstr[d] = x
 	return x, true
 }
 
