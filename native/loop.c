@@ -136,7 +136,9 @@ static inline uint64_t jn_ftoi(double x) {
  *     when taken;
  *   - JC forms: a jmp whose target is a conditional branch (a loop's back
  *     edge to its test) runs that branch at once, after the jmp's safe
- *     point, alone or after an add, sub, addi or subi (the loop step). */
+ *     point, alone or after an add, sub, addi or subi (the loop step);
+ *   - FAR branches: the branches of a function too long for the encoding
+ *     of branch targets (JN_MAXLEN), which has only singles. */
 #define JN_OPS(X) X(NOP) X(MOVI) X(MOVF) X(MOVR) X(LDI) X(LDK) X(LDF) X(ADD) X(SUB) X(MUL) X(DIV) \
 	X(REM) X(NEG) X(AND) X(OR) X(XOR) X(SHL) X(SHR) X(SAR) X(ADDI) X(SUBI) X(MULI) X(ANDI) X(SHLI) \
 	X(SHRI) X(SARI) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(FADD) X(FSUB) X(FMUL) X(FDIV) X(FNEG) \
@@ -167,6 +169,7 @@ enum { JN_CONDS(JN_ENUM_C) JN_NC };
 /* The handler numbers (jn_prepare) */
 #define JN_H_OP(op) H_##op,
 #define JN_H_R(b) H_R_##b,
+#define JN_H_FAR(b) H_FAR_##b,
 #define JN_H_X(f, s) H_##f##_##s,
 #define JN_H_ROW(f) JN_SECONDS(JN_H_X, f)
 #define JN_H_JC(c) H_JC_##c,
@@ -179,12 +182,14 @@ enum {
 	JN_OPS(JN_H_OP)
 	H_CALLX,
 	JN_BRANCHES(JN_H_R)
+	JN_BRANCHES(JN_H_FAR)
 	JN_FIRSTS(JN_H_ROW)
 	JN_CONDS(JN_H_JC)
 	JN_LFIRSTS(JN_H_LROW)
 	H_N
 };
 #define H_R0 H_R_JMP
+#define H_FAR0 H_FAR_JMP
 #define JN_HX(f, s) (H_MOV_JMP + (f) * JN_NS + (s))
 #define JN_HJC(c) (H_JC_JZ + (c))
 #define JN_HLJC(l, c) (H_ADD_JC_JZ + (l) * JN_NC + (c))
@@ -196,6 +201,13 @@ typedef char jn_xrows[JN_HX(JN_NF, 0) == H_JC_JZ && JN_HLJC(JN_NL, 0) == H_N ? 1
 
 /* Layout of the prepared program (loop.h). */
 #define JN_HDR 4 /* {kint, kflt, function table, 0} */
+/* The longest function whose branches hold 16 * (target pc + 1) in their
+ * signed 32-bit field D (JN_TGT); a longer one keeps its target pcs, runs
+ * them with the FAR branch handlers and has no superinstructions. (A test
+ * can set it lower: the differential tests pass with -DJN_MAXLEN=3.) */
+#ifndef JN_MAXLEN
+#define JN_MAXLEN (INT32_MAX / 16 - 1)
+#endif
 
 static int64_t jn_exec(jn_io *io, uint64_t *regs, jn_frame *frames, const uint64_t *prog, const uint32_t *stop,
                        const jn_bufs *bufs, void *const **tabp);
@@ -257,6 +269,9 @@ void jn_prepare(uint64_t *out, const uint64_t *words, int64_t nwords, const int6
 	for (fn = 0; fn < nfuncs; fn++) {
 		int64_t start = funcs[3 * fn], end = fn + 1 < nfuncs ? funcs[3 * (fn + 1)] : ncode;
 		uint64_t *code = out + out[xf + fn];
+		/* a function too long for JN_TGT: its branches have handlers of
+		 * their own (FAR), and it has no superinstructions */
+		int far = end - start > JN_MAXLEN;
 		code[-2] = (uint64_t)fn;
 		code[-1] = (uint64_t)funcs[3 * fn + 1];
 		for (i = start; i < end; i++) {
@@ -284,7 +299,13 @@ void jn_prepare(uint64_t *out, const uint64_t *words, int64_t nwords, const int6
 				int64_t t = start + jn_d(w);
 				if (t > i && t < end && (words[t] & 0xffu) == OP_RET)
 					h = H_R0 + (int)(op - OP_JMP);
+				/* 16 * (target + 1): see JN_TGT */
+				if (!far)
+					w = (w & 0xffffffffu) | (uint64_t)(uint32_t)(uint64_t)(16 * (t - start) + 16) << 32;
 			}
+			if (far) /* singles only; branches keep their target pc */
+				h = op >= OP_JMP && op <= OP_JGEI ? H_FAR0 + (int)(op - OP_JMP)
+				    : op == OP_CALL && callx ? H_CALLX : single[op];
 			code[2 * k] = JN_HWORD(h);
 			code[2 * k + 1] = w;
 		}
@@ -342,6 +363,7 @@ static int64_t jn_exec(jn_io *io, uint64_t *regs, jn_frame *frames, const uint64
 #ifdef JN_GOTO
 #define JN_TAB_OP(op) [H_##op] = &&L_##op,
 #define JN_TAB_R(b) [H_R_##b] = &&L_R_##b,
+#define JN_TAB_FAR(b) [H_FAR_##b] = &&L_FAR_##b,
 #define JN_TAB_X(f, s) [H_##f##_##s] = &&L_##f##_##s,
 #define JN_TAB_ROW(f) JN_SECONDS(JN_TAB_X, f)
 	static void *const tab[H_N] = {
@@ -349,6 +371,7 @@ static int64_t jn_exec(jn_io *io, uint64_t *regs, jn_frame *frames, const uint64
 		JN_OPS(JN_TAB_OP)
 		[H_CALLX] = &&L_CALLX,
 		JN_BRANCHES(JN_TAB_R)
+		JN_BRANCHES(JN_TAB_FAR)
 		JN_FIRSTS(JN_TAB_ROW)
 #define JN_TAB_JC(c) [H_JC_##c] = &&L_JC_##c,
 #define JN_TAB_LJC(f, c) [H_##f##_JC_##c] = &&L_##f##_JC_##c,
@@ -375,17 +398,27 @@ static int64_t jn_exec(jn_io *io, uint64_t *regs, jn_frame *frames, const uint64
 	jn_frame *f = frames + io->fp; /* the current frame */
 	if (!bufs)
 		bufs = &jn_nobufs;
-	/* code: the current function's first instruction; ip: the next one to
-	 * run (2 words per instruction); r: the current register window */
+	/* code: the current function's first instruction; pc: the offset in
+	 * bytes from code of the next one to run (16 * its pc: 2 words per
+	 * instruction), so that dispatch and a taken branch need no shift or
+	 * add on the chain from one instruction to the next; r: the current
+	 * register window */
 	const uint64_t *code = prog + xf[f->fn];
-	const uint64_t *ip = code + 2 * f->pc;
+	int64_t pc = f->pc * 16;
 	uint64_t *r = regs + f->base;
 	uint64_t ins;
+/* the slot at offset o (bytes) from code */
+#define JN_AT(o) ((const uint64_t *)(const void *)((const char *)code + (o)))
 
 #define A ((unsigned)(ins >> 8) & 0xffu)
 #define B ((unsigned)(ins >> 16) & 0xffu)
 #define C ((unsigned)(ins >> 24) & 0xffu)
 #define D jn_d(ins)
+/* a taken branch's new pc (bytes): its operand word holds 16 * (target +
+ * 1), pc once the target's slot is dispatched (jn_prepare), so that the
+ * dispatch after the branch loads from D - 16 + code (an addressing mode)
+ * and the next pc is D, with no add on the way */
+#define JN_TGT (D - 16)
 #define RA r[A]
 #define RB r[B]
 #define RC r[C]
@@ -396,12 +429,13 @@ static int64_t jn_exec(jn_io *io, uint64_t *regs, jn_frame *frames, const uint64
 		if (JN_UNLIKELY(left <= 0 || JN_STOPPED())) \
 			goto preempt;                          \
 	} while (0)
-#define BRANCH(cond)                               \
+#define BRANCH(cond) BRANCH_TO(cond, JN_TGT)
+#define BRANCH_TO(cond, tgt)                       \
 	do {                                           \
 		if (cond) {                                \
-			const uint64_t *t_ = code + 2 * D;     \
-			int back_ = t_ < ip;                   \
-			ip = t_;                               \
+			int64_t t_ = (tgt);                    \
+			int back_ = t_ < pc;                   \
+			pc = t_;                               \
 			if (back_)                             \
 				SAFEPOINT();                       \
 		}                                          \
@@ -442,10 +476,11 @@ static int64_t jn_exec(jn_io *io, uint64_t *regs, jn_frame *frames, const uint64
 #define DO_JGEI BRANCH(IF_JGEI)
 /* call the function whose code starts at nc: the frame stack is full (Go
  * grows it), the depth limit (Go traps) or the register stack is too small
- * (Go grows it) exit. The caller's frame keeps its return pc and, in place
- * of its function index, ~(offset of its code in prog) (negative), which
- * ret uses directly; every exit puts the index back (jn_frames). The
- * callee's fn is written at the exit or at its own call. */
+ * (Go grows it) exit. The caller's frame keeps, in place of its function
+ * index, ~(offset of its code in prog) (negative) and, in place of its
+ * return pc, 16 * that pc (the pc register), which ret uses directly;
+ * every exit puts the index and the pc back (out:). The callee's fn is
+ * written at the exit or at its own call. */
 #define DO_CALL_TO(nc)                             \
 	do {                                           \
 		const uint64_t *c_ = (nc);                 \
@@ -453,25 +488,31 @@ static int64_t jn_exec(jn_io *io, uint64_t *regs, jn_frame *frames, const uint64
 		if (JN_UNLIKELY(f >= flast || (nr_ - regs) + (int64_t)c_[-1] > nregs)) \
 			goto exit_op;                          \
 		f->fn = ~(int64_t)(code - prog);           \
-		f->pc = (ip - code) >> 1;                  \
+		f->pc = pc;                                \
 		f++;                                       \
 		f->base = nr_ - regs;                      \
 		code = c_;                                 \
-		ip = c_;                                   \
+		pc = 0;                                    \
 		r = nr_;                                   \
 		SAFEPOINT();                               \
 		NEXT();                                    \
 	} while (0)
 #define DO_CALL DO_CALL_TO(prog + xf[D])
 #define DO_CALLX DO_CALL_TO(prog + (ins >> 32))
-/* ret of the entry function exits: Go finishes the task */
+/* ret of the entry function exits: Go finishes the task. A caller's
+ * frame from Go (fn an index) holds its pc as Go does. */
 #define DO_RETV_TAIL                               \
 	do {                                           \
 		int64_t x_;                                \
 		f--;                                       \
 		x_ = f->fn;                                \
-		code = JN_LIKELY(x_ < 0) ? prog + ~x_ : prog + xf[x_]; \
-		ip = code + 2 * f->pc;                     \
+		if (JN_LIKELY(x_ < 0)) {                   \
+			code = prog + ~x_;                     \
+			pc = f->pc;                            \
+		} else {                                   \
+			code = prog + xf[x_];                  \
+			pc = f->pc * 16;                       \
+		}                                          \
 		r = regs + f->base;                        \
 		SAFEPOINT();                               \
 		NEXT();                                    \
@@ -492,8 +533,8 @@ static int64_t jn_exec(jn_io *io, uint64_t *regs, jn_frame *frames, const uint64
 /* the next part of a superinstruction */
 #define STEP()                                     \
 	do {                                           \
-		ins = ip[1];                               \
-		ip += 2;                                   \
+		ins = JN_AT(pc)[1];                        \
+		pc += 16;                                  \
 	} while (0)
 
 #ifdef JN_GOTO
@@ -502,9 +543,9 @@ static int64_t jn_exec(jn_io *io, uint64_t *regs, jn_frame *frames, const uint64
  * its first instruction as it starts. */
 #define NEXT()                                     \
 	do {                                           \
-		const uint64_t *p_ = ip;                   \
+		const uint64_t *p_ = JN_AT(pc);            \
 		ins = p_[1];                               \
-		ip = p_ + 2;                               \
+		pc += 16;                                  \
 		goto *(void *)(uintptr_t)p_[0];            \
 	} while (0)
 #define HANDLER(h) L_##h:
@@ -513,9 +554,9 @@ static int64_t jn_exec(jn_io *io, uint64_t *regs, jn_frame *frames, const uint64
 #define NEXT() goto dispatch
 #define HANDLER(h) case H_##h:
 dispatch: {
-	uint64_t h_ = ip[0];
-	ins = ip[1];
-	ip += 2;
+	uint64_t h_ = JN_AT(pc)[0];
+	ins = JN_AT(pc)[1];
+	pc += 16;
 	switch (h_) {
 	default:
 		goto exit_cold;
@@ -615,7 +656,7 @@ dispatch: {
 		for (i = 0; i < n; i++)
 			r[i] = r[a + i];
 		code = c_;
-		ip = c_;
+		pc = 0;
 		SAFEPOINT();
 		NEXT();
 	}
@@ -650,7 +691,7 @@ dispatch: {
 	HANDLER(R_##b) {                               \
 		left--;                                    \
 		if (IF_##b) {                              \
-			ip = code + 2 * D;                     \
+			pc = JN_TGT;                           \
 			STEP();                                \
 			left--;                                \
 			DO_RET;                                \
@@ -658,6 +699,15 @@ dispatch: {
 		NEXT();                                    \
 	}
 	JN_BRANCHES(JN_BRANCH_R)
+
+	/* the branches of a function too long for JN_TGT: the operand word
+	 * holds the target pc itself */
+#define JN_BRANCH_FAR(b)                           \
+	HANDLER(FAR_##b) {                             \
+		left--;                                    \
+		BRANCH_TO(IF_##b, 16 * D);                 \
+	}
+	JN_BRANCHES(JN_BRANCH_FAR)
 
 	/* pairs */
 #define DO_MOV RA = RB
@@ -690,9 +740,9 @@ dispatch: {
 	 * at once (after the jmp's safe point) */
 #define JC_BODY(c)                                 \
 	do {                                           \
-		const uint64_t *t_ = code + 2 * D;         \
-		int back_ = t_ < ip;                       \
-		ip = t_;                                   \
+		int64_t t_ = JN_TGT;                       \
+		int back_ = t_ < pc;                       \
+		pc = t_;                                   \
 		if (back_)                                 \
 			SAFEPOINT();                           \
 		STEP();                                    \
@@ -725,19 +775,21 @@ dispatch: {
 	exit_op: /* undo the charge: Go charges and runs the instruction */
 		left++;
 	exit_cold: /* an instruction outside the hot subset (not charged) */
-		ip -= 2;
+		pc -= 16;
 		io->exit = JN_EXIT_OP;
 		goto out;
 	preempt:
 		io->exit = JN_EXIT_PREEMPT;
 	out:
-		/* the frames in Go's form: the function index of the current
-		 * frame, and of every caller that a call here rewrote (they are
-		 * just below it, and the frames below them were not) */
-		f->pc = (ip - code) >> 1;
+		/* the frames in Go's form: the function index and pc of the
+		 * current frame, and of every caller that a call here rewrote
+		 * (they are just below it, and the frames below them were not) */
+		f->pc = pc >> 4;
 		f->fn = (int64_t)code[-2];
-		for (i = f - frames; i-- > 0 && (x = frames[i].fn) < 0;)
+		for (i = f - frames; i-- > 0 && (x = frames[i].fn) < 0;) {
 			frames[i].fn = (int64_t)prog[~x - 2];
+			frames[i].pc >>= 4;
+		}
 		io->fp = f - frames;
 		io->left = left;
 		return io->exit;

@@ -15,8 +15,9 @@
  * 64-bit platform. During a call of jn_run, a frame below the current one
  * that jn_run pushed a frame on top of holds, in fn, ~(offset of its code
  * in the prepared program) (a negative number) instead of its function
- * index, and the current frame's fn is not kept up to date; jn_run puts
- * every index back before it returns, so Go only ever sees indexes. */
+ * index and, in pc, 16 * its pc; the current frame's fn and pc are not
+ * kept up to date. jn_run puts every index and pc back before it returns,
+ * so Go only ever sees its own form. */
 typedef struct {
 	int64_t fn;
 	int64_t pc;
@@ -71,7 +72,9 @@ int64_t jn_prep_size(int64_t nwords, int64_t ncode, int64_t nfuncs);
  *     at the instruction's pc: a handler word (the address of the handler
  *     of jn_run that runs it, or its number in the switch build) and an
  *     operand word (the instruction word, except that a call's function
- *     index is replaced by the offset in out of the callee's code);
+ *     index is replaced by the offset in out of the callee's code and a
+ *     branch's target pc t by 16 * (t + 1), except in a function of more
+ *     than about 2^27 instructions, too long for that encoding);
  *   - the constant pools, as in words;
  *   - the function table: per function, the offset in out of its code.
  *
