@@ -6,7 +6,11 @@
 # redis-server's single thread. Prints a table of requests per second and
 # the ratios, and writes it to -o FILE (default perf-resp.txt).
 #
-#   scripts/resp-bench.sh [-o FILE] [-n REQUESTS] [-c CLIENTS] [-q PERCENT]
+#   scripts/resp-bench.sh [-o FILE] [-n REQUESTS] [-c CLIENTS] [-q PERCENT] [-r REPS]
+#
+# -r REPS runs the three servers REPS times in turn and reports the median
+# of each figure (this machine's run-to-run spread is large; 5 is a good
+# number).
 #
 # -q PERCENT caps each server at PERCENT of one CPU (a CFS bandwidth
 # cgroup, 10 ms period; needs root and a writable cgroup cpu controller).
@@ -24,13 +28,15 @@ out=perf-resp.txt
 requests=200000
 clients=50
 quota=
-while getopts "o:n:c:q:h" opt; do
+reps=1
+while getopts "o:n:c:q:r:h" opt; do
   case $opt in
     o) out=$OPTARG ;;
     n) requests=$OPTARG ;;
     c) clients=$OPTARG ;;
     q) quota=$OPTARG ;;
-    *) sed -n '2,21p' "$0"; exit 0 ;;
+    r) reps=$OPTARG ;;
+    *) sed -n '2,25p' "$0"; exit 0 ;;
   esac
 done
 
@@ -144,11 +150,11 @@ bench() {
       continue
     fi
     c1=$(cputicks "$spid")
-    cpu[$name,$p]=$(awk -v d=$((c1 - c0)) -v t="$tck" -v n="$requests" 'BEGIN { printf "%.2f", d * 1e6 / t / (2 * n) }')
+    cpu[$name,$p]="${cpu[$name,$p]:-} $(awk -v d=$((c1 - c0)) -v t="$tck" -v n="$requests" 'BEGIN { printf "%.2f", d * 1e6 / t / (2 * n) }')"
     # --csv: "PING_INLINE","123456.79",... (a header line first on redis 7)
     while IFS=, read -r test val _; do
       test=${test//\"/}; val=${val//\"/}
-      case $test in PING_INLINE|PING_MBULK|PING_BULK) rps[$name,${test/PING_BULK/PING_MBULK},$p]=$val ;; esac
+      case $test in PING_INLINE|PING_MBULK|PING_BULK) k=$name,${test/PING_BULK/PING_MBULK},$p; rps[$k]="${rps[$k]:-} $val" ;; esac
     done <<<"$line"
   done
 }
@@ -174,32 +180,37 @@ run() {
 }
 
 jport=16380; rport=16379; gport=16381
-run jade "$jport" bin/jade run --workers 1 examples/resp_ping.jasm "127.0.0.1:$jport"
-if [ $have_redis = 1 ]; then
-  run redis "$rport" redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --daemonize no
-fi
-run resp-go "$gport" bin/resp-go -addr "127.0.0.1:$gport"
+for rep in $(seq "$reps"); do
+  [ "$reps" -gt 1 ] && say "round $rep of $reps"
+  run jade "$jport" bin/jade run --workers 1 examples/resp_ping.jasm "127.0.0.1:$jport"
+  if [ $have_redis = 1 ]; then
+    run redis "$rport" redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --daemonize no
+  fi
+  run resp-go "$gport" bin/resp-go -addr "127.0.0.1:$gport"
+done
 
 # --- report -----------------------------------------------------------------
+# med LIST: the median of a space-separated list of numbers (empty if none).
+med() { tr ' ' '\n' <<<"${1:-}" | grep . | sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 ratio() { # a / b, or - when either is missing
   if [ -n "${1:-}" ] && [ -n "${2:-}" ]; then awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; else echo -; fi
 }
 {
-  echo "resp-bench: redis-benchmark -t ping -c $clients -n $requests; $placement"
+  echo "resp-bench: redis-benchmark -t ping -c $clients -n $requests; $placement; median of $reps round(s), servers in turn"
   echo "machine: $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ //')"
   echo "redis: $(redis-server --version 2>/dev/null | head -1 || echo missing); $(go version)"
   echo
   printf '%-22s %14s %14s %14s %14s %14s\n' "requests/s" jade redis-server resp-go "jade/redis" "jade/resp-go"
   for t in PING_INLINE PING_MBULK; do
     for p in 1 16; do
-      j=${rps[jade,$t,$p]:-}; r=${rps[redis,$t,$p]:-}; g=${rps[resp-go,$t,$p]:-}
+      j=$(med "${rps[jade,$t,$p]:-}"); r=$(med "${rps[redis,$t,$p]:-}"); g=$(med "${rps[resp-go,$t,$p]:-}")
       printf '%-22s %14s %14s %14s %14s %14s\n' "$t -P $p" "${j:--}" "${r:--}" "${g:--}" "$(ratio "$j" "$r")" "$(ratio "$j" "$g")"
     done
   done
   echo
   echo "server CPU per request (µs, user+system over both tests; lower is better)"
   for p in 1 16; do
-    j=${cpu[jade,$p]:-}; r=${cpu[redis,$p]:-}; g=${cpu[resp-go,$p]:-}
+    j=$(med "${cpu[jade,$p]:-}"); r=$(med "${cpu[redis,$p]:-}"); g=$(med "${cpu[resp-go,$p]:-}")
     printf '%-22s %14s %14s %14s %14s %14s\n' "ping -P $p" "${j:--}" "${r:--}" "${g:--}" "$(ratio "$r" "$j")" "$(ratio "$g" "$j")"
   done
   echo "(CPU ratios are redis/jade and resp-go/jade: above 1, jade needs less CPU per request)"
