@@ -250,3 +250,37 @@ l:
 		t.Fatalf("marks %v: the child must run between the spawner's first and second slice", m.arg)
 	}
 }
+
+// TestLIFOSlotInMetrics: a task spawned by the running task sits in the
+// worker's lifo slot; Metrics counts it as runnable, not in the ring.
+func TestLIFOSlotInMetrics(t *testing.T) {
+	rt := newRT(t, jade.Options{Workers: 1})
+	s := rt.Bus().Scheduler()
+	var got sched.Metrics
+	err := rt.RegisterIntrinsic("test.metrics", nil, vmloop.TVoid, 0, func(*bus.Call) (vmloop.Value, error) {
+		got = s.Metrics()
+		return vmloop.Void(), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := load(t, rt, `
+.func main() -> i64
+  .local c:ref, v:i64
+  spawn c, child
+  intr  _, test.metrics
+  joini v, c
+  ret   v
+.end
+.func child() -> i64
+  .local x:i64
+  const x, 7
+  ret   x
+.end`)
+	if o := run(t, rt, p); o.Kind != sched.Success || o.Value.Int() != 7 {
+		t.Fatalf("got %v", o)
+	}
+	if got.RunnableTasks != 1 || len(got.Workers) != 1 || got.Workers[0].LocalQueue != 0 {
+		t.Fatalf("with the child in the lifo slot: runnable %d, workers %+v", got.RunnableTasks, got.Workers)
+	}
+}
