@@ -284,3 +284,37 @@ func TestLIFOSlotInMetrics(t *testing.T) {
 		t.Fatalf("with the child in the lifo slot: runnable %d, workers %+v", got.RunnableTasks, got.Workers)
 	}
 }
+
+// TestOutcomeWhileDone: Done may make the task's rare part after it
+// completed while another goroutine reads Outcome lock-free (run under
+// -race: the rare part is published atomically).
+func TestOutcomeWhileDone(t *testing.T) {
+	rt := newRT(t, jade.Options{Workers: 1})
+	p := load(t, rt, ".func main() -> i64\n  .local r:i64\n  const r, 7\n  ret r\n.end\n")
+	for i := 0; i < 50; i++ {
+		jt, err := rt.Spawn(p, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		task := jt.Sched()
+		for {
+			if _, ok := task.Outcome(); ok {
+				break
+			}
+			time.Sleep(10 * time.Microsecond)
+		}
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); <-task.Done() }()
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 100; j++ {
+				if o, _ := task.Outcome(); o.Value.Int() != 7 {
+					t.Errorf("outcome %v", o)
+					return
+				}
+			}
+		}()
+		wg.Wait()
+	}
+}

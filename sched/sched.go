@@ -470,7 +470,7 @@ func (c *Control) TakeHostResult(t *Task) (value vmloop.Value, thrown *vmloop.Va
 		t.mu.Unlock()
 		return vmloop.Value{}, nil, nil, false
 	}
-	r := t.rare
+	r := t.rare.Load()
 	if r.hostInline {
 		v := r.hostBits
 		r.hostInline = false
@@ -676,7 +676,7 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 	joiner1 := t.joiner1
 	t.joiner1 = Token{}
 	var joiners []Token
-	if r := t.rare; r != nil {
+	if r := t.rare.Load(); r != nil {
 		joiners, r.joiners = r.joiners, nil
 		if r.done != nil {
 			close(r.done)

@@ -155,9 +155,10 @@ type Task struct {
 	// no allocation for the common case), anything else in rare.outcome.
 	outBits uint64
 	joiner1 Token // the first task waiting for completion (no allocation for one joiner)
-	// rare holds what few tasks need, allocated on first use under mu and
-	// never dropped, so that the common task record stays small.
-	rare *taskRare
+	// rare holds what few tasks need, made on first use under mu and never
+	// dropped, so that the common task record stays small. Atomic: Outcome
+	// reads it without the lock while Done may still make it.
+	rare atomic.Pointer[taskRare]
 }
 
 // taskRare is the part of a task record that few tasks use; guarded by
@@ -180,15 +181,17 @@ type taskRare struct {
 
 // rareLocked returns t's rare part, making it (t.mu held).
 func (t *Task) rareLocked() *taskRare {
-	if t.rare == nil {
-		t.rare = &taskRare{}
+	r := t.rare.Load()
+	if r == nil {
+		r = &taskRare{}
+		t.rare.Store(r)
 	}
-	return t.rare
+	return r
 }
 
 // hasHostResultLocked reports whether a host result is stored (t.mu held).
 func (t *Task) hasHostResultLocked() bool {
-	r := t.rare
+	r := t.rare.Load()
 	return r != nil && (r.hostInline || r.hostResult != nil)
 }
 
@@ -217,7 +220,7 @@ func (t *Task) Outcome() (Outcome, bool) {
 	}
 	// No lock: the outcome is written before the Running → Completed CAS
 	// and never again, and the state load above orders the reads after it.
-	if r := t.rare; r != nil && r.outcome != nil {
+	if r := t.rare.Load(); r != nil && r.outcome != nil {
 		return *r.outcome, true
 	}
 	o := Outcome{Kind: Success, Value: vmloop.Void()}

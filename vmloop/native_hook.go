@@ -230,6 +230,9 @@ func (e *Exec) wantNative() bool {
 	case nativeOff:
 		return false
 	}
+	if e.prog == nil || len(e.frames) == 0 {
+		return true // freed or recycled: nothing runs (Run reports the state)
+	}
 	return e.fp > 0 || !e.prog.Funcs[e.frames[0].fn].straight
 }
 

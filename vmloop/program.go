@@ -46,10 +46,10 @@ type Function struct {
 
 	// Filled by Verify.
 	Blocks []Block // basic blocks in pc order
-	// straight: no backward branch and no call, so a task whose entry
-	// function this is runs at most len(Code) instructions in all (Run
-	// gives such a task to the Go loop: a cgo crossing would cost more
-	// than the C loop could win).
+	// straight: no backward branch, no call and no handler, so a task
+	// whose entry function this is runs at most len(Code) instructions
+	// in all (Run gives such a task to the Go loop: a cgo crossing would
+	// cost more than the C loop could win).
 	straight bool
 }
 

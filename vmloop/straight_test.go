@@ -12,6 +12,11 @@ func TestStraightStaysInGo(t *testing.T) {
 		itFn("str", "(ref)->ref", 2, "lds r1, 0; sconcat r1, r1, r0; ret r1"),
 		itFn("fwd", "(i64)->i64", 1, "jgti r0, 0, pos; ldi r0, 0; pos: ret r0"),
 		itFn("loop", "(i64)->i64", 1, "top: subi r0, r0, 1; jgti r0, 0, top; ret r0"),
+		// No backward branch, but a caught throw jumps back to a handler
+		// before its range: a loop all the same.
+		itFn("catch", "(i64)->i64", 3,
+			"h: subi r0, r0, 1; jeqi r0, 0, done; tb: lds r1, 0; newerr r2, r1; throw r2; te: done: ret r0",
+			"tb, te, h, r2"),
 	)
 	for _, c := range []struct {
 		fn       string
@@ -22,6 +27,7 @@ func TestStraightStaysInGo(t *testing.T) {
 		{"str", []Value{Str("!")}, true},
 		{"fwd", []Value{I64(3)}, true},
 		{"loop", []Value{I64(3)}, false},
+		{"catch", []Value{I64(3)}, false},
 	} {
 		e := itStart(t, p, c.fn, c.args...)
 		if got := p.Funcs[p.FuncIndex(c.fn)].straight; got != c.straight {
@@ -38,5 +44,10 @@ func TestStraightStaysInGo(t *testing.T) {
 		if e.wantNative() {
 			t.Errorf("%s: SetNative(false) uses the native loop", c.fn)
 		}
+		f := itStart(t, p, c.fn, c.args...) // the default (auto) mode
+		f.Free()
+		f.NativeUsed() // after Free: no frames, must not panic
+		f.Recycle()
+		f.NativeUsed() // after Recycle: no program either
 	}
 }

@@ -99,7 +99,8 @@ func vfVerify(p *Program, r Resolver) error {
 		p.Intrinsics[i].Resolved = v.imports[i]
 	}
 	for i := range p.Funcs {
-		p.Funcs[i].straight = isStraight(p.Funcs[i].Code)
+		// A handler may lie before its range: a caught throw loops back.
+		p.Funcs[i].straight = len(p.Funcs[i].Handlers) == 0 && isStraight(p.Funcs[i].Code)
 	}
 	p.verified = true
 	return nil
@@ -594,7 +595,7 @@ func (fl *vfFlow) step(pc int, st vfState) error {
 }
 
 // isStraight reports whether verified code has no backward branch and no
-// call (Function.straight).
+// call (Function.straight also needs the function to have no handler).
 func isStraight(code []Instr) bool {
 	for pc, ins := range code {
 		switch op := ins.Op(); op {
