@@ -442,9 +442,9 @@ func (s *Scheduler) completeHost(w *worker, tok Token, value vmloop.Value, throw
 	}
 	r := t.rareLocked()
 	if thrown == nil && trap == nil && value.Kind() == vmloop.KindI64 {
-		r.hostInline, r.hostBits = true, value.Int()
+		r.hostInline, r.hostBits, r.hostResult = true, value.Int(), nil
 	} else {
-		r.hostResult = &hostResult{value: value, err: thrown, trap: trap}
+		r.hostInline, r.hostResult = false, &hostResult{value: value, err: thrown, trap: trap}
 	}
 	r.hostGen = tok.gen
 	t.mu.Unlock()
@@ -452,14 +452,19 @@ func (s *Scheduler) completeHost(w *worker, tok Token, value vmloop.Value, throw
 		return true
 	}
 	// The wait ended otherwise (a timeout, a cancel): withdraw the result
-	// unless the task took it already — a later wait's result has another
-	// generation and stays.
+	// if it is still there. If the task took it meanwhile, it has it: say
+	// so (the caller must not close a descriptor it carries). A later
+	// wait's result has another generation and stays.
 	t.mu.Lock()
-	if r.hostGen == tok.gen {
-		r.hostInline, r.hostResult = false, nil
+	defer t.mu.Unlock()
+	if r.hostGen != tok.gen {
+		return false
 	}
-	t.mu.Unlock()
-	return false
+	if r.hostInline || r.hostResult != nil {
+		r.hostInline, r.hostResult = false, nil
+		return false
+	}
+	return true
 }
 
 // TakeHostResult returns and clears the result stored by CompleteHost; the

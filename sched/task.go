@@ -189,10 +189,13 @@ func (t *Task) rareLocked() *taskRare {
 	return r
 }
 
-// hasHostResultLocked reports whether a host result is stored (t.mu held).
+// hasHostResultLocked reports whether a host result is stored for t's
+// current wait (t.mu held). One left by an earlier wait's completer that
+// lost its wake and has not withdrawn it yet does not count: a completion
+// of the current wait replaces it, and nobody takes it.
 func (t *Task) hasHostResultLocked() bool {
 	r := t.rare.Load()
-	return r != nil && (r.hostInline || r.hostResult != nil)
+	return r != nil && (r.hostInline || r.hostResult != nil) && r.hostGen == t.wait.Load()>>2
 }
 
 type hostResult struct {
