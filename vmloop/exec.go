@@ -25,7 +25,6 @@ import (
 // task); only Stop and ClearStop may be called concurrently with Run.
 type Exec struct {
 	prog   *Program
-	lim    Limits
 	regs   []uint64
 	frames []frame // frames[0..fp]; frames[fp] is current (its pc is written back when Run leaves the inline path)
 	fp     int
@@ -49,11 +48,13 @@ type Exec struct {
 	reqWin  bool  // arguments are the window Base..Base+NArgs-1
 	reqDstT Type  // type of the destination register
 	// resT is the type of res (below).
-	resT  Type
-	req   Request
-	reqPC int // pc of the requesting instruction
+	resT Type
+	// maxFrames is Limits.MaxFrames (its MaxHeapBytes is heap.limit).
+	maxFrames int32
+	req       Request
+	reqPC     int32 // pc of the requesting instruction
 	// reqDst is the destination register, -1 when the request has no result.
-	reqDst int
+	reqDst int32
 
 	// res is the entry function's scalar result (stCompleted; a reference
 	// result is in rare.out).
@@ -194,7 +195,7 @@ func (e *Exec) Reset(p *Program, fn int, args []Value, lim Limits, owner uint32)
 	}
 	// Every field but stop (atomic: a late Stop may race; see above) is
 	// set here; TestResetEqualsNew keeps this list complete.
-	e.prog, e.lim, e.regs, e.frames, e.fp = p, lim, regs, frames, 0
+	e.prog, e.maxFrames, e.regs, e.frames, e.fp = p, int32(min(lim.MaxFrames, math.MaxInt32)), regs, frames, 0
 	e.heap = heap{objs: e.heap.objs[:0]} // recycled capacity, if any
 	e.freeShadow()
 	e.state, e.left, e.reductions = stReady, 0, 0
@@ -362,7 +363,7 @@ func (e *Exec) setRequest(ins Instr, pc int) {
 	a := ins.A()
 	q := &e.req
 	*q = Request{Op: op, Base: a}
-	e.reqPC = pc
+	e.reqPC = int32(pc)
 	e.reqArg0 = a
 	e.reqWin = false
 	e.reqDst = -1
@@ -373,7 +374,7 @@ func (e *Exec) setRequest(ins Instr, pc int) {
 		q.NArgs = int(ins.C())
 		q.Func = int(ins.D())
 		e.reqWin = true
-		e.reqDst, e.reqDstT = int(a), TRef
+		e.reqDst, e.reqDstT = int32(a), TRef
 		e.state = stRequest
 		return
 	case INTR:
@@ -392,7 +393,7 @@ func (e *Exec) setRequest(ins Instr, pc int) {
 		q.NArgs = len(q.Intr.Params)
 	}
 	if q.Intr.Result != TVoid {
-		e.reqDst, e.reqDstT = int(a), q.Intr.Result
+		e.reqDst, e.reqDstT = int32(a), q.Intr.Result
 	}
 	e.state = stRequest
 }
@@ -461,7 +462,7 @@ func (e *Exec) ArgValue(i int) (Value, error) {
 	case TF64:
 		return Value{kind: KindF64, bits: bits}, nil
 	}
-	v, err := e.heap.export(bits, e.lim.MaxHeapBytes)
+	v, err := e.heap.export(bits, e.heap.limit)
 	if err != nil {
 		return Value{}, e.reqTrapInfo(err)
 	}
@@ -498,7 +499,7 @@ func (e *Exec) reqTrapInfo(err error) error {
 		ti = TrapInfo{Code: TrapIntrinsic, Msg: err.Error()}
 	}
 	ti.Func = e.prog.Funcs[e.frames[e.fp].fn].Name
-	ti.PC = e.reqPC
+	ti.PC = int(e.reqPC)
 	return ti
 }
 
@@ -528,10 +529,10 @@ func (e *Exec) Complete(v Value) error {
 		}
 		bits = h
 	default:
-		return e.trapRequest(TrapInfo{Code: TrapKind, Func: e.prog.Funcs[e.frames[e.fp].fn].Name, PC: e.reqPC,
+		return e.trapRequest(TrapInfo{Code: TrapKind, Func: e.prog.Funcs[e.frames[e.fp].fn].Name, PC: int(e.reqPC),
 			Msg: fmt.Sprintf("%s result is %s, destination register r%d is %s", e.req.Op, v.kind, e.reqDst, e.reqDstT)})
 	}
-	e.setAbs(e.frames[e.fp].base+e.reqDst, bits, e.reqDstT)
+	e.setAbs(e.frames[e.fp].base+int(e.reqDst), bits, e.reqDstT)
 	return nil
 }
 
@@ -547,7 +548,7 @@ func (e *Exec) trapRequest(ti TrapInfo) error {
 func (e *Exec) abandonRequest() {
 	e.state = stReady
 	if e.reqDst >= 0 {
-		e.setAbs(e.frames[e.fp].base+e.reqDst, 0, e.reqDstT)
+		e.setAbs(e.frames[e.fp].base+int(e.reqDst), 0, e.reqDstT)
 	}
 }
 
@@ -584,7 +585,7 @@ func (e *Exec) Raise(err Value) (caught bool) {
 		return false
 	}
 	e.state = stReady
-	return e.unwind(h, e.reqPC)
+	return e.unwind(h, int(e.reqPC))
 }
 
 // SetTrap completes the pending request by trapping the task at the
@@ -624,7 +625,7 @@ func (e *Exec) unwind(h uint64, pc int) bool {
 			}
 		}
 		if e.fp == 0 {
-			v, err := e.heap.export(h, e.lim.MaxHeapBytes)
+			v, err := e.heap.export(h, e.heap.limit)
 			if err != nil { // cannot happen for a checked error handle
 				v = Err(ErrKindError, err.Error())
 			}

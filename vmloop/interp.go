@@ -258,7 +258,7 @@ run:
 		case CALL:
 			fp := e.fp + 1
 			base := e.frames[fp-1].base + int(ins.A())
-			if fp >= len(e.frames) || fp >= e.lim.MaxFrames || base+headroom(e.prog.Funcs[ins.D()].NRegs) > len(e.regs) {
+			if fp >= len(e.frames) || fp >= int(e.maxFrames) || base+headroom(e.prog.Funcs[ins.D()].NRegs) > len(e.regs) {
 				goto slow
 			}
 			e.frames[fp-1].pc = pc

@@ -55,8 +55,8 @@ func (e *Exec) step(ins Instr) ctl {
 		}
 
 	case CALL:
-		if e.fp+1 >= e.lim.MaxFrames {
-			e.x().trap = TrapInfo{Code: TrapStackOverflow, Msg: fmt.Sprintf("call depth limit of %d frames", e.lim.MaxFrames)}
+		if e.fp+1 >= int(e.maxFrames) {
+			e.x().trap = TrapInfo{Code: TrapStackOverflow, Msg: fmt.Sprintf("call depth limit of %d frames", e.maxFrames)}
 			return e.trapped(pc)
 		}
 		base := cur.base + int(ins.A())
@@ -290,7 +290,7 @@ func (e *Exec) finish(bits uint64, t Type) bool {
 	// A scalar result stays inline (no rare part for the common case).
 	e.res, e.resT = bits, t
 	if t == TRef {
-		v, err := e.heap.export(bits, e.lim.MaxHeapBytes)
+		v, err := e.heap.export(bits, e.heap.limit)
 		if err != nil {
 			e.x().trap = err.(TrapInfo)
 			return false

@@ -1107,7 +1107,7 @@ func TestIntrinsics(t *testing.T) {
 				t.Fatalf("print_i64 argument %d", e.ArgI64(0))
 			}
 		}
-		if fn, pc := e.Where(); fn != "main" || pc != e.reqPC+1 {
+		if fn, pc := e.Where(); fn != "main" || pc != int(e.reqPC)+1 {
 			t.Fatalf("step %d: Where = %s@%d, request at %d", i, fn, pc, e.reqPC)
 		}
 		if err := e.Complete(s.reply); err != nil {
