@@ -51,32 +51,39 @@ const (
 // a []byte and a []uint64 side by side took. x is the error kind (a
 // string) or the scheduler's object for tasks, events and ext.
 type object struct {
-	kind Kind // KindVoid: free or never used
-	gen  uint16
+	p    unsafe.Pointer
+	x    any
+	n, c uint32 // length and capacity of the payload (maxObjectBytes bounds them)
 	mark uint32 // DFS epoch (cycle check of ASETR)
 	next int32  // free list link while the slot is free
-	p    unsafe.Pointer
-	n, c int
-	x    any
+	gen  uint16
+	kind Kind // KindVoid: free or never used
 }
 
+// maxObjectBytes is the accounted size of the largest object (4 GiB − 1),
+// so that a payload's length and capacity fit the object's 32-bit fields
+// (a 48 B slot). A larger allocation traps like one over the heap limit.
+const maxObjectBytes = 1<<32 - 1
+
 // str returns the string (KindString) or message (KindError).
-func (o *object) str() string { return unsafe.String((*byte)(o.p), o.n) }
+func (o *object) str() string { return unsafe.String((*byte)(o.p), int(o.n)) }
 
 // bytes returns the contents of a KindBytes object (aliasing it).
-func (o *object) bytes() []byte { return unsafe.Slice((*byte)(o.p), o.c)[:o.n] }
+func (o *object) bytes() []byte { return unsafe.Slice((*byte)(o.p), int(o.c))[:o.n] }
 
 // arr returns the elements of an array object (aliasing them).
-func (o *object) arr() []uint64 { return unsafe.Slice((*uint64)(o.p), o.c)[:o.n] }
+func (o *object) arr() []uint64 { return unsafe.Slice((*uint64)(o.p), int(o.c))[:o.n] }
 
-func (o *object) setStr(s string) { o.p, o.n, o.c = unsafe.Pointer(unsafe.StringData(s)), len(s), 0 }
+func (o *object) setStr(s string) {
+	o.p, o.n, o.c = unsafe.Pointer(unsafe.StringData(s)), uint32(len(s)), 0
+}
 
 func (o *object) setBytes(b []byte) {
-	o.p, o.n, o.c = unsafe.Pointer(unsafe.SliceData(b)), len(b), cap(b)
+	o.p, o.n, o.c = unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b)), uint32(min(cap(b), maxObjectBytes))
 }
 
 func (o *object) setArr(a []uint64) {
-	o.p, o.n, o.c = unsafe.Pointer(unsafe.SliceData(a)), len(a), cap(a)
+	o.p, o.n, o.c = unsafe.Pointer(unsafe.SliceData(a)), uint32(len(a)), uint32(min(cap(a), maxObjectBytes))
 }
 
 // heap is a task's object table.
@@ -180,20 +187,23 @@ func (o *object) size() int64 {
 	case KindString, KindError:
 		return objSize(o.str(), aux, 0, 0)
 	case KindBytes:
-		return objSize("", "", o.n, 0)
+		return objSize("", "", int(o.n), 0)
 	case KindArrayI64, KindArrayF64, KindArrayRef:
-		return objSize("", "", 0, o.n)
+		return objSize("", "", 0, int(o.n))
 	}
 	return objSize("", "", 0, 0)
 }
 
 // fits reports whether n more bytes stay within the heap limit.
 func (h *heap) fits(n int64) bool {
-	return n >= 0 && n <= h.limit-h.bytes
+	return n >= 0 && n <= maxObjectBytes && n <= h.limit-h.bytes
 }
 
 // limitMsg is the message of a TrapHeapLimit for an allocation of n bytes.
 func (h *heap) limitMsg(n int64) string {
+	if n > maxObjectBytes {
+		return fmt.Sprintf("allocation of %d bytes exceeds the largest object (%d bytes)", n, int64(maxObjectBytes))
+	}
 	return fmt.Sprintf("allocation of %d bytes exceeds the heap limit (%d of %d bytes in use)", n, h.bytes, h.limit)
 }
 

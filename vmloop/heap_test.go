@@ -162,3 +162,29 @@ func TestHeapReset(t *testing.T) {
 		t.Error("allocation after reset failed")
 	}
 }
+
+// TestLargestObject: an object's payload length is 32-bit; an allocation
+// over 4 GiB traps as a heap-limit error even under a larger heap limit
+// (nothing is allocated first).
+func TestLargestObject(t *testing.T) {
+	p := itProg(t, nil, itFn("big", "(i64)->i64", 2, "bnew r1, r0; blen r0, r1; ret r0"))
+	for _, c := range []struct {
+		n    int64
+		trap bool
+	}{{1 << 20, false}, {5 << 30, true}} {
+		e, err := NewExec(p, p.FuncIndex("big"), []Value{I64(c.n)}, Limits{MaxHeapBytes: 16 << 30}, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig := e.Run(1 << 20)
+		if !c.trap {
+			if sig != SigCompleted || e.Result().Int() != c.n {
+				t.Fatalf("bnew %d: %v %v %v", c.n, sig, e.Result(), e.Trap())
+			}
+			continue
+		}
+		if sig != SigTrap || e.Trap().Code != TrapHeapLimit || !strings.Contains(e.Trap().Msg, "largest object") {
+			t.Fatalf("bnew %d: %v %v", c.n, sig, e.Trap())
+		}
+	}
+}

@@ -213,7 +213,7 @@ func (e *Exec) access(ins Instr, r regs) opStatus {
 		e.badHandle(x, want)
 		return opTrap
 	}
-	n := o.n // bytes, array elements or string bytes
+	n := int(o.n) // bytes, array elements or string bytes
 	switch op {
 	case SLEN:
 		r.setI(ins.A(), int64(len(o.str())))
