@@ -93,7 +93,7 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 		if err != nil {
 			return raise(ex, ioErr(req, err)), true
 		}
-		return b.submitIO(t, ex, req, b.ioOp(t, evpoll.Op{Kind: evpoll.Connect, Fd: fd, Addr: ap}), fd), true
+		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: evpoll.Connect, Fd: fd, Addr: ap}), fd), true
 	case vmloop.IntrFileOpen:
 		path, a := strArg(ex, 0)
 		if a != sched.ActContinue {
@@ -103,7 +103,7 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 		if fl < 0 || fl&^63 != 0 || fl&3 == 3 {
 			return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("file.open: flags %d: want 0 read-only, 1 write-only or 2 read-write, plus 4 create, 8 truncate, 16 append, 32 exclusive", fl))), true
 		}
-		return b.submitIO(t, ex, req, b.ioOp(t, evpoll.Op{Kind: evpoll.Open, Path: path, OpenFlags: evpoll.OpenFlag(fl), Mode: 0o644}), -1), true
+		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: evpoll.Open, Path: path, OpenFlags: evpoll.OpenFlag(fl), Mode: 0o644}), -1), true
 	}
 	want := "conn"
 	switch id {
@@ -120,14 +120,14 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 		if h.closed.Swap(true) {
 			return complete(ex, vmloop.Void(), sched.ActContinue), true // idempotent
 		}
-		return b.submitIO(t, ex, req, b.ioOp(t, evpoll.Op{Kind: evpoll.Close, Fd: h.fd}), -1), true
+		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: evpoll.Close, Fd: h.fd}), -1), true
 	}
 	if h.closed.Load() {
 		return raise(ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: %s is closed", req.Intr.Name, h))), true
 	}
 	switch id {
 	case vmloop.IntrNetAccept:
-		return b.submitIO(t, ex, req, b.ioOp(t, evpoll.Op{Kind: evpoll.Accept, Fd: h.fd}), -1), true
+		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: evpoll.Accept, Fd: h.fd}), -1), true
 	case vmloop.IntrNetRead, vmloop.IntrFileRead:
 		buf, err := ex.ArgBytes(1)
 		if err != nil {
@@ -141,7 +141,7 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 		if id == vmloop.IntrFileRead {
 			k = evpoll.Read
 		}
-		return b.submitIO(t, ex, req, b.ioOp(t, evpoll.Op{Kind: k, Fd: h.fd, Buf: buf[off:], Offset: -1}), -1), true
+		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: k, Fd: h.fd, Buf: buf[off:], Offset: -1}), -1), true
 	default: // write
 		buf, err := ex.ArgBytes(1)
 		if err != nil {
@@ -158,7 +158,7 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 		if id == vmloop.IntrFileWrite {
 			k = evpoll.Write
 		}
-		return b.submitIO(t, ex, req, b.ioOp(t, evpoll.Op{Kind: k, Fd: h.fd, Buf: buf[off : off+n], Offset: -1}), -1), true
+		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: k, Fd: h.fd, Buf: buf[off : off+n], Offset: -1}), -1), true
 	}
 }
 
@@ -177,13 +177,6 @@ func (b *Bus) submitIO(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, op *
 		iosys.Close(sockFd) // no backend saw the socket
 	}
 	return a
-}
-
-// ioOp returns v in t's reusable operation (sched.Control.IOOp).
-func (b *Bus) ioOp(t *sched.Task, v evpoll.Op) *evpoll.Op {
-	op := b.ctl.IOOp(t)
-	*op = v
-	return op
 }
 
 // ioResume completes a net.* or file.* request of a woken task.

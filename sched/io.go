@@ -128,16 +128,15 @@ func (c *Control) SubmitIO(t *Task, op *evpoll.Op, sockFd int) error {
 	return nil
 }
 
-// IOOp returns a zeroed operation for t's next SubmitIO: the one its last
-// completed operation used, or a new one. Only the worker running t.
-func (c *Control) IOOp(t *Task) *evpoll.Op {
+// IOOp returns v as an operation for t's next SubmitIO, in the record its
+// last completed operation used, or a new one. Only the worker running t.
+func (c *Control) IOOp(t *Task, v evpoll.Op) *evpoll.Op {
+	op := new(evpoll.Op)
 	if st := t.io.Load(); st != nil && st.spare != nil {
-		op := st.spare
-		st.spare = nil
-		*op = evpoll.Op{}
-		return op
+		op, st.spare = st.spare, nil
 	}
-	return new(evpoll.Op)
+	*op = v
+	return op
 }
 
 // TakeIO returns the operation t submitted last and its result (the

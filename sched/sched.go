@@ -672,8 +672,9 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 	}
 	t.mu.Lock()
 	if !t.ended {
-		// A hook registered since the check above (by a worker passing a
-		// handle to t as it ends) runs just after publication.
+		// Marks t ended for OnEnd. A hook registered since the check above
+		// (an OnEnd racing t's end; the bus registers before Launch or from
+		// t itself, so none does today) runs just after publication.
 		hooks = t.takeEndHooksLocked()
 	}
 	t.setOutcome(&o)

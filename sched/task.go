@@ -275,11 +275,7 @@ func (t *Task) Done() <-chan struct{} {
 // point, or "" when it has completed.
 func (t *Task) Where() (fn string, pc int) {
 	w := t.where.Load()
-	i := int(w >> 32)
-	if i < 0 || i >= len(t.prog.Funcs) {
-		return "", int(uint32(w))
-	}
-	return t.prog.Funcs[i].Name, int(uint32(w))
+	return t.prog.FuncName(int(w >> 32)), int(uint32(w))
 }
 
 // worker returns the worker running t, or nil when t is nil (a command

@@ -54,9 +54,10 @@ type worker struct {
 	// sliceLeft is the budget the last slice left (owner only): what a
 	// task taken from the lifo slot may run on.
 	sliceLeft int64
-	// inherit: the task being picked came from the lifo slot and runs on
-	// sliceLeft (owner only).
-	inherit bool
+	// inherit is the budget the task being picked inherits from the lifo
+	// slot (sliceLeft less lifoCost), or 0 when it was picked elsewhere
+	// (owner only).
+	inherit int64
 	// inTask is true while a task's slice runs on this worker (owner
 	// only): spawns and wakes made by it go to the lifo slot.
 	inTask bool
@@ -200,8 +201,11 @@ func (w *worker) find() *Task {
 	}
 	if slot != nil {
 		w.lifo.Store(nil)
-		if w.sliceLeft > lifoCost(slot.engine.cfg.Load().ReductionLimit) {
-			w.inherit = true
+		// A pick from the slot costs lifoCost, so that a chain shares one
+		// slice even when its tasks run few or no reductions.
+		if c := lifoCost(slot.engine.cfg.Load().ReductionLimit); w.sliceLeft > c {
+			w.inherit = w.sliceLeft - c
+			w.spent += c
 			return slot
 		}
 		// Its chain used up the slice: behind the others (S-6).
@@ -364,14 +368,10 @@ func (w *worker) run(t *Task) {
 	t.transition(Runnable, Running)
 	t.w = w // cleared before t becomes visible to other workers
 	budget := t.engine.cfg.Load().ReductionLimit
-	if w.inherit {
-		// From the lifo slot: the rest of its waker's slice, less the
-		// cost of a dispatch (lifoCost), so that a chain shares one slice
-		// even when its tasks run few or no reductions.
-		w.inherit = false
-		c := lifoCost(budget)
-		budget = min(budget, w.sliceLeft-c)
-		w.spent += c
+	if w.inherit > 0 {
+		// From the lifo slot: the rest of its waker's slice (find).
+		budget = min(budget, w.inherit)
+		w.inherit = 0
 	}
 	w.inTask = true
 	w.slice(t, &budget)

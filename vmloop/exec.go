@@ -565,8 +565,9 @@ func (e *Exec) abandonRequest() {
 func (e *Exec) Raise(err Value) (caught bool) {
 	if e.state != stRequest {
 		if e.state == stReady {
-			e.x().trap = TrapInfo{Code: TrapIntrinsic, Msg: "Raise without a pending intrinsic request"}
-			e.x().trap.Func, e.x().trap.PC = e.Where()
+			ti := TrapInfo{Code: TrapIntrinsic, Msg: "Raise without a pending intrinsic request"}
+			ti.Func, ti.PC = e.Where()
+			e.x().trap = ti
 			e.state = stTrapped
 		}
 		return false
@@ -599,7 +600,8 @@ func (e *Exec) SetTrap(code TrapCode, msg string) {
 	case stRequest:
 		ti = e.reqTrapInfo(ti).(TrapInfo)
 	case stTrapped:
-		ti.Func, ti.PC = e.x().trap.Func, e.x().trap.PC
+		prev := e.x().trap
+		ti.Func, ti.PC = prev.Func, prev.PC
 	default:
 		ti.Func, ti.PC = e.Where()
 	}

@@ -14,10 +14,5 @@ func (e *Exec) Loc() (fn, pc int) {
 }
 
 // FuncName returns the name of function i of the task's program, or "" if
-// i is out of range.
-func (e *Exec) FuncName(i int) string {
-	if e.prog == nil || i < 0 || i >= len(e.prog.Funcs) {
-		return ""
-	}
-	return e.prog.Funcs[i].Name
-}
+// i is out of range or the Exec holds no program.
+func (e *Exec) FuncName(i int) string { return e.prog.FuncName(i) }

@@ -179,12 +179,11 @@ func objSize(s string, aux string, nb, na int) int64 {
 }
 
 func (o *object) size() int64 {
-	aux := ""
-	if o.kind == KindError {
-		aux, _ = o.x.(string)
-	}
 	switch o.kind {
-	case KindString, KindError:
+	case KindString:
+		return objSize(o.str(), "", 0, 0)
+	case KindError:
+		aux, _ := o.x.(string)
 		return objSize(o.str(), aux, 0, 0)
 	case KindBytes:
 		return objSize("", "", int(o.n), 0)
@@ -408,8 +407,9 @@ func (h *heap) exportRec(x uint64, budget *int64) (Value, error) {
 		if o.kind == KindArrayF64 {
 			ek = KindF64
 		}
-		arr := make([]Value, len(o.arr()))
-		for i, bits := range o.arr() {
+		elems := o.arr()
+		arr := make([]Value, len(elems))
+		for i, bits := range elems {
 			arr[i] = Value{kind: ek, bits: bits}
 		}
 		return Value{kind: o.kind, arr: arr}, nil

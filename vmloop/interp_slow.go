@@ -173,10 +173,11 @@ func (e *Exec) step(ins Instr) ctl {
 // trapped ends the task with the trap in e.x().trap (Code and Msg set) at pc
 // of the current function.
 func (e *Exec) trapped(pc int) ctl {
-	e.x().trap.Func = e.prog.Funcs[e.frames[e.fp].fn].Name
-	e.x().trap.PC = pc
+	x := e.x()
+	x.trap.Func = e.prog.Funcs[e.frames[e.fp].fn].Name
+	x.trap.PC = pc
 	e.state = stTrapped
-	e.x().bulk.on = false
+	x.bulk.on = false
 	return exit(SigTrap)
 }
 
@@ -216,7 +217,7 @@ func (e *Exec) access(ins Instr, r regs) opStatus {
 	n := int(o.n) // bytes, array elements or string bytes
 	switch op {
 	case SLEN:
-		r.setI(ins.A(), int64(len(o.str())))
+		r.setI(ins.A(), int64(n))
 		return opOK
 	case BLEN, ALEN:
 		r.setI(ins.A(), int64(n))
@@ -314,7 +315,7 @@ func (e *Exec) lds(d int) (uint64, bool) {
 	s := e.prog.KStr[d]
 	x := e.heap.newString(s)
 	if x == 0 {
-		e.x().trap = e.heap.allocFail(objSize(s, "", 0, 0))
+		rr.trap = e.heap.allocFail(objSize(s, "", 0, 0))
 		return 0, false
 	}
 	rr.kstr[d] = x

@@ -74,6 +74,15 @@ type Block struct {
 // Verified reports whether Verify has accepted the program.
 func (p *Program) Verified() bool { return p.verified }
 
+// FuncName returns the name of function i, or "" if i is out of range or
+// p is nil.
+func (p *Program) FuncName(i int) string {
+	if p == nil || i < 0 || i >= len(p.Funcs) {
+		return ""
+	}
+	return p.Funcs[i].Name
+}
+
 // FuncIndex returns the index of the named function, or -1.
 func (p *Program) FuncIndex(name string) int {
 	for i := range p.Funcs {

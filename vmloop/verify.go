@@ -99,8 +99,7 @@ func vfVerify(p *Program, r Resolver) error {
 		p.Intrinsics[i].Resolved = v.imports[i]
 	}
 	for i := range p.Funcs {
-		// A handler may lie before its range: a caught throw loops back.
-		p.Funcs[i].straight = len(p.Funcs[i].Handlers) == 0 && isStraight(p.Funcs[i].Code)
+		p.Funcs[i].straight = isStraight(&p.Funcs[i])
 	}
 	p.verified = true
 	return nil
@@ -594,10 +593,14 @@ func (fl *vfFlow) step(pc int, st vfState) error {
 	return nil
 }
 
-// isStraight reports whether verified code has no backward branch and no
-// call (Function.straight also needs the function to have no handler).
-func isStraight(code []Instr) bool {
-	for pc, ins := range code {
+// isStraight reports whether a verified function has no handler (one may
+// lie before its range: a caught throw loops back), no backward branch and
+// no call (Function.straight).
+func isStraight(f *Function) bool {
+	if len(f.Handlers) > 0 {
+		return false
+	}
+	for pc, ins := range f.Code {
 		switch op := ins.Op(); op {
 		case CALL, TAILCALL:
 			return false
