@@ -25,6 +25,10 @@ type Metrics struct {
 	QueuePressure float64 `json:"queuePressure"`
 	// InjectQueue: tasks in the global inject queue.
 	InjectQueue int64 `json:"injectQueue"`
+	// InjectKicks: slices ended early at a safe point so that an outside
+	// wake which found every worker busy runs without waiting for a slice
+	// boundary.
+	InjectKicks uint64 `json:"injectKicks"`
 	// IOBackend: the workers' completion backend ("io_uring", "epoll"), or
 	// "" without one.
 	IOBackend string `json:"ioBackend"`
@@ -91,7 +95,7 @@ type JobMetrics struct {
 func (s *Scheduler) Metrics() Metrics {
 	m := Metrics{
 		WaitingTasks: s.waiting.Load(), LiveTasks: s.live.Load(),
-		InjectQueue: s.inject.len(), ActiveWorkers: len(s.workers) - s.IdleWorkers(),
+		InjectQueue: s.inject.len(), InjectKicks: s.kicks.Load(), ActiveWorkers: len(s.workers) - s.IdleWorkers(),
 		IOBackend: s.IOBackend(),
 	}
 	m.RunnableTasks = m.InjectQueue

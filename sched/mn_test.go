@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -316,5 +317,60 @@ func TestOutcomeWhileDone(t *testing.T) {
 			}
 		}()
 		wg.Wait()
+	}
+}
+
+// TestOutsideWakeKicksBusyWorker: with the only worker running a task on a
+// long slice, a task spawned from outside runs at the hog's next safe point
+// (the slice is ended early: spec §1.2, "an outside wake waits at most
+// about one slice"), not after the hog's whole slice. The hog polls a flag
+// that only the outside task sets, so the iterations it ran before seeing
+// it say how much of its slice it used: with the kick, far less than one.
+func TestOutsideWakeKicksBusyWorker(t *testing.T) {
+	rt := newRT(t, jade.Options{Workers: 1, ReductionLimit: sched.MaxReductionLimit})
+	var flag, started atomic.Int64
+	reg := func(name string, f func() int64) {
+		if err := rt.RegisterIntrinsic(name, nil, vmloop.TI64, 0, func(*bus.Call) (vmloop.Value, error) {
+			return vmloop.I64(f()), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg("test.flag", func() int64 { started.Store(1); return flag.Load() })
+	reg("test.set", func() int64 { flag.Store(1); return 0 })
+	p := load(t, rt, `
+.func hog() -> i64
+  .local i:i64, f:i64
+  const i, 0
+l:
+  addi  i, i, 1
+  intr  f, test.flag
+  jeqi  f, 0, l
+  ret   i
+.end
+.func setter() -> i64
+  .local x:i64
+  intr  x, test.set
+  ret   x
+.end`)
+	hog, err := rt.Spawn(p, "hog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return started.Load() == 1 })
+	kicks := rt.Bus().Scheduler().Metrics().InjectKicks
+	if _, err := rt.Spawn(p, "setter"); err != nil {
+		t.Fatal(err)
+	}
+	o, err := hog.Wait(context.Background())
+	if err != nil || o.Kind != sched.Success {
+		t.Fatalf("hog: %v %v", o, err)
+	}
+	// An iteration is 3 reductions: a whole slice is 3.3M of them.
+	if n := o.Value.Int(); n > sched.MaxReductionLimit/3/4 {
+		t.Fatalf("the hog ran %d iterations (%d in a whole slice) before the outside task ran", n, sched.MaxReductionLimit/3)
+	}
+	if k := rt.Bus().Scheduler().Metrics().InjectKicks; k <= kicks {
+		t.Fatalf("InjectKicks %d -> %d", kicks, k)
 	}
 }

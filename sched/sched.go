@@ -97,6 +97,17 @@ type Scheduler struct {
 	idleMu sync.Mutex
 	idle   []*worker // parked workers; guarded by idleMu
 
+	// kick is set while an outside wake found every worker busy and asked
+	// one of them to end its slice early (kickOne); cleared by the worker
+	// that next takes from the inject queue, so a burst of outside wakes
+	// preempts one slice, not one per wake.
+	kick atomic.Bool
+	_    [cacheLinePad - 1]byte
+	// kickNext rotates the worker kickOne asks first; kicks counts the
+	// slices ended early that way (metrics).
+	kickNext atomic.Uint32
+	kicks    atomic.Uint64
+
 	note       string // what Start changed (GOMAXPROCS); guarded by mu
 	setProcs   int    // GOMAXPROCS value Start set, or 0; guarded by mu
 	savedProcs int    // GOMAXPROCS before Start raised it; guarded by mu
@@ -523,22 +534,30 @@ func (s *Scheduler) enqueue(w *worker, t *Task) {
 		return
 	}
 	s.inject.push(t)
-	s.notify()
+	if !s.notify() {
+		s.kickOne()
+	}
 }
 
 // notify unparks one parked worker, if any and if no worker searches (a
 // searcher will find the work, or the last one re-checks every queue before
 // it parks). The woken worker starts searching: the notifier counts it in
 // nSearching, so a burst of pushes wakes one worker, not all of them.
-func (s *Scheduler) notify() {
-	if s.nSearching.Load() != 0 || s.nIdle.Load() == 0 {
-		return
+//
+// It reports whether some worker will look for the work: one searches or
+// was woken. False means every worker is running (or about to run) a task.
+func (s *Scheduler) notify() bool {
+	if s.nSearching.Load() != 0 {
+		return true
+	}
+	if s.nIdle.Load() == 0 {
+		return false
 	}
 	s.idleMu.Lock()
 	n := len(s.idle)
 	if n == 0 || s.nSearching.Load() != 0 {
 		s.idleMu.Unlock()
-		return
+		return n != 0
 	}
 	w := s.idle[n-1]
 	s.idle = s.idle[:n-1]
@@ -548,6 +567,32 @@ func (s *Scheduler) notify() {
 	s.nSearching.Add(1)
 	s.idleMu.Unlock()
 	w.unpark()
+	return true
+}
+
+// kickOne makes an outside wake that found every worker busy wait for a
+// safe point rather than a slice boundary (S-6, spec §1.2): it stops the
+// slice running on one worker (rotating), whose next pick then looks at
+// the inject queue first. Without it the woken task waited for the first
+// of the workers' slices to end — up to a whole slice (~25 µs at the
+// default limit) plus the thread's scheduling. The stopped task loses the
+// rest of its slice and goes behind the others, as if preempted; at most
+// one kick is outstanding until a worker takes from the inject queue.
+func (s *Scheduler) kickOne() {
+	if s.kick.Load() || !s.kick.CompareAndSwap(false, true) {
+		return
+	}
+	n := uint32(len(s.workers))
+	start := s.kickNext.Add(1)
+	for i := uint32(0); i < n; i++ {
+		w := s.workers[(start+i)%n]
+		if ex := w.cur.Load(); ex != nil {
+			ex.Stop()
+			s.kicks.Add(1)
+			return
+		}
+	}
+	// Every worker is between tasks: their next pick sees s.kick.
 }
 
 // localWork reports whether some worker's local queue holds a task.

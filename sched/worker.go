@@ -61,6 +61,11 @@ type worker struct {
 	// inTask is true while a task's slice runs on this worker (owner
 	// only): spawns and wakes made by it go to the lifo slot.
 	inTask bool
+	// cur is the Exec of the task whose slice runs here, nil between
+	// slices (written by the owner; read by kickOne, which may Stop it:
+	// a Stop that lands just after the slice ended costs that Exec one
+	// spurious preemption, as a late Cancel does).
+	cur atomic.Pointer[vmloop.Exec]
 
 	park   parker // futex on Linux, one-slot channel elsewhere
 	parked bool   // on s.idle; guarded by s.idleMu
@@ -185,7 +190,7 @@ func (w *worker) find() *Task {
 		// between go to the kernel in one enter, not one each.
 		w.pollIO(x, 0)
 	}
-	if w.injectFirst || w.spent >= injectEvery || w.ticks%32 == 0 {
+	if w.injectFirst || w.spent >= injectEvery || w.ticks%32 == 0 || s.kick.Load() {
 		// The inject queue holds outside wakes and the older half of
 		// overflowed rings: take its share now (FIFO) so that it is
 		// drained as fast as it fills. Besides after every preempted or
@@ -240,6 +245,9 @@ func (w *worker) takeInject() *Task {
 	n := s.inject.len()
 	if n == 0 {
 		return nil
+	}
+	if s.kick.Load() {
+		s.kick.Store(false) // answered: the next outside wake may kick again
 	}
 	share := min(int(n)/len(s.workers)+1, localCap/2-w.local.len())
 	share = max(share, 1)
@@ -374,7 +382,9 @@ func (w *worker) run(t *Task) {
 		w.inherit = 0
 	}
 	w.inTask = true
+	w.cur.Store(t.exec)
 	w.slice(t, &budget)
+	w.cur.Store(nil)
 	w.inTask = false
 	w.sliceLeft = budget
 }
@@ -389,6 +399,12 @@ func (w *worker) slice(t *Task, budget *int64) {
 	}
 	if st := t.io.Load(); st != nil && st.owner != nil {
 		dropTaskIO(t)
+	}
+	if ex.Stopped() {
+		// A kick meant for an earlier slice (kickOne). Cleared before the
+		// cancel flag is read: Cancel sets that flag before it stops the
+		// Exec, so a cancel's stop is never lost here.
+		ex.ClearStop()
 	}
 	if t.cancel.Load() {
 		s.finish(w, t, Outcome{Kind: Cancelled})
