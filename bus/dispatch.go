@@ -181,17 +181,18 @@ func (b *Bus) spawnFromTask(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request)
 		args[i] = v
 	}
 	child, err := b.ctl.Prepare(t, t.Engine(), ex.Program(), req.Func, args)
-	if err == nil {
-		b.passHandles(child, args) // before it can run: see Prepare
-		b.ctl.Launch(t, child)
-	}
 	if err != nil {
 		if errors.Is(err, sched.ErrLimit) {
 			return raise(ex, vmloop.Err(vmloop.ErrKindResource, err.Error()))
 		}
 		return raise(ex, vmloop.Err(vmloop.ErrKindError, err.Error()))
 	}
-	return complete(ex, vmloop.Ext(vmloop.KindTask, child), sched.ActContinue)
+	b.passHandles(child, args) // before it can run: see Prepare
+	// The handle goes into t's heap before the child can run and end: it
+	// keeps the child's record from reuse (sched.Control.Prepare).
+	a := complete(ex, vmloop.Ext(vmloop.KindTask, child), sched.ActContinue)
+	b.ctl.Launch(t, child)
+	return a
 }
 
 // completeJoin delivers target's outcome to a join or outcome request:

@@ -25,8 +25,12 @@ type hostIntrinsic struct {
 
 // Call is one invocation of a host intrinsic.
 type Call struct {
-	b         *Bus
+	b *Bus
+	// t is the calling task, valid only while the host function runs (a
+	// completed task's record may be reused); id and engine outlive it.
 	t         *sched.Task
+	id        uint64
+	engine    string
 	args      []vmloop.Value
 	suspended *Completion
 }
@@ -35,13 +39,14 @@ type Call struct {
 func (c *Call) Args() []vmloop.Value { return c.args }
 
 // TaskID returns the id of the calling task.
-func (c *Call) TaskID() uint64 { return c.t.ID() }
+func (c *Call) TaskID() uint64 { return c.id }
 
 // Engine returns the name of the calling task's engine.
-func (c *Call) Engine() string { return c.t.Engine().Name() }
+func (c *Call) Engine() string { return c.engine }
 
 // Suspend makes the calling task wait; the intrinsic's return value is then
-// ignored and the task resumes when the Completion is completed.
+// ignored and the task resumes when the Completion is completed. Call it
+// from the host function itself, not after it returned.
 func (c *Call) Suspend() *Completion {
 	if c.suspended == nil {
 		c.suspended = &Completion{b: c.b, tok: c.b.ctl.Suspend(c.t)}
@@ -117,7 +122,7 @@ func (b *Bus) callHost(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (act
 	if m := b.member(t.Engine()); m == nil || m.caps&h.need != h.need {
 		return raise(ex, vmloop.Err(vmloop.ErrKindCapability, fmt.Sprintf("%s: engine %q lacks capability %s", h.desc.Name, t.Engine().Name(), h.need)))
 	}
-	c := &Call{b: b, t: t, args: make([]vmloop.Value, req.NArgs)}
+	c := &Call{b: b, t: t, id: t.ID(), engine: t.Engine().Name(), args: make([]vmloop.Value, req.NArgs)}
 	for i := range c.args {
 		v, err := ex.ArgValue(i)
 		if err != nil {

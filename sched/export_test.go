@@ -12,3 +12,7 @@ func NewTestTask(st State) *Task {
 
 // Transition exposes transition for tests.
 func (t *Task) Transition(from, to State) { t.transition(from, to) }
+
+// TaskRecordsMade returns how many task records Prepare has allocated
+// (the rest came from taskPool).
+func TaskRecordsMade() uint64 { return tasksMade.Load() }

@@ -35,8 +35,12 @@ import (
 
 // ioRec is one in-flight operation of a worker. Owner only.
 type ioRec struct {
-	t      *Task
-	gen    uint64
+	t   *Task
+	gen uint64
+	// e is t's engine, whose in-flight count the completion gives back:
+	// a completion may come after t ended and its record was reused, so
+	// nothing but the wake (generation-checked) goes through t.
+	e      *Engine
 	kind   evpoll.Kind
 	sockFd int // Connect: the socket to close if the result is dropped; else -1
 }
@@ -111,7 +115,7 @@ func (c *Control) SubmitIO(t *Task, op *evpoll.Op, sockFd int) error {
 		w.s.forgetFD(w, op.Fd)
 	}
 	tok := t.arm()
-	idx := x.recs.put(ioRec{t: t, gen: tok.gen, kind: op.Kind, sockFd: sockFd})
+	idx := x.recs.put(ioRec{t: t, gen: tok.gen, e: e, kind: op.Kind, sockFd: sockFd})
 	st := t.ioState()
 	id, err := x.b.Submit(op, evpoll.Token(idx))
 	if err != nil {
@@ -198,7 +202,7 @@ func (w *worker) pollIO(x *workerIO, timeout int64) {
 	for _, c := range x.comps[:n] {
 		rec := x.recs.take(uint32(c.Token))
 		x.n--
-		rec.t.engine.ioOps.Add(-1)
+		rec.e.ioOps.Add(-1)
 		tok := Token{rec.t, rec.gen}
 		if w.s.completeHost(w, tok, vmloop.I64(int64(c.Res)), nil, nil) {
 			continue

@@ -137,7 +137,7 @@ func (e *Engine) periodicMetrics(perJob bool) *PeriodicMetrics {
 		total += jm.HandlerMean * time.Duration(jm.Finished)
 		finished += jm.Finished
 		if perJob {
-			pm.PerJob = append(pm.PerJob, JobMetrics{ID: j.id, Task: j.owner.id, Policy: j.Policy().String(), PeriodicMetrics: jm})
+			pm.PerJob = append(pm.PerJob, JobMetrics{ID: j.id, Task: j.owner, Policy: j.Policy().String(), PeriodicMetrics: jm})
 		}
 	}
 	if finished > 0 {

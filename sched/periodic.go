@@ -22,7 +22,7 @@ import (
 type Job struct {
 	id     uint64
 	engine *Engine
-	owner  *Task
+	owner  uint64 // id of the task that created the job (ids are never reused; records are)
 	period time.Duration
 
 	mu sync.Mutex
@@ -64,7 +64,7 @@ func (c *Control) NewJob(t *Task, period time.Duration, policy timerwheel.Overru
 	if err != nil {
 		return nil, fmt.Errorf("sched: periodic: %w: %w", err, ErrJob)
 	}
-	j := &Job{id: nextJob.Add(1), engine: e, owner: t, period: period, p: p}
+	j := &Job{id: nextJob.Add(1), engine: e, owner: t.id, period: period, p: p}
 	tm := t.timer()
 	tm.jobs = append(tm.jobs, j)
 	e.jobsMu.Lock()
@@ -79,8 +79,8 @@ func (c *Control) NewJob(t *Task, period time.Duration, policy timerwheel.Overru
 // engine's limit) and returns ready = false: the caller suspends and calls
 // Tick again with resumed = true when t is woken.
 func (c *Control) Tick(t *Task, j *Job, resumed bool) (scheduled int64, ready bool, err error) {
-	if j.owner != t {
-		return 0, false, fmt.Errorf("sched: periodic: job %d belongs to task %d, not task %d (only the creating task ticks a job): %w", j.id, j.owner.id, t.id, ErrJob)
+	if j.owner != t.id {
+		return 0, false, fmt.Errorf("sched: periodic: job %d belongs to task %d, not task %d (only the creating task ticks a job): %w", j.id, j.owner, t.id, ErrJob)
 	}
 	now := nanotime()
 	j.mu.Lock()

@@ -315,6 +315,7 @@ func (c *Control) Spawn(from *Task, e *Engine, p *vmloop.Program, fn int, args [
 	if err != nil {
 		return nil, err
 	}
+	t.pinned.Store(true) // the caller holds it
 	c.Launch(from, t)
 	return t, nil
 }
@@ -332,6 +333,13 @@ func (c *Control) Launch(from *Task, t *Task) {
 // descriptors among its arguments, so that they are closed before anyone
 // sees it completed) and must then call Launch. A prepared task holds a
 // place in its engine's liveTasks limit until it completes.
+//
+// A task prepared by the host (from == nil) is pinned: its record stays
+// valid for as long as anything holds it. A task prepared by a task is
+// not: its record is reused once it has completed and no heap object names
+// it (Task.refs), so the caller must put the child's handle into a heap
+// (the spawn's result) before Launch, and keep the pointer no longer than
+// that handle lives (it is pinned when the handle is exported as a Value).
 func (c *Control) Prepare(from *Task, e *Engine, p *vmloop.Program, fn int, args []vmloop.Value) (*Task, error) {
 	s := c.s
 	if s.stopping.Load() {
@@ -367,7 +375,17 @@ func (c *Control) Prepare(from *Task, e *Engine, p *vmloop.Program, fn int, args
 	if cfg.GoLoop {
 		ex.SetNative(false)
 	}
-	return &Task{id: id, engine: e, exec: ex, prog: p}, nil
+	t, _ := taskPool.Get().(*Task)
+	if t == nil {
+		t = new(Task)
+		tasksMade.Add(1)
+	}
+	t.id, t.engine, t.exec, t.prog = id, e, ex, p
+	t.refs.Store(1) // live: dropped by finish
+	if from == nil {
+		t.pinned.Store(true) // the host holds it
+	}
+	return t, nil
 }
 
 // Cancel requests cancellation of target (sticky, S-13). A waiting target
@@ -753,6 +771,7 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 		}
 		s.mu.Unlock()
 	}
+	t.unref() // the last touch: without handles the record is reused
 }
 
 // registry tracks live tasks in sharded intrusive lists (Task.rprev,
@@ -798,12 +817,14 @@ func (r *registry) each(f func(*Task)) {
 		sh := &r.shards[i]
 		sh.mu.Lock()
 		for t := sh.head; t != nil; t = t.rnext {
+			t.refs.Add(1) // live here, so not yet reusable: keep it so
 			ts = append(ts, t)
 		}
 		sh.mu.Unlock()
 	}
 	for _, t := range ts {
 		f(t)
+		t.unref()
 	}
 }
 

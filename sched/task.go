@@ -108,6 +108,17 @@ type Task struct {
 
 	// cancel is sticky: set once by Cancel, never cleared (S-13).
 	cancel atomic.Bool
+	// pinned: a reference to the record left the runtime's bookkeeping (a
+	// host spawn, a task handle exported from a heap as a Value): the
+	// record is never reused. Set once, by a holder of a reference.
+	pinned atomic.Bool
+	// refs counts what can still reach an unpinned record: 1 while the
+	// task is live (dropped as the last step of finish) plus 1 per heap
+	// object naming it (vmloop's task hook: made, released, heap freed).
+	// Wait tokens do not count: the wait word's generation keeps growing
+	// across reuse, so a stale token never matches. The drop to 0 puts
+	// the record in taskPool for a later spawn (recycle).
+	refs atomic.Int32
 	// resume is set when the task suspended on an intrinsic request that
 	// must be completed when it runs again (join, event wait, host call);
 	// touched only by the worker running the task.
@@ -306,4 +317,56 @@ func (t *Task) transition(from, to State) {
 	if !t.state.CompareAndSwap(uint32(from), uint32(to)) {
 		panic(fmt.Sprintf("sched: task %d: transition %s → %s from state %s", t.id, from, to, t.State()))
 	}
+}
+
+// taskPool holds task records nothing refers to any more (recycle), for
+// Prepare: a spawn from a task allocates no record in the steady state.
+var taskPool sync.Pool
+
+// tasksMade counts the records Prepare allocated (tests).
+var tasksMade atomic.Uint64
+
+func init() { vmloop.SetTaskRefs(taskRef) }
+
+// taskRef is vmloop's task hook: a heap object naming the task was made
+// (+1) or dropped (-1), or the task left a heap as a Value (0: pin it).
+func taskRef(obj any, delta int) {
+	t, ok := obj.(*Task)
+	if !ok {
+		return
+	}
+	switch {
+	case delta > 0:
+		t.refs.Add(1)
+	case delta < 0:
+		t.unref()
+	default:
+		t.pinned.Store(true)
+	}
+}
+
+// unref drops one reference; the last one recycles an unpinned record.
+func (t *Task) unref() {
+	if t.refs.Add(-1) == 0 && !t.pinned.Load() {
+		t.recycle()
+	}
+}
+
+// recycle clears a record nothing refers to and pools it. Under mu: a
+// stale completer (CompleteHost with an old token) may still lock it and
+// read the rare part; it finds the wait generation moved on.
+func (t *Task) recycle() {
+	t.mu.Lock()
+	t.wait.Store((t.wait.Load()>>2 + 1) << 2) // generation on, phase idle
+	t.id, t.engine, t.exec, t.prog = 0, nil, nil, nil
+	t.resume, t.ended, t.outVKind, t.outBits = false, false, 0, 0
+	t.tm, t.next, t.rprev, t.rnext, t.w = nil, nil, nil, nil, nil
+	t.joiner1 = Token{}
+	t.io.Store(nil)
+	t.where.Store(0)
+	t.rare.Store(nil)
+	t.cancel.Store(false)
+	t.state.Store(uint32(Runnable))
+	t.mu.Unlock()
+	taskPool.Put(t)
 }

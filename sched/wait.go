@@ -36,7 +36,9 @@ type Token struct {
 	gen uint64
 }
 
-// Task returns the task the token wakes.
+// Task returns the task the token wakes. Use it only while the wait is
+// live: once that task has completed, its record may be reused by a later
+// task (see Control.Prepare).
 func (k Token) Task() *Task { return k.t }
 
 // Valid reports whether the token names a task.

@@ -140,8 +140,8 @@ const (
 func (e *Exec) Recycle() {
 	regs, frames := e.regs, e.frames
 	objs := e.heap.objs
+	e.Free()    // tells taskRefs the task objects are gone
 	clear(objs) // drop what the objects referenced
-	e.Free()
 	if cap(objs) <= maxRecycledObjs {
 		e.heap.objs = objs[:0]
 	}

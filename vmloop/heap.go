@@ -303,8 +303,41 @@ func (h *heap) newExt(k Kind, obj any) uint64 {
 	x := h.alloc(k, objHeader)
 	if x != 0 {
 		h.at(x).x = obj
+		if k == KindTask && taskRefs != nil {
+			taskRefs(obj, +1)
+		}
 	}
 	return x
+}
+
+// taskRefs is told about the heap objects that name a task: +1 when one is
+// made, -1 when it is released (RELEASE, or its heap is freed), 0 when the
+// task leaves a heap as a Value (export: a result, an argument, a thrown
+// error), after which it may be referenced from anywhere. The scheduler
+// sets it (SetTaskRefs) to know when a task record can be reused.
+var taskRefs func(task any, delta int)
+
+// SetTaskRefs installs the scheduler's task reference hook (see taskRefs).
+// It may be called once, before any heap exists (the scheduler's package
+// initialisation); a second call panics.
+func SetTaskRefs(f func(task any, delta int)) {
+	if taskRefs != nil {
+		panic("vmloop: SetTaskRefs called twice")
+	}
+	taskRefs = f
+}
+
+// dropTasks tells taskRefs that the heap's task objects are gone (the
+// heap is being freed).
+func (h *heap) dropTasks() {
+	if taskRefs == nil {
+		return
+	}
+	for i := range h.objs {
+		if o := &h.objs[i]; o.kind == KindTask {
+			taskRefs(o.x, -1)
+		}
+	}
 }
 
 // release frees the live object x. It reports false when x names none.
@@ -312,6 +345,9 @@ func (h *heap) release(x uint64) bool {
 	o := h.getLive(x)
 	if o == nil {
 		return false
+	}
+	if o.kind == KindTask && taskRefs != nil {
+		taskRefs(o.x, -1)
 	}
 	h.bytes -= o.size()
 	h.live--
@@ -326,6 +362,7 @@ func (h *heap) release(x uint64) bool {
 
 // reset releases every object (the task completed).
 func (h *heap) reset() {
+	h.dropTasks()
 	h.objs = nil
 	h.free = 0
 	h.bytes = 0
@@ -425,6 +462,9 @@ func (h *heap) exportRec(x uint64, budget *int64) (Value, error) {
 		}
 		return Value{kind: KindArrayRef, arr: arr}, nil
 	default: // task, event, ext
+		if o.kind == KindTask && taskRefs != nil {
+			taskRefs(o.x, 0) // it may now be held anywhere
+		}
 		return Value{kind: o.kind, ext: o.x}, nil
 	}
 }
