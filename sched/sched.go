@@ -610,7 +610,7 @@ func (s *Scheduler) kickOne() {
 			return
 		}
 	}
-	// Every worker is between tasks: their next pick sees s.kick.
+	// No worker has run a task yet: their next pick sees s.kick.
 }
 
 // localWork reports whether some worker's local queue holds a task.

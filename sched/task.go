@@ -362,10 +362,17 @@ func (t *Task) recycle() {
 	t.resume, t.ended, t.outVKind, t.outBits = false, false, 0, 0
 	t.tm, t.next, t.rprev, t.rnext, t.w = nil, nil, nil, nil, nil
 	t.joiner1 = Token{}
-	t.io.Store(nil)
+	// Atomic stores cost a locked instruction each: only where needed.
+	if t.io.Load() != nil {
+		t.io.Store(nil)
+	}
+	if t.rare.Load() != nil {
+		t.rare.Store(nil)
+	}
+	if t.cancel.Load() {
+		t.cancel.Store(false)
+	}
 	t.where.Store(0)
-	t.rare.Store(nil)
-	t.cancel.Store(false)
 	t.state.Store(uint32(Runnable))
 	t.mu.Unlock()
 	taskPool.Put(t)

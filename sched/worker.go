@@ -61,10 +61,13 @@ type worker struct {
 	// inTask is true while a task's slice runs on this worker (owner
 	// only): spawns and wakes made by it go to the lifo slot.
 	inTask bool
-	// cur is the Exec of the task whose slice runs here, nil between
-	// slices (written by the owner; read by kickOne, which may Stop it:
-	// a Stop that lands just after the slice ended costs that Exec one
-	// spurious preemption, as a late Cancel does).
+	// cur is the Exec of the task whose slice runs here or ran last
+	// (written by the owner at dispatch, not cleared after: one locked
+	// store per dispatch, not two; read by kickOne, which may Stop it). A
+	// Stop that lands after the slice ended is cleared when that Exec next
+	// runs (slice) or is reused (Reset); the kick is then answered by the
+	// worker's next pick, which looks at the inject queue while a kick is
+	// outstanding.
 	cur atomic.Pointer[vmloop.Exec]
 
 	park   parker // futex on Linux, one-slot channel elsewhere
@@ -382,9 +385,10 @@ func (w *worker) run(t *Task) {
 		w.inherit = 0
 	}
 	w.inTask = true
-	w.cur.Store(t.exec)
+	if w.cur.Load() != t.exec {
+		w.cur.Store(t.exec)
+	}
 	w.slice(t, &budget)
-	w.cur.Store(nil)
 	w.inTask = false
 	w.sliceLeft = budget
 }
