@@ -136,6 +136,7 @@ func (b *Bus) callHost(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (act
 		}
 	}()
 	v, err := h.fn(c)
+	c.t = nil // the task's record may be reused once it ends: a late Suspend panics rather than touch another task
 	if c.suspended != nil {
 		return sched.ActSuspend
 	}

@@ -79,7 +79,7 @@ func (c *Control) NewJob(t *Task, period time.Duration, policy timerwheel.Overru
 // engine's limit) and returns ready = false: the caller suspends and calls
 // Tick again with resumed = true when t is woken.
 func (c *Control) Tick(t *Task, j *Job, resumed bool) (scheduled int64, ready bool, err error) {
-	if j.owner != t.id {
+	if j.owner != t.id || j.engine != t.engine { // ids are unique per scheduler; engines are not shared
 		return 0, false, fmt.Errorf("sched: periodic: job %d belongs to task %d, not task %d (only the creating task ticks a job): %w", j.id, j.owner, t.id, ErrJob)
 	}
 	now := nanotime()

@@ -139,3 +139,116 @@ d:
 		t.Fatalf("%d task records allocated for %d spawned links (records are not reused)", n, links)
 	}
 }
+
+// recycleMixedSrc: children wait on an event (then cancelled), on a host
+// call (cancelled or not; completed late), or sleep; main checks each
+// successful join against its child's argument and frees the handles.
+const recycleMixedSrc = `
+.func main(n:i64) -> i64
+  .local i:i64, t:ref, v:i64, ok:i64, k:i64, m:i64, ev:ref, bad:i64
+  const i, 0
+  const ok, 0
+  evnew ev
+l:
+  jge   i, n, done
+  andi  m, i, 3
+  jeqi  m, 0, sev
+  jeqi  m, 1, shost
+  spawn t, sleeper, i
+  jmp   j
+sev:
+  spawn t, evchild, ev, i
+  yield
+  cancel t
+  jmp   j
+shost:
+  spawn t, hostchild, i
+  andi  k, i, 4
+  jeqi  k, 0, j
+  yield
+  cancel t
+j:
+  outcome k, t
+  jnei  k, 0, f
+  joini v, t
+  jne   v, i, wrong
+  addi  ok, ok, 1
+f:
+  free  t
+  addi  i, i, 1
+  jmp   l
+wrong:
+  const bad, -1
+  sub   bad, bad, i
+  ret   bad
+done:
+  ret   ok
+.end
+.func evchild(ev:ref, x:i64) -> i64
+  evwait ev
+  ret   x
+.end
+.func hostchild(x:i64) -> i64
+  .local v:i64
+  intr  v, test.echo2, x
+  ret   v
+.end
+.func sleeper(x:i64) -> i64
+  .local d:i64
+  andi  d, x, 7
+  muli  d, d, 500
+  intr  _, time.sleep, d
+  ret   x
+.end`
+
+// TestRecycledRecordsMixedWaits: record reuse with every kind of wait a
+// stale holder can keep (event waiter lists, late host completions, timers)
+// while Scheduler.Tasks walks the registry (debugsrv does): every join
+// returns its own child's result. (Found by a review of the reuse change.)
+func TestRecycledRecordsMixedWaits(t *testing.T) {
+	rt := newRT(t, jade.Options{Workers: 2})
+	err := rt.RegisterIntrinsic("test.echo2", []vmloop.Type{vmloop.TI64}, vmloop.TI64, 0, func(c *bus.Call) (vmloop.Value, error) {
+		x := c.Args()[0]
+		done := c.Suspend()
+		time.AfterFunc(time.Duration(rand.IntN(30))*time.Microsecond, func() { done.Complete(x) })
+		return vmloop.Void(), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := load(t, rt, recycleMixedSrc)
+	n := int64(2000)
+	if raceEnabled {
+		n = 600
+	}
+	stop := make(chan struct{})
+	var wg2 sync.WaitGroup
+	wg2.Add(1)
+	go func() {
+		defer wg2.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = rt.Bus().Scheduler().Tasks()
+			time.Sleep(50 * time.Microsecond)
+		}
+	}()
+	var wg sync.WaitGroup
+	for m := 0; m < 3; m++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := run(t, rt, p, vmloop.I64(n))
+			if o.Kind != sched.Success || o.Value.Int() < 0 {
+				t.Errorf("outcome %v", o)
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	wg2.Wait()
+	time.Sleep(5 * time.Millisecond)
+}
