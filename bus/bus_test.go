@@ -415,3 +415,40 @@ h:
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestSpawnStaleArgumentTraps: a spawn whose reference argument is a freed
+// object traps the spawner (a handle fault, as any use of a stale handle)
+// and creates no task; a spawn passing strings and events still works.
+func TestSpawnStaleArgumentTraps(t *testing.T) {
+	b := newBus(t)
+	p := prog(t, b, `
+.func main() -> i64
+  .local s:ref, c:ref, v:i64
+  const s, "four"
+  spawn c, child, s
+  joini v, c
+  free  s
+  spawn c, child, s
+  ret   v
+.end
+.func child(s:ref) -> i64
+  .local n:i64
+  slen n, s
+  ret  n
+.end`)
+	m, err := b.RegisterEngine("stale", sched.EngineRuntimeConfig{}, bus.CapAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := m.Spawn(nil, p, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := await(t, task)
+	if o.Kind != sched.Trapped || o.Trap.Code != vmloop.TrapHandle {
+		t.Fatalf("spawner: %v, want a handle trap", o)
+	}
+	if n := m.Engine().LiveTasks(); n != 0 {
+		t.Fatalf("%d live tasks after the trap", n)
+	}
+}

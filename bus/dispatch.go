@@ -164,35 +164,41 @@ func (b *Bus) spawnFromTask(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request)
 	if m == nil || m.caps&CapSpawn == 0 {
 		return raise(ex, vmloop.Err(vmloop.ErrKindCapability, fmt.Sprintf("task.spawn: engine %q lacks capability spawn", t.Engine().Name())))
 	}
-	// Spawn copies the arguments into the child; a small spawn needs no
-	// allocation for them.
-	var small [4]vmloop.Value
-	var args []vmloop.Value
-	if req.NArgs <= len(small) {
-		args = small[:req.NArgs]
-	} else {
-		args = make([]vmloop.Value, req.NArgs)
-	}
-	for i := range args {
-		v, err := ex.ArgValue(i)
-		if err != nil {
-			return trap(ex, err)
-		}
-		args[i] = v
-	}
-	child, err := b.ctl.Prepare(t, t.Engine(), ex.Program(), req.Func, args)
+	// The child starts with the request's arguments copied straight from
+	// t's registers (references exported and imported: no Values for
+	// scalars).
+	child, err := b.ctl.PrepareSpawn(t)
 	if err != nil {
-		if errors.Is(err, sched.ErrLimit) {
-			return raise(ex, vmloop.Err(vmloop.ErrKindResource, err.Error()))
+		var ti vmloop.TrapInfo
+		if errors.As(err, &ti) {
+			return trap(ex, ti) // an argument t could not hand over (a stale handle)
 		}
-		return raise(ex, vmloop.Err(vmloop.ErrKindError, err.Error()))
+		return spawnErr(ex, err)
 	}
-	b.passHandles(child, args) // before it can run: see Prepare
+	// Socket and file handles among the arguments now belong to the
+	// child, before it can run: see Prepare.
+	for i, pt := range ex.Program().Funcs[req.Func].Params {
+		if pt != vmloop.TRef {
+			continue
+		}
+		if obj, ok := ex.ArgExt(i); ok {
+			b.passHandle(child, obj)
+		}
+	}
 	// The handle goes into t's heap before the child can run and end: it
 	// keeps the child's record from reuse (sched.Control.Prepare).
 	a := complete(ex, vmloop.Ext(vmloop.KindTask, child), sched.ActContinue)
 	b.ctl.Launch(t, child)
 	return a
+}
+
+// spawnErr throws a failed spawn in the spawner: an engine limit as a
+// ResourceError, anything else as an Error.
+func spawnErr(ex *vmloop.Exec, err error) sched.Action {
+	if errors.Is(err, sched.ErrLimit) {
+		return raise(ex, vmloop.Err(vmloop.ErrKindResource, err.Error()))
+	}
+	return raise(ex, vmloop.Err(vmloop.ErrKindError, err.Error()))
 }
 
 // completeJoin delivers target's outcome to a join or outcome request:

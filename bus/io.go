@@ -52,9 +52,16 @@ func (b *Bus) newHandle(t *sched.Task, kind string, fd int) vmloop.Value {
 // passHandles gives the child the handles among a spawn's arguments.
 func (b *Bus) passHandles(child *sched.Task, args []vmloop.Value) {
 	for _, a := range args {
-		if h, ok := a.Obj().(*ioHandle); ok && a.Kind() == vmloop.KindExt && !h.closed.Load() {
-			b.own(child, h)
+		if a.Kind() == vmloop.KindExt {
+			b.passHandle(child, a.Obj())
 		}
+	}
+}
+
+// passHandle gives the child obj if it is an open socket or file handle.
+func (b *Bus) passHandle(child *sched.Task, obj any) {
+	if h, ok := obj.(*ioHandle); ok && !h.closed.Load() {
+		b.own(child, h)
 	}
 }
 

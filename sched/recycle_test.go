@@ -173,3 +173,46 @@ func staleCompletions(t *testing.T, workers int) {
 	time.Sleep(5 * time.Millisecond)
 	t.Logf("workers %d: %d late completions dropped", workers, late.Load())
 }
+
+// TestTaskHandlePassedAtSpawn: a task handle passed as a spawn argument is
+// shared by the child's heap (counted, not pinned: vmloop ResetSpawn), so
+// the record stays valid while either heap names it and is reused after:
+// each joiner of a handle it was given gets that task's own result.
+func TestTaskHandlePassedAtSpawn(t *testing.T) {
+	rt := newRT(t, jade.Options{Workers: 2})
+	p := load(t, rt, `
+.func main(n:i64) -> i64
+  .local i:i64, a:ref, b:ref, v:i64, sum:i64, want:i64
+  const i, 0
+  const sum, 0
+  const want, 0
+l:
+  jge   i, n, d
+  spawn a, value, i
+  spawn b, joiner, a
+  free  a
+  joini v, b
+  free  b
+  add   sum, sum, v
+  add   want, want, i
+  addi  i, i, 1
+  jmp   l
+d:
+  sub   sum, sum, want
+  ret   sum
+.end
+.func value(x:i64) -> i64
+  yield
+  ret   x
+.end
+.func joiner(t:ref) -> i64
+  .local v:i64
+  joini v, t
+  ret   v
+.end`)
+	for _, n := range []int64{1, 3000} {
+		if o := run(t, rt, p, vmloop.I64(n)); o.Kind != sched.Success || o.Value.Int() != 0 {
+			t.Fatalf("n=%d: %v (want Success(0): each joiner returns its own task's value)", n, o)
+		}
+	}
+}

@@ -341,6 +341,21 @@ func (c *Control) Launch(from *Task, t *Task) {
 // (the spawn's result) before Launch, and keep the pointer no longer than
 // that handle lives (it is pinned when the handle is exported as a Value).
 func (c *Control) Prepare(from *Task, e *Engine, p *vmloop.Program, fn int, args []vmloop.Value) (*Task, error) {
+	return c.prepare(from, e, p, fn, args, nil)
+}
+
+// PrepareSpawn is Prepare for the spawn request that from (running on a
+// worker) is stopped at: a task of from's engine running the requested
+// function of from's program, with the request's arguments copied
+// straight from from's registers (vmloop.Exec.ResetSpawn: no Values for
+// scalar arguments). The rules of Prepare for a task prepared by a task
+// apply.
+func (c *Control) PrepareSpawn(from *Task) (*Task, error) {
+	return c.prepare(from, from.engine, nil, 0, nil, from.exec)
+}
+
+// prepare is Prepare (src nil) and PrepareSpawn (src the spawner's Exec).
+func (c *Control) prepare(from *Task, e *Engine, p *vmloop.Program, fn int, args []vmloop.Value, src *vmloop.Exec) (*Task, error) {
 	s := c.s
 	if s.stopping.Load() {
 		return nil, fmt.Errorf("sched: spawn: %w", ErrStopped)
@@ -360,13 +375,21 @@ func (c *Control) Prepare(from *Task, e *Engine, p *vmloop.Program, fn int, args
 	} else if x, ok := execPool.Get().(*vmloop.Exec); ok {
 		ex = x // the shared second level (per-P caches)
 	}
-	if ex != nil {
-		if err = ex.Reset(p, fn, args, cfg.Limits.task(), uint32(id)); err != nil {
-			ex.Recycle()
+	fresh := ex == nil
+	if fresh {
+		ex = new(vmloop.Exec) // NewExec is new + Reset
+	}
+	if src != nil {
+		err = ex.ResetSpawn(src, cfg.Limits.task(), uint32(id))
+		p = src.Program()
+	} else {
+		err = ex.Reset(p, fn, args, cfg.Limits.task(), uint32(id))
+	}
+	if err != nil {
+		ex.Recycle() // gives back the references its heap took
+		if !fresh {
 			execPool.Put(ex)
 		}
-	} else {
-		ex, err = vmloop.NewExec(p, fn, args, cfg.Limits.task(), uint32(id))
 	}
 	if err != nil {
 		e.live.Add(-1)

@@ -160,18 +160,92 @@ func (e *Exec) Recycle() {
 // not running. A concurrent Stop (a late cancel aimed at the task that used
 // e before) may survive into the new run as one spurious preemption.
 func (e *Exec) Reset(p *Program, fn int, args []Value, lim Limits, owner uint32) error {
+	f, err := e.start(p, fn, len(args), lim, owner)
+	if err != nil {
+		return err
+	}
+	for i, v := range args {
+		t := f.Params[i]
+		var bits uint64
+		switch {
+		case t == TI64 && v.kind == KindI64, t == TF64 && v.kind == KindF64:
+			bits = v.bits
+		case t == TRef && (v.kind == KindVoid || v.kind.Type() == TRef):
+			h, err := e.heap.importValue(v)
+			if err != nil {
+				ti := err.(TrapInfo)
+				return fmt.Errorf("vmloop: NewExec: argument %d of %s: %s: %s", i, f.Name, ti.Code, ti.Msg)
+			}
+			bits = h
+		default:
+			return fmt.Errorf("vmloop: NewExec: argument %d of %s is %s, parameter is %s", i, f.Name, v.kind, t)
+		}
+		e.setAbs(i, bits, t)
+	}
+	return nil
+}
+
+// ResetSpawn is Reset for the function and arguments of src's pending
+// spawn request (src is the spawning task's Exec, stopped at SPAWN):
+// scalar arguments are copied register to register and only references
+// are exported from src's heap and imported into e's, so a spawn builds
+// no Values. The verifier typed the argument registers by the callee's
+// parameters. A reference that cannot be exported (a stale handle, the
+// heap limit) is src's fault: the error wraps its TrapInfo.
+func (e *Exec) ResetSpawn(src *Exec, lim Limits, owner uint32) error {
+	if src.state != stRequest || src.req.Op != SPAWN {
+		return errors.New("vmloop: ResetSpawn: no pending spawn request")
+	}
+	f, err := e.start(src.prog, src.req.Func, src.req.NArgs, lim, owner)
+	if err != nil {
+		return err
+	}
+	for i, t := range f.Params {
+		bits := src.getAbs(src.argReg(i, t, "ResetSpawn"), t)
+		if t != TRef {
+			e.setAbs(i, bits, t)
+			continue
+		}
+		if o := src.heap.getLive(bits); o != nil && (o.kind == KindTask || o.kind == KindEvent || o.kind == KindExt) {
+			// Shared objects are not copied: the child's heap names the
+			// same one (a counted task reference; no Value, so no pin).
+			h := e.heap.newExt(o.kind, o.x)
+			if h == 0 {
+				ti := e.heap.allocFail(objHeader)
+				return fmt.Errorf("vmloop: NewExec: argument %d of %s: %s: %s", i, f.Name, ti.Code, ti.Msg)
+			}
+			e.setAbs(i, h, t)
+			continue
+		}
+		v, err := src.ArgValue(i)
+		if err != nil {
+			return fmt.Errorf("vmloop: ResetSpawn: argument %d of %s: %w", i, f.Name, err)
+		}
+		h, err := e.heap.importValue(v)
+		if err != nil {
+			ti := err.(TrapInfo)
+			return fmt.Errorf("vmloop: NewExec: argument %d of %s: %s: %s", i, f.Name, ti.Code, ti.Msg)
+		}
+		e.setAbs(i, h, t)
+	}
+	return nil
+}
+
+// start is Reset up to the arguments: it checks p, fn and the argument
+// count and makes e a fresh activation of fn.
+func (e *Exec) start(p *Program, fn int, nargs int, lim Limits, owner uint32) (*Function, error) {
 	if p == nil {
-		return errors.New("vmloop: NewExec: nil program")
+		return nil, errors.New("vmloop: NewExec: nil program")
 	}
 	if !p.Verified() {
-		return errors.New("vmloop: NewExec: program is not verified (run Verify first)")
+		return nil, errors.New("vmloop: NewExec: program is not verified (run Verify first)")
 	}
 	if fn < 0 || fn >= len(p.Funcs) {
-		return fmt.Errorf("vmloop: NewExec: function index %d out of range (program has %d)", fn, len(p.Funcs))
+		return nil, fmt.Errorf("vmloop: NewExec: function index %d out of range (program has %d)", fn, len(p.Funcs))
 	}
 	f := &p.Funcs[fn]
-	if len(args) != len(f.Params) {
-		return fmt.Errorf("vmloop: NewExec: %s takes %d arguments, got %d", f.Name, len(f.Params), len(args))
+	if nargs != len(f.Params) {
+		return nil, fmt.Errorf("vmloop: NewExec: %s takes %d arguments, got %d", f.Name, len(f.Params), nargs)
 	}
 	if lim.MaxFrames <= 0 {
 		lim.MaxFrames = DefaultLimits.MaxFrames
@@ -209,25 +283,7 @@ func (e *Exec) Reset(p *Program, fn int, args []Value, lim Limits, owner uint32)
 	e.growShadow(len(e.regs))
 	e.heap.init(owner, lim.MaxHeapBytes)
 	e.frames[0] = frame{fn: fn}
-	for i, v := range args {
-		t := f.Params[i]
-		var bits uint64
-		switch {
-		case t == TI64 && v.kind == KindI64, t == TF64 && v.kind == KindF64:
-			bits = v.bits
-		case t == TRef && (v.kind == KindVoid || v.kind.Type() == TRef):
-			h, err := e.heap.importValue(v)
-			if err != nil {
-				ti := err.(TrapInfo)
-				return fmt.Errorf("vmloop: NewExec: argument %d of %s: %s: %s", i, f.Name, ti.Code, ti.Msg)
-			}
-			bits = h
-		default:
-			return fmt.Errorf("vmloop: NewExec: argument %d of %s is %s, parameter is %s", i, f.Name, v.kind, t)
-		}
-		e.setAbs(i, bits, t)
-	}
-	return nil
+	return f, nil
 }
 
 // Left returns the budget left when the last Run returned (negative when a
@@ -490,6 +546,18 @@ func (e *Exec) ArgObj(i int, k Kind) (any, error) {
 		return o.str(), nil
 	}
 	return o.x, nil
+}
+
+// ArgExt returns the host object behind argument i of the pending request,
+// a ref, when it names a live KindExt object (a socket or file handle, a
+// periodic job); ok is false for any other kind or a bad handle. It never
+// traps and allocates nothing.
+func (e *Exec) ArgExt(i int) (obj any, ok bool) {
+	x := e.getAbs(e.argReg(i, TRef, "ArgExt"), TRef)
+	if o := e.heap.get(x, KindExt); o != nil {
+		return o.x, true
+	}
+	return nil, false
 }
 
 // reqTrapInfo places a TrapInfo error at the request's instruction.

@@ -2,6 +2,7 @@ package vmloop
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -45,5 +46,47 @@ func TestResetEqualsNew(t *testing.T) {
 			t.Fatalf("%s: %v %v vs %v %v", c.fn, s1, old.Result(), s2, fresh.Result())
 		}
 		old.Recycle()
+	}
+}
+
+// TestResetSpawnEqualsReset: starting the child of a pending spawn request
+// from the spawner's registers (ResetSpawn) gives the same activation as
+// Reset with the request's arguments exported as Values — scalar and
+// reference arguments alike — and a request that is not a spawn is refused.
+func TestResetSpawnEqualsReset(t *testing.T) {
+	p := itProg(t, &Program{KStr: []string{"jade"}},
+		itFn("main", "(i64)->ref", 4, "ldi r1, 2; lds r2, 0; spawn r0, 3, 1; ret r0"),
+		itFn("child", "(i64,i64,ref)->i64", 4, "slen r3, r2; add r0, r0, r1; add r0, r0, r3; ret r0"),
+	)
+	parent := itStart(t, p, "main", I64(40))
+	if sig := parent.Run(1 << 20); sig != SigIntrinsic || parent.Request().Op != SPAWN {
+		t.Fatalf("parent: %v %+v", sig, parent.Request())
+	}
+	args := make([]Value, parent.Request().NArgs)
+	for i := range args {
+		v, err := parent.ArgValue(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args[i] = v
+	}
+	byValues, err := NewExec(p, parent.Request().Func, args, DefaultLimits, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := new(Exec)
+	if err := direct.ResetSpawn(parent, DefaultLimits, 9); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(direct, byValues) {
+		t.Fatalf("ResetSpawn differs from Reset with exported arguments:\n%+v\n%+v", direct, byValues)
+	}
+	s1, s2 := itRun(t, direct, 1000), itRun(t, byValues, 1000)
+	if s1 != SigCompleted || s2 != s1 || direct.Result().Int() != 46 || byValues.Result().Int() != 46 {
+		t.Fatalf("%v %v vs %v %v (want 46)", s1, direct.Result(), s2, byValues.Result())
+	}
+	other := itStart(t, p, "main", I64(1))
+	if err := new(Exec).ResetSpawn(other, DefaultLimits, 9); err == nil || !strings.Contains(err.Error(), "no pending spawn request") {
+		t.Fatalf("ResetSpawn without a spawn request: %v", err)
 	}
 }
