@@ -22,6 +22,7 @@ type Collector struct {
 	src Source
 
 	runnable, waiting, live, active, pressure, inject *prometheus.Desc
+	injectKicks                                       *prometheus.Desc
 	dispatches, steals, parks, localQueue             *prometheus.Desc
 	engineLive, engineReductions                      *prometheus.Desc
 	engineTimers, engineIO                            *prometheus.Desc
@@ -43,6 +44,7 @@ func NewCollector(src Source) *Collector {
 		active:           d("active_workers", "Workers not parked."),
 		pressure:         d("queue_pressure", "Runnable tasks per worker."),
 		inject:           d("inject_queue_tasks", "Tasks in the global inject queue."),
+		injectKicks:      d("inject_kicks_total", "Slices ended early at a safe point because an outside wake found every worker busy."),
 		dispatches:       d("worker_dispatches_total", "Slices run by a worker.", "worker"),
 		steals:           d("worker_steals_total", "Successful steals by a worker.", "worker"),
 		parks:            d("worker_parks_total", "Times a worker blocked.", "worker"),
@@ -65,7 +67,7 @@ func NewCollector(src Source) *Collector {
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.runnable, c.waiting, c.live, c.active, c.pressure, c.inject,
+	for _, d := range []*prometheus.Desc{c.runnable, c.waiting, c.live, c.active, c.pressure, c.inject, c.injectKicks,
 		c.dispatches, c.steals, c.parks, c.localQueue, c.engineLive, c.engineReductions,
 		c.engineTimers, c.engineIO, c.jobs, c.targetRate, c.actualRate, c.handlerDur, c.overrun,
 		c.jobTarget, c.jobActual, c.jobHandler, c.jobOverrun} {
@@ -88,6 +90,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	g(c.active, float64(m.ActiveWorkers))
 	g(c.pressure, m.QueuePressure)
 	g(c.inject, float64(m.InjectQueue))
+	k(c.injectKicks, m.InjectKicks)
 	for _, w := range m.Workers {
 		id := strconv.Itoa(w.ID)
 		k(c.dispatches, w.Dispatches, id)

@@ -38,6 +38,13 @@ jade_live_tasks 0
 `), "jade_live_tasks"); err != nil {
 		t.Fatal(err)
 	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP jade_inject_kicks_total Slices ended early at a safe point because an outside wake found every worker busy.
+# TYPE jade_inject_kicks_total counter
+jade_inject_kicks_total 0
+`), "jade_inject_kicks_total"); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestPeriodicSeries: a running periodic job shows up per engine and per
