@@ -234,6 +234,7 @@ func (w *worker) find() *Task {
 		// The global queue once more: a producer that saw us searching did
 		// not wake anyone.
 		if t := s.inject.pop(); t != nil {
+			s.answerKick()
 			return t
 		}
 	}
@@ -249,9 +250,7 @@ func (w *worker) takeInject() *Task {
 	if n == 0 {
 		return nil
 	}
-	if s.kick.Load() {
-		s.kick.Store(false) // answered: the next outside wake may kick again
-	}
+	s.answerKick()
 	share := min(int(n)/len(s.workers)+1, localCap/2-w.local.len())
 	share = max(share, 1)
 	t := s.inject.popBatch(&w.local, share)
@@ -259,6 +258,14 @@ func (w *worker) takeInject() *Task {
 		s.notify() // others may steal part of the batch
 	}
 	return t
+}
+
+// answerKick clears an outstanding kick (kickOne) once a worker takes
+// from the inject queue, so that the next outside wake may kick again.
+func (s *Scheduler) answerKick() {
+	if s.kick.Load() {
+		s.kick.Store(false)
+	}
 }
 
 // beginSearch enters the searching state unless half of the workers
