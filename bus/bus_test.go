@@ -452,3 +452,82 @@ func TestSpawnStaleArgumentTraps(t *testing.T) {
 		t.Fatalf("%d live tasks after the trap", n)
 	}
 }
+
+// TestSpawnStaleArgumentTrapsAtLimit: a stale reference argument traps the
+// spawner whatever the engine's limits: the liveTasks limit is looked at
+// after the arguments are taken (at the limit, the spawn would otherwise
+// throw a ResourceError and hide the fault). Found by a review.
+func TestSpawnStaleArgumentTrapsAtLimit(t *testing.T) {
+	b := newBus(t)
+	p := prog(t, b, `
+.func main() -> i64
+  .local s:ref, c:ref, z:i64
+  const s, "four"
+  free  s
+  spawn c, child, s
+  const z, 0
+  ret   z
+.end
+.func child(s:ref) -> i64
+  .local z:i64
+  const z, 0
+  ret  z
+.end`)
+	m, err := b.RegisterEngine("lim", sched.EngineRuntimeConfig{Limits: sched.ResourceLimits{LiveTasks: 1}}, bus.CapAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := m.Spawn(nil, p, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := await(t, task)
+	if o.Kind != sched.Trapped || o.Trap.Code != vmloop.TrapHandle {
+		t.Fatalf("spawner: %v, want a handle trap", o)
+	}
+}
+
+// TestSpawnPassesNullEventAndTaskHandles: a null reference, an event and a
+// task handle passed at spawn reach the child (vmloop.Exec.ResetSpawn's
+// shared-object path), and the task stays joinable after the parent freed
+// its own handle.
+func TestSpawnPassesNullEventAndTaskHandles(t *testing.T) {
+	b := newBus(t)
+	p := prog(t, b, `
+.func main() -> i64
+  .local s:ref, c:ref, e:ref, k:ref, v:i64, w:i64, a:ref
+  const w, 1
+  anew  a, w, ref
+  const w, 0
+  agetr s, a, w
+  evnew e
+  spawn k, leaf
+  spawn c, child, s, e, k
+  free  k
+  joini v, c
+  ret   v
+.end
+.func leaf() -> i64
+  .local z:i64
+  const z, 5
+  ret  z
+.end
+.func child(s:ref, e:ref, k:ref) -> i64
+  .local v:i64
+  joini v, k
+  ret  v
+.end`)
+	m, err := b.RegisterEngine("n", sched.EngineRuntimeConfig{}, bus.CapAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200; i++ {
+		task, err := m.Spawn(nil, p, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := await(t, task); o.Kind != sched.Success || o.Value.Int() != 5 {
+			t.Fatalf("%v", o)
+		}
+	}
+}

@@ -361,9 +361,6 @@ func (c *Control) prepare(from *Task, e *Engine, p *vmloop.Program, fn int, args
 		return nil, fmt.Errorf("sched: spawn: %w", ErrStopped)
 	}
 	cfg := e.cfg.Load()
-	if err := e.reserve(&e.live, cfg.Limits.LiveTasks, "spawn", "live tasks", "liveTasks limit"); err != nil {
-		return nil, err
-	}
 	id := s.nextTask.Add(1)
 	var ex *vmloop.Exec
 	var err error
@@ -386,14 +383,19 @@ func (c *Control) prepare(from *Task, e *Engine, p *vmloop.Program, fn int, args
 		err = ex.Reset(p, fn, args, cfg.Limits.task(), uint32(id))
 	}
 	if err != nil {
+		err = fmt.Errorf("sched: spawn: %w", err)
+	} else {
+		// The limit is looked at once the arguments are taken: a bad
+		// argument (a stale handle traps the spawner) is reported first,
+		// as it is on every other path.
+		err = e.reserve(&e.live, cfg.Limits.LiveTasks, "spawn", "live tasks", "liveTasks limit")
+	}
+	if err != nil {
 		ex.Recycle() // gives back the references its heap took
 		if !fresh {
 			execPool.Put(ex)
 		}
-	}
-	if err != nil {
-		e.live.Add(-1)
-		return nil, fmt.Errorf("sched: spawn: %w", err)
+		return nil, err
 	}
 	if cfg.GoLoop {
 		ex.SetNative(false)
@@ -620,8 +622,22 @@ func (s *Scheduler) notify() bool {
 // rest of its slice and goes behind the others, as if preempted; at most
 // one kick is outstanding until a worker takes from the inject queue.
 func (s *Scheduler) kickOne() {
-	if s.kick.Load() || !s.kick.CompareAndSwap(false, true) {
-		return
+	for {
+		if s.kick.Load() || !s.kick.CompareAndSwap(false, true) {
+			return
+		}
+		if s.inject.len() > 0 {
+			break
+		}
+		// A worker took the task between the push and the kick (and found
+		// no kick to answer): a kick now would stay outstanding with
+		// nothing queued and deny the next outside wake its own. Withdraw
+		// it; if something was queued meanwhile, its waker may have seen
+		// the kick set and returned, so kick for it.
+		s.kick.Store(false)
+		if s.inject.len() == 0 {
+			return
+		}
 	}
 	n := uint32(len(s.workers))
 	start := s.kickNext.Add(1)

@@ -250,17 +250,22 @@ func (w *worker) takeInject() *Task {
 	if n == 0 {
 		return nil
 	}
-	s.answerKick()
 	share := min(int(n)/len(s.workers)+1, localCap/2-w.local.len())
 	share = max(share, 1)
 	t := s.inject.popBatch(&w.local, share)
+	if t != nil {
+		// After the take, not before: a kick set between a look and the
+		// take would otherwise stay outstanding with the task gone (kickOne
+		// withdraws one that finds the queue empty).
+		s.answerKick()
+	}
 	if t != nil && share > 1 && len(s.workers) > 1 {
 		s.notify() // others may steal part of the batch
 	}
 	return t
 }
 
-// answerKick clears an outstanding kick (kickOne) once a worker takes
+// answerKick clears an outstanding kick (kickOne) once a worker has taken
 // from the inject queue, so that the next outside wake may kick again.
 func (s *Scheduler) answerKick() {
 	if s.kick.Load() {
