@@ -393,14 +393,9 @@ h:
 	}
 	// main plus three waiters filled the engine; the waiters still run
 	// (main's count is given back just after its outcome is published).
-	deadline := time.Now().Add(10 * time.Second)
-	for m.Engine().LiveTasks() != 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d live tasks, want the 3 waiters", m.Engine().LiveTasks())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitLive(t, m, 3, "live tasks (the waiters)")
 	// A broadcast keeps nothing: wait until every waiter waits.
+	deadline := time.Now().Add(10 * time.Second)
 	for b.Scheduler().WaitingTasks() != 3 {
 		if time.Now().After(deadline) {
 			t.Fatal("waiters did not wait")
@@ -408,12 +403,7 @@ h:
 		time.Sleep(time.Millisecond)
 	}
 	m.Broadcast(ev)
-	for m.Engine().LiveTasks() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("waiters did not finish")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitLive(t, m, 0, "live tasks after the broadcast (waiters did not finish)")
 }
 
 // TestSpawnStaleArgumentTraps: a spawn whose reference argument is a freed
@@ -450,10 +440,16 @@ func TestSpawnStaleArgumentTraps(t *testing.T) {
 	}
 	// No child was made; main's own count is given back just after its
 	// outcome is published.
+	waitLive(t, m, 0, "live tasks after the trap")
+}
+
+// waitLive waits up to 10 s until m's engine has want live tasks.
+func waitLive(t *testing.T, m *bus.Member, want int64, what string) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for m.Engine().LiveTasks() != 0 {
+	for m.Engine().LiveTasks() != want {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d live tasks after the trap", m.Engine().LiveTasks())
+			t.Fatalf("%d %s, want %d", m.Engine().LiveTasks(), what, want)
 		}
 		time.Sleep(time.Millisecond)
 	}

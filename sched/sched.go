@@ -372,8 +372,7 @@ func (c *Control) prepare(from *Task, e *Engine, p *vmloop.Program, fn int, args
 	} else if x, ok := execPool.Get().(*vmloop.Exec); ok {
 		ex = x // the shared second level (per-P caches)
 	}
-	fresh := ex == nil
-	if fresh {
+	if ex == nil {
 		ex = new(vmloop.Exec) // NewExec is new + Reset
 	}
 	if src != nil {
@@ -392,9 +391,7 @@ func (c *Control) prepare(from *Task, e *Engine, p *vmloop.Program, fn int, args
 	}
 	if err != nil {
 		ex.Recycle() // gives back the references its heap took
-		if !fresh {
-			execPool.Put(ex)
-		}
+		execPool.Put(ex)
 		return nil, err
 	}
 	if cfg.GoLoop {

@@ -258,9 +258,9 @@ func (w *worker) takeInject() *Task {
 		// take would otherwise stay outstanding with the task gone (kickOne
 		// withdraws one that finds the queue empty).
 		s.answerKick()
-	}
-	if t != nil && share > 1 && len(s.workers) > 1 {
-		s.notify() // others may steal part of the batch
+		if share > 1 && len(s.workers) > 1 {
+			s.notify() // others may steal part of the batch
+		}
 	}
 	return t
 }
@@ -417,9 +417,10 @@ func (w *worker) slice(t *Task, budget *int64) {
 		dropTaskIO(t)
 	}
 	if ex.Stopped() {
-		// A kick meant for an earlier slice (kickOne). Cleared before the
-		// cancel flag is read: Cancel sets that flag before it stops the
-		// Exec, so a cancel's stop is never lost here.
+		// The one place a stop is cleared: the stop that ended the last
+		// slice, a kick meant for an earlier slice (kickOne), a cancel's.
+		// Cleared before the cancel flag is read: Cancel sets that flag
+		// before it stops the Exec, so a cancel's stop is never lost.
 		ex.ClearStop()
 	}
 	if t.cancel.Load() {
@@ -515,8 +516,7 @@ func (w *worker) endSlice(t *Task) {
 		w.end(t, Outcome{Kind: Cancelled})
 		return
 	}
-	w.publish(t)
-	t.exec.ClearStop()
+	w.publish(t) // its stop, if any, is cleared when it next runs (slice)
 	w.requeue(t)
 }
 

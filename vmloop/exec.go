@@ -173,8 +173,7 @@ func (e *Exec) Reset(p *Program, fn int, args []Value, lim Limits, owner uint32)
 		case t == TRef && (v.kind == KindVoid || v.kind.Type() == TRef):
 			h, err := e.heap.importValue(v)
 			if err != nil {
-				ti := err.(TrapInfo)
-				return fmt.Errorf("vmloop: NewExec: argument %d of %s: %s: %s", i, f.Name, ti.Code, ti.Msg)
+				return argImportErr(f, i, err)
 			}
 			bits = h
 		default:
@@ -202,33 +201,32 @@ func (e *Exec) ResetSpawn(src *Exec, lim Limits, owner uint32) error {
 	}
 	for i, t := range f.Params {
 		bits := src.getAbs(src.argReg(i, t, "ResetSpawn"), t)
-		if t != TRef {
-			e.setAbs(i, bits, t)
-			continue
-		}
-		if o := src.heap.getLive(bits); o != nil && (o.kind == KindTask || o.kind == KindEvent || o.kind == KindExt) {
-			// Shared objects are not copied: the child's heap names the
-			// same one (a counted task reference; no Value, so no pin).
-			h := e.heap.newExt(o.kind, o.x)
-			if h == 0 {
-				ti := e.heap.allocFail(objHeader)
-				return fmt.Errorf("vmloop: NewExec: argument %d of %s: %s: %s", i, f.Name, ti.Code, ti.Msg)
+		if t == TRef {
+			if o := src.heap.getLive(bits); o != nil && (o.kind == KindTask || o.kind == KindEvent || o.kind == KindExt) {
+				// A shared object is not exported: the child's heap names
+				// the same one (a counted task reference, no pin).
+				bits, err = e.heap.importShared(o.kind, o.x)
+			} else {
+				v, xerr := src.ArgValue(i)
+				if xerr != nil {
+					return fmt.Errorf("vmloop: ResetSpawn: argument %d of %s: %w", i, f.Name, xerr)
+				}
+				bits, err = e.heap.importValue(v)
 			}
-			e.setAbs(i, h, t)
-			continue
+			if err != nil {
+				return argImportErr(f, i, err)
+			}
 		}
-		v, err := src.ArgValue(i)
-		if err != nil {
-			return fmt.Errorf("vmloop: ResetSpawn: argument %d of %s: %w", i, f.Name, err)
-		}
-		h, err := e.heap.importValue(v)
-		if err != nil {
-			ti := err.(TrapInfo)
-			return fmt.Errorf("vmloop: NewExec: argument %d of %s: %s: %s", i, f.Name, ti.Code, ti.Msg)
-		}
-		e.setAbs(i, h, t)
+		e.setAbs(i, bits, t)
 	}
 	return nil
+}
+
+// argImportErr is NewExec's error for argument i of f that the new heap
+// could not take (a TrapInfo from import: the heap limit).
+func argImportErr(f *Function, i int, err error) error {
+	ti := err.(TrapInfo)
+	return fmt.Errorf("vmloop: NewExec: argument %d of %s: %s: %s", i, f.Name, ti.Code, ti.Msg)
 }
 
 // start is Reset up to the arguments: it checks p, fn and the argument

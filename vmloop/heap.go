@@ -303,9 +303,7 @@ func (h *heap) newExt(k Kind, obj any) uint64 {
 	x := h.alloc(k, objHeader)
 	if x != 0 {
 		h.at(x).x = obj
-		if k == KindTask && taskRefs != nil {
-			taskRefs(obj, +1)
-		}
+		noteTask(k, obj, +1)
 	}
 	return x
 }
@@ -327,6 +325,14 @@ func SetTaskRefs(f func(task any, delta int)) {
 	taskRefs = f
 }
 
+// noteTask tells taskRefs about an object of kind k holding obj, if it
+// names a task.
+func noteTask(k Kind, obj any, delta int) {
+	if k == KindTask && taskRefs != nil {
+		taskRefs(obj, delta)
+	}
+}
+
 // dropTasks tells taskRefs that the heap's task objects are gone (the
 // heap is being freed).
 func (h *heap) dropTasks() {
@@ -334,9 +340,8 @@ func (h *heap) dropTasks() {
 		return
 	}
 	for i := range h.objs {
-		if o := &h.objs[i]; o.kind == KindTask {
-			taskRefs(o.x, -1)
-		}
+		o := &h.objs[i]
+		noteTask(o.kind, o.x, -1)
 	}
 }
 
@@ -346,9 +351,7 @@ func (h *heap) release(x uint64) bool {
 	if o == nil {
 		return false
 	}
-	if o.kind == KindTask && taskRefs != nil {
-		taskRefs(o.x, -1)
-	}
+	noteTask(o.kind, o.x, -1)
 	h.bytes -= o.size()
 	h.live--
 	i := int32(x & handleIdxMask)
@@ -462,9 +465,7 @@ func (h *heap) exportRec(x uint64, budget *int64) (Value, error) {
 		}
 		return Value{kind: KindArrayRef, arr: arr}, nil
 	default: // task, event, ext
-		if o.kind == KindTask && taskRefs != nil {
-			taskRefs(o.x, 0) // it may now be held anywhere
-		}
+		noteTask(o.kind, o.x, 0) // it may now be held anywhere
 		return Value{kind: o.kind, ext: o.x}, nil
 	}
 }
@@ -519,13 +520,22 @@ func (h *heap) importValue(v Value) (uint64, error) {
 		}
 		return x, nil
 	case KindTask, KindEvent, KindExt:
-		n = objHeader
-		x = h.newExt(v.kind, v.ext)
+		return h.importShared(v.kind, v.ext)
 	default:
 		return 0, TrapInfo{Code: TrapKind, Msg: fmt.Sprintf("%s is not a reference value", v.kind)}
 	}
 	if x == 0 {
 		return 0, h.allocFail(n)
+	}
+	return x, nil
+}
+
+// importShared makes an object of kind k (task, event, ext) naming the
+// runtime's obj, shared with every other heap that names it.
+func (h *heap) importShared(k Kind, obj any) (uint64, error) {
+	x := h.newExt(k, obj)
+	if x == 0 {
+		return 0, h.allocFail(objHeader)
 	}
 	return x, nil
 }
