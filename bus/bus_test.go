@@ -408,10 +408,17 @@ h:
 
 // TestSpawnStaleArgumentTraps: a spawn whose reference argument is a freed
 // object traps the spawner (a handle fault, as any use of a stale handle)
-// and creates no task; a spawn passing strings and events still works.
+// and creates no task; a spawn passing a string still works. It traps
+// whatever the engine's limits: at its liveTasks limit too (the limit is
+// looked at after the arguments are taken; otherwise the spawn would throw
+// a ResourceError and hide the fault; found by a review).
 func TestSpawnStaleArgumentTraps(t *testing.T) {
 	b := newBus(t)
-	p := prog(t, b, `
+	for _, c := range []struct {
+		engine string
+		limits sched.ResourceLimits
+		src    string
+	}{{"stale", sched.ResourceLimits{}, `
 .func main() -> i64
   .local s:ref, c:ref, v:i64
   const s, "four"
@@ -425,43 +432,7 @@ func TestSpawnStaleArgumentTraps(t *testing.T) {
   .local n:i64
   slen n, s
   ret  n
-.end`)
-	m, err := b.RegisterEngine("stale", sched.EngineRuntimeConfig{}, bus.CapAll)
-	if err != nil {
-		t.Fatal(err)
-	}
-	task, err := m.Spawn(nil, p, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := await(t, task)
-	if o.Kind != sched.Trapped || o.Trap.Code != vmloop.TrapHandle {
-		t.Fatalf("spawner: %v, want a handle trap", o)
-	}
-	// No child was made; main's own count is given back just after its
-	// outcome is published.
-	waitLive(t, m, 0, "live tasks after the trap")
-}
-
-// waitLive waits up to 10 s until m's engine has want live tasks.
-func waitLive(t *testing.T, m *bus.Member, want int64, what string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for m.Engine().LiveTasks() != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d %s, want %d", m.Engine().LiveTasks(), what, want)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// TestSpawnStaleArgumentTrapsAtLimit: a stale reference argument traps the
-// spawner whatever the engine's limits: the liveTasks limit is looked at
-// after the arguments are taken (at the limit, the spawn would otherwise
-// throw a ResourceError and hide the fault). Found by a review.
-func TestSpawnStaleArgumentTrapsAtLimit(t *testing.T) {
-	b := newBus(t)
-	p := prog(t, b, `
+.end`}, {"lim", sched.ResourceLimits{LiveTasks: 1}, `
 .func main() -> i64
   .local s:ref, c:ref, z:i64
   const s, "four"
@@ -474,18 +445,34 @@ func TestSpawnStaleArgumentTrapsAtLimit(t *testing.T) {
   .local z:i64
   const z, 0
   ret  z
-.end`)
-	m, err := b.RegisterEngine("lim", sched.EngineRuntimeConfig{Limits: sched.ResourceLimits{LiveTasks: 1}}, bus.CapAll)
-	if err != nil {
-		t.Fatal(err)
+.end`}} {
+		p := prog(t, b, c.src)
+		m, err := b.RegisterEngine(c.engine, sched.EngineRuntimeConfig{Limits: c.limits}, bus.CapAll)
+		if err != nil {
+			t.Fatal(err)
+		}
+		task, err := m.Spawn(nil, p, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := await(t, task); o.Kind != sched.Trapped || o.Trap.Code != vmloop.TrapHandle {
+			t.Fatalf("%s: spawner: %v, want a handle trap", c.engine, o)
+		}
+		// No child was made; main's own count is given back just after
+		// its outcome is published.
+		waitLive(t, m, 0, c.engine+": live tasks after the trap")
 	}
-	task, err := m.Spawn(nil, p, "main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := await(t, task)
-	if o.Kind != sched.Trapped || o.Trap.Code != vmloop.TrapHandle {
-		t.Fatalf("spawner: %v, want a handle trap", o)
+}
+
+// waitLive waits up to 10 s until m's engine has want live tasks.
+func waitLive(t *testing.T, m *bus.Member, want int64, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for m.Engine().LiveTasks() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d %s, want %d", m.Engine().LiveTasks(), what, want)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
