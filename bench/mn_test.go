@@ -1,14 +1,28 @@
 package bench
 
 import (
+	"os"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 )
 
-// mnWorkers is the worker count of the M:N benchmarks (the machine has 2
-// CPUs); the goroutine baselines run at GOMAXPROCS = mnWorkers.
-const mnWorkers = 2
+// mnWorkers is the worker count of the M:N benchmarks: 2 (the machine has
+// 2 CPUs), or JADE_BENCH_WORKERS when set (for scaling runs on larger
+// machines); the goroutine baselines run at GOMAXPROCS = mnWorkers.
+var mnWorkers = benchWorkers()
+
+func benchWorkers() int {
+	if v := os.Getenv("JADE_BENCH_WORKERS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			panic("bench: JADE_BENCH_WORKERS=" + v + ": want a worker count >= 1")
+		}
+		return n
+	}
+	return 2
+}
 
 func envN(b *testing.B, workers int) *Env {
 	b.Helper()

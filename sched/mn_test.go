@@ -3,6 +3,7 @@ package sched_test
 import (
 	"context"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -214,6 +215,50 @@ d:
 	}
 	if most > 3*64 {
 		t.Fatalf("the yielder waited %d dispatches between two of its slices (at most about 64 expected)", most)
+	}
+}
+
+// TestFanOutYieldsToChildren: a spawn costs its spawner a share of the
+// slice (spawnCost), so a task spawning many children on one worker is
+// preempted after about 64 spawns and the children queued so far run
+// before it spawns the rest, instead of all of them waiting for its loop
+// to end (a few reductions per spawn would let one slice spawn
+// thousands).
+func TestFanOutYieldsToChildren(t *testing.T) {
+	rt := newRT(t, jade.Options{Workers: 1})
+	m := addMarks(t, rt)
+	p := load(t, rt, `
+.func main(n:i64) -> i64
+  .local i:i64, c:ref, neg:i64
+  const i, 0
+l:
+  jge   i, n, d
+  spawn c, child, i
+  free  c
+  addi  i, i, 1
+  jmp   l
+d:
+  const neg, -1
+  intr  _, test.mark, neg
+  ret   i
+.end
+.func child(x:i64) -> i64
+  intr  _, test.mark, x
+  ret   x
+.end`)
+	const n = 1000
+	if o := run(t, rt, p, vmloop.I64(n)); o.Kind != sched.Success || o.Value.Int() != n {
+		t.Fatalf("got %v", o)
+	}
+	waitFor(t, func() bool { m.mu.Lock(); defer m.mu.Unlock(); return len(m.arg) == n+1 })
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	end := slices.Index(m.arg, -1)
+	// The spawner's loop costs ~5 reductions per spawn besides the spawn
+	// itself: 1000 spawns fit in one default slice (25k) many times over
+	// unless the spawns are charged.
+	if end < n/2 {
+		t.Fatalf("only %d of %d children ran before the spawner's loop ended (about %d expected)", end, n, n-64)
 	}
 }
 
