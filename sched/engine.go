@@ -149,24 +149,35 @@ func (c EngineRuntimeConfig) normalize() (EngineRuntimeConfig, error) {
 
 // Engine is the scheduler's view of one engine: its id, its current
 // runtime configuration and its counters.
+//
+// Layout: what every dispatch reads (cfg, wheel, labels) shares no cache
+// line with the counters that spawns, completions, timers and I/O update
+// from every worker; each counter has a line of its own. (With cfg beside
+// live, each spawn on one worker took the line from every other worker's
+// next dispatch.)
 type Engine struct {
 	id   uint32
 	name string
 	cfg  atomic.Pointer[EngineRuntimeConfig] // replaced whole by UpdateEngine
-	live atomic.Int64                        // tasks spawned and not completed
-	// timers counts the engine's armed timers over all shards; ioOps its
-	// socket and file operations in flight.
-	timers atomic.Int64
-	ioOps  atomic.Int64
 	// wheel is the engine's wheel geometry once one is set (never changed
 	// afterwards: shards built from it live on every worker).
 	wheel atomic.Pointer[timerwheel.TimerWheelConfig]
-
-	jobsMu sync.Mutex
-	jobs   []*Job // periodic jobs of the engine's live tasks; guarded by jobsMu
 	// labels is the pprof label context of the engine's tasks, built once
 	// at registration (worker goroutines switch to it per dispatch).
 	labels context.Context
+
+	jobsMu sync.Mutex
+	jobs   []*Job // periodic jobs of the engine's live tasks; guarded by jobsMu
+
+	_    [cacheLinePad]byte
+	live atomic.Int64 // tasks spawned and not completed
+	_    [cacheLinePad - 8]byte
+	// timers counts the engine's armed timers over all shards; ioOps its
+	// socket and file operations in flight.
+	timers atomic.Int64
+	_      [cacheLinePad - 8]byte
+	ioOps  atomic.Int64
+	_      [cacheLinePad - 8]byte
 }
 
 // ID returns the engine id.
