@@ -94,7 +94,7 @@ type JobMetrics struct {
 // Metrics takes a snapshot.
 func (s *Scheduler) Metrics() Metrics {
 	m := Metrics{
-		WaitingTasks: s.waiting.Load(), LiveTasks: s.live.Load(),
+		WaitingTasks: s.waiting.Load(), LiveTasks: s.LiveTasks(),
 		InjectQueue: s.inject.len(), InjectKicks: s.kicks.Load(), ActiveWorkers: len(s.workers) - s.IdleWorkers(),
 		IOBackend: s.IOBackend(),
 	}

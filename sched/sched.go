@@ -113,20 +113,23 @@ type Scheduler struct {
 	savedProcs int    // GOMAXPROCS before Start raised it; guarded by mu
 
 	// Counters every spawn, park and completion updates, from any worker:
-	// each on its own line.
+	// each on its own line. nextTask is the last task id handed out, to
+	// the host one at a time and to workers in blocks (worker.newID).
 	nextTask atomic.Uint64
-	_        [cacheLinePad - 8]byte
-	live     atomic.Int64 // tasks spawned and not completed
 	_        [cacheLinePad - 8]byte
 	waiting  atomic.Int64 // tasks parked in Waiting
 	_        [cacheLinePad - 8]byte
 
 	nextEngine atomic.Uint32
 
-	mu       sync.Mutex
-	zeroCh   chan struct{} // closed when live reaches 0; guarded by mu
-	engines  []*Engine     // guarded by mu
-	started  bool          // guarded by mu
+	mu     sync.Mutex
+	zeroCh chan struct{} // closed when no task is live; guarded by mu
+	// draining is set while zeroCh is open (Drain waits): only then does
+	// finish look whether the last task ended. Read by every finish,
+	// written rarely.
+	draining atomic.Bool
+	engines  []*Engine // guarded by mu
+	started  bool      // guarded by mu
 	stopping atomic.Bool
 	wg       sync.WaitGroup
 
@@ -212,7 +215,7 @@ func (s *Scheduler) Parks() uint64 {
 func (s *Scheduler) Workers() int { return len(s.workers) }
 
 // LiveTasks returns the number of tasks spawned and not yet completed.
-func (s *Scheduler) LiveTasks() int64 { return s.live.Load() }
+func (s *Scheduler) LiveTasks() int64 { return s.registry.count() }
 
 // Engines returns the registered engines.
 func (s *Scheduler) Engines() []*Engine {
@@ -323,7 +326,6 @@ func (c *Control) Spawn(from *Task, e *Engine, p *vmloop.Program, fn int, args [
 // Launch makes a task from Prepare Runnable; from is as for Prepare.
 func (c *Control) Launch(from *Task, t *Task) {
 	s := c.s
-	s.live.Add(1)
 	s.registry.add(t)
 	s.enqueue(from.worker(), t)
 }
@@ -361,7 +363,7 @@ func (c *Control) prepare(from *Task, e *Engine, p *vmloop.Program, fn int, args
 		return nil, fmt.Errorf("sched: spawn: %w", ErrStopped)
 	}
 	cfg := e.cfg.Load()
-	id := s.nextTask.Add(1)
+	id := from.worker().newID(s)
 	var ex *vmloop.Exec
 	var err error
 	if w := from.worker(); w != nil && len(w.execs) > 0 {
@@ -664,7 +666,13 @@ func (s *Scheduler) localWork() bool {
 func (c *Control) Drain(ctx context.Context) error {
 	s := c.s
 	s.mu.Lock()
-	if s.live.Load() == 0 {
+	s.draining.Store(true) // before the look: see finish
+	if s.registry.empty() {
+		if s.zeroCh != nil {
+			close(s.zeroCh) // for other waiters (finish closes it first)
+			s.zeroCh = nil
+		}
+		s.draining.Store(false)
 		s.mu.Unlock()
 		return nil
 	}
@@ -677,7 +685,7 @@ func (c *Control) Drain(ctx context.Context) error {
 	case <-ch:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("sched: drain: %d tasks still live: %w", s.live.Load(), ctx.Err())
+		return fmt.Errorf("sched: drain: %d tasks still live: %w", s.LiveTasks(), ctx.Err())
 	}
 }
 
@@ -799,11 +807,15 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 	}
 	s.registry.remove(t)
 	t.engine.live.Add(-1)
-	if s.live.Add(-1) == 0 {
+	if s.draining.Load() {
+		// Someone waits in Drain (rare): is this the last task? Drain sets
+		// draining before it looks, so that either it sees this removal or
+		// this sees draining.
 		s.mu.Lock()
-		if s.zeroCh != nil && s.live.Load() == 0 {
+		if s.zeroCh != nil && s.registry.empty() {
 			close(s.zeroCh)
 			s.zeroCh = nil
+			s.draining.Store(false)
 		}
 		s.mu.Unlock()
 	}
@@ -812,28 +824,34 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 
 // registry tracks live tasks in sharded intrusive lists (Task.rprev,
 // Task.rnext) so that spawn and completion touch one small lock and cost no
-// allocation.
+// allocation. Each shard also counts its tasks: the scheduler's live count
+// is their sum (no counter of its own for every spawn and completion to
+// update from every worker).
 type registry struct {
-	shards [16]struct {
+	shards [registryShards]struct {
 		mu   sync.Mutex
 		head *Task // guarded by mu
-		_    [48]byte
+		n    int64 // tasks in the list; guarded by mu
+		_    [cacheLinePad - 24]byte
 	}
 }
 
+const registryShards = 16
+
 func (r *registry) add(t *Task) {
-	sh := &r.shards[t.id%16]
+	sh := &r.shards[t.id%registryShards]
 	sh.mu.Lock()
 	t.rnext = sh.head
 	if sh.head != nil {
 		sh.head.rprev = t
 	}
 	sh.head = t
+	sh.n++
 	sh.mu.Unlock()
 }
 
 func (r *registry) remove(t *Task) {
-	sh := &r.shards[t.id%16]
+	sh := &r.shards[t.id%registryShards]
 	sh.mu.Lock()
 	if t.rprev != nil {
 		t.rprev.rnext = t.rnext
@@ -844,7 +862,38 @@ func (r *registry) remove(t *Task) {
 		t.rnext.rprev = t.rprev
 	}
 	t.rprev, t.rnext = nil, nil
+	sh.n--
 	sh.mu.Unlock()
+}
+
+// count returns the number of registered tasks, shard by shard (a
+// snapshot that may be off by tasks moving meanwhile; see empty).
+func (r *registry) count() int64 {
+	var n int64
+	for i := range r.shards {
+		sh := &r.shards[i]
+		sh.mu.Lock()
+		n += sh.n
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// empty reports whether no task is registered, with every shard locked at
+// once: exact. A task is registered (Launch) before the task that
+// spawned it can complete, so while any task is live one is registered.
+func (r *registry) empty() bool {
+	for i := range r.shards {
+		r.shards[i].mu.Lock()
+	}
+	n := int64(0)
+	for i := range r.shards {
+		n += r.shards[i].n
+	}
+	for i := range r.shards {
+		r.shards[i].mu.Unlock()
+	}
+	return n == 0
 }
 
 func (r *registry) each(f func(*Task)) {

@@ -572,3 +572,94 @@ func TestPrint(t *testing.T) {
 		t.Fatalf("output %q", buf.String())
 	}
 }
+
+// TestDrainWaitsForEveryTask: Drain returns only once every task has
+// completed — here chains in which each link spawns the next and ends, so
+// that the live count passes through many spawns and completions on both
+// workers while several goroutines wait in Drain — and at once on an idle
+// runtime; a Drain whose context ends first reports the live tasks, and
+// the next one still returns when the last task ends.
+func TestDrainWaitsForEveryTask(t *testing.T) {
+	rt := newRT(t, jade.Options{Workers: 2})
+	var ended atomic.Int64
+	err := rt.RegisterIntrinsic("test.ended", nil, vmloop.TVoid, 0, func(c *bus.Call) (vmloop.Value, error) {
+		ended.Add(1)
+		return vmloop.Void(), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := load(t, rt, `
+.func link(n:i64) -> i64
+  .local t:ref, m:i64
+  jgti  n, 0, more
+  intr  _, test.ended
+  ret   n
+more:
+  subi  m, n, 1
+  spawn t, link, m
+  ret   n
+.end
+.func wait(ev:ref) -> i64
+  .local z:i64
+  evwait ev
+  const  z, 0
+  ret    z
+.end`)
+	drain := func(d time.Duration) error {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		return rt.Bus().Drain(ctx)
+	}
+	if err := drain(time.Minute); err != nil {
+		t.Fatalf("drain of an idle runtime: %v", err)
+	}
+	const chains, links = 8, 2000
+	for round := range 20 {
+		ended.Store(0)
+		for range chains {
+			if _, err := rt.Spawn(p, "link", vmloop.I64(links)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 3)
+		for range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := drain(time.Minute); err != nil {
+					errs <- err
+					return
+				}
+				if n := ended.Load(); n != chains {
+					errs <- fmt.Errorf("round %d: Drain returned after %d of %d chains ended", round, n, chains)
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		if n := rt.Bus().Scheduler().LiveTasks(); n != 0 {
+			t.Fatalf("round %d: %d tasks live after Drain", round, n)
+		}
+	}
+	ev := rt.NewEvent()
+	if _, err := rt.Spawn(p, "wait", ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := drain(20 * time.Millisecond); err == nil || !strings.Contains(err.Error(), "1 tasks still live") {
+		t.Fatalf("drain with a waiting task: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- drain(time.Minute) }()
+	time.Sleep(10 * time.Millisecond)
+	if err := rt.Signal(ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("drain after the last task ended: %v", err)
+	}
+}

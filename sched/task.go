@@ -283,7 +283,8 @@ func (t *Task) Done() <-chan struct{} {
 }
 
 // Where returns the function and pc the task published at its last safe
-// point, or "" when it has completed.
+// point: a preemption or suspension (the zero location, the program's
+// first function at pc 0, before its first; completion publishes none).
 func (t *Task) Where() (fn string, pc int) {
 	w := t.where.Load()
 	return t.prog.FuncName(int(w >> 32)), int(uint32(w))
@@ -372,7 +373,9 @@ func (t *Task) recycle() {
 	if t.cancel.Load() {
 		t.cancel.Store(false)
 	}
-	t.where.Store(0)
+	if t.where.Load() != 0 {
+		t.where.Store(0)
+	}
 	t.state.Store(uint32(Runnable))
 	t.mu.Unlock()
 	taskPool.Put(t)

@@ -100,6 +100,10 @@ type worker struct {
 	// looked at (owner only).
 	spent int64
 
+	// idNext..idEnd-1 are task ids taken from s.nextTask in a block and
+	// not yet given to a spawn (owner only; newID).
+	idNext, idEnd uint64
+
 	// execs are recycled Execs of tasks completed on this worker, reused by
 	// spawns from tasks running here (owner only).
 	execs []*vmloop.Exec
@@ -414,6 +418,26 @@ func (w *worker) run(t *Task) {
 	w.sliceLeft = budget
 }
 
+// idBlock is how many task ids a worker takes from the shared counter at
+// a time: spawns on different workers do not take the counter's line from
+// each other every time (Go hands goroutine ids out to its Ps the same
+// way). Ids stay unique, and increase in spawn order on each worker.
+const idBlock = 64
+
+// newID returns a fresh task id; w may be nil (the host).
+func (w *worker) newID(s *Scheduler) uint64 {
+	if w == nil {
+		return s.nextTask.Add(1)
+	}
+	if w.idNext == w.idEnd {
+		w.idEnd = s.nextTask.Add(idBlock) + 1
+		w.idNext = w.idEnd - idBlock
+	}
+	id := w.idNext
+	w.idNext++
+	return id
+}
+
 // slice runs t until its slice ends: it completes, suspends, yields or
 // uses up *budget.
 func (w *worker) slice(t *Task, budget *int64) {
@@ -517,9 +541,9 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 	}
 }
 
-// end completes t with o after publishing where it stopped.
+// end completes t with o. Where it stopped is not published: only live
+// tasks are listed (a locked store per task saved).
 func (w *worker) end(t *Task, o Outcome) {
-	w.publish(t)
 	w.s.finish(w, t, o)
 }
 

@@ -271,7 +271,9 @@ func (e *Exec) start(p *Program, fn int, nargs int, lim Limits, owner uint32) (*
 	e.heap = heap{objs: e.heap.objs[:0]} // recycled capacity, if any
 	e.freeShadow()
 	e.state, e.left, e.reductions = stReady, 0, 0
-	e.stop.Store(false)
+	if e.stop.Load() {
+		e.stop.Store(false) // a locked instruction: only when set
+	}
 	e.native, e.nativeSkip, e.nativeBackoff = nativeAuto, 0, 0
 	e.req, e.reqPC, e.reqArg0, e.reqWin, e.reqDst, e.reqDstT = Request{}, 0, 0, false, -1, 0
 	e.res, e.resT = 0, 0
