@@ -114,7 +114,7 @@ func (c *Control) SubmitIO(t *Task, op *evpoll.Op, sockFd int) error {
 		// descriptor before its number can be reused.
 		w.s.forgetFD(w, op.Fd)
 	}
-	tok := t.arm()
+	tok := t.armHost()
 	idx := x.recs.put(ioRec{t: t, gen: tok.gen, e: e, kind: op.Kind, sockFd: sockFd})
 	st := t.ioState()
 	id, err := x.b.Submit(op, evpoll.Token(idx))

@@ -468,7 +468,7 @@ func (c *Control) EventBroadcast(from *Task, ev *Event) { ev.broadcast(c.s, from
 
 // Suspend arms a wait of t that something outside the scheduler (a host
 // intrinsic, later an I/O completion) ends with Wake.
-func (c *Control) Suspend(t *Task) Token { return t.arm() }
+func (c *Control) Suspend(t *Task) Token { return t.armHost() }
 
 // Wake ends the wait named by tok. A stale token is a no-op (false).
 func (c *Control) Wake(tok Token) bool { return c.s.wake(nil, tok) }

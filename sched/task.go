@@ -126,6 +126,11 @@ type Task struct {
 	// ended is set (under mu) when the task's end hooks have run; OnEnd
 	// then runs a new hook at once.
 	ended bool
+	// hostWait is set (by the worker running the task, before the token
+	// leaves it) when the task armed a wait that completeHost ends: only
+	// then can a completer still hold a token of this life when the
+	// record is reused (recycle). Read by recycle after the last unref.
+	hostWait bool
 	// outVKind is the kind of an inline Success value (see outBits).
 	outVKind vmloop.Kind
 
@@ -353,14 +358,21 @@ func (t *Task) unref() {
 	}
 }
 
-// recycle clears a record nothing refers to and pools it. Under mu: a
-// stale completer (CompleteHost with an old token) may still lock it and
-// read the rare part; it finds the wait generation moved on.
+// recycle clears a record nothing refers to and pools it. Under mu when
+// the task armed a host wait in this life: a stale completer (completeHost
+// with a token of this life) may still lock it and read the rare part; it
+// finds the wait generation moved on. Tokens of earlier lives were made
+// stale under mu when those ended, and every other waker only CASes the
+// wait word: without a host wait, nothing else can touch the record, and
+// the lock (two locked instructions per task) is skipped.
 func (t *Task) recycle() {
-	t.mu.Lock()
+	host := t.hostWait
+	if host {
+		t.mu.Lock()
+	}
 	t.wait.Store((t.wait.Load()>>2 + 1) << 2) // generation on, phase idle
 	t.id, t.engine, t.exec, t.prog = 0, nil, nil, nil
-	t.resume, t.ended, t.outVKind, t.outBits = false, false, 0, 0
+	t.resume, t.ended, t.hostWait, t.outVKind, t.outBits = false, false, false, 0, 0
 	t.tm, t.next, t.rprev, t.rnext, t.w = nil, nil, nil, nil, nil
 	t.joiner1 = Token{}
 	// Atomic stores cost a locked instruction each: only where needed.
@@ -377,6 +389,8 @@ func (t *Task) recycle() {
 		t.where.Store(0)
 	}
 	t.state.Store(uint32(Runnable))
-	t.mu.Unlock()
+	if host {
+		t.mu.Unlock()
+	}
 	taskPool.Put(t)
 }

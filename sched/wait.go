@@ -44,6 +44,15 @@ func (k Token) Task() *Task { return k.t }
 // Valid reports whether the token names a task.
 func (k Token) Valid() bool { return k.t != nil }
 
+// armHost is arm for a wait that a completer outside the wait word ends
+// with completeHost (a host intrinsic, an I/O operation): such a
+// completer may hold the token after t has completed, so the record's
+// reuse must exclude it (recycle).
+func (t *Task) armHost() Token {
+	t.hostWait = true
+	return t.arm()
+}
+
 // arm starts a wait of t; only the worker running t calls it.
 func (t *Task) arm() Token {
 	gen := t.wait.Load()>>2 + 1
