@@ -17,3 +17,7 @@ func (t *Task) Transition(from, to State) { t.transition(from, to) }
 // TaskRecordsMade returns how many task records Prepare has allocated
 // (the rest came from taskPool).
 func TaskRecordsMade() uint64 { return tasksMade.Load() }
+
+// Draining reports whether completions currently look for the last task
+// (a Drain waits).
+func (s *Scheduler) Draining() bool { return s.draining.Load() }

@@ -126,8 +126,11 @@ type Scheduler struct {
 	zeroCh chan struct{} // closed when no task is live; guarded by mu
 	// draining is set while zeroCh is open (Drain waits): only then does
 	// finish look whether the last task ended. Read by every finish,
-	// written rarely.
+	// written under mu. drainers counts the Drains waiting on zeroCh; the
+	// last to give up (its context ended) closes the wait, so that a
+	// timed-out Drain does not leave every later completion looking.
 	draining atomic.Bool
+	drainers int       // guarded by mu
 	engines  []*Engine // guarded by mu
 	started  bool      // guarded by mu
 	stopping atomic.Bool
@@ -327,6 +330,11 @@ func (c *Control) Spawn(from *Task, e *Engine, p *vmloop.Program, fn int, args [
 func (c *Control) Launch(from *Task, t *Task) {
 	s := c.s
 	s.registry.add(t)
+	if s.stopping.Load() {
+		// Prepared before Shutdown set stopping; its cancel-all may have
+		// passed this shard already.
+		t.cancel.Store(true)
+	}
 	s.enqueue(from.worker(), t)
 }
 
@@ -667,10 +675,11 @@ func (c *Control) Drain(ctx context.Context) error {
 	s := c.s
 	s.mu.Lock()
 	s.draining.Store(true) // before the look: see finish
-	if s.registry.empty() {
+	if s.registry.count() == 0 {
 		if s.zeroCh != nil {
 			close(s.zeroCh) // for other waiters (finish closes it first)
 			s.zeroCh = nil
+			s.drainers = 0
 		}
 		s.draining.Store(false)
 		s.mu.Unlock()
@@ -680,11 +689,21 @@ func (c *Control) Drain(ctx context.Context) error {
 		s.zeroCh = make(chan struct{})
 	}
 	ch := s.zeroCh
+	s.drainers++
 	s.mu.Unlock()
 	select {
 	case <-ch:
 		return nil
 	case <-ctx.Done():
+		s.mu.Lock()
+		if s.zeroCh == ch {
+			if s.drainers--; s.drainers == 0 {
+				// The last waiter left: finishes stop looking.
+				s.zeroCh = nil
+				s.draining.Store(false)
+			}
+		}
+		s.mu.Unlock()
 		return fmt.Errorf("sched: drain: %d tasks still live: %w", s.LiveTasks(), ctx.Err())
 	}
 }
@@ -812,9 +831,10 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 		// draining before it looks, so that either it sees this removal or
 		// this sees draining.
 		s.mu.Lock()
-		if s.zeroCh != nil && s.registry.empty() {
+		if s.zeroCh != nil && s.registry.count() == 0 {
 			close(s.zeroCh)
 			s.zeroCh = nil
+			s.drainers = 0
 			s.draining.Store(false)
 		}
 		s.mu.Unlock()
@@ -866,34 +886,23 @@ func (r *registry) remove(t *Task) {
 	sh.mu.Unlock()
 }
 
-// count returns the number of registered tasks, shard by shard (a
-// snapshot that may be off by tasks moving meanwhile; see empty).
-func (r *registry) count() int64 {
-	var n int64
-	for i := range r.shards {
-		sh := &r.shards[i]
-		sh.mu.Lock()
-		n += sh.n
-		sh.mu.Unlock()
-	}
-	return n
-}
-
-// empty reports whether no task is registered, with every shard locked at
-// once: exact. A task is registered (Launch) before the task that
+// count returns the number of registered tasks, with every shard locked
+// at once: exact. (Shard by shard it could miss a child registered in a
+// shard already read while its spawner left one not read yet, and read 0
+// with a task live.) A task is registered (Launch) before the task that
 // spawned it can complete, so while any task is live one is registered.
-func (r *registry) empty() bool {
+func (r *registry) count() int64 {
 	for i := range r.shards {
 		r.shards[i].mu.Lock()
 	}
-	n := int64(0)
+	var n int64
 	for i := range r.shards {
 		n += r.shards[i].n
 	}
 	for i := range r.shards {
 		r.shards[i].mu.Unlock()
 	}
-	return n == 0
+	return n
 }
 
 func (r *registry) each(f func(*Task)) {

@@ -653,6 +653,9 @@ more:
 	if err := drain(20 * time.Millisecond); err == nil || !strings.Contains(err.Error(), "1 tasks still live") {
 		t.Fatalf("drain with a waiting task: %v", err)
 	}
+	if rt.Bus().Scheduler().Draining() {
+		t.Fatal("a timed-out Drain left completions looking for the last task")
+	}
 	done := make(chan error, 1)
 	go func() { done <- drain(time.Minute) }()
 	time.Sleep(10 * time.Millisecond)
@@ -661,5 +664,144 @@ more:
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("drain after the last task ended: %v", err)
+	}
+}
+
+// TestLiveTasksNeverZeroWhileChainLive: while a chain of tasks (each link
+// spawns the next and ends) is live, LiveTasks never reads 0 — the count
+// is taken with every registry shard locked, so a child registered in one
+// shard and its spawner leaving another are seen together or not at all.
+func TestLiveTasksNeverZeroWhileChainLive(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		rt := newRT(t, jade.Options{Workers: workers})
+		var ended atomic.Bool
+		if err := rt.RegisterIntrinsic("test.ended", nil, vmloop.TVoid, 0, func(c *bus.Call) (vmloop.Value, error) {
+			ended.Store(true)
+			return vmloop.Void(), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		p := load(t, rt, `
+.func link(n:i64) -> i64
+  .local t:ref, m:i64
+  jgti  n, 0, more
+  intr  _, test.ended
+  ret   n
+more:
+  subi  m, n, 1
+  spawn t, link, m
+  ret   n
+.end`)
+		s := rt.Bus().Scheduler()
+		zeros := 0
+		for range 2 {
+			ended.Store(false)
+			if _, err := rt.Spawn(p, "link", vmloop.I64(100_000)); err != nil {
+				t.Fatal(err)
+			}
+			for !ended.Load() {
+				if s.LiveTasks() == 0 && !ended.Load() {
+					zeros++
+				}
+			}
+			waitFor(t, func() bool { return s.LiveTasks() == 0 })
+		}
+		if zeros > 0 {
+			t.Errorf("workers=%d: LiveTasks() read 0 %d times while a chain was live", workers, zeros)
+		}
+	}
+}
+
+// TestShutdownCancelsLateLaunches: Shutdown (refuse spawns, cancel every
+// registered task, drain) while the host keeps spawning, chains spawn
+// and end, other goroutines Drain, and host-suspended tasks complete late
+// or never: a spawn that passed the stopping check before Shutdown but
+// registers after its cancel pass went by is cancelled at Launch, so no
+// task is left waiting forever and Shutdown returns in time.
+func TestShutdownCancelsLateLaunches(t *testing.T) {
+	for iter := range 30 {
+		rt, err := jade.New(jade.Options{Workers: 1 + iter%3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rt.RegisterIntrinsic("test.hold", []vmloop.Type{vmloop.TI64}, vmloop.TI64, 0, func(c *bus.Call) (vmloop.Value, error) {
+			x := c.Args()[0]
+			done := c.Suspend()
+			if x.Int()%3 != 0 { // every third never completes
+				time.AfterFunc(time.Duration(x.Int()%7)*50*time.Microsecond, func() { done.Complete(x) })
+			}
+			return vmloop.Void(), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		p := load(t, rt, `
+.func main(n:i64) -> i64
+  .local i:i64, c:ref
+  const i, 0
+l:
+  jge   i, n, d
+  spawn c, link, i
+  free  c
+  spawn c, hostchild, i
+  free  c
+  addi  i, i, 1
+  jmp   l
+d:
+  ret   i
+.end
+.func link(n:i64) -> i64
+  .local t:ref, m:i64
+  jgti  n, 0, more
+  ret   n
+more:
+  subi  m, n, 1
+  spawn t, link, m
+  ret   n
+.end
+.func hostchild(x:i64) -> i64
+  .local v:i64
+  intr  v, test.hold, x
+  ret   v
+.end`)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_, _ = rt.Spawn(p, "main", vmloop.I64(50)) // refused once stopping
+				time.Sleep(20 * time.Microsecond)
+			}
+		}()
+		time.Sleep(5 * time.Millisecond)
+		drained := make(chan error, 4)
+		for range 4 {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				drained <- rt.Bus().Drain(ctx)
+			}()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err = rt.Shutdown(ctx)
+		cancel()
+		close(stop)
+		wg.Wait()
+		if err != nil {
+			t.Fatalf("iter %d: %v", iter, err)
+		}
+		for range 4 {
+			if err := <-drained; err != nil {
+				t.Fatalf("iter %d: drain: %v", iter, err)
+			}
+		}
+		if n := rt.Bus().Scheduler().LiveTasks(); n != 0 {
+			t.Fatalf("iter %d: %d live after shutdown", iter, n)
+		}
 	}
 }
