@@ -615,7 +615,11 @@ more:
 		t.Fatalf("drain of an idle runtime: %v", err)
 	}
 	const chains, links = 8, 2000
-	for round := range 20 {
+	rounds := 20
+	if raceEnabled {
+		rounds = 5 // ~1 s a round under the race detector
+	}
+	for round := range rounds {
 		ended.Store(0)
 		for range chains {
 			if _, err := rt.Spawn(p, "link", vmloop.I64(links)); err != nil {
@@ -694,9 +698,13 @@ more:
 .end`)
 		s := rt.Bus().Scheduler()
 		zeros := 0
+		links := int64(100_000)
+		if raceEnabled {
+			links = 20_000
+		}
 		for range 2 {
 			ended.Store(false)
-			if _, err := rt.Spawn(p, "link", vmloop.I64(100_000)); err != nil {
+			if _, err := rt.Spawn(p, "link", vmloop.I64(links)); err != nil {
 				t.Fatal(err)
 			}
 			for !ended.Load() {
