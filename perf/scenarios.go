@@ -375,12 +375,14 @@ func fairness(o *Options) ([]Result, error) {
 			k++
 			return j.P999 <= f.Bound && j.P999*10 <= g.P999
 		})
-		var sl []float64
+		var sl, bd []float64
 		for _, f := range fs {
 			sl = append(sl, float64(f.Slice.Nanoseconds()))
+			bd = append(bd, float64(f.Bound.Nanoseconds()))
 		}
 		rs = append(rs,
 			Result{Name: "fairness", Metric: "slice time", Unit: "ns", Jade: median(sl), Target: "reported (hog slice)", Reps: len(fs)},
+			Result{Name: "fairness", Metric: "S-6 bound", Unit: "ns", Jade: median(bd), Target: "reported ((ahead+1) x slice, for p99.9)", Reps: len(fs)},
 			Result{Name: "fairness", Metric: "hog progress", Unit: "units/s", Jade: median(jr), Baseline: median(gr),
 				Ratio: median(jr) / median(gr), Target: "reported (units differ: 2^20 VM vs Go loop iterations)", Reps: len(fs)})
 		return rs, nil
