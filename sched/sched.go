@@ -371,20 +371,10 @@ func (c *Control) prepare(from *Task, e *Engine, p *vmloop.Program, fn int, args
 		return nil, fmt.Errorf("sched: spawn: %w", ErrStopped)
 	}
 	cfg := e.cfg.Load()
-	id := from.worker().newID(s)
-	var ex *vmloop.Exec
+	w := from.worker()
+	id := w.newID(s)
+	ex := w.takeExec()
 	var err error
-	if w := from.worker(); w != nil && len(w.execs) > 0 {
-		// A spawn from a task reuses an Exec that a task completed on
-		// this worker left (owner-only pool: no allocation, no lock).
-		ex = w.execs[len(w.execs)-1]
-		w.execs = w.execs[:len(w.execs)-1]
-	} else if x, ok := execPool.Get().(*vmloop.Exec); ok {
-		ex = x // the shared second level (per-P caches)
-	}
-	if ex == nil {
-		ex = new(vmloop.Exec) // NewExec is new + Reset
-	}
 	if src != nil {
 		err = ex.ResetSpawn(src, cfg.Limits.task(), uint32(id))
 		p = src.Program()
@@ -401,7 +391,7 @@ func (c *Control) prepare(from *Task, e *Engine, p *vmloop.Program, fn int, args
 	}
 	if err != nil {
 		ex.Recycle() // gives back the references its heap took
-		execPool.Put(ex)
+		w.putExec(ex)
 		return nil, err
 	}
 	if cfg.GoLoop {
@@ -676,12 +666,7 @@ func (c *Control) Drain(ctx context.Context) error {
 	s.mu.Lock()
 	s.draining.Store(true) // before the look: see finish
 	if s.registry.count() == 0 {
-		if s.zeroCh != nil {
-			close(s.zeroCh) // for other waiters (finish closes it first)
-			s.zeroCh = nil
-			s.drainers = 0
-		}
-		s.draining.Store(false)
+		s.endDrainLocked() // other waiters too (finish ends it first)
 		s.mu.Unlock()
 		return nil
 	}
@@ -698,14 +683,23 @@ func (c *Control) Drain(ctx context.Context) error {
 		s.mu.Lock()
 		if s.zeroCh == ch {
 			if s.drainers--; s.drainers == 0 {
-				// The last waiter left: finishes stop looking.
-				s.zeroCh = nil
-				s.draining.Store(false)
+				s.endDrainLocked() // the last waiter left: finishes stop looking
 			}
 		}
 		s.mu.Unlock()
 		return fmt.Errorf("sched: drain: %d tasks still live: %w", s.LiveTasks(), ctx.Err())
 	}
+}
+
+// endDrainLocked ends the current drain wait (s.mu held): its waiters, if
+// any, return, and completions stop looking for the last task.
+func (s *Scheduler) endDrainLocked() {
+	if s.zeroCh != nil {
+		close(s.zeroCh)
+		s.zeroCh = nil
+	}
+	s.drainers = 0
+	s.draining.Store(false)
 }
 
 // TaskReport describes a live task (introspection, forced shutdown).
@@ -782,11 +776,7 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 	}
 	t.w = nil
 	t.exec.Recycle()
-	if w != nil && len(w.execs) < execPoolSize {
-		w.execs = append(w.execs, t.exec)
-	} else {
-		execPool.Put(t.exec)
-	}
+	w.putExec(t.exec)
 	var hooks []func()
 	if t.io.Load() != nil {
 		// End hooks (closing owned descriptors) run before the outcome is
@@ -832,10 +822,7 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 		// this sees draining.
 		s.mu.Lock()
 		if s.zeroCh != nil && s.registry.count() == 0 {
-			close(s.zeroCh)
-			s.zeroCh = nil
-			s.drainers = 0
-			s.draining.Store(false)
+			s.endDrainLocked()
 		}
 		s.mu.Unlock()
 	}

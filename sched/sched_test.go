@@ -573,23 +573,19 @@ func TestPrint(t *testing.T) {
 	}
 }
 
-// TestDrainWaitsForEveryTask: Drain returns only once every task has
-// completed — here chains in which each link spawns the next and ends, so
-// that the live count passes through many spawns and completions on both
-// workers while several goroutines wait in Drain — and at once on an idle
-// runtime; a Drain whose context ends first reports the live tasks, and
-// the next one still returns when the last task ends.
-func TestDrainWaitsForEveryTask(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 2})
-	var ended atomic.Int64
-	err := rt.RegisterIntrinsic("test.ended", nil, vmloop.TVoid, 0, func(c *bus.Call) (vmloop.Value, error) {
-		ended.Add(1)
+// loadChain registers test.ended (calling ended) on rt and loads link(n):
+// a chain in which each link spawns the next and ends, the last calling
+// test.ended; more is appended to the program.
+func loadChain(t *testing.T, rt *jade.Runtime, ended func(), more string) *vmloop.Program {
+	t.Helper()
+	err := rt.RegisterIntrinsic("test.ended", nil, vmloop.TVoid, 0, func(*bus.Call) (vmloop.Value, error) {
+		ended()
 		return vmloop.Void(), nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := load(t, rt, `
+	return load(t, rt, `
 .func link(n:i64) -> i64
   .local t:ref, m:i64
   jgti  n, 0, more
@@ -599,7 +595,19 @@ more:
   subi  m, n, 1
   spawn t, link, m
   ret   n
-.end
+.end`+more)
+}
+
+// TestDrainWaitsForEveryTask: Drain returns only once every task has
+// completed — here chains in which each link spawns the next and ends, so
+// that the live count passes through many spawns and completions on both
+// workers while several goroutines wait in Drain — and at once on an idle
+// runtime; a Drain whose context ends first reports the live tasks, and
+// the next one still returns when the last task ends.
+func TestDrainWaitsForEveryTask(t *testing.T) {
+	rt := newRT(t, jade.Options{Workers: 2})
+	var ended atomic.Int64
+	p := loadChain(t, rt, func() { ended.Add(1) }, `
 .func wait(ev:ref) -> i64
   .local z:i64
   evwait ev
@@ -679,23 +687,7 @@ func TestLiveTasksNeverZeroWhileChainLive(t *testing.T) {
 	for _, workers := range []int{1, 2} {
 		rt := newRT(t, jade.Options{Workers: workers})
 		var ended atomic.Bool
-		if err := rt.RegisterIntrinsic("test.ended", nil, vmloop.TVoid, 0, func(c *bus.Call) (vmloop.Value, error) {
-			ended.Store(true)
-			return vmloop.Void(), nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		p := load(t, rt, `
-.func link(n:i64) -> i64
-  .local t:ref, m:i64
-  jgti  n, 0, more
-  intr  _, test.ended
-  ret   n
-more:
-  subi  m, n, 1
-  spawn t, link, m
-  ret   n
-.end`)
+		p := loadChain(t, rt, func() { ended.Store(true) }, "")
 		s := rt.Bus().Scheduler()
 		zeros := 0
 		links := int64(100_000)

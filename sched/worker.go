@@ -418,6 +418,31 @@ func (w *worker) run(t *Task) {
 	w.sliceLeft = budget
 }
 
+// takeExec returns a recycled Exec: from w's own pool (owner only: no
+// allocation, no lock), else from the shared second level, else a new
+// one. w may be nil (the host).
+func (w *worker) takeExec() *vmloop.Exec {
+	if w != nil && len(w.execs) > 0 {
+		ex := w.execs[len(w.execs)-1]
+		w.execs = w.execs[:len(w.execs)-1]
+		return ex
+	}
+	if ex, ok := execPool.Get().(*vmloop.Exec); ok {
+		return ex // the shared second level (per-P caches)
+	}
+	return new(vmloop.Exec) // NewExec is new + Reset
+}
+
+// putExec pools the recycled ex: in w's own pool while it has room, else
+// in the shared second level. w may be nil (the host).
+func (w *worker) putExec(ex *vmloop.Exec) {
+	if w != nil && len(w.execs) < execPoolSize {
+		w.execs = append(w.execs, ex)
+	} else {
+		execPool.Put(ex)
+	}
+}
+
 // idBlock is how many task ids a worker takes from the shared counter at
 // a time: spawns on different workers do not take the counter's line from
 // each other every time (Go hands goroutine ids out to its Ps the same
@@ -485,12 +510,13 @@ func (w *worker) slice(t *Task, budget *int64) {
 			w.endSlice(t)
 			return
 		case vmloop.SigIntrinsic:
-			if ex.Request().Op == vmloop.SPAWN {
+			req := ex.Request()
+			if req.Op == vmloop.SPAWN {
 				c := spawnCost(t.engine.cfg.Load().ReductionLimit)
 				*budget -= c
 				w.spent += c
 			}
-			if !w.act(t, s.disp.Intrinsic(t, ex.Request()), budget) {
+			if !w.act(t, s.disp.Intrinsic(t, req), budget) {
 				return
 			}
 		}
