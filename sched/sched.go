@@ -640,6 +640,9 @@ func (s *Scheduler) kickOne() {
 	start := s.kickNext.Add(1)
 	for i := uint32(0); i < n; i++ {
 		w := s.workers[(start+i)%n]
+		if w.inGo.Load() {
+			continue // handed to Go's scheduler for a moment (yieldGo)
+		}
 		if ex := w.cur.Load(); ex != nil {
 			ex.Stop()
 			s.kicks.Add(1)

@@ -37,10 +37,13 @@ func spawnCost(limit int64) int64 { return lifoCost(limit) }
 // between two polls of its backend.
 const ioPollEvery = 16
 
-// goYieldEvery is the least time between two yieldGo hand-overs: half of
-// sysmon's 10 ms long-running threshold (forcePreemptNS in Go's runtime),
-// so that it sees the worker's P change between two of its looks.
-const goYieldEvery = 5_000_000 // ns
+// goYieldEvery is the least time between two yieldGo hand-overs: below
+// sysmon's 10 ms long-running threshold (forcePreemptNS in Go's runtime)
+// by more than the 64 picks between two checks of a busy worker (about
+// 1.4 ms of default slices), so that sysmon sees the worker's P change
+// between two of its looks, and not lower, because each hand-over costs
+// the worker 10-70 µs on this VM.
+const goYieldEvery = 8_000_000 // ns
 
 // execPoolSize bounds a worker's pool of recycled Execs.
 const execPoolSize = 256
@@ -83,6 +86,10 @@ type worker struct {
 	// worker's next pick, which looks at the inject queue while a kick is
 	// outstanding.
 	cur atomic.Pointer[vmloop.Exec]
+	// inGo is true while yieldGo has the worker's goroutine in Go's
+	// scheduler (owner writes, kickOne reads): a kick goes to another
+	// worker then.
+	inGo atomic.Bool
 
 	park   parker // futex on Linux, one-slot channel elsewhere
 	parked bool   // on s.idle; guarded by s.idleMu
@@ -222,6 +229,11 @@ func (w *worker) find() *Task {
 		// about one slice even behind many short dispatches.
 		w.injectFirst = false
 		w.spent = 0
+		if w.ticks%64 == 0 {
+			// A busy worker too (one clock read per 64 picks), before the
+			// look: what came meanwhile is seen now.
+			w.yieldGo()
+		}
 		if t := w.takeInject(); t != nil {
 			return t
 		}
@@ -394,7 +406,9 @@ func (w *worker) sleep() {
 func (w *worker) yieldGo() {
 	if now := nanotime(); now-w.lastYield > goYieldEvery {
 		w.lastYield = now
+		w.inGo.Store(true)
 		runtime.Gosched()
+		w.inGo.Store(false)
 	}
 }
 
