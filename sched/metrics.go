@@ -45,6 +45,9 @@ type WorkerMetrics struct {
 	Dispatches uint64 `json:"dispatches"` // slices run
 	Steals     uint64 `json:"steals"`     // successful steals
 	Parks      uint64 `json:"parks"`      // times it blocked
+	// GoYields counts its hand-overs to Go's scheduler (at most one per
+	// 8 ms; see ARCHITECTURE.md, "Run queues, stealing and parking").
+	GoYields uint64 `json:"goYields"`
 }
 
 // EngineMetrics are the counts of one engine.
@@ -106,7 +109,7 @@ func (s *Scheduler) Metrics() Metrics {
 			m.RunnableTasks++ // the lifo slot: runnable, not in the ring
 		}
 		m.Workers = append(m.Workers, WorkerMetrics{ID: w.id, LocalQueue: n,
-			Dispatches: w.dispatches.Load(), Steals: w.steals.Load(), Parks: w.parks.Load()})
+			Dispatches: w.dispatches.Load(), Steals: w.steals.Load(), Parks: w.parks.Load(), GoYields: w.goYields.Load()})
 	}
 	if len(s.workers) > 0 {
 		m.QueuePressure = float64(m.RunnableTasks) / float64(len(s.workers))

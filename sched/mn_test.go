@@ -425,3 +425,56 @@ l:
 		}
 	}
 }
+
+// TestWorkerYieldsToGo: a worker passes through Go's scheduler (yieldGo)
+// at most every 8 ms, both while it runs tasks without a break and on its
+// way into a park, so that Go's sysmon never takes it for a goroutine
+// running for ever (see ARCHITECTURE.md). Without the hand-over GoYields
+// stays 0 and the waits below time out.
+func TestWorkerYieldsToGo(t *testing.T) {
+	rt := newRT(t, jade.Options{Workers: 1})
+	var stop atomic.Int64
+	if err := rt.RegisterIntrinsic("test.stop", nil, vmloop.TI64, 0, func(*bus.Call) (vmloop.Value, error) {
+		return vmloop.I64(stop.Load()), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p := load(t, rt, `
+.func hog() -> i64
+  .local i:i64, f:i64
+  const i, 0
+l:
+  addi  i, i, 1
+  intr  f, test.stop
+  jeqi  f, 0, l
+  ret   i
+.end
+.func nop() -> i64
+  .local r:i64
+  const r, 0
+  ret   r
+.end`)
+	yields := func() uint64 { return rt.Bus().Scheduler().Metrics().Workers[0].GoYields }
+	// Busy: one hog on default slices, never parking.
+	hog, err := rt.Spawn(p, "hog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	y0 := yields()
+	waitFor(t, func() bool { return yields() >= y0+3 })
+	stop.Store(1)
+	if o, err := hog.Wait(context.Background()); err != nil || o.Kind != sched.Success {
+		t.Fatalf("hog: %v %v", o, err)
+	}
+	// Parking: a short task every 10 ms, the worker parked in between.
+	y0 = yields()
+	for i := 0; i < 200 && yields() < y0+3; i++ {
+		time.Sleep(10 * time.Millisecond)
+		if _, err := rt.Spawn(p, "nop"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if y := yields(); y < y0+3 {
+		t.Fatalf("a worker that parked between tasks for 10 ms each time handed over to Go %d times in 200 parks", y-y0)
+	}
+}

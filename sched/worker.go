@@ -135,6 +135,7 @@ type worker struct {
 	lastYield  int64   // nanotime of the last yieldGo hand-over
 	dispatches atomic.Uint64
 	parks      atomic.Uint64
+	goYields   atomic.Uint64
 	steals     atomic.Uint64
 }
 
@@ -409,6 +410,7 @@ func (w *worker) yieldGo() {
 		w.inGo.Store(true)
 		runtime.Gosched()
 		w.inGo.Store(false)
+		w.goYields.Add(1)
 	}
 }
 

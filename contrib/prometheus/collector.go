@@ -23,7 +23,7 @@ type Collector struct {
 
 	runnable, waiting, live, active, pressure, inject *prometheus.Desc
 	injectKicks                                       *prometheus.Desc
-	dispatches, steals, parks, localQueue             *prometheus.Desc
+	dispatches, steals, parks, goYields, localQueue   *prometheus.Desc
 	engineLive, engineReductions                      *prometheus.Desc
 	engineTimers, engineIO                            *prometheus.Desc
 	jobs, targetRate, actualRate, handlerDur, overrun *prometheus.Desc
@@ -48,6 +48,7 @@ func NewCollector(src Source) *Collector {
 		dispatches:       d("worker_dispatches_total", "Slices run by a worker.", "worker"),
 		steals:           d("worker_steals_total", "Successful steals by a worker.", "worker"),
 		parks:            d("worker_parks_total", "Times a worker blocked.", "worker"),
+		goYields:         d("worker_go_yields_total", "Times a worker handed its goroutine to Go's scheduler.", "worker"),
 		localQueue:       d("worker_local_queue_tasks", "Tasks in a worker's local ring.", "worker"),
 		engineLive:       d("engine_live_tasks", "Live tasks of an engine.", "engine"),
 		engineReductions: d("engine_reduction_limit", "Reduction budget per dispatch of an engine.", "engine"),
@@ -68,7 +69,7 @@ func NewCollector(src Source) *Collector {
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.runnable, c.waiting, c.live, c.active, c.pressure, c.inject, c.injectKicks,
-		c.dispatches, c.steals, c.parks, c.localQueue, c.engineLive, c.engineReductions,
+		c.dispatches, c.steals, c.parks, c.goYields, c.localQueue, c.engineLive, c.engineReductions,
 		c.engineTimers, c.engineIO, c.jobs, c.targetRate, c.actualRate, c.handlerDur, c.overrun,
 		c.jobTarget, c.jobActual, c.jobHandler, c.jobOverrun} {
 		ch <- d
@@ -96,6 +97,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		k(c.dispatches, w.Dispatches, id)
 		k(c.steals, w.Steals, id)
 		k(c.parks, w.Parks, id)
+		k(c.goYields, w.GoYields, id)
 		g(c.localQueue, float64(w.LocalQueue), id)
 	}
 	for _, e := range m.Engines {
