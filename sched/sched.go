@@ -136,6 +136,10 @@ type Scheduler struct {
 	stopping atomic.Bool
 	wg       sync.WaitGroup
 
+	// draining and stopping, read by every completion and spawn, must not
+	// share a line with the registry's first shard (written by a sixteenth
+	// of them).
+	_        [cacheLinePad]byte
 	registry registry // live tasks, for introspection and forced shutdown
 }
 
