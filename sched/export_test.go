@@ -21,3 +21,7 @@ func TaskRecordsMade() uint64 { return tasksMade.Load() }
 // Draining reports whether completions currently look for the last task
 // (a Drain waits).
 func (s *Scheduler) Draining() bool { return s.draining.Load() }
+
+// ParkYields returns how many of worker i's hand-overs to Go's scheduler
+// were made on its way into a park.
+func (s *Scheduler) ParkYields(i int) uint64 { return s.workers[i].parkYields.Load() }

@@ -603,8 +603,19 @@ func (s *Scheduler) notify() bool {
 		s.idleMu.Unlock()
 		return n != 0
 	}
-	w := s.idle[n-1]
-	s.idle = s.idle[:n-1]
+	// The most recently idled worker, unless it is handing itself to Go's
+	// scheduler on its way into the park (yieldGo): that one would take
+	// the wake only once Go runs it again, while this counts it as
+	// searching and so stops anyone else being woken.
+	i := n - 1
+	for j := n - 1; j >= 0; j-- {
+		if !s.idle[j].inGo.Load() {
+			i = j
+			break
+		}
+	}
+	w := s.idle[i]
+	s.idle = append(s.idle[:i], s.idle[i+1:]...)
 	s.nIdle.Add(-1)
 	w.parked = false
 	w.notified = true

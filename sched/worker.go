@@ -136,6 +136,7 @@ type worker struct {
 	dispatches atomic.Uint64
 	parks      atomic.Uint64
 	goYields   atomic.Uint64
+	parkYields atomic.Uint64 // the goYields made on the way into a park (tests)
 	steals     atomic.Uint64
 }
 
@@ -380,7 +381,9 @@ func (w *worker) sleep() {
 		return
 	}
 	w.parks.Add(1)
-	w.yieldGo()
+	if w.yieldGo() {
+		w.parkYields.Add(1)
+	}
 	if x := w.io.Load(); x != nil {
 		w.pollIO(x, w.parkTimeout())
 	} else {
@@ -404,14 +407,16 @@ func (w *worker) sleep() {
 // server's CPU per request fell 7 % once the worker yields here (a
 // yield costs one such hand-over, but at most every goYieldEvery and at a
 // moment of our choosing); see docs/STATUS.md.
-func (w *worker) yieldGo() {
+func (w *worker) yieldGo() bool {
 	if now := nanotime(); now-w.lastYield > goYieldEvery {
 		w.lastYield = now
 		w.inGo.Store(true)
 		runtime.Gosched()
 		w.inGo.Store(false)
 		w.goYields.Add(1)
+		return true
 	}
+	return false
 }
 
 // unidle removes w from the idle list if a notifier has not done so, and
