@@ -427,7 +427,8 @@ l:
 }
 
 // TestWorkerYieldsToGo: a worker passes through Go's scheduler (yieldGo)
-// at most every 8 ms, both while it runs tasks without a break and on its
+// at most every 8 ms (and a task that ran whole slices has isolated
+// stacks), both while it runs tasks without a break and on its
 // way into a park, so that Go's sysmon never takes it for a goroutine
 // running for ever (see ARCHITECTURE.md). Without the hand-over GoYields
 // stays 0 and the waits below time out.
@@ -462,6 +463,12 @@ l:
 	}
 	y0 := yields()
 	waitFor(t, func() bool { return yields() >= y0+3 })
+	// It has run whole slices: its stacks share no cache line with
+	// another task's (vmloop.Exec.Isolate; read after the yields, which
+	// the worker counted after isolating them).
+	if !hog.Sched().Exec().Isolated() {
+		t.Error("a task that ran whole slices still has stacks that may share cache lines")
+	}
 	stop.Store(1)
 	if o, err := hog.Wait(context.Background()); err != nil || o.Kind != sched.Success {
 		t.Fatalf("hog: %v %v", o, err)

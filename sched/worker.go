@@ -557,6 +557,12 @@ func (w *worker) slice(t *Task, budget *int64) {
 			w.end(t, Outcome{Kind: Trapped, Trap: ex.Trap()})
 			return
 		case vmloop.SigPreempted:
+			if *budget <= 0 {
+				// A whole slice: a task that runs long gets register and
+				// frame stacks no other task's share a cache line with
+				// (vmloop.Exec.Isolate; once, then a no-op check).
+				ex.Isolate()
+			}
 			w.endSlice(t)
 			return
 		case vmloop.SigIntrinsic:

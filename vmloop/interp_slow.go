@@ -278,9 +278,15 @@ func (e *Exec) badHandle(x uint64, want Kind) {
 	e.x().trap = TrapInfo{Code: TrapHandle, Msg: e.heap.explain(x, want)}
 }
 
-// growFrames doubles the frame stack.
+// growFrames doubles the frame stack: within its capacity when it has
+// room, else in a new allocation of whole cache lines (see Isolate).
 func (e *Exec) growFrames() {
-	f := make([]frame, 2*len(e.frames))
+	n := 2 * len(e.frames)
+	if n <= cap(e.frames) {
+		e.frames = e.frames[:n]
+		return
+	}
+	f := make([]frame, n, lineFrames(n))
 	copy(f, e.frames)
 	e.frames = f
 }
