@@ -20,7 +20,11 @@ import (
 // when needed; the jadecheck build keeps MaxRegs). A call window
 // is Lua-style: CALL a,C,D starts the callee's frame at base+a, where the
 // caller has already put the arguments, and RET writes the result to the
-// callee's register 0, which is the caller's register a.
+// callee's register 0, which is the caller's register a. Both stacks start
+// small (a small allocation shares its cache line with others); grown
+// stacks, and those of a task the scheduler calls Isolate on after a whole
+// slice, are whole 64-byte lines of their own, so long-running tasks on
+// different workers never write to one line.
 //
 // An Exec is driven by one goroutine at a time (the worker running the
 // task); only Stop and ClearStop may be called concurrently with Run.
