@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jadevm/jade/evpoll"
 	"github.com/jadevm/jade/vmloop"
@@ -134,7 +135,10 @@ type Scheduler struct {
 	engines  []*Engine // guarded by mu
 	started  bool      // guarded by mu
 	stopping atomic.Bool
-	wg       sync.WaitGroup
+	// hostLaunches counts host spawns between their stopping check and
+	// their registration (prepare, Launch).
+	hostLaunches atomic.Int64
+	wg           sync.WaitGroup
 
 	// draining and stopping, read by every completion and spawn, must not
 	// share a line with the registry's first shard (written by a sixteenth
@@ -340,6 +344,9 @@ func (c *Control) Launch(from *Task, t *Task) {
 		t.cancel.Store(true)
 	}
 	s.enqueue(from.worker(), t)
+	if from == nil {
+		s.hostLaunches.Add(-1) // registered: Shutdown's drain sees it now
+	}
 }
 
 // Prepare is Spawn without making the task Runnable: the caller can act
@@ -370,6 +377,24 @@ func (c *Control) PrepareSpawn(from *Task) (*Task, error) {
 
 // prepare is Prepare (src nil) and PrepareSpawn (src the spawner's Exec).
 func (c *Control) prepare(from *Task, e *Engine, p *vmloop.Program, fn int, args []vmloop.Value, src *vmloop.Exec) (*Task, error) {
+	s := c.s
+	if from == nil {
+		// Counted before the stopping check, given back by Launch (or
+		// below on failure): Shutdown waits for the count to drop after
+		// it sets stopping, so a host spawn that passed the check is
+		// registered before Shutdown's cancel pass and drain, and never
+		// launched onto stopped workers (a spawn from a task needs no
+		// count: its spawner stays registered until it has launched).
+		s.hostLaunches.Add(1)
+	}
+	t, err := c.makeTask(from, e, p, fn, args, src)
+	if err != nil && from == nil {
+		s.hostLaunches.Add(-1)
+	}
+	return t, err
+}
+
+func (c *Control) makeTask(from *Task, e *Engine, p *vmloop.Program, fn int, args []vmloop.Value, src *vmloop.Exec) (*Task, error) {
 	s := c.s
 	if s.stopping.Load() {
 		return nil, fmt.Errorf("sched: spawn: %w", ErrStopped)
@@ -754,6 +779,11 @@ func (s *Scheduler) Tasks() []TaskReport {
 func (c *Control) Shutdown(ctx context.Context) []TaskReport {
 	s := c.s
 	s.stopping.Store(true)
+	// Host spawns that passed the stopping check register before the
+	// cancel pass (see prepare); the window is a few microseconds.
+	for s.hostLaunches.Load() != 0 && ctx.Err() == nil {
+		time.Sleep(10 * time.Microsecond)
+	}
 	s.registry.each(func(t *Task) { c.Cancel(nil, t) })
 	var stuck []TaskReport
 	if err := c.Drain(ctx); err != nil {

@@ -805,3 +805,61 @@ more:
 		}
 	}
 }
+
+// TestHostSpawnRacingShutdownEnds: every host spawn that Shutdown did not
+// refuse ends (Cancelled or Success), even when it passed the stopping
+// check just before Shutdown and registered just after Shutdown's drain
+// had seen no task: Shutdown waits for such spawns to register before it
+// cancels and drains. Before that, one could be launched onto stopped
+// workers and stay live for ever (a Drain then never returned).
+func TestHostSpawnRacingShutdownEnds(t *testing.T) {
+	iters := 200
+	if raceEnabled {
+		iters = 60
+	}
+	for iter := range iters {
+		rt, err := jade.New(jade.Options{Workers: 1 + iter%2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := load(t, rt, ".func main() -> i64\n  .local r:i64\n  const r, 1\n  ret r\n.end\n")
+		var mu sync.Mutex
+		var spawned []*jade.Task
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if jt, err := rt.Spawn(p, "main"); err == nil {
+						mu.Lock()
+						spawned = append(spawned, jt)
+						mu.Unlock()
+					}
+				}
+			}()
+		}
+		time.Sleep(time.Duration(iter%5) * 100 * time.Microsecond)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err = rt.Shutdown(ctx)
+		cancel()
+		close(stop)
+		wg.Wait()
+		if err != nil {
+			t.Fatalf("iter %d: shutdown: %v", iter, err)
+		}
+		for _, jt := range spawned {
+			select {
+			case <-jt.Sched().Done():
+			case <-time.After(10 * time.Second):
+				t.Fatalf("iter %d: a spawn accepted around Shutdown never ended (%d live)", iter, rt.Bus().Scheduler().LiveTasks())
+			}
+		}
+	}
+}
