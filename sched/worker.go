@@ -393,8 +393,9 @@ func (w *worker) sleep() {
 }
 
 // yieldGo hands the worker's goroutine to Go's scheduler (runtime.Gosched)
-// when it has not done so for goYieldEvery. It runs only on the way into a
-// park, where the worker has nothing to do anyway.
+// when it has not done so for goYieldEvery, and reports whether it did. It
+// runs on the way into a park (the worker has nothing to do then) and, for
+// a worker that never parks, every 64 picks (find).
 //
 // Why: a locked worker never goes through Go's scheduler, so its P's
 // schedtick stands still. Go's sysmon takes that for a goroutine running
