@@ -135,14 +135,16 @@ type Scheduler struct {
 	engines  []*Engine // guarded by mu
 	started  bool      // guarded by mu
 	stopping atomic.Bool
-	// hostLaunches counts host spawns between their stopping check and
-	// their registration (prepare, Launch).
-	hostLaunches atomic.Int64
-	wg           sync.WaitGroup
+	wg       sync.WaitGroup
 
-	// draining and stopping, read by every completion and spawn, must not
-	// share a line with the registry's first shard (written by a sixteenth
-	// of them).
+	// hostLaunches counts host spawns between their stopping check and
+	// their registration (prepare, Launch); written by every host spawn,
+	// so on a line of its own, away from draining and stopping.
+	_            [cacheLinePad]byte
+	hostLaunches atomic.Int64
+
+	// The registry's first shard (written by a sixteenth of completions
+	// and spawns) shares no line with hostLaunches.
 	_        [cacheLinePad]byte
 	registry registry // live tasks, for introspection and forced shutdown
 }

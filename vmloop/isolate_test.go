@@ -52,5 +52,27 @@ func TestIsolate(t *testing.T) {
 		}
 	}
 	check("sum", itStart(t, p, "sum", I64(1000)), 500500)
-	check("fib", itStart(t, p, "fib", I64(15)), 610)
+	e := itStart(t, p, "fib", I64(15))
+	check("fib", e, 610)
+
+	// A recycled Exec keeps its isolated stacks: a Reset for a smaller
+	// task and Isolate after its first slice copy nothing.
+	e.Recycle()
+	if err := e.Reset(p, p.FuncIndex("sum"), []Value{I64(1000)}, DefaultLimits, 2); err != nil {
+		t.Fatal(err)
+	}
+	r, f := unsafe.SliceData(e.regs), unsafe.SliceData(e.frames)
+	if !e.Isolated() {
+		t.Fatal("a recycled Exec lost its isolated stacks at Reset")
+	}
+	if sig := e.Run(50); sig != SigPreempted {
+		t.Fatalf("sum: %v", sig)
+	}
+	e.Isolate()
+	if unsafe.SliceData(e.regs) != r || unsafe.SliceData(e.frames) != f {
+		t.Fatal("Isolate copied a recycled Exec's isolated stacks")
+	}
+	if sig := itRun(t, e, 50); sig != SigCompleted || e.Result().Int() != 500500 {
+		t.Fatalf("sum after reuse: %v %v", sig, e.Result())
+	}
 }
