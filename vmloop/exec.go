@@ -414,7 +414,7 @@ func lineFrames(n int) int { return (n + 7) &^ 7 }
 // allocations, which Go packs several to a line, and two tasks writing
 // their registers on two workers then take that line from each other on
 // every write. Measured on the fairness benchmark's four hogs on two
-// workers: 280–450 hog units/s in most runs, 613–635 every run once
+// workers: 280–450 hog units/s in most runs, 676–682 every run once
 // isolated. Tasks that end or wait within their first slice never pay for
 // the copy, and a recycled Exec keeps isolated stacks (their capacity).
 func (e *Exec) Isolate() {
