@@ -777,7 +777,10 @@ func (s *Scheduler) Tasks() []TaskReport {
 // workers. Tasks still live at the deadline (a host intrinsic that never
 // returns, say) are reported and abandoned untouched: the spec forbids
 // interrupting VM or FFI code. Callers wanting a graceful stop call Drain
-// first.
+// first. A host spawn that passed its stopping check before Shutdown began
+// is waited for and cancelled like the rest; if ctx has already ended,
+// such a spawn may be left registered and never run (it is among the
+// tasks Drain and LiveTasks still count).
 func (c *Control) Shutdown(ctx context.Context) []TaskReport {
 	s := c.s
 	s.stopping.Store(true)
