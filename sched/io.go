@@ -248,7 +248,8 @@ func (s *Scheduler) forgetFD(w *worker, fd int) {
 // owns, so a task that traps, fails or is cancelled leaks none.
 func (c *Control) OnEnd(t *Task, f func()) {
 	t.mu.Lock()
-	if t.ended {
+	t.watch() // before the look: see finish
+	if t.ended || t.State() == Completed {
 		t.mu.Unlock()
 		f()
 		return

@@ -463,6 +463,7 @@ func (c *Control) AwaitTask(waiter, target *Task) bool {
 	}
 	tok := waiter.arm()
 	target.mu.Lock()
+	target.watch() // before the look: see finish
 	if target.State() == Completed {
 		target.mu.Unlock()
 		waiter.disarm()
@@ -831,33 +832,43 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 	t.exec.Recycle()
 	w.putExec(t.exec)
 	var hooks []func()
-	if t.io.Load() != nil {
-		// End hooks (closing owned descriptors) run before the outcome is
-		// published: whoever sees the task completed finds its handles
-		// closed. OnEnd after this runs its hook at once.
-		for _, f := range t.takeEndHooks() {
-			f()
-		}
-	}
-	t.mu.Lock()
-	if !t.ended {
-		// Marks t ended for OnEnd. A hook registered since the check above
-		// (an OnEnd racing t's end; the bus registers before Launch or from
-		// t itself, so none does today) runs just after publication.
-		hooks = t.takeEndHooksLocked()
-	}
-	t.setOutcome(&o)
-	t.transition(Running, Completed)
-	joiner1 := t.joiner1
-	t.joiner1 = Token{}
+	var joiner1 Token
 	var joiners []Token
-	if r := t.rare.Load(); r != nil {
-		joiners, r.joiners = r.joiners, nil
-		if r.done != nil {
-			close(r.done)
+	if t.io.Load() == nil && o.inline() {
+		// The common case, without t.mu: no end hooks, an outcome that
+		// lives in the record. Publish, then look whether anyone has
+		// watched t (AwaitTask, Done, OnEnd set watched under mu before
+		// they look at the state: one of the two sides sees the other).
+		t.setOutcome(&o)
+		t.transition(Running, Completed)
+		if t.watched.Load() {
+			t.mu.Lock()
+			hooks = t.takeEndHooksLocked() // of an OnEnd that raced the end
+			joiner1, joiners = t.takeWatchersLocked()
+			t.mu.Unlock()
 		}
+	} else {
+		if t.io.Load() != nil {
+			// End hooks (closing owned descriptors) run before the outcome
+			// is published: whoever sees the task completed finds its
+			// handles closed. OnEnd after this runs its hook at once.
+			for _, f := range t.takeEndHooks() {
+				f()
+			}
+		}
+		t.mu.Lock()
+		if !t.ended {
+			// Marks t ended for OnEnd. A hook registered since the check
+			// above (an OnEnd racing t's end; the bus registers before
+			// Launch or from t itself, so none does today) runs just
+			// after publication.
+			hooks = t.takeEndHooksLocked()
+		}
+		t.setOutcome(&o)
+		t.transition(Running, Completed)
+		joiner1, joiners = t.takeWatchersLocked()
+		t.mu.Unlock()
 	}
-	t.mu.Unlock()
 	for _, f := range hooks {
 		f()
 	}

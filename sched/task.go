@@ -164,7 +164,14 @@ type Task struct {
 	// function index << 32 | pc (read by introspection without races).
 	where atomic.Uint64
 
-	// mu guards outcome publication, joiners and rare.
+	// watched is set (under mu, before they look at the state) by
+	// AwaitTask, Done and OnEnd: something may be registered to hear of
+	// t's completion. finish publishes an inline outcome without mu and
+	// takes mu afterwards only when watched is set.
+	watched atomic.Bool
+
+	// mu guards outcome publication (except finish's inline fast path),
+	// joiners and rare.
 	mu sync.Mutex
 	// The outcome is written once under mu before state becomes Completed:
 	// a Success with a void, i64 or f64 value inline (outBits, outVKind:
@@ -184,6 +191,7 @@ type taskRare struct {
 	outcome *Outcome      // an outcome that is not an inline Success
 	joiners []Token       // further tasks waiting for completion (woken once)
 	done    chan struct{} // Done's channel, made on first call
+	closed  bool          // done was closed (by finish, or by Done after completion)
 	// The result of a suspended host intrinsic, carried from its completer
 	// to the resuming worker (the wake's CAS orders the accesses): an i64
 	// inline (hostInline, hostBits: what every I/O completion delivers,
@@ -252,7 +260,44 @@ func (t *Task) Outcome() (Outcome, bool) {
 	return o, true
 }
 
-// setOutcome publishes o (t.mu held).
+// inline reports whether o lives in the task record itself (a Success
+// with a void, i64 or f64 value): setOutcome then writes only outVKind and
+// outBits, which nothing else writes.
+func (o *Outcome) inline() bool {
+	if o.Kind != Success {
+		return false
+	}
+	switch o.Value.Kind() {
+	case vmloop.KindVoid, vmloop.KindI64, vmloop.KindF64:
+		return true
+	}
+	return false
+}
+
+// watch marks t watched (t.mu held; see Task.watched). One locked store
+// the first time only.
+func (t *Task) watch() {
+	if !t.watched.Load() {
+		t.watched.Store(true)
+	}
+}
+
+// takeWatchersLocked returns t's joiners and closes its Done channel
+// (t.mu held, t Completed).
+func (t *Task) takeWatchersLocked() (joiner1 Token, joiners []Token) {
+	joiner1, t.joiner1 = t.joiner1, Token{}
+	if r := t.rare.Load(); r != nil {
+		joiners, r.joiners = r.joiners, nil
+		if r.done != nil && !r.closed {
+			close(r.done)
+			r.closed = true
+		}
+	}
+	return joiner1, joiners
+}
+
+// setOutcome publishes o before t's Completed transition: under t.mu, or
+// without it for an inline outcome (finish).
 func (t *Task) setOutcome(o *Outcome) {
 	if o.Kind == Success {
 		switch k := o.Value.Kind(); k {
@@ -277,11 +322,13 @@ func (t *Task) setOutcome(o *Outcome) {
 func (t *Task) Done() <-chan struct{} {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.watch() // before the look: see finish
 	r := t.rareLocked()
 	if r.done == nil {
 		r.done = make(chan struct{})
 		if t.State() == Completed {
 			close(r.done)
+			r.closed = true
 		}
 	}
 	return r.done
@@ -376,6 +423,9 @@ func (t *Task) recycle() {
 	t.tm, t.next, t.rprev, t.rnext, t.w = nil, nil, nil, nil, nil
 	t.joiner1 = Token{}
 	// Atomic stores cost a locked instruction each: only where needed.
+	if t.watched.Load() {
+		t.watched.Store(false)
+	}
 	if t.io.Load() != nil {
 		t.io.Store(nil)
 	}
