@@ -112,6 +112,13 @@ type Task struct {
 	// host spawn, a task handle exported from a heap as a Value): the
 	// record is never reused. Set once, by a holder of a reference.
 	pinned atomic.Bool
+	// watched is set (under mu, before they look at the state) by
+	// AwaitTask, Done and OnEnd: something may be registered to hear of
+	// t's completion. finish publishes an inline outcome without mu and
+	// takes mu afterwards only when watched is set. (Beside the other
+	// flags: in the padding before refs, so the record stays in its
+	// 160-byte size class.)
+	watched atomic.Bool
 	// refs counts what can still reach an unpinned record: 1 while the
 	// task is live (dropped as the last step of finish) plus 1 per heap
 	// object naming it (vmloop's task hook: made, released, heap freed).
@@ -163,12 +170,6 @@ type Task struct {
 	// where is the location published at the last slice boundary:
 	// function index << 32 | pc (read by introspection without races).
 	where atomic.Uint64
-
-	// watched is set (under mu, before they look at the state) by
-	// AwaitTask, Done and OnEnd: something may be registered to hear of
-	// t's completion. finish publishes an inline outcome without mu and
-	// takes mu afterwards only when watched is set.
-	watched atomic.Bool
 
 	// mu guards outcome publication (except finish's inline fast path),
 	// joiners and rare.
