@@ -145,9 +145,10 @@ const (
 func (e *Exec) Recycle() {
 	regs, frames := e.regs, e.frames
 	objs := e.heap.objs
-	e.Free()    // tells taskRefs the task objects are gone
-	clear(objs) // drop what the objects referenced
-	if cap(objs) <= maxRecycledObjs {
+	keep := cap(objs) <= maxRecycledObjs
+	e.Free() // tells taskRefs the task objects are gone; pools a large table
+	if keep {
+		clear(objs) // drop what the objects referenced
 		e.heap.objs = objs[:0]
 	}
 	if cap(regs) <= maxRecycledRegs {

@@ -3,6 +3,8 @@ package vmloop
 import (
 	"fmt"
 	"math"
+	"math/bits"
+	"sync"
 	"unsafe"
 )
 
@@ -88,14 +90,93 @@ func (o *object) setArr(a []uint64) {
 
 // heap is a task's object table.
 type heap struct {
-	objs  []object // the object of handle index i (1-based; 0 is null) is objs[i-1]
-	owner uint64   // owner id, already truncated to 24 bits
-	bytes int64    // accounted bytes of live objects
-	limit int64    // Limits.MaxHeapBytes
-	live  int      // number of live objects
-	free  int32    // first free slot, 0 when none
-	epoch uint32   // current DFS epoch
-	stack *[]int32 // DFS work stack, made on first use and reused
+	objs  []object  // the object of handle index i (1-based; 0 is null) is objs[i-1]
+	owner uint64    // owner id, already truncated to 24 bits
+	bytes int64     // accounted bytes of live objects
+	limit int64     // Limits.MaxHeapBytes
+	live  int       // number of live objects
+	free  int32     // first free slot, 0 when none
+	epoch uint32    // current DFS epoch
+	side  *heapSide // made on first use: the DFS stack, outgrown tables
+}
+
+// heapSide is the part of a heap that few tasks use (behind a pointer, so
+// that a parked task's Exec stays small).
+type heapSide struct {
+	stack []int32 // DFS work stack of reaches, reused
+	// retired holds the tables this heap outgrew that are of a pooled size:
+	// they go to tablePools when the heap is freed, not while it lives,
+	// because an *object taken before a grow may still be used until the
+	// instruction ends. (What their objects referenced stays reachable
+	// until then: at most the table's size again, as with append.)
+	retired [][]object
+}
+
+func (h *heap) sidePart() *heapSide {
+	if h.side == nil {
+		h.side = new(heapSide)
+	}
+	return h.side
+}
+
+// Large object tables are pooled by size, 2^c slots for c in
+// (log2 maxRecycledObjs, maxPooledClass]: a task that fills a large table
+// — one handle per spawned child, say — grows into tables that the tasks
+// before it gave back when they ended, instead of allocating each one
+// (fresh memory: page faults, and a GC cycle every few such tasks; a
+// 10,000-task fan-out allocated 1.6 MB of tables). Larger tables are left
+// to the garbage collector; smaller ones stay with a recycled Exec.
+const maxPooledClass = 16
+
+// tablePools[c] holds cleared tables of 2^c slots, as a pointer to the
+// first slot.
+var tablePools [maxPooledClass + 1]sync.Pool
+
+// pooledClass returns the pool class of a table of capacity n, if it has one.
+func pooledClass(n int) (int, bool) {
+	if n <= maxRecycledObjs || n > 1<<maxPooledClass || n&(n-1) != 0 {
+		return 0, false
+	}
+	return bits.TrailingZeros(uint(n)), true
+}
+
+// takeTable returns a cleared table of n slots from the pool, or nil.
+func takeTable(n int) []object {
+	c, ok := pooledClass(n)
+	if !ok {
+		return nil
+	}
+	if p, _ := tablePools[c].Get().(*object); p != nil {
+		return unsafe.Slice(p, n)
+	}
+	return nil
+}
+
+// putTable clears t and pools it if it is of a pooled size.
+func putTable(t []object) {
+	c, ok := pooledClass(cap(t))
+	if !ok {
+		return
+	}
+	t = t[:cap(t)]
+	clear(t)
+	tablePools[c].Put(&t[0])
+}
+
+// releaseTables gives the heap's retired tables, and its table if it is of
+// a pooled size, to tablePools; the heap must not be used afterwards
+// without a reset.
+func (h *heap) releaseTables() {
+	if h.side != nil {
+		for _, t := range h.side.retired {
+			putTable(t)
+		}
+		h.side.retired = nil
+	}
+	if _, ok := pooledClass(cap(h.objs)); ok {
+		putTable(h.objs)
+		h.objs = nil
+	}
 }
 
 func (h *heap) init(owner uint32, limit int64) {
@@ -244,8 +325,17 @@ func (h *heap) alloc(k Kind, n int64) uint64 {
 // it about twice). Most tasks hold a handle or two: it starts at one.
 func (h *heap) grow() {
 	n := min(max(2*cap(h.objs), 1), maxObjects)
-	objs := make([]object, len(h.objs), n)
+	objs := takeTable(n)
+	if objs == nil {
+		objs = make([]object, n)
+	}
+	objs = objs[:len(h.objs)]
 	copy(objs, h.objs)
+	if _, ok := pooledClass(cap(h.objs)); ok {
+		// Kept, not cleared, until the heap is freed: an *object taken
+		// before this grow still reads what it read before.
+		h.sidePart().retired = append(h.side.retired, h.objs)
+	}
 	h.objs = objs
 }
 
@@ -366,11 +456,12 @@ func (h *heap) release(x uint64) bool {
 // reset releases every object (the task completed).
 func (h *heap) reset() {
 	h.dropTasks()
+	h.releaseTables()
 	h.objs = nil
 	h.free = 0
 	h.bytes = 0
 	h.live = 0
-	h.stack = nil
+	h.side = nil
 }
 
 // reaches reports whether the ref array from (a live KindArrayRef object
@@ -387,16 +478,14 @@ func (h *heap) reaches(from, target int32) (found bool, n int) {
 		}
 		h.epoch = 1
 	}
-	if h.stack == nil {
-		h.stack = new([]int32)
-	}
-	st := append((*h.stack)[:0], from)
+	sd := h.sidePart()
+	st := append(sd.stack[:0], from)
 	h.objs[from-1].mark = h.epoch
 	for len(st) > 0 {
 		i := st[len(st)-1]
 		st = st[:len(st)-1]
 		if i == target {
-			*h.stack = st
+			sd.stack = st
 			return true, n
 		}
 		for _, x := range h.objs[i-1].arr() {
@@ -409,7 +498,7 @@ func (h *heap) reaches(from, target int32) (found bool, n int) {
 			st = append(st, int32(x&handleIdxMask))
 		}
 	}
-	*h.stack = st
+	sd.stack = st
 	return false, n
 }
 

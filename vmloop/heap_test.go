@@ -188,3 +188,64 @@ func TestLargestObject(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeTablesPooled: a heap that outgrows maxRecycledObjs gives the
+// tables it grew through back to tablePools when it is freed (not while it
+// lives: a stale *object still reads its old object), and a heap that grows
+// later reuses them cleared: fresh generations, no payload of the old heap.
+func TestLargeTablesPooled(t *testing.T) {
+	for c := range tablePools {
+		for tablePools[c].Get() != nil { // start from empty pools
+		}
+	}
+	const n = 4 * maxRecycledObjs // grows through 2·max and 4·max slots
+	h := newTestHeap(1, 1<<30)
+	var first *object
+	for i := 0; i < n; i++ {
+		x := h.newString("old")
+		if i == maxRecycledObjs { // in the table of 2·max slots
+			first = h.at(x)
+		}
+	}
+	if first.str() != "old" {
+		t.Fatal("an *object taken before a grow no longer reads its object")
+	}
+	if h.side == nil || len(h.side.retired) != 1 || cap(h.side.retired[0]) != 2*maxRecycledObjs {
+		t.Fatalf("retired tables: %+v, want the one of %d slots", h.side, 2*maxRecycledObjs)
+	}
+	big := &h.objs[0] // the table of 4·max slots
+	h.reset()
+	if first.kind != 0 || first.str() != "" {
+		t.Error("a pooled table was not cleared")
+	}
+	for _, size := range []int{2 * maxRecycledObjs, 4 * maxRecycledObjs} {
+		tb := takeTable(size)
+		if tb == nil && raceEnabled {
+			continue // sync.Pool drops some Puts under -race
+		}
+		if tb == nil {
+			t.Fatalf("no pooled table of %d slots after the heap was freed", size)
+		}
+		putTable(tb)
+	}
+	// A second heap grows into the pooled tables: every slot starts clean.
+	g := newTestHeap(2, 1<<30)
+	for i := 0; i < n; i++ {
+		x := g.newString("new")
+		if (x>>handleGenShift)&handleGenMask != 1 || g.at(x).str() != "new" {
+			t.Fatalf("slot %d of a reused table: handle %#x, %q", i, x, g.at(x).str())
+		}
+	}
+	if g.live != n || cap(g.objs) != n {
+		t.Fatalf("second heap: %d live, table of %d", g.live, cap(g.objs))
+	}
+	if &g.objs[0] != big && !raceEnabled {
+		t.Error("the second heap allocated a table of 4·max slots instead of taking the pooled one")
+	}
+	// Sizes outside the pooled range are never pooled.
+	for _, size := range []int{maxRecycledObjs, 3 * maxRecycledObjs, 2 << maxPooledClass} {
+		if _, ok := pooledClass(size); ok {
+			t.Errorf("pooledClass(%d) is pooled", size)
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package vmloop
+
+const raceEnabled = false
