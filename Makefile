@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 RACEPKG := ./sched/... ./bus/... ./vmloop/... ./timerwheel/... ./evpoll/... ./uring/... ./native/... ./debugsrv/...
 
-.PHONY: all build test unit unit-purego unit-native hammer sanitize race cross fuzz-smoke bench perf vet staticcheck clean
+.PHONY: all build test unit unit-purego unit-native workers hammer sanitize race cross fuzz-smoke bench perf vet staticcheck clean
 
 all: build test
 
@@ -12,7 +12,7 @@ build:
 
 # The README's test command: unit tests, race detector on the concurrent
 # packages, cross-platform vet/compile, a short fuzz smoke.
-test: vet staticcheck unit unit-purego unit-native race cross fuzz-smoke
+test: vet staticcheck unit unit-purego unit-native workers race cross fuzz-smoke
 
 vet:
 	$(GO) vet $(PKGS)
@@ -40,6 +40,15 @@ unit-native:
 	  echo "CC=clang go test ./native/ ./vmloop/"; \
 	  CC=clang $(GO) test -count=1 ./native/ ./vmloop/; \
 	else echo "unit-native: clang is not installed: the cgo loop was built with gcc only"; fi
+
+# The tests of the packages above the scheduler once per worker count:
+# JADE_WORKERS sets the workers of every runtime a test makes without a
+# count of its own (the examples' tests run 1, 2, 4 and 8 workers
+# themselves, and sched's tests choose theirs).
+workers:
+	@for n in 1 2 4 8; do echo "workers: JADE_WORKERS=$$n"; \
+	  JADE_WORKERS=$$n $(GO) test -count=1 . ./bus/... ./cmd/... ./debugsrv/... || exit 1; \
+	done
 
 # The exactly-once hammer with 1M tasks for 1, 2, 4 and 8 workers.
 hammer:

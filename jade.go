@@ -30,9 +30,9 @@ type Outcome = sched.Outcome
 
 // Options configure a Runtime. Zero fields take the documented defaults.
 type Options struct {
-	// Workers is the number of worker threads (0: GOMAXPROCS minus one P
-	// kept for the host and the GC; the runtime raises GOMAXPROCS to at
-	// least workers+1).
+	// Workers is the number of worker threads (0: $JADE_WORKERS when set,
+	// else GOMAXPROCS minus one P kept for the host and the GC; the runtime
+	// raises GOMAXPROCS to at least workers+1).
 	Workers int
 	// PinCPUs pins each worker thread to one allowed CPU (Linux; a no-op
 	// elsewhere).

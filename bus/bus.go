@@ -96,8 +96,9 @@ var ErrDenied = errors.New("capability denied")
 
 // Config configures a bus and the scheduler under it.
 type Config struct {
-	// Workers is the number of worker threads (0: sched.DefaultWorkers,
-	// GOMAXPROCS minus one P kept for the host and the GC).
+	// Workers is the number of worker threads (0: sched.DefaultWorkers:
+	// $JADE_WORKERS, else GOMAXPROCS minus one P kept for the host and the
+	// GC).
 	Workers int
 	// PinCPUs pins each worker thread to one allowed CPU (Linux only).
 	PinCPUs bool

@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -107,13 +108,41 @@ func TestGCWhileIdle(t *testing.T) {
 	}
 }
 
-// TestDefaultWorkers: Workers 0 means GOMAXPROCS − 1 (at least 1), and
+// TestDefaultWorkers: Workers 0 means $JADE_WORKERS, or GOMAXPROCS − 1 (at
+// least 1) without it; a bad JADE_WORKERS is an error naming the variable;
 // Start raises GOMAXPROCS to workers + 1, saying so, and Close restores it.
 func TestDefaultWorkers(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
+	t.Setenv(sched.WorkersEnv, "")
 	if want := max(1, procs-1); sched.DefaultWorkers() != want {
 		t.Fatalf("DefaultWorkers %d, want %d", sched.DefaultWorkers(), want)
 	}
+	t.Setenv(sched.WorkersEnv, "3")
+	if sched.DefaultWorkers() != 3 {
+		t.Fatalf("DefaultWorkers %d with JADE_WORKERS=3", sched.DefaultWorkers())
+	}
+	rt3, err := jade.New(jade.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := rt3.Bus().Scheduler().Workers(); n != 3 {
+		t.Errorf("%d workers with JADE_WORKERS=3", n)
+	}
+	if err := rt3.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"0", "-1", "x", "1025"} {
+		t.Setenv(sched.WorkersEnv, bad)
+		if _, err := jade.New(jade.Options{}); err == nil || !strings.Contains(err.Error(), "JADE_WORKERS") {
+			t.Errorf("JADE_WORKERS=%s: error %v, want one naming the variable", bad, err)
+		}
+		if rt, err := jade.New(jade.Options{Workers: 2}); err != nil {
+			t.Errorf("JADE_WORKERS=%s with Workers 2: %v (an explicit count wins)", bad, err)
+		} else {
+			rt.Close(context.Background())
+		}
+	}
+	t.Setenv(sched.WorkersEnv, "")
 	rt, err := jade.New(jade.Options{Workers: procs + 2})
 	if err != nil {
 		t.Fatal(err)

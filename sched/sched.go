@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"runtime/pprof"
 	"sort"
@@ -160,10 +161,14 @@ func New(cfg Config) (*Scheduler, *Control, error) {
 		return nil, nil, errors.New("sched: new: a Dispatcher is required")
 	}
 	if cfg.Workers == 0 {
-		cfg.Workers = DefaultWorkers()
+		n, err := envWorkers()
+		if err != nil {
+			return nil, nil, fmt.Errorf("sched: new: %w", err)
+		}
+		cfg.Workers = n
 	}
-	if cfg.Workers < 0 || cfg.Workers > 1024 {
-		return nil, nil, fmt.Errorf("sched: new: %d workers outside [1, 1024]", cfg.Workers)
+	if cfg.Workers < 0 || cfg.Workers > maxWorkers {
+		return nil, nil, fmt.Errorf("sched: new: %d workers outside [1, %d]", cfg.Workers, maxWorkers)
 	}
 	s := &Scheduler{disp: cfg.Dispatcher, openIO: cfg.OpenIO, closeFn: cfg.CloseFD, pin: cfg.PinCPUs && pinSupported}
 	var cpus []int
@@ -180,10 +185,38 @@ func New(cfg Config) (*Scheduler, *Control, error) {
 	return s, &Control{s}, nil
 }
 
+// maxWorkers bounds Config.Workers.
+const maxWorkers = 1024
+
+// WorkersEnv names the environment variable that sets the worker count
+// when Config.Workers is 0, as GOMAXPROCS sets Go's: a count in
+// [1, maxWorkers]. It lets a deployment size a runtime without a flag, and
+// the test suite run on 1..8 workers (`make workers`).
+const WorkersEnv = "JADE_WORKERS"
+
 // DefaultWorkers is the worker count used when Config.Workers is 0:
+// $JADE_WORKERS when it is set to a valid count, else
 // runtime.GOMAXPROCS(0) − 1, at least 1.
 func DefaultWorkers() int {
+	if n, err := envWorkers(); err == nil {
+		return n
+	}
 	return max(1, runtime.GOMAXPROCS(0)-1)
+}
+
+// envWorkers returns the default worker count: $JADE_WORKERS, or
+// GOMAXPROCS − 1 (at least 1) when it is unset; an error when it is set to
+// anything but a count in [1, maxWorkers].
+func envWorkers() (int, error) {
+	v := os.Getenv(WorkersEnv)
+	if v == "" {
+		return max(1, runtime.GOMAXPROCS(0)-1), nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxWorkers {
+		return 0, fmt.Errorf("%s=%q: want a worker count in [1, %d]; unset it for the default (GOMAXPROCS−1)", WorkersEnv, v, maxWorkers)
+	}
+	return n, nil
 }
 
 // Note returns what Start changed in the Go runtime (a raised GOMAXPROCS),

@@ -96,7 +96,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	debugAddr := fs.String("debug-addr", "", "serve /debug/pprof, /debug/vars, /debug/metrics and /debug/tasks on `ADDR`")
 	goLoop := fs.Bool("go-loop", false, "run on the pure-Go VM loop even where the cgo loop is available")
 	pin := fs.Bool("pin", false, "pin each worker thread to one allowed CPU (Linux)")
-	workers := fs.Int("workers", 0, fmt.Sprintf("worker threads (0: GOMAXPROCS−1, here %d)", sched.DefaultWorkers()))
+	workers := fs.Int("workers", 0, fmt.Sprintf("worker threads (0: $JADE_WORKERS, else GOMAXPROCS−1; here %d)", sched.DefaultWorkers()))
 	reductions := fs.Int64("reductions", 0, fmt.Sprintf("reduction limit of the default engine (default %d, max %d)", sched.DefaultReductionLimit, sched.MaxReductionLimit))
 	verbose := fs.Bool("v", false, "describe the runtime on stderr")
 	engineCfg := fs.String("engine-config", "", "declare engines from the JSON `FILE` (docs/ENGINES.md); its \"main\" engine runs main")
