@@ -104,11 +104,14 @@ type heap struct {
 // that a parked task's Exec stays small).
 type heapSide struct {
 	stack []int32 // DFS work stack of reaches, reused
-	// retired holds the tables this heap outgrew that are of a pooled size:
-	// they go to tablePools when the heap is freed, not while it lives,
-	// because an *object taken before a grow may still be used until the
-	// instruction ends. (What their objects referenced stays reachable
-	// until then: at most the table's size again, as with append.)
+	// retired holds the tables this heap outgrew that are of a pooled size,
+	// cleared when outgrown (so that nothing an object referenced stays
+	// reachable through a copy of it: a task freeing its objects must
+	// free their memory, MaxHeapBytes bounds what it holds). They go to
+	// tablePools when the heap is freed, not while it lives: a table in
+	// the pool may be handed to another worker's task at once, and the
+	// heap is the only place that knows no *object into it is still held.
+	// Their own size is bounded by the current table's (halves).
 	retired [][]object
 }
 
@@ -332,9 +335,9 @@ func (h *heap) grow() {
 	objs = objs[:len(h.objs)]
 	copy(objs, h.objs)
 	if _, ok := pooledClass(cap(h.objs)); ok {
-		// Kept, not cleared, until the heap is freed: an *object taken
-		// before this grow still reads what it read before.
-		h.sidePart().retired = append(h.side.retired, h.objs)
+		old := h.objs[:cap(h.objs)]
+		clear(old) // see heapSide.retired
+		h.sidePart().retired = append(h.side.retired, old)
 	}
 	h.objs = objs
 }
