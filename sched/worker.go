@@ -473,25 +473,29 @@ func (w *worker) run(t *Task) {
 // allocation, no lock), else from the shared second level, else a new
 // one. w may be nil (the host).
 func (w *worker) takeExec() *vmloop.Exec {
-	if w != nil && len(w.execs) > 0 {
+	if w != nil && (len(w.execs) > 0 || w.s.spares.take(&w.execs)) {
 		ex := w.execs[len(w.execs)-1]
 		w.execs = w.execs[:len(w.execs)-1]
 		return ex
 	}
 	if ex, ok := execPool.Get().(*vmloop.Exec); ok {
-		return ex // the shared second level (per-P caches)
+		return ex // the last level (per-P caches)
 	}
 	return new(vmloop.Exec) // NewExec is new + Reset
 }
 
-// putExec pools the recycled ex: in w's own pool while it has room, else
-// in the shared second level. w may be nil (the host).
+// putExec pools the recycled ex in w's own pool; a full pool first gives
+// half of itself to the spares (a batch). w may be nil (the host): then
+// ex goes to execPool.
 func (w *worker) putExec(ex *vmloop.Exec) {
-	if w != nil && len(w.execs) < execPoolSize {
-		w.execs = append(w.execs, ex)
-	} else {
+	if w == nil {
 		execPool.Put(ex)
+		return
 	}
+	if len(w.execs) == execPoolSize {
+		w.s.spares.give(&w.execs)
+	}
+	w.execs = append(w.execs, ex)
 }
 
 // idBlock is how many task ids a worker takes from the shared counter at
