@@ -169,8 +169,17 @@ type Engine struct {
 	jobsMu sync.Mutex
 	jobs   []*Job // periodic jobs of the engine's live tasks; guarded by jobsMu
 
-	_    [cacheLinePad]byte
-	live atomic.Int64 // tasks spawned and not completed
+	// banks are the live-task credits each worker holds (reserveLive), one
+	// line each; made at registration, one per worker.
+	banks []liveBank
+
+	_ [cacheLinePad]byte
+	// live counts the engine's live tasks plus the credits banked on its
+	// workers (banks): spawns and completions on a worker move credits
+	// between their own bank and live a batch at a time, so live's line is
+	// written once per liveBatch tasks, not twice per task from every
+	// worker. live never exceeds the liveTasks limit.
+	live atomic.Int64
 	_    [cacheLinePad - 8]byte
 	// timers counts the engine's armed timers over all shards; ioOps its
 	// socket and file operations in flight.
@@ -189,8 +198,102 @@ func (e *Engine) Name() string { return e.name }
 // Config returns the current runtime configuration (a copy).
 func (e *Engine) Config() EngineRuntimeConfig { return *e.cfg.Load() }
 
-// LiveTasks returns the number of live tasks of the engine.
-func (e *Engine) LiveTasks() int64 { return e.live.Load() }
+// LiveTasks returns the number of live tasks of the engine: exact when no
+// spawn or completion of the engine runs concurrently, a snapshot that may
+// be off by the credits moving at that moment otherwise.
+func (e *Engine) LiveTasks() int64 {
+	n := e.live.Load()
+	for i := range e.banks {
+		n -= e.banks[i].n.Load()
+	}
+	return max(n, 0)
+}
+
+// liveBatch is how many live-task credits a worker moves between its bank
+// and the engine's count at a time; a bank holds at most 2·liveBatch.
+const liveBatch = 32
+
+// liveBank holds live-task credits one worker took from its engine's count
+// (Engine.live) and has not used, or got back from completions and not
+// returned yet. Invariant: n >= 0 — the owner changes it by CAS (take one,
+// put one, return a batch) or adds a refill it took from live; reclaimLive
+// takes it whole with a swap.
+type liveBank struct {
+	n atomic.Int64
+	_ [cacheLinePad - 8]byte
+}
+
+// reserveLive takes a live-task place for a spawn made on w (nil: the
+// host) under the liveTasks limit lim: a credit from w's bank, else a
+// refill of liveBatch credits while a whole batch fits under lim, else —
+// near the limit — exactly one place, after taking back every bank's
+// unused credits if one place does not fit. So the limit is exact: a spawn
+// fails only when the engine has lim live tasks, or when completions
+// racing it have not given their places back yet (as before banks).
+func (e *Engine) reserveLive(w *worker, lim int64) error {
+	if w != nil && w.id < len(e.banks) {
+		b := &e.banks[w.id]
+		for n := b.n.Load(); n > 0; n = b.n.Load() {
+			if b.n.CompareAndSwap(n, n-1) {
+				return nil
+			}
+		}
+		for n := e.live.Load(); n+liveBatch <= lim; n = e.live.Load() {
+			if e.live.CompareAndSwap(n, n+liveBatch) {
+				b.n.Add(liveBatch - 1) // one is this spawn's
+				return nil
+			}
+		}
+	}
+	if e.live.Add(1) <= lim {
+		return nil
+	}
+	e.live.Add(-1)
+	if e.reclaimLive() > 0 {
+		if e.live.Add(1) <= lim {
+			return nil
+		}
+		e.live.Add(-1)
+	}
+	return fmt.Errorf("sched: spawn: engine %q has %d live tasks (liveTasks limit %d): %w", e.name, e.LiveTasks(), lim, ErrLimit)
+}
+
+// releaseLive gives back the place of a task that completed on w (nil:
+// off the workers): to w's bank while the engine is far from its limit
+// (returning a batch to live when the bank holds 2·liveBatch), else
+// straight to live, so that near the limit no place waits in a bank.
+func (e *Engine) releaseLive(w *worker) {
+	if w != nil && w.id < len(e.banks) && e.live.Load()+liveBatch <= e.cfg.Load().Limits.LiveTasks {
+		b := &e.banks[w.id]
+		for {
+			n := b.n.Load()
+			if n < 2*liveBatch {
+				if b.n.CompareAndSwap(n, n+1) {
+					return
+				}
+				continue
+			}
+			if b.n.CompareAndSwap(n, n+1-liveBatch) {
+				e.live.Add(-liveBatch)
+				return
+			}
+		}
+	}
+	e.live.Add(-1)
+}
+
+// reclaimLive takes every bank's credits back into live and returns how
+// many it took.
+func (e *Engine) reclaimLive() int64 {
+	var n int64
+	for i := range e.banks {
+		n += e.banks[i].n.Swap(0)
+	}
+	if n > 0 {
+		e.live.Add(-n)
+	}
+	return n
+}
 
 // PendingTimers returns the engine's armed timers.
 func (e *Engine) PendingTimers() int64 { return e.timers.Load() }

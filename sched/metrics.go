@@ -116,7 +116,7 @@ func (s *Scheduler) Metrics() Metrics {
 	}
 	for _, e := range s.Engines() {
 		cfg := e.cfg.Load()
-		em := EngineMetrics{ID: e.id, Name: e.name, LiveTasks: e.live.Load(), ReductionLimit: cfg.ReductionLimit,
+		em := EngineMetrics{ID: e.id, Name: e.name, LiveTasks: e.LiveTasks(), ReductionLimit: cfg.ReductionLimit,
 			PendingTimers: e.timers.Load(), InFlightIO: e.ioOps.Load()}
 		if cfg.Metrics.Periodic != MetricsOff {
 			em.Periodic = e.periodicMetrics(cfg.Metrics.Periodic == MetricsPerJob)

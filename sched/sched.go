@@ -307,7 +307,7 @@ func (c *Control) RegisterEngine(name string, cfg EngineRuntimeConfig) (*Engine,
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{id: c.s.nextEngine.Add(1), name: name}
+	e := &Engine{id: c.s.nextEngine.Add(1), name: name, banks: make([]liveBank, len(c.s.workers))}
 	cfg.EngineID = e.id
 	if cfg.TimerWheel != nil {
 		e.wheel.Store(cfg.TimerWheel)
@@ -345,6 +345,9 @@ func (c *Control) UpdateEngine(e *Engine, cfg EngineRuntimeConfig) error {
 		e.wheel.Store(cfg.TimerWheel)
 	}
 	e.cfg.Store(&cfg)
+	// Credits the workers banked under the old liveTasks limit go back:
+	// a lowered limit holds from the next spawn on.
+	e.reclaimLive()
 	return nil
 }
 
@@ -509,7 +512,7 @@ func (c *Control) makeTask(from *Task, e *Engine, p *vmloop.Program, fn int, arg
 		// The limit is looked at once the arguments are taken: a bad
 		// argument (a stale handle traps the spawner) is reported first,
 		// as it is on every other path.
-		err = e.reserve(&e.live, cfg.Limits.LiveTasks, "spawn", "live tasks", "liveTasks limit")
+		err = e.reserveLive(w, cfg.Limits.LiveTasks)
 	}
 	if err != nil {
 		ex.Recycle() // gives back the references its heap took
@@ -970,7 +973,7 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 		s.wake(w, tok)
 	}
 	s.registry.remove(t)
-	t.engine.live.Add(-1)
+	t.engine.releaseLive(w)
 	if s.draining.Load() {
 		// Someone waits in Drain (rare): is this the last task? Drain sets
 		// draining before it looks, so that either it sees this removal or

@@ -1,0 +1,106 @@
+package sched
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+func bankEngine(workers int, lim int64) (*Engine, []*worker) {
+	e := &Engine{name: "banks", banks: make([]liveBank, workers)}
+	cfg := EngineRuntimeConfig{Limits: ResourceLimits{LiveTasks: lim}}
+	e.cfg.Store(&cfg)
+	ws := make([]*worker, workers)
+	for i := range ws {
+		ws[i] = &worker{id: i}
+	}
+	return e, ws
+}
+
+// TestLiveBanksKeepTheLimitExact: with credits banked on workers, exactly
+// lim spawns succeed whichever worker makes them (a worker whose bank is
+// dry takes back the others' unused credits before it refuses), the
+// refusal wraps ErrLimit, and LiveTasks counts tasks, not credits.
+func TestLiveBanksKeepTheLimitExact(t *testing.T) {
+	const lim = 2 * liveBatch
+	e, ws := bankEngine(2, lim)
+	// Each worker refills once: every credit is taken, most sit in banks.
+	for _, w := range ws {
+		if err := e.reserveLive(w, lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := e.LiveTasks(); got != 2 {
+		t.Fatalf("LiveTasks %d after 2 spawns (live %d with banks)", got, e.live.Load())
+	}
+	for i := 2; i < lim; i++ {
+		if err := e.reserveLive(ws[0], lim); err != nil {
+			t.Fatalf("spawn %d of %d on worker 0: %v (worker 1's bank holds %d)", i+1, lim, err, e.banks[1].n.Load())
+		}
+	}
+	err := e.reserveLive(ws[1], lim)
+	if !errors.Is(err, ErrLimit) {
+		t.Fatalf("spawn %d: %v, want ErrLimit", lim+1, err)
+	}
+	if got := e.LiveTasks(); got != lim {
+		t.Fatalf("LiveTasks %d at the limit, want %d", got, lim)
+	}
+	for range lim {
+		e.releaseLive(ws[1])
+	}
+	if got, live := e.LiveTasks(), e.live.Load(); got != 0 || live != e.banks[0].n.Load()+e.banks[1].n.Load() {
+		t.Fatalf("after every completion: LiveTasks %d, live %d, banks %d+%d", got, live, e.banks[0].n.Load(), e.banks[1].n.Load())
+	}
+	// A lowered limit: reclaimLive (UpdateEngine) leaves no credit banked.
+	e.reclaimLive()
+	if e.live.Load() != 0 {
+		t.Fatalf("live %d after reclaim with no task", e.live.Load())
+	}
+}
+
+// TestLiveBanksNeverPassTheLimit: workers spawning and completing at once
+// (and the host, without a bank) never have more than lim tasks live, and
+// the count returns to zero.
+func TestLiveBanksNeverPassTheLimit(t *testing.T) {
+	const lim, workers, rounds = 3*liveBatch + 5, 4, 20000
+	e, ws := bankEngine(workers, lim)
+	ws = append(ws, nil) // the host
+	var live, refused atomic.Int64
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			held := 0
+			for i := range rounds {
+				if i%3 != 2 {
+					if e.reserveLive(w, lim) != nil {
+						refused.Add(1)
+						continue
+					}
+					if n := live.Add(1); n > lim {
+						t.Errorf("%d tasks live, limit %d", n, lim)
+						return
+					}
+					held++
+				} else if held > 0 {
+					live.Add(-1)
+					e.releaseLive(w)
+					held--
+				}
+			}
+			for ; held > 0; held-- {
+				live.Add(-1)
+				e.releaseLive(w)
+			}
+		}()
+	}
+	wg.Wait()
+	if refused.Load() == 0 {
+		t.Error("no spawn was refused: the test never reached the limit")
+	}
+	if got := e.LiveTasks(); got != 0 {
+		t.Fatalf("LiveTasks %d after every task ended", got)
+	}
+}
