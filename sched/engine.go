@@ -199,14 +199,22 @@ func (e *Engine) Name() string { return e.name }
 func (e *Engine) Config() EngineRuntimeConfig { return *e.cfg.Load() }
 
 // LiveTasks returns the number of live tasks of the engine: exact when no
-// spawn or completion of the engine runs concurrently, a snapshot that may
-// be off by the credits moving at that moment otherwise.
+// spawn or completion of the engine runs concurrently; otherwise a
+// snapshot that may count a task that is just ending, or credits a worker
+// is just taking, but never misses a live task (the count is read again
+// around the banks until it holds still: a refill adds to live before it
+// adds to its bank).
 func (e *Engine) LiveTasks() int64 {
-	n := e.live.Load()
-	for i := range e.banks {
-		n -= e.banks[i].n.Load()
+	for {
+		n := e.live.Load()
+		banked := int64(0)
+		for i := range e.banks {
+			banked += e.banks[i].n.Load()
+		}
+		if e.live.Load() == n {
+			return max(n-banked, 0)
+		}
 	}
-	return max(n, 0)
 }
 
 // liveBatch is how many live-task credits a worker moves between its bank
@@ -216,21 +224,35 @@ const liveBatch = 32
 // liveBank holds live-task credits one worker took from its engine's count
 // (Engine.live) and has not used, or got back from completions and not
 // returned yet. Invariant: n >= 0 — the owner changes it by CAS (take one,
-// put one, return a batch) or adds a refill it took from live; reclaimLive
-// takes it whole with a swap.
+// put one, return a batch) or adds a refill it took from live; swaps
+// (reclaimLive, a worker returning its own bank) take it whole.
 type liveBank struct {
 	n atomic.Int64
 	_ [cacheLinePad - 8]byte
 }
 
+// banking reports whether credits may be banked while live is n under the
+// limit lim: only while a batch for every worker, and one more, fits.
+// Then refills in flight on every worker at once still leave room below
+// lim, so a spawn near the limit is never refused because of credits on
+// their way into a bank (reclaimLive could not see them yet).
+func (e *Engine) banking(n, lim int64) bool {
+	return n+liveBatch*int64(len(e.banks)+1) <= lim
+}
+
 // reserveLive takes a live-task place for a spawn made on w (nil: the
-// host) under the liveTasks limit lim: a credit from w's bank, else a
-// refill of liveBatch credits while a whole batch fits under lim, else —
-// near the limit — exactly one place, after taking back every bank's
-// unused credits if one place does not fit. So the limit is exact: a spawn
-// fails only when the engine has lim live tasks, or when completions
-// racing it have not given their places back yet (as before banks).
-func (e *Engine) reserveLive(w *worker, lim int64) error {
+// host) under the engine's liveTasks limit: a credit from w's bank, else a
+// refill of liveBatch credits while banking, else — near the limit —
+// exactly one place, after taking back every bank's unused credits if one
+// place does not fit. So the limit is exact: a spawn fails only when the
+// engine has that many live tasks, or when completions racing it have not
+// given their places back yet (as before banks). A limit lowered by
+// UpdateEngine holds from the next spawn on: UpdateEngine reclaims the
+// banks after storing the new configuration, and a refill that read the
+// old one gives its bank back when it sees the new.
+func (e *Engine) reserveLive(w *worker) error {
+	cfg := e.cfg.Load()
+	lim := cfg.Limits.LiveTasks
 	if w != nil && w.id < len(e.banks) {
 		b := &e.banks[w.id]
 		for n := b.n.Load(); n > 0; n = b.n.Load() {
@@ -238,9 +260,12 @@ func (e *Engine) reserveLive(w *worker, lim int64) error {
 				return nil
 			}
 		}
-		for n := e.live.Load(); n+liveBatch <= lim; n = e.live.Load() {
+		for n := e.live.Load(); e.banking(n, lim); n = e.live.Load() {
 			if e.live.CompareAndSwap(n, n+liveBatch) {
 				b.n.Add(liveBatch - 1) // one is this spawn's
+				if e.cfg.Load() != cfg {
+					e.live.Add(-b.n.Swap(0)) // refilled under an old limit
+				}
 				return nil
 			}
 		}
@@ -259,27 +284,36 @@ func (e *Engine) reserveLive(w *worker, lim int64) error {
 }
 
 // releaseLive gives back the place of a task that completed on w (nil:
-// off the workers): to w's bank while the engine is far from its limit
-// (returning a batch to live when the bank holds 2·liveBatch), else
-// straight to live, so that near the limit no place waits in a bank.
+// off the workers): to w's bank while banking (returning a batch to live
+// when the bank holds 2·liveBatch), else straight to live, so that near
+// the limit no place waits in a bank.
 func (e *Engine) releaseLive(w *worker) {
-	if w != nil && w.id < len(e.banks) && e.live.Load()+liveBatch <= e.cfg.Load().Limits.LiveTasks {
-		b := &e.banks[w.id]
-		for {
-			n := b.n.Load()
-			if n < 2*liveBatch {
-				if b.n.CompareAndSwap(n, n+1) {
-					return
-				}
-				continue
+	if w == nil || w.id >= len(e.banks) {
+		e.live.Add(-1)
+		return
+	}
+	cfg := e.cfg.Load()
+	if !e.banking(e.live.Load(), cfg.Limits.LiveTasks) {
+		e.live.Add(-1)
+		return
+	}
+	b := &e.banks[w.id]
+	for {
+		n := b.n.Load()
+		if n < 2*liveBatch {
+			if b.n.CompareAndSwap(n, n+1) {
+				break
 			}
-			if b.n.CompareAndSwap(n, n+1-liveBatch) {
-				e.live.Add(-liveBatch)
-				return
-			}
+			continue
+		}
+		if b.n.CompareAndSwap(n, n+1-liveBatch) {
+			e.live.Add(-liveBatch)
+			break
 		}
 	}
-	e.live.Add(-1)
+	if e.cfg.Load() != cfg {
+		e.live.Add(-b.n.Swap(0)) // banked under an old limit (UpdateEngine)
+	}
 }
 
 // reclaimLive takes every bank's credits back into live and returns how

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,11 +24,11 @@ func bankEngine(workers int, lim int64) (*Engine, []*worker) {
 // dry takes back the others' unused credits before it refuses), the
 // refusal wraps ErrLimit, and LiveTasks counts tasks, not credits.
 func TestLiveBanksKeepTheLimitExact(t *testing.T) {
-	const lim = 2 * liveBatch
+	const lim = 5 * liveBatch // banking while a batch per worker and one more fit
 	e, ws := bankEngine(2, lim)
 	// Each worker refills once: every credit is taken, most sit in banks.
 	for _, w := range ws {
-		if err := e.reserveLive(w, lim); err != nil {
+		if err := e.reserveLive(w); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -35,11 +36,11 @@ func TestLiveBanksKeepTheLimitExact(t *testing.T) {
 		t.Fatalf("LiveTasks %d after 2 spawns (live %d with banks)", got, e.live.Load())
 	}
 	for i := 2; i < lim; i++ {
-		if err := e.reserveLive(ws[0], lim); err != nil {
+		if err := e.reserveLive(ws[0]); err != nil {
 			t.Fatalf("spawn %d of %d on worker 0: %v (worker 1's bank holds %d)", i+1, lim, err, e.banks[1].n.Load())
 		}
 	}
-	err := e.reserveLive(ws[1], lim)
+	err := e.reserveLive(ws[1])
 	if !errors.Is(err, ErrLimit) {
 		t.Fatalf("spawn %d: %v, want ErrLimit", lim+1, err)
 	}
@@ -63,7 +64,7 @@ func TestLiveBanksKeepTheLimitExact(t *testing.T) {
 // (and the host, without a bank) never have more than lim tasks live, and
 // the count returns to zero.
 func TestLiveBanksNeverPassTheLimit(t *testing.T) {
-	const lim, workers, rounds = 3*liveBatch + 5, 4, 20000
+	const lim, workers, rounds = 8*liveBatch + 5, 4, 20000
 	e, ws := bankEngine(workers, lim)
 	ws = append(ws, nil) // the host
 	var live, refused atomic.Int64
@@ -75,7 +76,7 @@ func TestLiveBanksNeverPassTheLimit(t *testing.T) {
 			held := 0
 			for i := range rounds {
 				if i%3 != 2 {
-					if e.reserveLive(w, lim) != nil {
+					if e.reserveLive(w) != nil {
 						refused.Add(1)
 						continue
 					}
@@ -102,5 +103,83 @@ func TestLiveBanksNeverPassTheLimit(t *testing.T) {
 	}
 	if got := e.LiveTasks(); got != 0 {
 		t.Fatalf("LiveTasks %d after every task ended", got)
+	}
+}
+
+// TestLiveTasksNeverUndercounts: Engine.LiveTasks read while a worker
+// refills its bank (live first, then the bank) never misses a live task
+// (found by review: reading live and the banks once each read 0 here).
+func TestLiveTasksNeverUndercounts(t *testing.T) {
+	const lim = 1 << 20
+	zero := 0
+	for range 2000 {
+		e, ws := bankEngine(1, lim)
+		if err := e.reserveLive(nil); err != nil { // a host task stays live
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for range 64 {
+				e.reserveLive(ws[0])
+			}
+		}()
+	poll:
+		for {
+			select {
+			case <-done:
+				break poll
+			default:
+			}
+			if e.LiveTasks() == 0 {
+				zero++
+			}
+		}
+	}
+	if zero > 0 {
+		t.Fatalf("LiveTasks read 0 %d times with a task live", zero)
+	}
+}
+
+// TestLoweredLimitHoldsAfterUpdate: once UpdateEngine has lowered the
+// liveTasks limit below the live count, no spawn that starts afterwards
+// succeeds, even where a refill raced the update (found by review: a refill
+// under the old limit banked 31 credits that later spawns used).
+func TestLoweredLimitHoldsAfterUpdate(t *testing.T) {
+	for range 300 {
+		s, c, err := New(Config{Dispatcher: nopDispatcher{}, Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := c.RegisterEngine("e", EngineRuntimeConfig{Limits: ResourceLimits{LiveTasks: 1 << 20}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var updated atomic.Bool
+		var late atomic.Int64
+		var wg sync.WaitGroup
+		for _, w := range s.workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 2000 {
+					after := updated.Load()
+					if e.reserveLive(w) == nil && after {
+						late.Add(1)
+					}
+				}
+			}()
+		}
+		for e.LiveTasks() < 64 {
+			runtime.Gosched()
+		}
+		if err := c.UpdateEngine(e, EngineRuntimeConfig{Limits: ResourceLimits{LiveTasks: 1}}); err != nil {
+			t.Fatal(err)
+		}
+		updated.Store(true)
+		wg.Wait()
+		if n := late.Load(); n > 0 {
+			t.Fatalf("%d spawns succeeded after the limit was lowered to 1 below %d live tasks", n, e.LiveTasks())
+		}
 	}
 }

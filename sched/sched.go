@@ -372,9 +372,12 @@ type execSpares struct {
 // execBatch is how many Execs move between a worker's pool and the spares
 // at a time (half of a worker's pool); maxSpareExecs bounds the spares
 // (what does not fit goes to execPool, which the GC empties).
+// The spares never shrink (sync.Pool's GC-driven emptying is what they
+// avoid), so they are kept small: vmloop.Exec.Recycle bounds what each
+// Exec keeps (≈ 17 KiB at most, a few hundred bytes for most tasks).
 const (
 	execBatch     = execPoolSize / 2
-	maxSpareExecs = 32 * execBatch
+	maxSpareExecs = 8 * execBatch
 )
 
 // give moves the newest execBatch Execs of *pool to the spares, or to
@@ -512,7 +515,7 @@ func (c *Control) makeTask(from *Task, e *Engine, p *vmloop.Program, fn int, arg
 		// The limit is looked at once the arguments are taken: a bad
 		// argument (a stale handle traps the spawner) is reported first,
 		// as it is on every other path.
-		err = e.reserveLive(w, cfg.Limits.LiveTasks)
+		err = e.reserveLive(w)
 	}
 	if err != nil {
 		ex.Recycle() // gives back the references its heap took

@@ -131,12 +131,14 @@ func NewExec(p *Program, fn int, args []Value, lim Limits, owner uint32) (*Exec,
 	return e, nil
 }
 
-// Recycle keeps at most this much: a task that grew a deep register stack
-// or a large handle table does not pin it in a pool (a worker pools up to
-// 256 Execs: at most ≈ 256 × (8 KiB + 6 KiB) per worker).
+// Recycle keeps at most this much: a task that grew a deep register or
+// frame stack or a large handle table does not pin it in a pool (at most
+// 8 KiB + 6 KiB + 3 KiB per pooled Exec; the scheduler pools up to 256 per
+// worker and 1024 more between workers).
 const (
-	maxRecycledRegs = 1024
-	maxRecycledObjs = 64
+	maxRecycledRegs   = 1024
+	maxRecycledFrames = 256
+	maxRecycledObjs   = 64
 )
 
 // Recycle frees e like Free but keeps its register and frame memory for a
@@ -154,7 +156,9 @@ func (e *Exec) Recycle() {
 	if cap(regs) <= maxRecycledRegs {
 		e.regs = regs[:0]
 	}
-	e.frames = frames[:0]
+	if cap(frames) <= maxRecycledFrames {
+		e.frames = frames[:0]
+	}
 	e.prog = nil // a pooled Exec must not keep a program alive
 	if e.rare != nil {
 		*e.rare = execRare{} // drop what the result referenced; keep the memory

@@ -47,3 +47,26 @@ func TestTaskMemoryBoundedByHeapLimit(t *testing.T) {
 	}
 	e.Free()
 }
+
+// TestRecycleKeepsBoundedStacks: a recycled Exec keeps at most
+// maxRecycledFrames frames (found by review: a recursion 9,000 deep left a
+// pooled Exec holding 384 KiB of frames, and pooled Execs are kept for
+// the process's life).
+func TestRecycleKeepsBoundedStacks(t *testing.T) {
+	down := itFn("down", "(i64)->i64", 2, `
+		jlti r0, 1, base
+		subi r1, r0, 1
+		call r1, 1, 0
+		ret r1
+	base:
+		ret r0`)
+	p := itProg(t, nil, down)
+	sig, e := itCall(t, p, "down", I64(9000))
+	if sig != SigCompleted {
+		t.Fatalf("signal %v, trap %+v", sig, e.Trap())
+	}
+	e.Recycle()
+	if cap(e.frames) > maxRecycledFrames || cap(e.regs) > maxRecycledRegs {
+		t.Errorf("a recycled Exec keeps %d frames and %d registers (bounds %d, %d)", cap(e.frames), cap(e.regs), maxRecycledFrames, maxRecycledRegs)
+	}
+}
