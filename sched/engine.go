@@ -263,24 +263,31 @@ func (e *Engine) reserveLive(w *worker) error {
 		for n := e.live.Load(); e.banking(n, lim); n = e.live.Load() {
 			if e.live.CompareAndSwap(n, n+liveBatch) {
 				b.n.Add(liveBatch - 1) // one is this spawn's
-				if e.cfg.Load() != cfg {
-					e.live.Add(-b.n.Swap(0)) // refilled under an old limit
-				}
+				e.dropStaleBank(b, cfg)
 				return nil
 			}
 		}
 	}
-	if e.live.Add(1) <= lim {
-		return nil
+	err := e.reserveOneLive(lim)
+	if err != nil && e.reclaimLive() > 0 {
+		err = e.reserveOneLive(lim)
 	}
-	e.live.Add(-1)
-	if e.reclaimLive() > 0 {
-		if e.live.Add(1) <= lim {
-			return nil
-		}
-		e.live.Add(-1)
+	return err
+}
+
+// reserveOneLive takes exactly one place of the engine's live count.
+func (e *Engine) reserveOneLive(lim int64) error {
+	return e.reserve(&e.live, lim, "spawn", "live tasks", "liveTasks limit")
+}
+
+// dropStaleBank gives b's credits back to live when the engine's
+// configuration is no longer cfg, the one they were banked under: a
+// limit lowered by UpdateEngine (which reclaims the banks after storing
+// the new configuration) then holds from the next spawn on.
+func (e *Engine) dropStaleBank(b *liveBank, cfg *EngineRuntimeConfig) {
+	if e.cfg.Load() != cfg {
+		e.live.Add(-b.n.Swap(0))
 	}
-	return fmt.Errorf("sched: spawn: engine %q has %d live tasks (liveTasks limit %d): %w", e.name, e.LiveTasks(), lim, ErrLimit)
 }
 
 // releaseLive gives back the place of a task that completed on w (nil:
@@ -311,9 +318,7 @@ func (e *Engine) releaseLive(w *worker) {
 			break
 		}
 	}
-	if e.cfg.Load() != cfg {
-		e.live.Add(-b.n.Swap(0)) // banked under an old limit (UpdateEngine)
-	}
+	e.dropStaleBank(b, cfg)
 }
 
 // reclaimLive takes every bank's credits back into live and returns how

@@ -166,11 +166,10 @@ func New(cfg Config) (*Scheduler, *Control, error) {
 		return nil, nil, errors.New("sched: new: a Dispatcher is required")
 	}
 	if cfg.Workers == 0 {
-		n, err := envWorkers()
-		if err != nil {
+		if _, err := envWorkers(); err != nil {
 			return nil, nil, fmt.Errorf("sched: new: %w", err)
 		}
-		cfg.Workers = n
+		cfg.Workers = DefaultWorkers()
 	}
 	if cfg.Workers < 0 || cfg.Workers > maxWorkers {
 		return nil, nil, fmt.Errorf("sched: new: %d workers outside [1, %d]", cfg.Workers, maxWorkers)
@@ -203,19 +202,18 @@ const WorkersEnv = "JADE_WORKERS"
 // $JADE_WORKERS when it is set to a valid count, else
 // runtime.GOMAXPROCS(0) − 1, at least 1.
 func DefaultWorkers() int {
-	if n, err := envWorkers(); err == nil {
+	if n, err := envWorkers(); err == nil && n > 0 {
 		return n
 	}
 	return max(1, runtime.GOMAXPROCS(0)-1)
 }
 
-// envWorkers returns the default worker count: $JADE_WORKERS, or
-// GOMAXPROCS − 1 (at least 1) when it is unset; an error when it is set to
-// anything but a count in [1, maxWorkers].
+// envWorkers returns $JADE_WORKERS, or 0 when it is unset; an error when it
+// is set to anything but a count in [1, maxWorkers].
 func envWorkers() (int, error) {
 	v := os.Getenv(WorkersEnv)
 	if v == "" {
-		return max(1, runtime.GOMAXPROCS(0)-1), nil
+		return 0, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > maxWorkers {

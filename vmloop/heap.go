@@ -166,20 +166,16 @@ func putTable(t []object) {
 	tablePools[c].Put(&t[0])
 }
 
-// releaseTables gives the heap's retired tables, and its table if it is of
-// a pooled size, to tablePools; the heap must not be used afterwards
-// without a reset.
+// releaseTables gives the heap's retired tables and its table to
+// tablePools (putTable keeps only pooled sizes); reset drops the heap's
+// references to them.
 func (h *heap) releaseTables() {
 	if h.side != nil {
 		for _, t := range h.side.retired {
 			putTable(t)
 		}
-		h.side.retired = nil
 	}
-	if _, ok := pooledClass(cap(h.objs)); ok {
-		putTable(h.objs)
-		h.objs = nil
-	}
+	putTable(h.objs)
 }
 
 func (h *heap) init(owner uint32, limit int64) {
