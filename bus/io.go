@@ -1,8 +1,8 @@
 package bus
 
 import (
+	"errors"
 	"fmt"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/jadevm/jade/evpoll"
@@ -20,33 +20,20 @@ import (
 // bounds its wait (TimeoutError). The calling engine needs CapIO.
 
 // ioHandle is the object behind a listener, connection or file value
-// (KindExt). Its descriptor is closed by net.close / file.close, or when
-// its owner task ends: a handle belongs to the task that made it, or to
-// the task it was last passed to as a spawn argument, so a task that
-// fails, traps or is cancelled leaks no descriptor.
+// (KindExt). Its descriptor (a sched.FD) is closed by net.close /
+// file.close, or when its owner task ends: a handle belongs to the task
+// that made it, or to the task it was last passed to as a spawn argument,
+// so a task that fails, traps or is cancelled leaks no descriptor. The
+// scheduler keeps the ownership record (it moves with the handle) and
+// closes a descriptor only once no operation names it (sched/fd.go).
 type ioHandle struct {
-	kind   string // "listener", "conn" or "file"
-	fd     int
-	closed atomic.Bool
-	owner  atomic.Pointer[sched.Task]
+	kind string // "listener", "conn" or "file"
+	fd   *sched.FD
 }
 
-// own makes t the owner of h and closes h when t ends, unless h was
-// closed or passed on by then.
-func (b *Bus) own(t *sched.Task, h *ioHandle) {
-	h.owner.Store(t)
-	b.ctl.OnEnd(t, func() {
-		if h.owner.Load() == t && !h.closed.Swap(true) {
-			b.ctl.CloseFD(h.fd)
-		}
-	})
-}
-
-// newHandle returns a handle owned by t, as a value.
-func (b *Bus) newHandle(t *sched.Task, kind string, fd int) vmloop.Value {
-	h := &ioHandle{kind: kind, fd: fd}
-	b.own(t, h)
-	return vmloop.Ext(vmloop.KindExt, h)
+// newHandle returns a handle for fd (owned by the task that made fd), as a value.
+func newHandle(kind string, fd *sched.FD) vmloop.Value {
+	return vmloop.Ext(vmloop.KindExt, &ioHandle{kind: kind, fd: fd})
 }
 
 // passHandles gives the child the handles among a spawn's arguments.
@@ -58,14 +45,14 @@ func (b *Bus) passHandles(child *sched.Task, args []vmloop.Value) {
 	}
 }
 
-// passHandle gives the child obj if it is an open socket or file handle.
+// passHandle gives the child obj if it is a socket or file handle.
 func (b *Bus) passHandle(child *sched.Task, obj any) {
-	if h, ok := obj.(*ioHandle); ok && !h.closed.Load() {
-		b.own(child, h)
+	if h, ok := obj.(*ioHandle); ok {
+		b.ctl.PassFD(child, h.fd)
 	}
 }
 
-func (h *ioHandle) String() string { return fmt.Sprintf("%s(fd %d)", h.kind, h.fd) }
+func (h *ioHandle) String() string { return fmt.Sprintf("%s(fd %d)", h.kind, h.fd.Num()) }
 
 func isIO(id vmloop.IntrinsicID) bool {
 	return id >= vmloop.IntrNetListen && id <= vmloop.IntrFileClose
@@ -90,7 +77,7 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 		if err != nil {
 			return raise(ex, ioErr(req, err)), true
 		}
-		return complete(ex, b.newHandle(t, "listener", fd), sched.ActContinue), true
+		return complete(ex, newHandle("listener", b.ctl.NewFD(t, fd)), sched.ActContinue), true
 	case vmloop.IntrNetConnect:
 		addr, a := strArg(ex, 0)
 		if a != sched.ActContinue {
@@ -100,7 +87,9 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 		if err != nil {
 			return raise(ex, ioErr(req, err)), true
 		}
-		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: evpoll.Connect, Fd: fd, Addr: ap}), fd), true
+		// The socket has no owner until the connect succeeds: a failed or
+		// dropped connect closes it.
+		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: evpoll.Connect, Fd: fd, Addr: ap}), b.ctl.NewFD(nil, fd)), true
 	case vmloop.IntrFileOpen:
 		path, a := strArg(ex, 0)
 		if a != sched.ActContinue {
@@ -110,7 +99,7 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 		if fl < 0 || fl&^63 != 0 || fl&3 == 3 {
 			return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("file.open: flags %d: want 0 read-only, 1 write-only or 2 read-write, plus 4 create, 8 truncate, 16 append, 32 exclusive", fl))), true
 		}
-		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: evpoll.Open, Path: path, OpenFlags: evpoll.OpenFlag(fl), Mode: 0o644}), -1), true
+		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: evpoll.Open, Path: path, OpenFlags: evpoll.OpenFlag(fl), Mode: 0o644}), nil), true
 	}
 	want := "conn"
 	switch id {
@@ -124,17 +113,19 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 		return a, true
 	}
 	if id == vmloop.IntrNetClose || id == vmloop.IntrFileClose {
-		if h.closed.Swap(true) {
-			return complete(ex, vmloop.Void(), sched.ActContinue), true // idempotent
+		// Idempotent, and never leaks the descriptor: with operations
+		// still naming it (another task's read), they are cancelled and
+		// the last one's completion closes it; the caller goes on.
+		op := b.ctl.IOOp(t, evpoll.Op{})
+		if b.ctl.SubmitClose(t, h.fd, op) {
+			return sched.ActSuspend, true
 		}
-		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: evpoll.Close, Fd: h.fd}), -1), true
+		return complete(ex, vmloop.Void(), sched.ActContinue), true
 	}
-	if h.closed.Load() {
-		return raise(ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: %s is closed", req.Intr.Name, h))), true
-	}
+	fd := h.fd.Num()
 	switch id {
 	case vmloop.IntrNetAccept:
-		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: evpoll.Accept, Fd: h.fd}), -1), true
+		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: evpoll.Accept, Fd: fd}), h.fd), true
 	case vmloop.IntrNetRead, vmloop.IntrFileRead:
 		buf, err := ex.ArgBytes(1)
 		if err != nil {
@@ -148,7 +139,7 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 		if id == vmloop.IntrFileRead {
 			k = evpoll.Read
 		}
-		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: k, Fd: h.fd, Buf: buf[off:], Offset: -1}), -1), true
+		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: k, Fd: fd, Buf: buf[off:], Offset: -1}), h.fd), true
 	default: // write
 		buf, err := ex.ArgBytes(1)
 		if err != nil {
@@ -165,23 +156,28 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 		if id == vmloop.IntrFileWrite {
 			k = evpoll.Write
 		}
-		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: k, Fd: h.fd, Buf: buf[off : off+n], Offset: -1}), -1), true
+		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: k, Fd: fd, Buf: buf[off : off+n], Offset: -1}), h.fd), true
 	}
 }
 
-// submitIO submits op for t under its one-shot timeout, if any.
-func (b *Bus) submitIO(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, op *evpoll.Op, sockFd int) sched.Action {
+// submitIO submits op on f for t under its one-shot timeout, if any. A
+// connect's f is closed when the op cannot be submitted.
+func (b *Bus) submitIO(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, op *evpoll.Op, f *sched.FD) sched.Action {
 	d, has, a, ok := b.beginWait(t, ex, req)
 	if ok {
-		err := b.ctl.SubmitIO(t, op, sockFd)
+		err := b.ctl.SubmitIO(t, op, f)
 		if err == nil {
 			return b.endWait(t, d, has, sched.ActSuspend)
 		}
 		b.endWait(t, d, has, sched.ActContinue)
-		a = raise(ex, ioErr(req, err))
+		if errors.Is(err, sched.ErrFDClosed) {
+			a = raise(ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: fd %d is closed", req.Intr.Name, f.Num())))
+		} else {
+			a = raise(ex, ioErr(req, err))
+		}
 	}
-	if sockFd >= 0 {
-		iosys.Close(sockFd) // no backend saw the socket
+	if op.Kind == evpoll.Connect {
+		b.ctl.CloseFD(f) // no backend saw the socket
 	}
 	return a
 }
@@ -191,18 +187,19 @@ func (b *Bus) ioResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (a s
 	if !isIO(req.Intr.ID) {
 		return 0, false
 	}
-	op, res, done := b.ctl.TakeIO(t)
-	if !done {
-		if b.ctl.TimedOut(t) {
-			// The operation was cancelled when the task was dispatched; a
-			// connect's socket is closed by the backend's owner.
-			return timedOut(ex, req, "the "+op.Kind.String()+" operation"), true
-		}
+	r := b.ctl.TakeIO(t)
+	op, res := r.Op, r.Res
+	if !r.Done {
 		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: req.Intr.Name + ": resumed without a completion"}), true
 	}
-	if res < 0 {
+	if r.TimedOut || res < 0 {
 		if op.Kind == evpoll.Connect {
-			b.ctl.CloseFD(op.Fd)
+			b.ctl.CloseFD(r.FD)
+		}
+		if r.TimedOut {
+			// The cancel won: the operation did nothing (no byte read or
+			// written, no connection taken).
+			return timedOut(ex, req, "the "+op.Kind.String()+" operation"), true
 		}
 		errno := syscall.Errno(-res)
 		return raise(ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: %s (errno %d)", req.Intr.Name, errno.Error(), int(errno)))), true
@@ -210,18 +207,19 @@ func (b *Bus) ioResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (a s
 	switch op.Kind {
 	case evpoll.Accept:
 		iosys.Accepted(int(res))
-		return complete(ex, b.newHandle(t, "conn", int(res)), sched.ActContinue), true
+		return complete(ex, newHandle("conn", b.ctl.NewFD(t, int(res))), sched.ActContinue), true
 	case evpoll.Connect:
-		return complete(ex, b.newHandle(t, "conn", op.Fd), sched.ActContinue), true
+		b.ctl.PassFD(t, r.FD)
+		return complete(ex, newHandle("conn", r.FD), sched.ActContinue), true
 	case evpoll.Open:
-		return complete(ex, b.newHandle(t, "file", int(res)), sched.ActContinue), true
+		return complete(ex, newHandle("file", b.ctl.NewFD(t, int(res))), sched.ActContinue), true
 	case evpoll.Send, evpoll.Write:
 		if int(res) < len(op.Buf) {
 			if res == 0 {
 				return raise(ex, vmloop.Err(vmloop.ErrKindIO, req.Intr.Name+": the peer accepted no bytes")), true
 			}
 			op.Buf = op.Buf[res:] // a short write: send the rest
-			return b.submitIO(t, ex, req, op, -1), true
+			return b.submitIO(t, ex, req, op, r.FD), true
 		}
 		return complete(ex, vmloop.I64(ex.ArgI64(3)), sched.ActContinue), true
 	case evpoll.Close:

@@ -3,6 +3,7 @@ package sched
 import (
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/jadevm/jade/evpoll"
@@ -20,9 +21,22 @@ import (
 // waiter. The scheduler never learns what an operation means: a completion
 // is a wake of a token plus a result (the syscall's result), delivered like
 // a host completion (CompleteHost), so a completion that finds the wait
-// stale (the task was cancelled or timed out) is dropped — and a descriptor
-// it produced (accept, open) or one it was about to hand over (connect) is
-// closed (CloseFD: every backend forgets it first), so nothing leaks.
+// stale (the task was cancelled) is dropped — and a descriptor it produced
+// (accept, open) or one it was about to hand over (connect) is closed
+// (every backend forgets it first), so nothing leaks. Descriptors named by
+// operations are FDs with a reference per operation in flight (fd.go).
+//
+// A timeout does not wake an I/O wait: its fire cancels the operation on
+// the owning worker (where the timer was armed) and marks the record
+// timed out, and the task stays parked until the operation's final
+// completion. That completion says what happened: -ECANCELED means the
+// operation did nothing and the task gets its TimeoutError; a result
+// means the operation won the race and the task gets that result (bytes
+// read or written, a new connection). So a timed-out wait never loses
+// what its operation did, and the buffer is handed back only once no
+// backend holds it. The price is that a timeout is as late as the cancel:
+// an operation that cannot be interrupted (a regular-file op on epoll's
+// blocking pool) ends its wait with its real result when it finishes.
 //
 // The worker's park is its backend's Wait, with the timer deadline as the
 // timeout, and an unpark is the backend's Wake (io_uring MSG_RING, an
@@ -40,10 +54,21 @@ type ioRec struct {
 	// e is t's engine, whose in-flight count the completion gives back:
 	// a completion may come after t ended and its record was reused, so
 	// nothing but the wake (generation-checked) goes through t.
-	e      *Engine
-	kind   evpoll.Kind
-	sockFd int // Connect: the socket to close if the result is dropped; else -1
+	e    *Engine
+	kind evpoll.Kind
+	// fd is the descriptor the operation names (its reference is dropped
+	// at the final completion), or nil (Open, Close).
+	fd *FD
+	// id is the operation's id in the backend, for a timeout's cancel.
+	id evpoll.OpID
+	// timedOut: the wait's timeout fired and cancelled the operation; a
+	// cancelled completion then ends the wait as timed out.
+	timedOut bool
 }
+
+// ioTimedOut is the result value that tells TakeIO a wait timed out and
+// its operation did nothing (outside the int32 range of syscall results).
+const ioTimedOut = -1 << 40
 
 // workerIO is a worker's completion backend and its in-flight table.
 type workerIO struct {
@@ -58,12 +83,19 @@ type ioState struct {
 	owner *worker     // worker whose backend holds the operation, or nil
 	id    evpoll.OpID // the operation, for Cancel
 	op    *evpoll.Op  // the operation as submitted (for the dispatcher)
+	fd    *FD         // the descriptor op names, or nil
+	// rec and gen name the operation's record in owner's table and the
+	// wait it ends, for ArmTimer (owner's thread only).
+	rec uint32
+	gen uint64
 	// spare is an operation whose final completion was delivered, kept for
 	// the task's next one (IOOp): an I/O loop allocates none per operation.
 	spare *evpoll.Op
-	// onEnd runs when the task completes (closing the descriptors it
-	// owns); guarded by the task's mu.
+	// onEnd runs when the task completes; guarded by the task's mu.
 	onEnd []func()
+	// owned lists the FDs the task owns (closed when it ends); guarded by
+	// the task's mu, taken (nil) when the task is marked ended.
+	owned []*FD
 }
 
 // ErrNoIO is wrapped when a worker has no completion backend.
@@ -95,10 +127,12 @@ func (s *Scheduler) IOStats() evpoll.Stats {
 }
 
 // SubmitIO starts op for t (running on a worker) and arms t's wait for its
-// completion; the caller returns ActSuspend. sockFd is a descriptor to
-// close if the task never takes the result (connect's socket), or -1. The
-// engine's inFlightIO limit applies (ErrLimit).
-func (c *Control) SubmitIO(t *Task, op *evpoll.Op, sockFd int) error {
+// completion; the caller returns ActSuspend. f is the descriptor op names
+// (nil for Open and Close): the operation holds a reference on it until
+// its final completion, and a closing f refuses it (ErrFDClosed). The
+// engine's inFlightIO limit applies (ErrLimit), and a backend without room
+// for the operation is reported as that limit too.
+func (c *Control) SubmitIO(t *Task, op *evpoll.Op, f *FD) error {
 	w := t.w
 	x := w.io.Load()
 	if x == nil {
@@ -109,23 +143,39 @@ func (c *Control) SubmitIO(t *Task, op *evpoll.Op, sockFd int) error {
 	if err := e.reserve(&e.ioOps, lim, "io", "operations in flight", "inFlightIO"); err != nil {
 		return err
 	}
+	if f != nil && !f.acquire() {
+		e.ioOps.Add(-1)
+		return fmt.Errorf("sched: io: %s: fd %d: %w", op.Kind, f.num, ErrFDClosed)
+	}
 	if op.Kind == evpoll.Close {
 		// Backends that keep per-descriptor state (epoll) must forget the
 		// descriptor before its number can be reused.
 		w.s.forgetFD(w, op.Fd)
 	}
 	tok := t.armHost()
-	idx := x.recs.put(ioRec{t: t, gen: tok.gen, e: e, kind: op.Kind, sockFd: sockFd})
+	idx := x.recs.put(ioRec{t: t, gen: tok.gen, e: e, kind: op.Kind, fd: f})
 	st := t.ioState()
 	id, err := x.b.Submit(op, evpoll.Token(idx))
 	if err != nil {
 		x.recs.take(idx)
 		e.ioOps.Add(-1)
 		t.disarm()
+		if f != nil {
+			w.s.releaseFD(f, w, 0)
+		}
+		if errors.Is(err, evpoll.ErrTooMany) {
+			// The backend's table is full: an exhausted resource the
+			// program can catch and back off from, like the engine limit.
+			return fmt.Errorf("sched: io: %s: %w: %w", op.Kind, ErrLimit, err)
+		}
 		return fmt.Errorf("sched: io: %s: %w", op.Kind, err)
 	}
+	x.recs.slots[idx].v.id = id
+	if f != nil {
+		f.record(w, id)
+	}
 	x.n++
-	st.owner, st.id, st.op = w, id, op
+	st.owner, st.id, st.op, st.fd, st.rec, st.gen = w, id, op, f, idx, tok.gen
 	if st.spare == op {
 		st.spare = nil // resubmitted (the rest of a short write)
 	}
@@ -143,25 +193,43 @@ func (c *Control) IOOp(t *Task, v evpoll.Op) *evpoll.Op {
 	return op
 }
 
-// TakeIO returns the operation t submitted last and its result (the
-// syscall's result: bytes, a descriptor, 0 or -errno), once, on the worker
-// resuming t. ok is false when t was woken without a completion (a timeout).
-func (c *Control) TakeIO(t *Task) (op *evpoll.Op, res int32, ok bool) {
+// IOResult is how a task's last operation ended (TakeIO).
+type IOResult struct {
+	Op *evpoll.Op // the operation as submitted
+	FD *FD        // the descriptor it named, or nil
+	// Res is the syscall's result: bytes, a descriptor, 0 or -errno.
+	Res int32
+	// TimedOut: the wait's timeout cancelled the operation before it did
+	// anything (Res is -ECANCELED).
+	TimedOut bool
+	// Done is false when the task was woken without the operation's final
+	// completion (the backend may still hold Op).
+	Done bool
+}
+
+// TakeIO returns how the operation t submitted last ended, once, on the
+// worker resuming t.
+func (c *Control) TakeIO(t *Task) IOResult {
 	st := t.io.Load()
 	if st == nil {
-		return nil, 0, false
+		return IOResult{}
 	}
-	op = st.op
-	st.op = nil
+	r := IOResult{Op: st.op, FD: st.fd}
+	st.op, st.fd = nil, nil
 	v, _, _, ok := c.TakeHostResult(t)
 	if !ok {
-		// Woken without its completion: the backend may still hold op.
-		return op, 0, false
+		return r // woken without its completion: the backend may still hold op
 	}
 	// Its final completion came: no backend refers to op any more, so the
 	// next IOOp may reuse it (the caller reads it until then).
-	st.spare = op
-	return op, int32(v.Int()), true
+	st.spare = r.Op
+	r.Done = true
+	if v.Int() == ioTimedOut {
+		r.Res, r.TimedOut = -int32(syscall.ECANCELED), true
+	} else {
+		r.Res = int32(v.Int())
+	}
+	return r
 }
 
 // dropTaskIO runs when t is dispatched after an I/O wait: an operation
@@ -203,27 +271,46 @@ func (w *worker) pollIO(x *workerIO, timeout int64) {
 		rec := x.recs.take(uint32(c.Token))
 		x.n--
 		rec.e.ioOps.Add(-1)
+		if rec.fd != nil {
+			w.s.releaseFD(rec.fd, w, rec.id)
+		}
 		tok := Token{rec.t, rec.gen}
-		if w.s.completeHost(w, tok, vmloop.I64(int64(c.Res)), nil, nil) {
+		v := int64(c.Res)
+		if rec.timedOut && (c.Cancelled() || c.Res == -int32(syscall.ECANCELED)) {
+			v = ioTimedOut
+		}
+		if w.s.completeHost(w, tok, vmloop.I64(v), nil, nil) {
 			continue
 		}
 		// Nobody takes the result: close what it would have handed over.
-		fd := rec.sockFd
-		if (rec.kind == evpoll.Accept || rec.kind == evpoll.Open) && c.Res >= 0 {
-			fd = int(c.Res)
-		}
-		if fd >= 0 {
-			w.s.closeFD(fd)
+		if c.Res >= 0 && (rec.kind == evpoll.Accept || rec.kind == evpoll.Open) {
+			w.s.closeFD(int(c.Res))
+		} else if rec.kind == evpoll.Connect {
+			w.s.closeFDRef(rec.fd)
 		}
 	}
 }
 
-// CloseFD closes a descriptor that no operation uses any more (a socket
-// whose connect failed, the handles of a task that ended): every worker's
+// timeoutIO is the fire of the timeout of the I/O wait whose record is
+// idx in w's table: if that wait is still waiting for its operation, the
+// operation is cancelled and its completion will end the wait as timed
+// out (unless it did its work first). Owner thread only.
+func (w *worker) timeoutIO(idx uint32, t *Task, gen uint64) {
+	x := w.io.Load()
+	if x == nil || int(idx) >= len(x.recs.slots) {
+		return
+	}
+	r := &x.recs.slots[idx].v
+	if r.t != t || r.gen != gen {
+		return // completed (and perhaps the slot reused) before the fire
+	}
+	r.timedOut = true
+	x.b.Cancel(r.id) // ErrNotPending: its completion is ready, not reaped
+}
+
+// closeFD closes a descriptor that no operation names: every worker's
 // backend forgets it first (epoll and kqueue keep per-descriptor state),
 // then Config.CloseFD closes it. Any goroutine.
-func (c *Control) CloseFD(fd int) { c.s.closeFD(fd) }
-
 func (s *Scheduler) closeFD(fd int) {
 	s.forgetFD(nil, fd)
 	if s.closeFn != nil {
@@ -275,6 +362,20 @@ func (t *Task) takeEndHooksLocked() []func() {
 	hooks := st.onEnd
 	st.onEnd = nil
 	return hooks
+}
+
+// takeOwned returns the FDs an ended task still owns (after
+// takeEndHooks: ownLocked refuses an ended task, so the list stays empty).
+func (t *Task) takeOwned() []*FD {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st := t.io.Load()
+	if st == nil {
+		return nil
+	}
+	owned := st.owned
+	st.owned = nil
+	return owned
 }
 
 // ioState returns t's I/O state, creating it (OnEnd may do so concurrently

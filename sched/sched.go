@@ -950,6 +950,7 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 			for _, f := range t.takeEndHooks() {
 				f()
 			}
+			s.closeOwned(t, t.takeOwned())
 		}
 		t.mu.Lock()
 		if !t.ended {

@@ -49,8 +49,9 @@ func (s *Scheduler) Now() int64 { return nanotime() }
 
 // Timer kinds: what a fire does beyond waking the token.
 const (
-	timerWake    = iota // sleep, periodic tick: the wake is the result
-	timerTimeout        // a wait's timeout: the wait ends with a timeout
+	timerWake      = iota // sleep, periodic tick: the wake is the result
+	timerTimeout          // a wait's timeout: the wait ends with a timeout
+	timerIOTimeout        // an I/O wait's timeout: its operation is cancelled (io.go)
 )
 
 // timerRec is what a shard's payload names. Owner only.
@@ -58,6 +59,7 @@ type timerRec struct {
 	t    *Task
 	gen  uint64
 	kind uint8
+	io   uint32 // timerIOTimeout: the operation's record in the owner's I/O table
 }
 
 // workerTimers is a worker's part of every engine's wheel. Owner only.
@@ -156,12 +158,18 @@ func (c *Control) ArmTimer(t *Task, deadline int64, timeout bool) {
 	}
 	tok := Token{t, ww >> 2}
 	tm.reserved = false
-	kind := uint8(timerWake)
+	rec := timerRec{t: t, gen: tok.gen, kind: timerWake}
 	if timeout {
-		kind = timerTimeout
+		rec.kind = timerTimeout
+		if st := t.io.Load(); st != nil && st.owner == w && st.gen == tok.gen {
+			// The wait is an operation of w's backend (SubmitIO ran just
+			// before, on this worker): the fire cancels it instead of
+			// waking the task (io.go).
+			rec.kind, rec.io = timerIOTimeout, st.rec
+		}
 	}
 	tm.owner = w
-	tm.h, tm.rec = w.addTimer(t.engine, deadline, timerRec{t: t, gen: tok.gen, kind: kind})
+	tm.h, tm.rec = w.addTimer(t.engine, deadline, rec)
 }
 
 // SleepUntil arms a wait of t that its timer ends at deadline (a reserved
@@ -310,6 +318,10 @@ func (w *worker) fire() {
 // fireTimer wakes the token of a fired timer; a timeout that wins marks
 // the task timed out before it becomes visible on a run queue.
 func (s *Scheduler) fireTimer(w *worker, rec timerRec) {
+	if rec.kind == timerIOTimeout {
+		w.timeoutIO(rec.io, rec.t, rec.gen)
+		return
+	}
 	tok := Token{rec.t, rec.gen}
 	woke, enq := tok.wake()
 	if woke && rec.kind == timerTimeout {
