@@ -202,6 +202,9 @@ func (b *Bus) ioResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (a s
 			return timedOut(ex, req, "the "+op.Kind.String()+" operation"), true
 		}
 		errno := syscall.Errno(-res)
+		if errno == syscall.ECANCELED && r.FD != nil && r.FD.Closing() {
+			return raise(ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: fd %d was closed while the %s waited", req.Intr.Name, r.FD.Num(), op.Kind))), true
+		}
 		return raise(ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: %s (errno %d)", req.Intr.Name, errno.Error(), int(errno)))), true
 	}
 	switch op.Kind {

@@ -164,6 +164,33 @@ rethrow:
   intr n, net.read, c, buf, z
   ret n
 .end
+; close_under_reader hands a connection to a reading child, then closes it
+; itself: the child's read ends with an IoError, and the peer sees EOF.
+.func close_under_reader(addr:ref) -> ref
+  .local c:ref, t:ref, ms:i64, s:ref
+  intr c, net.connect, addr
+  spawn t, read_kind, c
+  const ms, 20000000
+  intr _, time.sleep, ms
+  intr _, net.close, c
+  joinr s, t
+  ret s
+.end
+.func read_kind(c:ref) -> ref
+  .local buf:ref, n:i64, z:i64, sz:i64, e:ref, s:ref
+  const sz, 16
+  bnew buf, sz
+  const z, 0
+  .try b, x, h, e
+b:
+  intr n, net.read, c, buf, z
+x:
+  const s, "read"
+  ret s
+h:
+  errmsg s, e
+  ret s
+.end
 ; churn opens path n times, handing each handle to a child that closes it:
 ; the long-lived task keeps nothing per handle.
 .func churn(path:ref, n:i64) -> i64
@@ -488,5 +515,30 @@ func TestPassedHandlesLeaveNothingBehind(t *testing.T) {
 		large := objects(42_000)
 		require.Lessf(t, int64(large)-int64(small), int64(4_000),
 			"heap objects grew from %d to %d over 40,000 more handles", small, large)
+	})
+}
+
+// TestCloseCancelsAnotherTasksRead: closing a connection another task is
+// reading cancels that read (an IoError there) and closes the descriptor
+// once the read's operation has ended: the peer reads EOF.
+func TestCloseCancelsAnotherTasksRead(t *testing.T) {
+	forPollers(t, func(t *testing.T) {
+		b, m, _ := ioBus(t, bus.CapAll, sched.ResourceLimits{})
+		p := prog(t, b, safetyProg)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer ln.Close()
+		task, err := m.Spawn(nil, p, "close_under_reader", vmloop.Str(ln.Addr().String()))
+		require.NoError(t, err)
+		peer, err := ln.Accept()
+		require.NoError(t, err)
+		defer peer.Close()
+		o := await(t, task)
+		require.Equal(t, sched.Success, o.Kind, "close_under_reader: %v", o)
+		require.Contains(t, o.Value.String(), "was closed while the recv waited")
+		peer.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err = peer.Read(make([]byte, 1))
+		require.ErrorIs(t, err, io.EOF, "the closed connection's peer")
+		require.Eventually(t, func() bool { return m.Engine().InFlightIO() == 0 }, 5*time.Second, time.Millisecond)
 	})
 }

@@ -72,6 +72,13 @@ var ErrFDClosed = errors.New("descriptor is closed")
 // Num returns the descriptor number.
 func (f *FD) Num() int { return f.num }
 
+// Closing reports whether a close of f was asked for.
+func (f *FD) Closing() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closing
+}
+
 // NewFD returns an FD for num owned by t (closed when t ends unless it is
 // closed or passed on first); t nil makes an FD without owner.
 func (c *Control) NewFD(t *Task, num int) *FD {

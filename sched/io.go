@@ -233,10 +233,10 @@ func (c *Control) TakeIO(t *Task) IOResult {
 }
 
 // dropTaskIO runs when t is dispatched after an I/O wait: an operation
-// whose completion t did not receive (t was cancelled or timed out) is
-// cancelled. Its completion still arrives at the owner (with -ECANCELED,
-// or its result if it won the race), which finds the wait stale and
-// closes any descriptor it produced.
+// whose completion t did not receive (t was cancelled) is cancelled. Its
+// completion still arrives at the owner (with -ECANCELED, or its result
+// if it won the race), which finds the wait stale, closes any descriptor
+// it produced and drops the operation's reference on its FD.
 func dropTaskIO(t *Task) {
 	io := t.io.Load()
 	o := io.owner

@@ -82,6 +82,26 @@
 // then arrives with -ECANCELED (Completion.FlagCancelled) or, if it had
 // already finished, with its result: exactly one completion either way.
 //
+// # Descriptor lifetime
+//
+// A descriptor number must not be freed while any queued or in-flight op
+// names it. An SQE names its descriptor by number until the kernel
+// consumes it at the next io_uring_enter, and epoll retries an op's
+// syscall by number at every edge; a number closed under them and reused
+// (an accept or open returns the lowest free number) would let the op
+// read, write or accept on another file: one connection's data delivered
+// to another. Once an SQE is consumed the kernel holds its own reference
+// to the file, but the user cannot tell which SQEs were consumed, so the
+// rule covers every op from Submit to its final completion. The rule is
+// the caller's, as for Go's internal/poll (fdMutex): the Jade scheduler
+// holds a reference per op on a sched.FD and closes the number (with a
+// Close op, or close(2) after every backend forgot it) only when the last
+// op's completion has been returned by Wait, cancelling the ops first
+// when a close is asked for while they are in flight. The same rule holds
+// for the kqueue and IOCP backends: kqueue's filters and IOCP's
+// association are per descriptor and handle, and a handle value is reused
+// by Windows just like a descriptor number.
+//
 // # Waiting, timeouts, overflow
 //
 // Submit only writes the SQE. Wait submits what is queued and waits in the
