@@ -86,7 +86,7 @@ func OpenEpoll(o Options, reason string) (*Epoll, error) {
 		n = defaultInFlight
 	}
 	b := &Epoll{slots: newSlotTable(min(n, maxSlots)), fds: make(map[int]*fdState), epfd: epfd, efd: efd}
-	b.pool = newFilePool(b, o.PoolSize, n)
+	b.pool = newFilePool(b, o.PoolSize)
 	// Probe epoll_pwait2 with a zero timeout; ENOSYS (before 5.11) means
 	// epoll_wait with the timeout rounded up to whole milliseconds.
 	var evs [1]unix.EpollEvent
