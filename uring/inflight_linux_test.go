@@ -3,7 +3,9 @@
 package uring
 
 import (
+	"errors"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/jadevm/jade/evpoll"
@@ -51,4 +53,33 @@ func TestDefaultTableCostsLittle(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestErrorsNameBackend: a backend's errors name it, epoll's as "epoll:"
+// and io_uring's as "uring:", and still wrap the evpoll errors.
+func TestErrorsNameBackend(t *testing.T) {
+	forEachBackend(t, func(o *Options) { o.MaxInFlight = 1 }, func(t *testing.T, h *harness) {
+		prefix := map[bool]string{true: "uring: ", false: "epoll: "}[h.c.ring]
+		check := func(what string, err, target error) {
+			t.Helper()
+			if !errors.Is(err, target) || !strings.HasPrefix(err.Error(), prefix+what+": ") {
+				t.Errorf("%s: %v, want %q… wrapping %v", what, err, prefix+what+": ", target)
+			}
+		}
+		h.Submit(&evpoll.Op{Kind: evpoll.Nop}, 1)
+		_, err := h.B.Submit(&evpoll.Op{Kind: evpoll.Nop}, 2)
+		check("submit", err, evpoll.ErrTooMany)
+		h.OK(1)
+		check("cancel", h.B.Cancel(1<<40), evpoll.ErrNotPending)
+		_, err = h.B.Wait(0, nil)
+		check("wait", err, evpoll.ErrInvalidOp)
+		if err := h.B.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_, err = h.B.Submit(&evpoll.Op{Kind: evpoll.Nop}, 3)
+		check("submit", err, evpoll.ErrClosed)
+		_, err = h.B.Wait(0, make([]evpoll.Completion, 1))
+		check("wait", err, evpoll.ErrClosed)
+		check("wake", h.B.Wake(), evpoll.ErrClosed)
+	})
 }
