@@ -57,7 +57,9 @@
 // completed at once; a call that fails at once produces none and is
 // completed directly. Close cancels everything in the kernel and dequeues
 // until all packets are back; tables whose ops do not return within two
-// seconds stay referenced for the life of the process.
+// seconds stay referenced for the life of the process. The slot table
+// grows in chunks as ops are submitted, up to Options.MaxInFlight, and
+// never moves a slot once allocated.
 //
 // # File positions
 //

@@ -107,7 +107,7 @@ func New(o Options) (*Port, error) {
 	}
 	n = min(n, maxSlots)
 	b := &Port{slots: newSlotTable(n), fds: make(map[windows.Handle]*fdState), port: port}
-	b.pool = newOpenPool(b, o.PoolSize, n)
+	b.pool = newOpenPool(b, o.PoolSize)
 	b.reason = fmt.Sprintf("iocp GetQueuedCompletionStatusEx(ms) pool=%d", b.pool.Size())
 	return b, nil
 }

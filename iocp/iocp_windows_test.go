@@ -15,6 +15,7 @@ import (
 
 	"github.com/jadevm/jade/evpoll"
 	"github.com/jadevm/jade/evpoll/evpolltest"
+	"github.com/jadevm/jade/sched"
 	"golang.org/x/sys/windows"
 )
 
@@ -101,6 +102,13 @@ func TestFilePosition(t *testing.T) {
 
 // TestErrors: synchronous failures of Submit, Cancel and Wait.
 func TestErrors(t *testing.T) { evpolltest.Errors(t, opener(Options{MaxInFlight: 2})) }
+
+// TestDefaultInFlightAboveEngineLimit: with the default options (which
+// iosys.Open uses) the backend takes more ops in flight than the scheduler
+// engine allows, so the engine's limit is what a busy server meets first.
+func TestDefaultInFlightAboveEngineLimit(t *testing.T) {
+	evpolltest.ManyInFlight(t, opener(Options{}), sched.DefaultMaxInFlightIO+1)
+}
 
 // TestCloseUnblocksWait: Close makes a blocked Wait return ErrClosed.
 func TestCloseUnblocksWait(t *testing.T) { evpolltest.CloseUnblocksWait(t, opener(Options{})) }

@@ -8,8 +8,8 @@ package iocp
 // kick a blocked Wait, so no caller blocks. Reads and writes need no pool:
 // handles opened here are overlapped, and their I/O completes on the
 // port. The pool is bounded: size goroutines, all started at the first
-// Open; the job queue holds at most MaxInFlight jobs, which the slot table
-// already caps, so enqueueing never blocks.
+// Open. Its job queue grows with use and never blocks; the slot table caps
+// the jobs in flight.
 
 import (
 	"math"
@@ -28,8 +28,8 @@ type poolJob struct {
 // this backend's opens.
 type openPool = workpool.Pool[poolJob]
 
-func newOpenPool(b *Port, size, capacity int) *openPool {
-	return workpool.New(size, capacity, func(j poolJob) {
+func newOpenPool(b *Port, size int) *openPool {
+	return workpool.New(size, func(j poolJob) {
 		b.ctr.Syscalls.Add(3)
 		h, kind, err := b.openFile(j.op)
 		b.postPoolResult(j, h, kind, err)

@@ -47,9 +47,12 @@ const (
 	slotDone         // finished, completion not yet returned by Wait
 )
 
-// Defaults of Options.
+// Defaults of Options. defaultInFlight is far above the scheduler engine's
+// own bound on ops in flight (sched.DefaultMaxInFlightIO), so that bound is
+// reached first; the slot table grows lazily, so it costs nothing until
+// used.
 const (
-	defaultInFlight = 4096
+	defaultInFlight = 1 << 20
 	maxSlots        = slots.Max
 )
 

@@ -48,13 +48,14 @@
 // # Slots
 //
 // An OpID is slot | generation<<32, as in the Linux backends: the slot
-// table is allocated once, holds the *Op (and through it Buf) and the
-// connect address until the op's completion has been returned by Wait, and
-// a generation mismatch marks an OpID or pool result as stale
-// (Stats.Stale). Cancel completes an op waiting for readiness at once with
-// Res = -ECANCELED and evpoll.FlagCancelled; a Close op does the same for
-// every op still queued on the descriptor it closes, then forgets the
-// descriptor (closing it removes its kevents).
+// table grows in chunks as ops are submitted, up to Options.MaxInFlight,
+// and never moves a slot once allocated; a slot holds the *Op (and through
+// it Buf) and the connect address until the op's completion has been
+// returned by Wait, and a generation mismatch marks an OpID or pool result
+// as stale (Stats.Stale). Cancel completes an op waiting for readiness at
+// once with Res = -ECANCELED and evpoll.FlagCancelled; a Close op does the
+// same for every op still queued on the descriptor it closes, then forgets
+// the descriptor (closing it removes its kevents).
 //
 // Stats.Syscalls counts kevent and I/O system calls, Stats.Pool the ops
 // run on the pool; Kernel and Overflows stay zero (they are io_uring's).

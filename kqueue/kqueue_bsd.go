@@ -74,7 +74,7 @@ func New(o Options) (*Poller, error) {
 	}
 	n = min(n, maxSlots)
 	b := &Poller{slots: newSlotTable(n), fds: make(map[int]*fdState), kq: kq}
-	b.pool = newFilePool(b, o.PoolSize, n)
+	b.pool = newFilePool(b, o.PoolSize)
 	b.reason = fmt.Sprintf("kqueue pool=%d", b.pool.Size())
 	return b, nil
 }

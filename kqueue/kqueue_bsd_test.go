@@ -13,6 +13,7 @@ import (
 
 	"github.com/jadevm/jade/evpoll"
 	"github.com/jadevm/jade/evpoll/evpolltest"
+	"github.com/jadevm/jade/sched"
 	"golang.org/x/sys/unix"
 )
 
@@ -94,6 +95,13 @@ func TestFile(t *testing.T) {
 
 // TestErrors: synchronous failures of Submit, Cancel and Wait.
 func TestErrors(t *testing.T) { evpolltest.Errors(t, opener(Options{MaxInFlight: 2})) }
+
+// TestDefaultInFlightAboveEngineLimit: with the default options (which
+// iosys.Open uses) the backend takes more ops in flight than the scheduler
+// engine allows, so the engine's limit is what a busy server meets first.
+func TestDefaultInFlightAboveEngineLimit(t *testing.T) {
+	evpolltest.ManyInFlight(t, opener(Options{}), sched.DefaultMaxInFlightIO+1)
+}
 
 // TestCloseUnblocksWait: Close makes a blocked Wait return ErrClosed.
 func TestCloseUnblocksWait(t *testing.T) { evpolltest.CloseUnblocksWait(t, opener(Options{})) }

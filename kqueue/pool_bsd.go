@@ -6,8 +6,8 @@ package kqueue
 // ready. A few goroutines run the blocking system calls, post the
 // completion under the backend mutex and trigger the user event, so no
 // caller ever blocks on disk. The pool is bounded: size goroutines, all
-// started at the first file op; the job queue holds at most MaxInFlight
-// jobs, which the slot table already caps, so enqueueing never blocks.
+// started at the first file op. Its job queue grows with use and never
+// blocks; the slot table caps the jobs in flight.
 
 import (
 	"errors"
@@ -27,8 +27,8 @@ type poolJob struct {
 // this backend's file ops.
 type filePool = workpool.Pool[poolJob]
 
-func newFilePool(b *Poller, size, capacity int) *filePool {
-	return workpool.New(size, capacity, func(j poolJob) {
+func newFilePool(b *Poller, size int) *filePool {
+	return workpool.New(size, func(j poolJob) {
 		b.ctr.Syscalls.Add(1)
 		b.postPoolResult(j, runFileOp(j.op, j.fd))
 	})

@@ -114,8 +114,11 @@ const (
 
 // Backend defaults (Options).
 const (
-	defaultEntries  = 256
-	defaultInFlight = 4096
+	defaultEntries = 256
+	// defaultInFlight is far above the scheduler engine's own bound on ops
+	// in flight (sched.DefaultMaxInFlightIO), so that bound is reached
+	// first; the slot table grows lazily, so it costs nothing until used.
+	defaultInFlight = 1 << 20
 	maxSlots        = slots.Max
 )
 

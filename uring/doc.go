@@ -50,10 +50,11 @@
 //
 // An op's user_data is its OpID: slot | generation<<32 (generation in bits
 // 32..62, never 0; bit 63 marks our own SQEs: wake, kick, cancel). The slot
-// table is allocated once and never grows. A slot holds the *Op (and so
-// its Buf), the token, and what the kernel reads or writes by pointer
-// besides Buf: the sockaddr and socklen of Accept/Connect and the
-// NUL-terminated path of Open. The slot is released only when the op's own
+// table grows in chunks as ops are submitted, up to Options.MaxInFlight,
+// and never moves a slot once allocated. A slot holds the *Op (and so its
+// Buf), the token, and what the kernel reads or writes by pointer besides
+// Buf: the sockaddr and socklen of Accept/Connect and the NUL-terminated
+// path of Open. The slot is released only when the op's own
 // CQE is reaped, also for cancelled ops, so the kernel never writes into
 // memory the GC could have freed (TestBackendKeepsOpAlive checks it with
 // weak pointers). A CQE whose generation does not match its slot is stale

@@ -27,6 +27,8 @@ import (
 
 // Epoll is an evpoll.Backend on epoll. All methods are safe for concurrent
 // use; several goroutines may even block in Wait at once.
+// Its errors name it ("epoll: submit: ..."), not the package, so a log
+// says which backend failed.
 type Epoll struct {
 	mu      sync.Mutex // guards the fields up to pool
 	slots   *slotTable
@@ -68,25 +70,25 @@ const (
 func OpenEpoll(o Options, reason string) (*Epoll, error) {
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
-		return nil, fmt.Errorf("uring: epoll_create1: %w", err)
+		return nil, fmt.Errorf("epoll: open: epoll_create1: %w", err)
 	}
 	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
 		unix.Close(epfd)
-		return nil, fmt.Errorf("uring: eventfd: %w", err)
+		return nil, fmt.Errorf("epoll: open: eventfd: %w", err)
 	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(efd)}
 	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, efd, &ev); err != nil {
 		unix.Close(efd)
 		unix.Close(epfd)
-		return nil, fmt.Errorf("uring: epoll_ctl eventfd: %w", err)
+		return nil, fmt.Errorf("epoll: open: epoll_ctl eventfd: %w", err)
 	}
 	n := o.MaxInFlight
 	if n <= 0 {
 		n = defaultInFlight
 	}
 	b := &Epoll{slots: newSlotTable(min(n, maxSlots)), fds: make(map[int]*fdState), epfd: epfd, efd: efd}
-	b.pool = newFilePool(b, o.PoolSize, n)
+	b.pool = newFilePool(b, o.PoolSize)
 	// Probe epoll_pwait2 with a zero timeout; ENOSYS (before 5.11) means
 	// epoll_wait with the timeout rounded up to whole milliseconds.
 	var evs [1]unix.EpollEvent
@@ -119,30 +121,30 @@ func (b *Epoll) Stats() evpoll.Stats { return b.ctr.Snapshot() }
 // and Open go to the pool.
 func (b *Epoll) Submit(op *evpoll.Op, tok evpoll.Token) (evpoll.OpID, error) {
 	if op == nil || op.Kind >= evpoll.NumKinds {
-		return 0, fmt.Errorf("uring: submit: %w", evpoll.ErrInvalidOp)
+		return 0, fmt.Errorf("epoll: submit: %w", evpoll.ErrInvalidOp)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return 0, fmt.Errorf("uring: submit: %w", evpoll.ErrClosed)
+		return 0, fmt.Errorf("epoll: submit: %w", evpoll.ErrClosed)
 	}
 	idx, s, ok := b.slots.alloc(op, tok)
 	if !ok {
-		return 0, fmt.Errorf("uring: submit: %w", evpoll.ErrTooMany)
+		return 0, fmt.Errorf("epoll: submit: %w", evpoll.ErrTooMany)
 	}
 	switch op.Kind {
 	case evpoll.Connect:
 		n, err := putSockaddr(&s.sock().sa, op.Addr)
 		if err != nil {
 			b.slots.release(idx)
-			return 0, fmt.Errorf("uring: submit: connect: %w", evpoll.ErrInvalidOp)
+			return 0, fmt.Errorf("epoll: submit: connect: %w", evpoll.ErrInvalidOp)
 		}
 		s.sock().salen = n
 	case evpoll.Open:
 		for i := 0; i < len(op.Path); i++ {
 			if op.Path[i] == 0 {
 				b.slots.release(idx)
-				return 0, fmt.Errorf("uring: submit: open: NUL in path: %w", evpoll.ErrInvalidOp)
+				return 0, fmt.Errorf("epoll: submit: open: NUL in path: %w", evpoll.ErrInvalidOp)
 			}
 		}
 	}
@@ -352,11 +354,11 @@ func (b *Epoll) Cancel(id evpoll.OpID) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return fmt.Errorf("uring: cancel: %w", evpoll.ErrClosed)
+		return fmt.Errorf("epoll: cancel: %w", evpoll.ErrClosed)
 	}
 	idx, s := b.slots.lookup(id)
 	if s == nil {
-		return fmt.Errorf("uring: cancel: %w", evpoll.ErrNotPending)
+		return fmt.Errorf("epoll: cancel: %w", evpoll.ErrNotPending)
 	}
 	if s.cancel || s.state == slotDone {
 		return nil
@@ -382,7 +384,7 @@ func (b *Epoll) Cancel(id evpoll.OpID) error {
 // Wait implements evpoll.Backend with epoll_pwait2 and a timespec.
 func (b *Epoll) Wait(timeout time.Duration, out []evpoll.Completion) (int, error) {
 	if len(out) == 0 {
-		return 0, fmt.Errorf("uring: wait: empty completion buffer: %w", evpoll.ErrInvalidOp)
+		return 0, fmt.Errorf("epoll: wait: empty completion buffer: %w", evpoll.ErrInvalidOp)
 	}
 	var deadline time.Time
 	if timeout > 0 {
@@ -393,7 +395,7 @@ func (b *Epoll) Wait(timeout time.Duration, out []evpoll.Completion) (int, error
 		b.mu.Lock()
 		if b.closed {
 			b.mu.Unlock()
-			return 0, fmt.Errorf("uring: wait: %w", evpoll.ErrClosed)
+			return 0, fmt.Errorf("epoll: wait: %w", evpoll.ErrClosed)
 		}
 		if n := b.deliverLocked(out); n > 0 {
 			b.mu.Unlock()
@@ -415,7 +417,7 @@ func (b *Epoll) Wait(timeout time.Duration, out []evpoll.Completion) (int, error
 		b.waiters--
 		if err != nil && !errors.Is(err, unix.EINTR) {
 			b.mu.Unlock()
-			return 0, fmt.Errorf("uring: epoll_wait: %w", err)
+			return 0, fmt.Errorf("epoll: wait: %w", err)
 		}
 		woke := b.handleLocked(evs[:nev])
 		n := b.deliverLocked(out)
@@ -531,7 +533,7 @@ func (b *Epoll) Wake() error {
 	b.wakeMu.Lock()
 	defer b.wakeMu.Unlock()
 	if b.wakeOff {
-		return fmt.Errorf("uring: wake: %w", evpoll.ErrClosed)
+		return fmt.Errorf("epoll: wake: %w", evpoll.ErrClosed)
 	}
 	b.ctr.Wakes.Add(1)
 	b.writeEventfd()
@@ -569,7 +571,7 @@ func (b *Epoll) Close() error {
 		err = e
 	}
 	if err != nil {
-		return fmt.Errorf("uring: close: %w", err)
+		return fmt.Errorf("epoll: close: %w", err)
 	}
 	return nil
 }

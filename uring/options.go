@@ -20,8 +20,13 @@ type Options struct {
 	Entries   uint32
 	CQEntries uint32
 
-	// MaxInFlight bounds the ops in flight per backend: the size of the
-	// slot table (default 4096). Submit fails with evpoll.ErrTooMany above.
+	// MaxInFlight bounds the ops in flight per backend (submitted and not
+	// yet returned by Wait): the most slots the slot table may grow to
+	// (default 1<<20, at most 1<<24). The table grows in chunks as ops are
+	// submitted, so a large bound costs memory only when used. The default
+	// is far above the scheduler engine's own bound on ops in flight
+	// (sched.DefaultMaxInFlightIO), so that one is reached first. Submit
+	// fails with evpoll.ErrTooMany above MaxInFlight.
 	MaxInFlight int
 
 	// OwnerThread says that the calling goroutine, locked to its OS thread

@@ -7,8 +7,8 @@ package uring
 // syscalls, post the completion under the backend mutex and kick a
 // blocked Wait through the eventfd, so no scheduler worker ever blocks on
 // disk. The pool is bounded: size goroutines, all started at the first file
-// op; the job queue holds at most MaxInFlight jobs, which the slot table
-// already caps, so enqueueing never blocks.
+// op. Its job queue grows with use and never blocks; the slot table caps
+// the jobs in flight.
 
 import (
 	"github.com/jadevm/jade/evpoll"
@@ -26,8 +26,8 @@ type poolJob struct {
 // the epoll backend's file ops.
 type filePool = workpool.Pool[poolJob]
 
-func newFilePool(b *Epoll, size, capacity int) *filePool {
-	return workpool.New(size, capacity, func(j poolJob) {
+func newFilePool(b *Epoll, size int) *filePool {
+	return workpool.New(size, func(j poolJob) {
 		b.ctr.Syscalls.Add(1)
 		b.postPoolResult(j.id, runFileOp(j.op, j.fd))
 	})

@@ -53,9 +53,10 @@ const (
 )
 
 // slotTable is the shared generation-checked slot table (package
-// evpoll/slots) holding this backend's slots. It is allocated once and
-// never grows, so pointers into it (given to the kernel) never dangle.
-// Callers hold the backend mutex.
+// evpoll/slots) holding this backend's slots. It grows in chunks as ops
+// are submitted, up to MaxInFlight, and never moves a slot, so pointers
+// into it (given to the kernel) never dangle. Callers hold the backend
+// mutex.
 type slotTable struct {
 	slots.Table[slot]
 }

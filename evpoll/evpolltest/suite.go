@@ -343,3 +343,37 @@ func CloseUnblocksWait(t *testing.T, open Opener) {
 		t.Fatal("Wait still blocked after Close")
 	}
 }
+
+// ManyInFlight submits n Nops before waiting for any, then collects their
+// n completions. A backend's default in-flight bound must pass it with n
+// above the scheduler engine's own bound (sched.DefaultMaxInFlightIO), so
+// that the engine refuses first.
+func ManyInFlight(t *testing.T, open Opener, n int) {
+	h := Open(t, open)
+	for i := range n {
+		if _, err := h.B.Submit(&evpoll.Op{Kind: evpoll.Nop}, evpoll.Token(i+1)); err != nil {
+			t.Fatalf("op %d of %d: %v", i+1, n, err)
+		}
+	}
+	seen := make([]bool, n+1)
+	out := make([]evpoll.Completion, 512)
+	for got := 0; got < n; {
+		k, err := h.B.Wait(5*time.Second, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k == 0 {
+			t.Fatalf("no completion within 5s; %d of %d received", got, n)
+		}
+		for _, c := range out[:k] {
+			if c.Token < 1 || c.Token > evpoll.Token(n) || seen[c.Token] || c.Res != 0 {
+				t.Fatalf("completion %+v: unknown, repeated or failed", c)
+			}
+			seen[c.Token] = true
+		}
+		got += k
+	}
+	if p := h.B.Pending(); p != 0 {
+		t.Fatalf("pending %d after every completion", p)
+	}
+}
