@@ -110,6 +110,28 @@ func (d *dispatcher) Intrinsic(t *sched.Task, req *vmloop.Request) sched.Action 
 	return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: "no handler for intrinsic " + req.Intr.Name})
 }
 
+// Abandon releases what a won wake delivered to a task that was cancelled
+// before it resumed (sched.Dispatcher): every wait kind that carries a
+// resource is named here.
+func (d *dispatcher) Abandon(t *sched.Task, req *vmloop.Request, signalled bool) {
+	b := (*Bus)(d)
+	id := req.Intr.ID
+	switch {
+	case id == vmloop.IntrEventWait:
+		// The signal was meant for a waiter that will not run: the next
+		// one gets it (or the event keeps it).
+		if obj, err := t.Exec().ArgObj(0, vmloop.KindEvent); err == nil && signalled {
+			b.ctl.EventSignal(t, obj.(*sched.Event))
+		}
+	case isIO(id):
+		b.ioAbandon(t)
+	case id >= vmloop.HostIntrinsicBase:
+		b.ctl.DropHostResult(t) // runs the host's release hook, if any
+	}
+	// Joins, outcome, sleeps and ticks carry nothing that outlives the
+	// task.
+}
+
 // Resume completes the request of a task woken after ActSuspend.
 func (d *dispatcher) Resume(t *sched.Task, req *vmloop.Request) sched.Action {
 	b := (*Bus)(d)

@@ -65,6 +65,15 @@ type Completion struct {
 // already completed or the task was cancelled meanwhile.
 func (p *Completion) Complete(v vmloop.Value) bool { return p.b.ctl.CompleteHost(p.tok, v, nil, nil) }
 
+// CompleteRelease is Complete for a value that holds something the host
+// must take back if the task never receives it: when Complete has won
+// (returned true) but the task is cancelled before it resumes, release
+// runs with v on the worker that ends the task. When CompleteRelease
+// returns false, release does not run and v is the caller's again.
+func (p *Completion) CompleteRelease(v vmloop.Value, release func(vmloop.Value)) bool {
+	return p.b.ctl.CompleteHostRelease(p.tok, v, release)
+}
+
 // Fail resumes the task by throwing err (a catchable HostError).
 func (p *Completion) Fail(err error) bool {
 	e := vmloop.Err(vmloop.ErrKindHost, err.Error())

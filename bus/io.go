@@ -231,6 +231,24 @@ func (b *Bus) ioResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (a s
 	return complete(ex, vmloop.I64(int64(res)), sched.ActContinue), true // reads
 }
 
+// ioAbandon releases what a completed operation handed to a task that was
+// cancelled before it resumed: the descriptor an accept or open produced,
+// the socket of a connect.
+func (b *Bus) ioAbandon(t *sched.Task) {
+	r := b.ctl.TakeIO(t)
+	if !r.Done {
+		return
+	}
+	switch r.Op.Kind {
+	case evpoll.Accept, evpoll.Open:
+		if r.Res >= 0 && !r.TimedOut {
+			b.ctl.CloseFD(b.ctl.NewFD(nil, int(r.Res)))
+		}
+	case evpoll.Connect:
+		b.ctl.CloseFD(r.FD)
+	}
+}
+
 func strArg(ex *vmloop.Exec, i int) (string, sched.Action) {
 	obj, err := ex.ArgObj(i, vmloop.KindString)
 	if err != nil {

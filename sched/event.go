@@ -43,7 +43,7 @@ func (e *Event) signal(s *Scheduler, from *Task) {
 		tok := e.waiters[e.head]
 		e.waiters[e.head] = Token{}
 		e.head++
-		if s.wake(from.worker(), tok) {
+		if s.wakeAs(from.worker(), tok, phSignalled) {
 			return
 		}
 	}

@@ -279,7 +279,7 @@ func (w *worker) pollIO(x *workerIO, timeout int64) {
 		if rec.timedOut && (c.Cancelled() || c.Res == -int32(syscall.ECANCELED)) {
 			v = ioTimedOut
 		}
-		if w.s.completeHost(w, tok, vmloop.I64(v), nil, nil) {
+		if w.s.completeHost(w, tok, vmloop.I64(v), nil, nil, nil) {
 			continue
 		}
 		// Nobody takes the result: close what it would have handed over.

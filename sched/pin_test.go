@@ -14,6 +14,7 @@ type nopDispatcher struct{}
 
 func (nopDispatcher) Intrinsic(*Task, *vmloop.Request) Action { return ActTrap }
 func (nopDispatcher) Resume(*Task, *vmloop.Request) Action    { return ActTrap }
+func (nopDispatcher) Abandon(*Task, *vmloop.Request, bool)    {}
 
 // TestPinCPUs: with PinCPUs each worker gets a CPU of the affinity mask
 // (round robin) on Linux, none elsewhere; the workers start and stop, and

@@ -46,6 +46,13 @@ type Dispatcher interface {
 	// Resume completes the request of a task that was woken after
 	// ActSuspend (e.g. reads the joined task's outcome).
 	Resume(t *Task, req *vmloop.Request) Action
+	// Abandon releases what the wake of a suspended request delivered to
+	// t when t was cancelled after that wake won and before it resumed
+	// (it ends Cancelled without running again): an accepted or opened
+	// descriptor is closed, a host result dropped, and with signalled
+	// (the wake was an event's signal) the signal goes on to the event's
+	// next waiter. Waits that carry nothing (joins, sleeps) need nothing.
+	Abandon(t *Task, req *vmloop.Request, signalled bool)
 }
 
 // Config configures a scheduler.
@@ -545,7 +552,7 @@ func (c *Control) Cancel(from, target *Task) {
 	}
 	target.exec.Stop()
 	if tok, ok := target.current(); ok {
-		c.s.wake(from.worker(), tok)
+		c.s.wakeAs(from.worker(), tok, phCancelled)
 	}
 }
 
@@ -606,23 +613,32 @@ func (c *Control) Wake(tok Token) bool { return c.s.wake(nil, tok) }
 // wait stale (cancelled, already woken) the result is withdrawn and false
 // is returned.
 func (c *Control) CompleteHost(tok Token, value vmloop.Value, thrown *vmloop.Value, trap *vmloop.TrapInfo) bool {
-	return c.s.completeHost(nil, tok, value, thrown, trap)
+	return c.s.completeHost(nil, tok, value, thrown, trap, nil)
+}
+
+// CompleteHostRelease is CompleteHost of a value that holds something the
+// host must take back if the task never receives it: when the task is
+// cancelled after this completion won its wake and before it resumed,
+// release runs with value (from the worker that ends the task, through
+// DropHostResult). It does not run when false is returned.
+func (c *Control) CompleteHostRelease(tok Token, value vmloop.Value, release func(vmloop.Value)) bool {
+	return c.s.completeHost(nil, tok, value, nil, nil, release)
 }
 
 // completeHost is CompleteHost run by worker w (nil outside the workers).
-func (s *Scheduler) completeHost(w *worker, tok Token, value vmloop.Value, thrown *vmloop.Value, trap *vmloop.TrapInfo) bool {
+func (s *Scheduler) completeHost(w *worker, tok Token, value vmloop.Value, thrown *vmloop.Value, trap *vmloop.TrapInfo, release func(vmloop.Value)) bool {
 	t := tok.t
 	t.mu.Lock()
-	if _, live := t.current(); !live || t.hasHostResultLocked() || t.wait.Load()>>2 != tok.gen {
+	if _, live := t.current(); !live || t.hasHostResultLocked() || t.wait.Load()>>phaseBits != tok.gen {
 		// a stale token must not occupy the slot of a later wait
 		t.mu.Unlock()
 		return false
 	}
 	r := t.rareLocked()
-	if thrown == nil && trap == nil && value.Kind() == vmloop.KindI64 {
+	if thrown == nil && trap == nil && release == nil && value.Kind() == vmloop.KindI64 {
 		r.hostInline, r.hostBits, r.hostResult = true, value.Int(), nil
 	} else {
-		r.hostInline, r.hostResult = false, &hostResult{value: value, err: thrown, trap: trap}
+		r.hostInline, r.hostResult = false, &hostResult{value: value, err: thrown, trap: trap, release: release}
 	}
 	r.hostGen = tok.gen
 	t.mu.Unlock()
@@ -666,10 +682,31 @@ func (c *Control) TakeHostResult(t *Task) (value vmloop.Value, thrown *vmloop.Va
 	return h.value, h.err, h.trap, true
 }
 
+// DropHostResult takes the result stored by CompleteHost for a task that
+// will not receive it (cancelled after the completion won) and runs its
+// release hook, if it has one (CompleteHostRelease).
+func (c *Control) DropHostResult(t *Task) {
+	t.mu.Lock()
+	if !t.hasHostResultLocked() {
+		t.mu.Unlock()
+		return
+	}
+	r := t.rare.Load()
+	h := r.hostResult
+	r.hostInline, r.hostResult = false, nil
+	t.mu.Unlock()
+	if h != nil && h.release != nil {
+		h.release(h.value)
+	}
+}
+
 // wake performs a wake and enqueues the task when it was parked; w is the
 // worker doing it, or nil outside the workers.
-func (s *Scheduler) wake(w *worker, tok Token) bool {
-	woke, enq := tok.wake()
+func (s *Scheduler) wake(w *worker, tok Token) bool { return s.wakeAs(w, tok, phWoken) }
+
+// wakeAs is wake writing the woken phase ph (wait.go).
+func (s *Scheduler) wakeAs(w *worker, tok Token, ph uint64) bool {
+	woke, enq := tok.wakeAs(ph)
 	if enq {
 		s.waiting.Add(-1)
 		s.enqueue(w, tok.t)

@@ -141,7 +141,7 @@ type Task struct {
 	// outVKind is the kind of an inline Success value (see outBits).
 	outVKind vmloop.Kind
 
-	// wait is the wait word: generation<<2 | phase (wait.go).
+	// wait is the wait word: generation<<phaseBits | phase (wait.go).
 	wait atomic.Uint64
 
 	// exec is touched only by the worker running the task (Running) or,
@@ -220,13 +220,16 @@ func (t *Task) rareLocked() *taskRare {
 // of the current wait replaces it, and nobody takes it.
 func (t *Task) hasHostResultLocked() bool {
 	r := t.rare.Load()
-	return r != nil && (r.hostInline || r.hostResult != nil) && r.hostGen == t.wait.Load()>>2
+	return r != nil && (r.hostInline || r.hostResult != nil) && r.hostGen == t.wait.Load()>>phaseBits
 }
 
 type hostResult struct {
 	value vmloop.Value
 	err   *vmloop.Value
 	trap  *vmloop.TrapInfo
+	// release takes value back when the task never receives it
+	// (CompleteHostRelease, DropHostResult).
+	release func(vmloop.Value)
 }
 
 // ID returns the task's identity (unique within a scheduler).
@@ -418,7 +421,7 @@ func (t *Task) recycle() {
 	if host {
 		t.mu.Lock()
 	}
-	t.wait.Store((t.wait.Load()>>2 + 1) << 2) // generation on, phase idle
+	t.wait.Store((t.wait.Load()>>phaseBits + 1) << phaseBits) // generation on, phase idle
 	t.id, t.engine, t.exec, t.prog = 0, nil, nil, nil
 	t.resume, t.ended, t.hostWait, t.outVKind, t.outBits = false, false, false, 0, 0
 	t.tm, t.next, t.rprev, t.rnext, t.w = nil, nil, nil, nil, nil

@@ -147,16 +147,16 @@ func (c *Control) ArmTimer(t *Task, deadline int64, timeout bool) {
 	w := t.w
 	tm := t.timer()
 	ww := t.wait.Load()
-	if w == nil || !tm.reserved || ww&3 == phIdle || ww&3 == phParked {
+	if w == nil || !tm.reserved || ww&phaseMask == phIdle || ww&phaseMask == phParked {
 		panic("sched: ArmTimer without a running task, an armed wait and a reservation")
 	}
-	if ww&3 == phWoken {
+	if ph := ww & phaseMask; ph == phWoken || ph == phSignalled {
 		// The wait already ended (a wake raced its registration): the
 		// task will not park, so no timer is needed.
 		c.DropTimer(t)
 		return
 	}
-	tok := Token{t, ww >> 2}
+	tok := Token{t, ww >> phaseBits}
 	tm.reserved = false
 	rec := timerRec{t: t, gen: tok.gen, kind: timerWake}
 	if timeout {

@@ -3,17 +3,21 @@ package sched
 // The wait/wake protocol (spec §3.2: the scheduler knows only the identity
 // of a wait, never what the event means).
 //
-// Every task has a wait word: generation<<2 | phase. The phases are
+// Every task has a wait word: generation<<phaseBits | phase. The phases are
 //
 //	idle    the task is not waiting
 //	armed   the task registered a wait (a Token is out) but still runs
 //	parked  the task is Waiting in the scheduler
-//	woken   a wake for the current generation arrived
+//	woken     a wake for the current generation arrived
+//	signalled an event's signal won the wake (a woken phase that says the
+//	          signal must go to the next waiter if the task is cancelled
+//	          before it resumes)
+//	cancelled Cancel won the wake: nothing was delivered
 //
 // Only the worker running the task arms it (generation+1, phase armed) and
 // parks it (armed → parked by CAS, after storing state Waiting). A waker
 // holding a Token wins only a CAS from armed or parked *of the same
-// generation* to woken:
+// generation* to a woken phase:
 //
 //   - armed → woken: the task has not parked yet; the worker's park CAS
 //     fails and it keeps the task runnable. A wake that races the
@@ -22,11 +26,26 @@ package sched
 //     enqueues it. Exactly one waker can win, so a task is enqueued once.
 //   - a Token of an older generation, or a second wake, finds another
 //     generation or phase and is a no-op (a stale wake does nothing).
+//
+// A wake that won carries a result (a host value or I/O result stored
+// under the task's mutex before the wake, an event's signal, a joined
+// task's outcome). The phase the winner wrote tells the worker that
+// dispatches the task what it carried: when the task was cancelled after
+// a completer won (phase woken or signalled), the worker does not just
+// end it — the dispatcher's Abandon releases what was delivered (closes
+// an accepted descriptor, passes a signal on to the next waiter), so a
+// cancel never swallows a result. A wake won by Cancel itself (phase
+// cancelled) delivered nothing.
 const (
-	phIdle   = 0
-	phArmed  = 1
-	phParked = 2
-	phWoken  = 3
+	phIdle      = 0
+	phArmed     = 1
+	phParked    = 2
+	phWoken     = 3
+	phSignalled = 4
+	phCancelled = 5
+
+	phaseBits = 3
+	phaseMask = 1<<phaseBits - 1
 )
 
 // Token identifies one wait of one task: the task and the generation of
@@ -55,14 +74,14 @@ func (t *Task) armHost() Token {
 
 // arm starts a wait of t; only the worker running t calls it.
 func (t *Task) arm() Token {
-	gen := t.wait.Load()>>2 + 1
-	t.wait.Store(gen<<2 | phArmed)
+	gen := t.wait.Load()>>phaseBits + 1
+	t.wait.Store(gen<<phaseBits | phArmed)
 	return Token{t, gen}
 }
 
 // disarm ends a wait that completed without parking.
 func (t *Task) disarm() {
-	t.wait.Store(t.wait.Load()>>2<<2 | phIdle)
+	t.wait.Store(t.wait.Load()>>phaseBits<<phaseBits | phIdle)
 }
 
 // park moves a Running task whose wait is armed to Waiting. It returns
@@ -71,7 +90,7 @@ func (t *Task) disarm() {
 func (t *Task) park() bool {
 	w := t.wait.Load()
 	t.transition(Running, Waiting)
-	if w&3 == phArmed && t.wait.CompareAndSwap(w, w>>2<<2|phParked) {
+	if w&phaseMask == phArmed && t.wait.CompareAndSwap(w, w>>phaseBits<<phaseBits|phParked) {
 		return true
 	}
 	t.transition(Waiting, Runnable)
@@ -80,20 +99,23 @@ func (t *Task) park() bool {
 
 // wake performs the waker's side of the protocol; it returns whether this
 // call woke the task, and whether the task must be enqueued by the caller.
-func (k Token) wake() (woke, enqueue bool) {
+func (k Token) wake() (woke, enqueue bool) { return k.wakeAs(phWoken) }
+
+// wakeAs is wake writing phase ph (woken, signalled or cancelled).
+func (k Token) wakeAs(ph uint64) (woke, enqueue bool) {
 	t := k.t
 	for {
 		w := t.wait.Load()
-		if w>>2 != k.gen {
+		if w>>phaseBits != k.gen {
 			return false, false
 		}
-		switch w & 3 {
+		switch w & phaseMask {
 		case phArmed:
-			if t.wait.CompareAndSwap(w, k.gen<<2|phWoken) {
+			if t.wait.CompareAndSwap(w, k.gen<<phaseBits|ph) {
 				return true, false
 			}
 		case phParked:
-			if t.wait.CompareAndSwap(w, k.gen<<2|phWoken) {
+			if t.wait.CompareAndSwap(w, k.gen<<phaseBits|ph) {
 				t.transition(Waiting, Runnable)
 				return true, true
 			}
@@ -103,11 +125,15 @@ func (k Token) wake() (woke, enqueue bool) {
 	}
 }
 
+// wokenBy returns the phase of t's wait word: which kind of waker ended
+// its last wait (phWoken, phSignalled, phCancelled), or phIdle/phArmed.
+func (t *Task) wokenBy() uint64 { return t.wait.Load() & phaseMask }
+
 // current returns a token for the task's current wait, if it has one.
 func (t *Task) current() (Token, bool) {
 	w := t.wait.Load()
-	if ph := w & 3; ph == phArmed || ph == phParked {
-		return Token{t, w >> 2}, true
+	if ph := w & phaseMask; ph == phArmed || ph == phParked {
+		return Token{t, w >> phaseBits}, true
 	}
 	return Token{}, false
 }

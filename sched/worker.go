@@ -537,13 +537,21 @@ func (w *worker) slice(t *Task, budget *int64) {
 		ex.ClearStop()
 	}
 	if t.cancel.Load() {
+		if t.resume {
+			t.resume = false
+			w.abandonWait(t)
+		}
 		s.finish(w, t, Outcome{Kind: Cancelled})
 		return
 	}
 	if t.resume {
 		t.resume = false
 		t.disarm()
-		if !w.act(t, s.disp.Resume(t, ex.Request()), budget) {
+		// A resumed request that completes goes straight on: the task has
+		// received its result, and a cancel that arrived meanwhile is
+		// observed at its next safe point, not here (where it would end
+		// the task with the result unseen).
+		if a := s.disp.Resume(t, ex.Request()); a != ActContinue && !w.act(t, a, budget) {
 			return
 		}
 	}
@@ -584,6 +592,16 @@ func (w *worker) slice(t *Task, budget *int64) {
 	}
 }
 
+// abandonWait ends the wait of a cancelled task that will not resume: a
+// completer that won its wake before the cancel carried a result, which
+// the dispatcher releases or passes on (wait.go).
+func (w *worker) abandonWait(t *Task) {
+	if ph := t.wokenBy(); ph == phWoken || ph == phSignalled {
+		w.s.disp.Abandon(t, t.exec.Request(), ph == phSignalled)
+	}
+	t.disarm()
+}
+
 // act carries out a dispatcher action; it returns true when the worker
 // keeps running t.
 func (w *worker) act(t *Task, a Action, budget *int64) bool {
@@ -605,8 +623,17 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 		w.publish(t)
 		if t.cancel.Load() {
 			// Suspension points observe cancellation. The armed wait is
-			// abandoned: its token becomes stale at the next arm.
-			t.disarm()
+			// abandoned: ending it here with a cancelled phase shuts out
+			// completers (a host completion, a signal from another
+			// worker); one that won already has its result released, and
+			// an operation submitted for it is cancelled.
+			if tok, ok := t.current(); ok {
+				tok.wakeAs(phCancelled)
+			}
+			if st := t.io.Load(); st != nil && st.owner != nil {
+				dropTaskIO(t)
+			}
+			w.abandonWait(t)
 			s.finish(w, t, Outcome{Kind: Cancelled})
 			return false
 		}
