@@ -144,8 +144,9 @@ type Task struct {
 	// wait is the wait word: generation<<phaseBits | phase (wait.go).
 	wait atomic.Uint64
 
-	// exec is touched only by the worker running the task (Running) or,
-	// while the task is Runnable/Waiting, by nobody. After completion it
+	// exec is run and changed only by the worker running the task; other
+	// goroutines touch it only through its atomic stop flag (Cancel, a
+	// kick: Exec.Stop, from anywhere, in any state). After completion it
 	// may be recycled for another task (a late Cancel's Stop then costs
 	// that task one spurious preemption); read nothing through it then.
 	exec *vmloop.Exec

@@ -62,7 +62,10 @@ type timerRec struct {
 	io   uint32 // timerIOTimeout: the operation's record in the owner's I/O table
 }
 
-// workerTimers is a worker's part of every engine's wheel. Owner only.
+// workerTimers is a worker's part of every engine's wheel. Owner only,
+// except remote: other workers reach a shard only through the pointer an
+// armed timer keeps (taskTimer.sh), never through shards, which the owner
+// grows the first time it meets an engine.
 type workerTimers struct {
 	shards []*timerwheel.Wheel // indexed by engine id; nil until first use
 	engine []*Engine           // engine of each shard
@@ -83,6 +86,10 @@ type workerTimers struct {
 type taskTimer struct {
 	owner *worker           // worker whose shard holds the armed timer, or nil
 	h     timerwheel.Handle // the armed timer
+	// sh is the shard holding it: a worker that resumed the task cancels
+	// through it, never through owner's shard list (which owner may grow
+	// meanwhile, the first time it meets an engine).
+	sh *timerwheel.Wheel
 	rec   uint32            // its record in owner.timers.recs
 	// reserved: one unit of the engine's pending-timer count is held for a
 	// timer about to be armed (ReserveTimer .. ArmTimer/DropTimer).
@@ -169,7 +176,7 @@ func (c *Control) ArmTimer(t *Task, deadline int64, timeout bool) {
 		}
 	}
 	tm.owner = w
-	tm.h, tm.rec = w.addTimer(t.engine, deadline, rec)
+	tm.sh, tm.h, tm.rec = w.addTimer(t.engine, deadline, rec)
 }
 
 // SleepUntil arms a wait of t that its timer ends at deadline (a reserved
@@ -215,7 +222,8 @@ func dropTaskTimer(w *worker, t *Task) {
 	tm := t.tm
 	o := tm.owner
 	tm.owner = nil
-	sh := o.timers.shards[t.engine.id]
+	sh := tm.sh
+	tm.sh = nil
 	if o == w {
 		if sh.Cancel(tm.h) {
 			w.timers.release(tm.rec, t.engine)
@@ -246,8 +254,8 @@ func (s *Scheduler) endTimers(w *worker, t *Task) {
 }
 
 // addTimer files rec at deadline in w's shard of engine e and returns the
-// timer's handle and record index.
-func (w *worker) addTimer(e *Engine, deadline int64, rec timerRec) (timerwheel.Handle, uint32) {
+// shard, the timer's handle and its record index.
+func (w *worker) addTimer(e *Engine, deadline int64, rec timerRec) (*timerwheel.Wheel, timerwheel.Handle, uint32) {
 	wt := &w.timers
 	sh := wt.shard(e)
 	idx := wt.recs.put(rec)
@@ -255,7 +263,7 @@ func (w *worker) addTimer(e *Engine, deadline int64, rec timerRec) (timerwheel.H
 	if deadline < wt.next {
 		wt.next = deadline
 	}
-	return h, idx
+	return sh, h, idx
 }
 
 // shard returns w's shard of engine e, creating it from e's geometry.
