@@ -89,8 +89,8 @@ type taskTimer struct {
 	// sh is the shard holding it: a worker that resumed the task cancels
 	// through it, never through owner's shard list (which owner may grow
 	// meanwhile, the first time it meets an engine).
-	sh *timerwheel.Wheel
-	rec   uint32            // its record in owner.timers.recs
+	sh  *timerwheel.Wheel
+	rec uint32 // its record in owner.timers.recs
 	// reserved: one unit of the engine's pending-timer count is held for a
 	// timer about to be armed (ReserveTimer .. ArmTimer/DropTimer).
 	reserved bool
