@@ -9,9 +9,8 @@ import "sync"
 // a broadcast wakes every waiter and keeps nothing.
 type Event struct {
 	mu        sync.Mutex
-	signalled bool    // a kept signal; guarded by mu
-	waiters   []Token // FIFO; entries may be stale; guarded by mu
-	head      int     // first live entry of waiters
+	signalled bool     // a kept signal; guarded by mu
+	waiters   waitList // FIFO; entries may be stale (compacted); guarded by mu
 }
 
 // NewEvent returns an unsignalled event.
@@ -26,28 +25,25 @@ func (e *Event) wait(tok Token) bool {
 		e.signalled = false
 		return true
 	}
-	if e.head > 0 && e.head == len(e.waiters) {
-		e.waiters, e.head = e.waiters[:0], 0
-	}
-	e.waiters = append(e.waiters, tok)
+	e.waiters.push(tok)
 	return false
 }
 
 // signal wakes the first live waiter, or keeps the signal. Stale entries
-// (a waiter that was cancelled or already woken) are skipped, so a signal
-// is never lost to them.
+// (a waiter that was cancelled, timed out or already woken) are skipped,
+// so a signal is never lost to them.
 func (e *Event) signal(s *Scheduler, from *Task) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for e.head < len(e.waiters) {
-		tok := e.waiters[e.head]
-		e.waiters[e.head] = Token{}
-		e.head++
+	for {
+		tok, ok := e.waiters.pop()
+		if !ok {
+			break
+		}
 		if s.wakeAs(from.worker(), tok, phSignalled) {
 			return
 		}
 	}
-	e.waiters, e.head = e.waiters[:0], 0
 	e.signalled = true
 }
 
@@ -55,9 +51,11 @@ func (e *Event) signal(s *Scheduler, from *Task) {
 func (e *Event) broadcast(s *Scheduler, from *Task) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for ; e.head < len(e.waiters); e.head++ {
-		s.wake(from.worker(), e.waiters[e.head])
-		e.waiters[e.head] = Token{}
+	for {
+		tok, ok := e.waiters.pop()
+		if !ok {
+			return
+		}
+		s.wake(from.worker(), tok)
 	}
-	e.waiters, e.head = e.waiters[:0], 0
 }

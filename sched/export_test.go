@@ -25,3 +25,22 @@ func (s *Scheduler) Draining() bool { return s.draining.Load() }
 // ParkYields returns how many of worker i's hand-overs to Go's scheduler
 // were made on its way into a park.
 func (s *Scheduler) ParkYields(i int) uint64 { return s.workers[i].parkYields.Load() }
+
+// EventWaiters returns how many tokens ev's waiter list holds (live or
+// stale).
+func EventWaiters(ev *Event) int {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	return ev.waiters.len()
+}
+
+// Joiners returns how many tokens t's joiner list holds beyond the first
+// slot (live or stale).
+func Joiners(t *Task) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r := t.rare.Load(); r != nil {
+		return r.joiners.len()
+	}
+	return 0
+}

@@ -571,11 +571,11 @@ func (c *Control) AwaitTask(waiter, target *Task) bool {
 		waiter.disarm()
 		return true
 	}
-	if !target.joiner1.Valid() {
-		target.joiner1 = tok
+	if !target.joiner1.Valid() || !target.joiner1.live() {
+		target.joiner1 = tok // the slot is free, or its waiter gave up
 	} else {
 		r := target.rareLocked()
-		r.joiners = append(r.joiners, tok)
+		r.joiners.push(tok)
 	}
 	target.mu.Unlock()
 	return false

@@ -191,7 +191,7 @@ type Task struct {
 // Completed: it is written before the state's Completed CAS).
 type taskRare struct {
 	outcome *Outcome      // an outcome that is not an inline Success
-	joiners []Token       // further tasks waiting for completion (woken once)
+	joiners waitList      // further tasks waiting for completion (woken once; compacted)
 	done    chan struct{} // Done's channel, made on first call
 	closed  bool          // done was closed (by finish, or by Done after completion)
 	// The result of a suspended host intrinsic, carried from its completer
@@ -292,7 +292,7 @@ func (t *Task) watch() {
 func (t *Task) takeWatchersLocked() (joiner1 Token, joiners []Token) {
 	joiner1, t.joiner1 = t.joiner1, Token{}
 	if r := t.rare.Load(); r != nil {
-		joiners, r.joiners = r.joiners, nil
+		joiners = r.joiners.takeAll()
 		if r.done != nil && !r.closed {
 			close(r.done)
 			r.closed = true

@@ -1,0 +1,71 @@
+package sched
+
+// Lists of waiters (an event's FIFO, a task's joiners) keep a Token per
+// wait, and a wait that ended otherwise (a timeout, a cancel) leaves its
+// token behind, stale. Removing it at that moment would cost a search of
+// the list; instead a push that finds the list at its compaction limit
+// first drops every stale token, and sets the next limit to twice the live
+// tokens it kept (at least minCompact). A list so never holds more than
+// max(minCompact, 2 × live) tokens, at an amortised O(1) per push: a
+// server that waits on one event with timeouts for ever does not grow it.
+
+// minCompact is the smallest compaction limit of a waiter list.
+const minCompact = 16
+
+// live reports whether tok still names a wait that has not ended: its
+// task's wait word has tok's generation and is armed or parked.
+func (k Token) live() bool {
+	w := k.t.wait.Load()
+	ph := w & phaseMask
+	return w>>phaseBits == k.gen && (ph == phArmed || ph == phParked)
+}
+
+// waitList is a FIFO of wait tokens with compaction (see above). The zero
+// value is empty; the owner's mutex guards it.
+type waitList struct {
+	toks  []Token
+	head  int // first entry not yet taken
+	limit int // compact when len(toks)-head reaches it; 0: minCompact
+}
+
+// push appends tok, first dropping stale tokens when the list is at its
+// limit.
+func (l *waitList) push(tok Token) {
+	if l.head > 0 && l.head == len(l.toks) {
+		clear(l.toks)
+		l.toks, l.head = l.toks[:0], 0
+	}
+	if n := len(l.toks) - l.head; n >= max(l.limit, minCompact) {
+		kept := l.toks[:0]
+		for _, k := range l.toks[l.head:] {
+			if k.live() {
+				kept = append(kept, k)
+			}
+		}
+		clear(l.toks[len(kept):])
+		l.toks, l.head = kept, 0
+		l.limit = 2 * len(kept)
+	}
+	l.toks = append(l.toks, tok)
+}
+
+// pop takes the first token; ok is false when the list is empty.
+func (l *waitList) pop() (tok Token, ok bool) {
+	if l.head == len(l.toks) {
+		return Token{}, false
+	}
+	tok = l.toks[l.head]
+	l.toks[l.head] = Token{}
+	l.head++
+	return tok, true
+}
+
+// takeAll returns the tokens not yet taken and empties the list.
+func (l *waitList) takeAll() []Token {
+	toks := l.toks[l.head:]
+	l.toks, l.head, l.limit = nil, 0, 0
+	return toks
+}
+
+// len returns the number of tokens held (live or stale).
+func (l *waitList) len() int { return len(l.toks) - l.head }
