@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -101,9 +102,18 @@ func runLeg(c *config, legIdx int, l leg) *legReport {
 	}
 	// Round 0 is the warm-up: every shape at full scale, so the pools the
 	// peak needs exist before the first measurement.
-	for round := 0; round <= c.repeat; round++ {
+	last := c.repeat
+	for round := 0; round <= last; round++ {
+		failed := r.failures()
 		if !r.round(c, s, d, &mu, legIdx*64+round, round == 0, peak) {
 			return r
+		}
+		if r.failures() > failed && max(round, 1) < last {
+			// More rounds against a server that drops connections cost
+			// minutes of timeouts and tell nothing new; one measured round
+			// still runs after a failed warm-up.
+			last = max(round, 1)
+			fmt.Printf("  round %d had failed connections: stopping after round %d\n", round, last)
 		}
 		var snap snapshot
 		want := r.start
@@ -112,6 +122,16 @@ func runLeg(c *config, legIdx int, l leg) *legReport {
 		}
 		if !r.measure(s, &snap, want, c.settle) {
 			return r
+		}
+		if c.profiles != "" && (round == 0 || round == last) {
+			when := "before"
+			if round > 0 {
+				when = "after"
+			}
+			path := filepath.Join(c.profiles, fmt.Sprintf("%s-%d-%s.pb.gz", l.poller, l.workers, when))
+			if err := s.saveHeap(path); err != nil {
+				fmt.Printf("  %v\n", err)
+			}
 		}
 		if round == 0 {
 			r.before = snap
@@ -159,6 +179,15 @@ func (r *legReport) round(c *config, s *server, d *dialer, mu *sync.Mutex, seed 
 		return false
 	}
 	return true
+}
+
+// failures is the number of failed connections so far.
+func (r *legReport) failures() int64 {
+	var n int64
+	for _, s := range r.shapes {
+		n += s.t.failed.Load()
+	}
+	return n
 }
 
 // measure takes a snapshot once the server's descriptors settled to want

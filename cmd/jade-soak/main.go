@@ -55,6 +55,7 @@ type config struct {
 	dialers          int // dials in flight at once
 	settle           time.Duration
 	heapTolerance    float64
+	profiles         string // directory for heap profiles; "" none
 	legs             []leg
 	serverCPU, loadC string // CPU lists for taskset and the load generator; "" unpinned
 }
@@ -88,6 +89,7 @@ func run(args []string) int {
 	fs.IntVar(&c.dialers, "dialers", 256, "dials in flight at once (the listen backlog is finite)")
 	fs.DurationVar(&c.settle, "settle", 5*time.Second, "how long the server may take to close descriptors after a round")
 	fs.Float64Var(&c.heapTolerance, "heap-tolerance", 0.10, "allowed growth of the heap in use after GC, as a fraction")
+	fs.StringVar(&c.profiles, "heap-profiles", "", "write the server's heap profiles after the warm-up and after the rounds to `DIR` (POLLER-WORKERS-before.pb.gz, ...-after.pb.gz; compare with go tool pprof -base)")
 	legs := fs.String("legs", "uring/1,uring/2,epoll/1,epoll/2", "legs to run, POLLER/WORKERS, comma-separated")
 	if err := fs.Parse(args); err != nil {
 		return 2

@@ -271,6 +271,27 @@ func (s *server) heap() (heap, error) {
 	return h, nil
 }
 
+// saveHeap writes the server's heap profile after a GC (the binary
+// format, for go tool pprof -base) to path.
+func (s *server) saveHeap(path string) error {
+	resp, err := debugClient.Get(s.debug + "pprof/heap?gc=1")
+	if err != nil {
+		return fmt.Errorf("jade-soak: heap profile: %w", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = errors.New(resp.Status)
+	}
+	if err == nil {
+		err = os.WriteFile(path, b, 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("jade-soak: heap profile: %w", err)
+	}
+	return nil
+}
+
 // memstat finds "# name = value" in a debug=1 heap profile; -1 if absent.
 func memstat(profile []byte, name string) int64 {
 	prefix := "# " + name + " = "

@@ -56,6 +56,16 @@ func (t *tally) fail(format string, args ...any) {
 	t.mu.Unlock()
 }
 
+// dialFailed records a failed dial of connection i of shape, or a skipped
+// one.
+func (t *tally) dialFailed(shape string, i int, err error) {
+	if errors.Is(err, errSkipped) {
+		t.skipped.Add(1)
+		return
+	}
+	t.fail("%s%d: %v", shape, i, err)
+}
+
 // add accumulates u into t.
 func (t *tally) add(u *tally) {
 	t.conns.Add(u.conns.Load())
@@ -153,9 +163,17 @@ type dialer struct {
 	sem  chan struct{}
 }
 
-func (d *dialer) dial() (*net.TCPConn, error) {
+// errSkipped is dial's answer once t has maxFailures failures.
+var errSkipped = errors.New("skipped")
+
+// dial connects, or returns errSkipped when t has maxFailures failures by
+// the time a dial may start.
+func (d *dialer) dial(t *tally) (*net.TCPConn, error) {
 	d.sem <- struct{}{}
 	defer func() { <-d.sem }()
+	if t.failed.Load() >= maxFailures {
+		return nil, errSkipped
+	}
 	c, err := net.DialTimeout("tcp", d.addr, ioTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("dial: %w", err)
@@ -194,9 +212,9 @@ func concurrent(d *dialer, legNo, n, rounds int, peak func(n int)) *tally {
 	t := &tally{}
 	conns := make([]*net.TCPConn, n)
 	each(t, n, 0, func(i int) {
-		c, err := d.dial()
+		c, err := d.dial(t)
 		if err != nil {
-			t.fail("a%d: %v", i, err)
+			t.dialFailed("a", i, err)
 			return
 		}
 		t.conns.Add(1)
@@ -233,9 +251,9 @@ func concurrent(d *dialer, legNo, n, rounds int, peak func(n int)) *tally {
 func churn(d *dialer, legNo, n, par int) *tally {
 	t := &tally{}
 	each(t, n, par, func(i int) {
-		c, err := d.dial()
+		c, err := d.dial(t)
 		if err != nil {
-			t.fail("b%d: %v", i, err)
+			t.dialFailed("b", i, err)
 			return
 		}
 		t.conns.Add(1)
@@ -253,9 +271,9 @@ func churn(d *dialer, legNo, n, par int) *tally {
 func slowloris(d *dialer, legNo, n int, dur time.Duration) *tally {
 	t := &tally{}
 	each(t, n, 0, func(i int) {
-		c, err := d.dial()
+		c, err := d.dial(t)
 		if err != nil {
-			t.fail("c%d: %v", i, err)
+			t.dialFailed("c", i, err)
 			return
 		}
 		t.conns.Add(1)
@@ -295,9 +313,9 @@ func slowloris(d *dialer, legNo, n int, dur time.Duration) *tally {
 func reset(d *dialer, legNo, n, par int) *tally {
 	t := &tally{}
 	each(t, n, par, func(i int) {
-		c, err := d.dial()
+		c, err := d.dial(t)
 		if err != nil {
-			t.fail("d%d: %v", i, err)
+			t.dialFailed("d", i, err)
 			return
 		}
 		t.conns.Add(1)
@@ -322,9 +340,9 @@ func reset(d *dialer, legNo, n, par int) *tally {
 func halfClose(d *dialer, legNo, n, par int) *tally {
 	t := &tally{}
 	each(t, n, par, func(i int) {
-		c, err := d.dial()
+		c, err := d.dial(t)
 		if err != nil {
-			t.fail("e%d: %v", i, err)
+			t.dialFailed("e", i, err)
 			return
 		}
 		t.conns.Add(1)
