@@ -1,0 +1,70 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMismatchNamesTheOwner: bytes of another connection are reported as
+// such, so a mix-up between connections is told apart from corruption.
+func TestMismatchNamesTheOwner(t *testing.T) {
+	a, b := newPeer(1, shapeChurn, 7), newPeer(1, shapeChurn, 8)
+	ma, mb := a.msg(100), b.msg(100)
+	if bytes.Equal(ma, mb) {
+		t.Fatal("two connections sent the same bytes")
+	}
+	if got := mismatch(mb, ma); !strings.Contains(got, "message 0 of connection b8") {
+		t.Errorf("mismatch(b's bytes, a's) = %q, want it to name connection b8", got)
+	}
+	if got := mismatch(append([]byte(nil), ma[:50]...), ma); !strings.Contains(got, "at byte 50") {
+		t.Errorf("short read: %q", got)
+	}
+}
+
+// TestMemstat reads the MemStats comment lines of a debug=1 heap profile.
+func TestMemstat(t *testing.T) {
+	p := []byte("heap profile: 1: 2 [3: 4] @ heap/1048576\n\n# runtime.MemStats\n# HeapAlloc = 649696\n# HeapInuse = 1449984\n")
+	if got := memstat(p, "HeapInuse"); got != 1449984 {
+		t.Errorf("HeapInuse = %d", got)
+	}
+	if got := memstat(p, "HeapAlloc"); got != 649696 {
+		t.Errorf("HeapAlloc = %d", got)
+	}
+	if got := memstat(p, "Nope"); got != -1 {
+		t.Errorf("absent = %d, want -1", got)
+	}
+}
+
+// TestSoakSmall runs one small leg per backend against a freshly built
+// jade: every shape, the measurements and the report. The heap check is
+// switched off (at this scale the debug server's own allocations are the
+// noise); the descriptor and byte checks hold.
+func TestSoakSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the jade binary and runs it")
+	}
+	bin := filepath.Join(t.TempDir(), "jade")
+	if out, err := exec.Command("go", "build", "-o", bin, "../jade").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	var out bytes.Buffer
+	cmd := exec.Command("go", "run", ".", "-jade", bin, "-prog", "../../examples/echo.jasm",
+		"-legs", "uring/1,epoll/2", "-conns", "50", "-rounds", "3", "-churn", "100", "-slow", "10",
+		"-slow-for", "1s", "-rst", "20", "-half", "20", "-repeat", "1", "-heap-tolerance", "100")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	t.Logf("%s", out.String())
+	if err != nil {
+		t.Fatalf("jade-soak: %v", err)
+	}
+	for _, want := range []string{"== leg uring/1", "== leg epoll/2", "a concurrent 50 × 3", "e half-close 20", "jade-soak: ok"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
