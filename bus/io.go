@@ -112,6 +112,11 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 	if h == nil {
 		return a, true
 	}
+	if owns, owner := h.fd.OwnedBy(t); !owns && owner != 0 {
+		// Passed on at spawn: this copy is stale (a use would race the
+		// new owner's, and its end closes the descriptor).
+		return raise(ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: %s belongs to task %d, to which it was passed; only its owner may use it", req.Intr.Name, h, owner))), true
+	}
 	if id == vmloop.IntrNetClose || id == vmloop.IntrFileClose {
 		// Idempotent, and never leaks the descriptor: with operations
 		// still naming it (another task's read), they are cancelled and

@@ -166,17 +166,57 @@ rethrow:
   intr n, net.read, c, buf, z
   ret n
 .end
-; close_under_reader hands a connection to a reading child, then closes it
-; itself: the child's read ends with an IoError, and the peer sees EOF.
-.func close_under_reader(addr:ref) -> ref
-  .local c:ref, t:ref, ms:i64, s:ref
+; stale_conn hands a connection to a reading child, then uses its own
+; copy: a write (doclose 0) or a close (1). Both must be refused.
+.func stale_conn(addr:ref, doclose:i64) -> ref
+  .local c:ref, t:ref, s:ref, e:ref, buf:ref, z:i64, one:i64
   intr c, net.connect, addr
   spawn t, read_kind, c
-  const ms, 20000000
-  intr _, time.sleep, ms
+  const z, 0
+  const one, 1
+  bnew buf, one
+  .try b, x, h, e
+b:
+  jnz doclose, close
+  intr _, net.write, c, buf, z, one
+  jmp x
+close:
   intr _, net.close, c
-  joinr s, t
+x:
+  const s, "the parent's copy worked"
+  cancel t
   ret s
+h:
+  cancel t
+  errmsg s, e
+  ret s
+.end
+; stale_file is stale_conn for a file held by a waiting child.
+.func stale_file(path:ref) -> ref
+  .local f:ref, t:ref, s:ref, e:ref, buf:ref, z:i64, one:i64, ev:ref
+  const one, 1
+  intr f, file.open, path, one
+  evnew ev
+  spawn t, hold, f, ev
+  const z, 0
+  bnew buf, one
+  .try b, x, h, e
+b:
+  intr _, file.write, f, buf, z, one
+x:
+  const s, "the parent's copy worked"
+  cancel t
+  ret s
+h:
+  cancel t
+  errmsg s, e
+  ret s
+.end
+.func hold(f:ref, ev:ref) -> i64
+  .local z:i64
+  evwait ev
+  const z, 0
+  ret z
 .end
 .func read_kind(c:ref) -> ref
   .local buf:ref, n:i64, z:i64, sz:i64, e:ref, s:ref
@@ -538,27 +578,34 @@ func TestPassedHandlesLeaveNothingBehind(t *testing.T) {
 	})
 }
 
-// TestCloseCancelsAnotherTasksRead: closing a connection another task is
-// reading cancels that read (an IoError there) and closes the descriptor
-// once the read's operation has ended: the peer reads EOF.
-func TestCloseCancelsAnotherTasksRead(t *testing.T) {
+// TestPassedHandleIsStaleInTheParent: a handle passed at spawn belongs
+// to the child; the parent's copy is refused with a clear error, for a
+// write and a close on a socket and for a file (the parent used to write
+// through it until the child closed the file).
+func TestPassedHandleIsStaleInTheParent(t *testing.T) {
 	forPollers(t, func(t *testing.T) {
 		b, m, _ := ioBus(t, bus.CapAll, sched.ResourceLimits{})
 		p := prog(t, b, safetyProg)
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
 		defer ln.Close()
-		task, err := m.Spawn(nil, p, "close_under_reader", vmloop.Str(ln.Addr().String()))
-		require.NoError(t, err)
-		peer, err := ln.Accept()
-		require.NoError(t, err)
-		defer peer.Close()
-		o := await(t, task)
-		require.Equal(t, sched.Success, o.Kind, "close_under_reader: %v", o)
-		require.Contains(t, o.Value.String(), "was closed while the recv waited")
-		peer.SetReadDeadline(time.Now().Add(5 * time.Second))
-		_, err = peer.Read(make([]byte, 1))
-		require.ErrorIs(t, err, io.EOF, "the closed connection's peer")
+		for _, doclose := range []int64{0, 1} {
+			task, err := m.Spawn(nil, p, "stale_conn", vmloop.Str(ln.Addr().String()), vmloop.I64(doclose))
+			require.NoError(t, err)
+			peer, err := ln.Accept()
+			require.NoError(t, err)
+			o := await(t, task)
+			require.Equal(t, sched.Success, o.Kind, "stale_conn: %v", o)
+			require.Regexp(t, `^net\.(write|close): conn\(fd \d+\) belongs to task \d+, to which it was passed; only its owner may use it$`, o.Value.String())
+			// The child was cancelled: its end closed the connection.
+			peer.SetReadDeadline(time.Now().Add(5 * time.Second))
+			_, err = peer.Read(make([]byte, 1))
+			require.ErrorIs(t, err, io.EOF, "the child's connection after its end")
+			peer.Close()
+		}
+		o := spawnT(t, b, m, p, "stale_file", vmloop.Str("/dev/null"))
+		require.Equal(t, sched.Success, o.Kind, "stale_file: %v", o)
+		require.Regexp(t, `^file\.write: file\(fd \d+\) belongs to task \d+`, o.Value.String())
 		require.Eventually(t, func() bool { return m.Engine().InFlightIO() == 0 }, 5*time.Second, time.Millisecond)
 	})
 }

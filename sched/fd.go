@@ -72,6 +72,18 @@ var ErrFDClosed = errors.New("descriptor is closed")
 // Num returns the descriptor number.
 func (f *FD) Num() int { return f.num }
 
+// OwnedBy reports whether t owns f, and the id of f's owner (0: none).
+// Only the owner may use a handle: a task that passed it on at spawn
+// holds a stale copy.
+func (f *FD) OwnedBy(t *Task) (owns bool, owner uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.owner == nil {
+		return false, 0
+	}
+	return f.owner == t, f.owner.id
+}
+
 // Closing reports whether a close of f was asked for.
 func (f *FD) Closing() bool {
 	f.mu.Lock()
