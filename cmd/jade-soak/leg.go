@@ -100,32 +100,40 @@ func runLeg(c *config, legIdx int, l leg) *legReport {
 		r.peakFDs, r.peakRSS = max(r.peakFDs, fds), max(r.peakRSS, rss)
 		mu.Unlock()
 	}
-	// Round 0 is the warm-up: every shape at full scale, so the pools the
-	// peak needs exist before the first measurement.
-	last := c.repeat
+	// The first c.warmup rounds warm the server up: every shape at full
+	// scale, so that the pools and tables the peak needs exist before the
+	// first measurement. With two workers one round is not enough: each
+	// worker's op table, Exec pool and spares reach their working size
+	// only once the peak has landed on each of them (the heap after GC
+	// keeps growing for two or three rounds, then holds).
+	warm := max(c.warmup, 1)
+	last := warm + c.repeat - 1
 	for round := 0; round <= last; round++ {
 		failed := r.failures()
-		if !r.round(c, s, d, &mu, legIdx*64+round, round == 0, peak) {
+		if !r.round(c, s, d, &mu, legIdx*64+round, round < warm, peak) {
 			return r
 		}
-		if r.failures() > failed && max(round, 1) < last {
+		if r.failures() > failed && max(round, warm) < last {
 			// More rounds against a server that drops connections cost
 			// minutes of timeouts and tell nothing new; one measured round
 			// still runs after a failed warm-up.
-			last = max(round, 1)
+			last = max(round, warm)
 			fmt.Printf("  round %d had failed connections: stopping after round %d\n", round, last)
+		}
+		if round < warm-1 {
+			continue
 		}
 		var snap snapshot
 		want := r.start
-		if round > 0 {
+		if round >= warm {
 			want = r.before.fds
 		}
 		if !r.measure(s, &snap, want, c.settle) {
 			return r
 		}
-		if c.profiles != "" && (round == 0 || round == last) {
+		if c.profiles != "" && (round == warm-1 || round == last) {
 			when := "before"
-			if round > 0 {
+			if round >= warm {
 				when = "after"
 			}
 			path := filepath.Join(c.profiles, fmt.Sprintf("%s-%d-%s.pb.gz", l.poller, l.workers, when))
@@ -133,16 +141,16 @@ func runLeg(c *config, legIdx int, l leg) *legReport {
 				fmt.Printf("  %v\n", err)
 			}
 		}
-		if round == 0 {
+		if round == warm-1 {
 			r.before = snap
 			r.measuredBefore = true
-			fmt.Printf("  after the warm-up: %d fds, RSS %s, heap in use %s\n", snap.fds, mib(snap.rss), mib(snap.heap.inuse))
+			fmt.Printf("  after the warm-up (%d rounds): %d fds, RSS %s, heap in use %s\n", warm, snap.fds, mib(snap.rss), mib(snap.heap.inuse))
 			continue
 		}
 		r.after = snap
 		r.measuredAfter = true
 		fmt.Printf("  after round %d:     %d fds, RSS %s, heap in use %s (%+.1f%%)\n",
-			round, snap.fds, mib(snap.rss), mib(snap.heap.inuse), pct(snap.heap.inuse, r.before.heap.inuse))
+			round-warm+1, snap.fds, mib(snap.rss), mib(snap.heap.inuse), pct(snap.heap.inuse, r.before.heap.inuse))
 	}
 	r.check()
 	return r

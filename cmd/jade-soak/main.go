@@ -7,8 +7,8 @@
 // half-closes. It runs one leg per I/O backend (JADE_POLLER uring, epoll)
 // and worker count (JADE_WORKERS 1, 2).
 //
-// Each leg warms the server up with one round at full scale (so pools
-// reach their working size), measures the server, runs the shapes
+// Each leg warms the server up with -warmup rounds at full scale (so
+// pools reach their working size on every worker), measures the server, runs the shapes
 // -rounds times, lets the server settle and measures again. It checks
 //
 //   - the server's descriptor count (/proc/PID/fd) is back at its value
@@ -52,6 +52,7 @@ type config struct {
 	slowFor          time.Duration
 	rst, half        int // reset and half-close connections
 	repeat           int // shape rounds per leg after the warm-up
+	warmup           int // warm-up rounds before the first measurement
 	dialers          int // dials in flight at once
 	settle           time.Duration
 	heapTolerance    float64
@@ -86,6 +87,7 @@ func run(args []string) int {
 	fs.IntVar(&c.rst, "rst", 5000, "connections reset (SO_LINGER 0) in the middle of a stream (shape d)")
 	fs.IntVar(&c.half, "half", 5000, "connections that half-close and read the rest (shape e)")
 	fs.IntVar(&c.repeat, "repeat", 2, "rounds of all shapes per leg after the warm-up")
+	fs.IntVar(&c.warmup, "warmup", 3, "warm-up rounds of all shapes before the first measurement")
 	fs.IntVar(&c.dialers, "dialers", 256, "dials in flight at once (the listen backlog is finite)")
 	fs.DurationVar(&c.settle, "settle", 5*time.Second, "how long the server may take to close descriptors after a round")
 	fs.Float64Var(&c.heapTolerance, "heap-tolerance", 0.10, "allowed growth of the heap in use after GC, as a fraction")
@@ -109,6 +111,7 @@ func run(args []string) int {
 		def("rst", &c.rst, 500)
 		def("half", &c.half, 500)
 		def("repeat", &c.repeat, 1)
+		def("warmup", &c.warmup, 2)
 		if !set["slow-for"] {
 			c.slowFor = 3 * time.Second
 		}
