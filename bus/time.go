@@ -34,7 +34,7 @@ func (b *Bus) timeIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request)
 	case vmloop.IntrTimeNow:
 		return complete(ex, vmloop.I64(s.Now()), sched.ActContinue), true
 	case vmloop.IntrTimeSleep:
-		return b.sleepUntil(t, ex, req, s.Now()+ex.ArgI64(0), ex.ArgI64(0) <= 0), true
+		return b.sleepUntil(t, ex, req, sched.DeadlineAfter(s.Now(), ex.ArgI64(0)), ex.ArgI64(0) <= 0), true
 	case vmloop.IntrTimeSleepUntil:
 		d := ex.ArgI64(0)
 		return b.sleepUntil(t, ex, req, d, d <= s.Now()), true
@@ -139,7 +139,7 @@ func (b *Bus) beginWait(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (d 
 func (b *Bus) endWait(t *sched.Task, d int64, has bool, a sched.Action) sched.Action {
 	if has {
 		if a == sched.ActSuspend {
-			b.ctl.ArmTimer(t, b.s.Now()+d, true)
+			b.ctl.ArmTimer(t, sched.DeadlineAfter(b.s.Now(), d), true)
 		} else {
 			b.ctl.DropTimer(t)
 		}
