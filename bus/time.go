@@ -55,13 +55,13 @@ func (b *Bus) timeIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request)
 		}
 		return complete(ex, vmloop.Ext(vmloop.KindExt, j), sched.ActContinue), true
 	case vmloop.IntrTimeTick:
-		j, a := jobArg(ex)
+		j, a := jobArg(ex, req)
 		if j == nil {
 			return a, true
 		}
 		return b.tick(t, ex, req, j, false), true
 	case vmloop.IntrTimeJobMetric:
-		j, a := jobArg(ex)
+		j, a := jobArg(ex, req)
 		if j == nil {
 			return a, true
 		}
@@ -71,7 +71,7 @@ func (b *Bus) timeIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request)
 		}
 		return complete(ex, vmloop.F64(v), sched.ActContinue), true
 	case vmloop.IntrTimeJobStats:
-		j, a := jobArg(ex)
+		j, a := jobArg(ex, req)
 		if j == nil {
 			return a, true
 		}
@@ -86,7 +86,7 @@ func (b *Bus) timeResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (a
 	case vmloop.IntrTimeSleep, vmloop.IntrTimeSleepUntil:
 		return complete(ex, vmloop.Void(), sched.ActContinue), true
 	case vmloop.IntrTimeTick:
-		j, a := jobArg(ex)
+		j, a := jobArg(ex, req)
 		if j == nil {
 			return a, true
 		}
@@ -167,14 +167,14 @@ func reqError(req *vmloop.Request, err error, kind string) vmloop.Value {
 	return vmloop.Err(kind, req.Intr.Name+": "+err.Error())
 }
 
-func jobArg(ex *vmloop.Exec) (*sched.Job, sched.Action) {
+func jobArg(ex *vmloop.Exec, req *vmloop.Request) (*sched.Job, sched.Action) {
 	obj, err := ex.ArgObj(0, vmloop.KindExt)
 	if err != nil {
 		return nil, trap(ex, err)
 	}
 	j, ok := obj.(*sched.Job)
 	if !ok {
-		return nil, trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: fmt.Sprintf("argument is a %T, want a periodic job from time.periodic", obj)})
+		return nil, trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: fmt.Sprintf("%s: argument is %s, want a periodic job from time.periodic", req.Intr.Name, extName(obj))})
 	}
 	return j, sched.ActContinue
 }
