@@ -80,6 +80,7 @@ fuzz-smoke:
 	$(GO) test -run '^$$' -fuzz '^FuzzAssemble$$' -fuzztime 20000x ./vmloop/jasm
 	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime 100000x ./vmloop
 	$(GO) test -run '^$$' -fuzz '^FuzzInterp$$' -fuzztime 30000x ./vmloop
+	$(GO) test -run '^$$' -fuzz '^FuzzCopyNested$$' -fuzztime 300x ./vmloop
 	$(GO) test -run '^$$' -fuzz '^FuzzWheel$$' -fuzztime 20000x ./timerwheel
 	$(GO) test -run '^$$' -fuzz '^FuzzNative$$' -fuzztime 3000x -parallel 2 ./native
 

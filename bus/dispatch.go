@@ -224,7 +224,8 @@ func spawnErr(ex *vmloop.Exec, err error) sched.Action {
 }
 
 // completeJoin delivers target's outcome to a join or outcome request:
-// Success gives the value (its kind checked against the destination);
+// Success gives the value (its kind checked against the destination; a
+// value the joiner's heap cannot take is thrown as a ResourceError);
 // Failure is re-thrown in the joiner (S-12); Trap and Cancelled are thrown
 // as TaskError, so a join never makes the joiner trap or be cancelled.
 // OUTCOME only reports the kind.
@@ -238,7 +239,16 @@ func (b *Bus) completeJoin(ex *vmloop.Exec, req *vmloop.Request, target *sched.T
 		if req.Intr.ID == vmloop.IntrJoinVoid {
 			return complete(ex, vmloop.Void(), sched.ActContinue)
 		}
-		return complete(ex, o.Value, sched.ActContinue)
+		room, err := ex.CompleteIfRoom(o.Value)
+		if !room {
+			var ti vmloop.TrapInfo
+			errors.As(err, &ti)
+			return raise(ex, vmloop.Err(vmloop.ErrKindResource, fmt.Sprintf("%s: the result of task %d does not fit this task's heap: %s", req.Intr.Name, target.ID(), ti.Msg)))
+		}
+		if err != nil {
+			return trap(ex, err)
+		}
+		return sched.ActContinue
 	case sched.Failure:
 		return raise(ex, o.Value)
 	case sched.Trapped:

@@ -269,7 +269,7 @@ func handleArg(ex *vmloop.Exec, req *vmloop.Request, want string) (*ioHandle, sc
 	}
 	h, ok := obj.(*ioHandle)
 	if !ok || h.kind != want {
-		return nil, trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: fmt.Sprintf("%s: argument is %v, want a %s", req.Intr.Name, obj, want)})
+		return nil, trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: fmt.Sprintf("%s: argument is %s, want a %s", req.Intr.Name, extName(obj), want)})
 	}
 	return h, sched.ActContinue
 }

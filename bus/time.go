@@ -34,7 +34,7 @@ func (b *Bus) timeIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request)
 	case vmloop.IntrTimeNow:
 		return complete(ex, vmloop.I64(s.Now()), sched.ActContinue), true
 	case vmloop.IntrTimeSleep:
-		return b.sleepUntil(t, ex, req, s.Now()+ex.ArgI64(0), ex.ArgI64(0) <= 0), true
+		return b.sleepUntil(t, ex, req, sched.DeadlineAfter(s.Now(), ex.ArgI64(0)), ex.ArgI64(0) <= 0), true
 	case vmloop.IntrTimeSleepUntil:
 		d := ex.ArgI64(0)
 		return b.sleepUntil(t, ex, req, d, d <= s.Now()), true
@@ -55,13 +55,13 @@ func (b *Bus) timeIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request)
 		}
 		return complete(ex, vmloop.Ext(vmloop.KindExt, j), sched.ActContinue), true
 	case vmloop.IntrTimeTick:
-		j, a := jobArg(ex)
+		j, a := jobArg(ex, req)
 		if j == nil {
 			return a, true
 		}
 		return b.tick(t, ex, req, j, false), true
 	case vmloop.IntrTimeJobMetric:
-		j, a := jobArg(ex)
+		j, a := jobArg(ex, req)
 		if j == nil {
 			return a, true
 		}
@@ -71,7 +71,7 @@ func (b *Bus) timeIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request)
 		}
 		return complete(ex, vmloop.F64(v), sched.ActContinue), true
 	case vmloop.IntrTimeJobStats:
-		j, a := jobArg(ex)
+		j, a := jobArg(ex, req)
 		if j == nil {
 			return a, true
 		}
@@ -86,7 +86,7 @@ func (b *Bus) timeResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (a
 	case vmloop.IntrTimeSleep, vmloop.IntrTimeSleepUntil:
 		return complete(ex, vmloop.Void(), sched.ActContinue), true
 	case vmloop.IntrTimeTick:
-		j, a := jobArg(ex)
+		j, a := jobArg(ex, req)
 		if j == nil {
 			return a, true
 		}
@@ -139,7 +139,7 @@ func (b *Bus) beginWait(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (d 
 func (b *Bus) endWait(t *sched.Task, d int64, has bool, a sched.Action) sched.Action {
 	if has {
 		if a == sched.ActSuspend {
-			b.ctl.ArmTimer(t, b.s.Now()+d, true)
+			b.ctl.ArmTimer(t, sched.DeadlineAfter(b.s.Now(), d), true)
 		} else {
 			b.ctl.DropTimer(t)
 		}
@@ -167,14 +167,14 @@ func reqError(req *vmloop.Request, err error, kind string) vmloop.Value {
 	return vmloop.Err(kind, req.Intr.Name+": "+err.Error())
 }
 
-func jobArg(ex *vmloop.Exec) (*sched.Job, sched.Action) {
+func jobArg(ex *vmloop.Exec, req *vmloop.Request) (*sched.Job, sched.Action) {
 	obj, err := ex.ArgObj(0, vmloop.KindExt)
 	if err != nil {
 		return nil, trap(ex, err)
 	}
 	j, ok := obj.(*sched.Job)
 	if !ok {
-		return nil, trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: fmt.Sprintf("argument is a %T, want a periodic job from time.periodic", obj)})
+		return nil, trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: fmt.Sprintf("%s: argument is %s, want a periodic job from time.periodic", req.Intr.Name, extName(obj))})
 	}
 	return j, sched.ActContinue
 }

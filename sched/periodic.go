@@ -60,7 +60,7 @@ func (c *Control) NewJob(t *Task, period time.Duration, policy timerwheel.Overru
 		return nil, e.noWheel("periodic")
 	}
 	cfg := timerwheel.PeriodicConfig{Period: period, Policy: policy.Resolve(e.cfg.Load().OverrunPolicy)}
-	p, err := timerwheel.NewPeriodic(cfg, nanotime()+int64(period))
+	p, err := timerwheel.NewPeriodic(cfg, DeadlineAfter(nanotime(), int64(period)))
 	if err != nil {
 		return nil, fmt.Errorf("sched: periodic: %w: %w", err, ErrJob)
 	}

@@ -37,6 +37,22 @@ import (
 // noDeadline marks "no pending timer".
 const noDeadline = math.MaxInt64
 
+// MaxDeadline is the latest deadline a timer is filed at, about 292 years
+// after the epoch: in effect never. Later ones (a deadline of noDeadline
+// included, which a worker's cache reads as "no timer") are filed at it.
+const MaxDeadline int64 = noDeadline - 1
+
+// DeadlineAfter returns the clock value d nanoseconds after now,
+// saturated to MaxDeadline when now + d passes the clock's range: a
+// duration too long to represent means "never", not an instant that
+// wrapped into the past (which would fire at once).
+func DeadlineAfter(now, d int64) int64 {
+	if d > MaxDeadline-now {
+		return MaxDeadline
+	}
+	return now + d
+}
+
 var epoch = time.Now()
 
 // nanotime is the scheduler's master clock: monotonic nanoseconds since the
@@ -257,6 +273,7 @@ func (s *Scheduler) endTimers(w *worker, t *Task) {
 // shard, the timer's handle and its record index.
 func (w *worker) addTimer(e *Engine, deadline int64, rec timerRec) (*timerwheel.Wheel, timerwheel.Handle, uint32) {
 	wt := &w.timers
+	deadline = min(deadline, MaxDeadline)
 	sh := wt.shard(e)
 	idx := wt.recs.put(rec)
 	h := sh.Insert(deadline, uint64(idx))

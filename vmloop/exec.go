@@ -645,12 +645,29 @@ func (e *Exec) reqTrapInfo(err error) error {
 // traps the task: the TrapInfo is returned, Trap reports it and the next
 // Run returns SigTrap.
 func (e *Exec) Complete(v Value) error {
+	_, err := e.complete(v, false)
+	return err
+}
+
+// CompleteIfRoom is Complete for a result the task did not make itself (a
+// joined task's value), whose size it cannot control: when the heap cannot
+// take v (the heap limit, the handle table), the request stays pending,
+// the heap is as it was and room is false, with the TrapHeapLimit that
+// Complete would have trapped with as err; the caller throws it instead
+// (Raise). Every other outcome is Complete's.
+func (e *Exec) CompleteIfRoom(v Value) (room bool, err error) {
+	return e.complete(v, true)
+}
+
+// complete is Complete; with refuse, a heap that cannot take v leaves the
+// request pending (CompleteIfRoom).
+func (e *Exec) complete(v Value, refuse bool) (room bool, err error) {
 	if e.state != stRequest {
-		return errors.New("vmloop: Complete: no pending intrinsic request")
+		return true, errors.New("vmloop: Complete: no pending intrinsic request")
 	}
 	e.state = stReady
 	if e.reqDst < 0 {
-		return nil
+		return true, nil
 	}
 	var bits uint64
 	switch t := e.reqDstT; {
@@ -659,15 +676,20 @@ func (e *Exec) Complete(v Value) error {
 	case t == TRef && (v.kind == KindVoid || v.kind.Type() == TRef):
 		h, err := e.heap.importValue(v)
 		if err != nil {
-			return e.trapRequest(e.reqTrapInfo(err).(TrapInfo))
+			ti := e.reqTrapInfo(err).(TrapInfo)
+			if refuse && ti.Code == TrapHeapLimit {
+				e.state = stRequest // importValue released what it made
+				return false, ti
+			}
+			return true, e.trapRequest(ti)
 		}
 		bits = h
 	default:
-		return e.trapRequest(TrapInfo{Code: TrapKind, Func: e.prog.Funcs[e.frames[e.fp].fn].Name, PC: int(e.reqPC),
+		return true, e.trapRequest(TrapInfo{Code: TrapKind, Func: e.prog.Funcs[e.frames[e.fp].fn].Name, PC: int(e.reqPC),
 			Msg: fmt.Sprintf("%s result is %s, destination register r%d is %s", e.req.Op, v.kind, e.reqDst, e.reqDstT)})
 	}
 	e.setAbs(e.frames[e.fp].base+int(e.reqDst), bits, e.reqDstT)
-	return nil
+	return true, nil
 }
 
 // trapRequest traps the task with ti and returns it.

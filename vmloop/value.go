@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 )
 
 // Kind is the kind of a JadeValue and of a heap object.
@@ -183,20 +182,7 @@ func (v Value) String() string {
 	case KindError:
 		return v.aux + ": " + v.str
 	case KindArrayI64, KindArrayF64, KindArrayRef:
-		var sb strings.Builder
-		sb.WriteByte('[')
-		for i, e := range v.arr {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			if e.kind == KindString {
-				sb.WriteString(strconv.Quote(e.str))
-			} else {
-				sb.WriteString(e.String())
-			}
-		}
-		sb.WriteByte(']')
-		return sb.String()
+		return v.arrayString()
 	default:
 		return "<" + v.kind.String() + ">"
 	}
@@ -232,13 +218,17 @@ func (v Value) Obj() any { return v.ext }
 // Equal reports whether two values have the same kind and contents
 // (runtime objects compare by identity).
 func (v Value) Equal(w Value) bool {
-	if v.kind != w.kind || v.bits != w.bits || v.str != w.str || v.aux != w.aux ||
-		string(v.b) != string(w.b) || len(v.arr) != len(w.arr) || v.ext != w.ext {
-		return false
-	}
-	for i := range v.arr {
-		if !v.arr[i].Equal(w.arr[i]) {
+	st := [][2]*Value{{&v, &w}}
+	for len(st) > 0 {
+		p := st[len(st)-1]
+		st = st[:len(st)-1]
+		a, b := p[0], p[1]
+		if a.kind != b.kind || a.bits != b.bits || a.str != b.str || a.aux != b.aux ||
+			string(a.b) != string(b.b) || len(a.arr) != len(b.arr) || a.ext != b.ext {
 			return false
+		}
+		for i := range a.arr {
+			st = append(st, [2]*Value{&a.arr[i], &b.arr[i]})
 		}
 	}
 	return true
@@ -247,17 +237,23 @@ func (v Value) Equal(w Value) bool {
 // Size returns the number of heap bytes the value accounts for when it is
 // imported into a task heap (used by the per-task heap limit).
 func (v Value) Size() int {
-	n := 32
-	switch v.kind {
-	case KindString, KindError:
-		n += len(v.str) + len(v.aux)
-	case KindBytes:
-		n += len(v.b)
-	case KindArrayI64, KindArrayF64, KindArrayRef:
-		n += 8 * len(v.arr)
-		for _, e := range v.arr {
-			if e.kind.Type() == TRef {
-				n += e.Size()
+	n := 0
+	st := []*Value{&v}
+	for len(st) > 0 {
+		x := st[len(st)-1]
+		st = st[:len(st)-1]
+		n += 32
+		switch x.kind {
+		case KindString, KindError:
+			n += len(x.str) + len(x.aux)
+		case KindBytes:
+			n += len(x.b)
+		case KindArrayI64, KindArrayF64, KindArrayRef:
+			n += 8 * len(x.arr)
+			for i := range x.arr {
+				if x.arr[i].kind.Type() == TRef {
+					st = append(st, &x.arr[i])
+				}
 			}
 		}
 	}

@@ -5,8 +5,10 @@
 //	jade asm --dis FILE.jasm|FILE.jbc               disassemble
 //	jade asm -o OUT.jbc FILE.jasm                   write the binary form
 //
-// Exit codes of jade run: 0 Success, 1 Failure (uncaught throw), 2 Trap,
-// 3 Cancelled, 4 load or verify error, 64 usage error.
+// Exit codes of jade run: 0 Success, 1 Failure (uncaught throw), 3
+// Cancelled, 4 load or verify error, 5 Trap, 64 usage error. 2 is never
+// used by jade itself: it is what the Go runtime exits with on a fatal
+// error (a crash of the host process), so it always means a crash.
 package main
 
 import (
@@ -31,13 +33,15 @@ import (
 	"github.com/jadevm/jade/vmloop/jasm"
 )
 
-// Exit codes.
+// Exit codes. 2 is left out: the Go runtime exits with it on a fatal
+// error (stack overflow, out of memory, a concurrent map write), which
+// nothing in the process can intercept, so a Trap must differ from it.
 const (
 	exitSuccess   = 0
 	exitFailure   = 1
-	exitTrap      = 2
 	exitCancelled = 3
 	exitLoad      = 4
+	exitTrap      = 5
 	exitUsage     = 64
 )
 
@@ -52,7 +56,8 @@ func usage(stderr io.Writer) int {
   jade asm --dis FILE.jasm|FILE.jbc
   jade asm -o OUT.jbc FILE.jasm
   jade perf [--quick] [--scenarios a,b] [--json FILE] [--reps N]
-exit codes (run): 0 success, 1 failure, 2 trap, 3 cancelled, 4 load/verify error, 64 usage
+exit codes (run): 0 success, 1 failure, 3 cancelled, 4 load/verify error, 5 trap, 64 usage;
+  2 is a crash of the jade process (a fatal Go runtime error), never a program's outcome
 `)
 	return exitUsage
 }

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 func write(t *testing.T, name, src string) string {
@@ -146,4 +148,17 @@ func TestEngineConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTrapExitCode: a Trap exits with 5, not 2, which the Go runtime uses
+// for its fatal errors (a crash of the process must not read as a Trap);
+// the usage text says so.
+func TestTrapExitCode(t *testing.T) {
+	path := write(t, "t.jasm", ".func main() -> i64\n .local a:i64, b:i64\n const a, 1\n const b, 0\n div a, a, b\n ret a\n.end\n")
+	var out, errb bytes.Buffer
+	require.Equal(t, 5, run([]string{"run", path}, &out, &errb), errb.String())
+	out.Reset()
+	require.Equal(t, exitSuccess, run([]string{"help"}, &out, &errb))
+	require.Contains(t, out.String(), "5 trap")
+	require.Contains(t, out.String(), "2 is a crash")
 }
