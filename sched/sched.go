@@ -350,9 +350,12 @@ func (c *Control) UpdateEngine(e *Engine, cfg EngineRuntimeConfig) error {
 		e.wheel.Store(cfg.TimerWheel)
 	}
 	e.cfg.Store(&cfg)
-	// Credits the workers banked under the old liveTasks limit go back:
-	// a lowered limit holds from the next spawn on.
-	e.reclaimLive()
+	// Credits the workers banked under the old liveTasks limit go back,
+	// and the banks stay closed until a spawn refills one under the new
+	// limit: a lowered limit holds from the next spawn on.
+	e.liveMu.Lock()
+	e.closeBanksLocked()
+	e.liveMu.Unlock()
 	return nil
 }
 
