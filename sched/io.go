@@ -252,7 +252,9 @@ func dropTaskIO(t *Task) {
 }
 
 // pollIO reaps completions from w's backend, waiting up to timeout
-// (nanoseconds; -1 without limit, 0 polls), and wakes their tasks.
+// (nanoseconds; -1 without limit, 0 polls), and wakes their tasks onto
+// w's local queue; the caller then wakes other workers if there is more
+// than w runs next (shareBacklog).
 func (w *worker) pollIO(x *workerIO, timeout int64) {
 	d := time.Duration(timeout)
 	if timeout < 0 {
@@ -267,6 +269,7 @@ func (w *worker) pollIO(x *workerIO, timeout int64) {
 		// running tasks and polls again later.
 		return
 	}
+	w.reaping = true // its wakes notify nobody: the caller does once
 	for _, c := range x.comps[:n] {
 		rec := x.recs.take(uint32(c.Token))
 		x.n--
@@ -289,6 +292,7 @@ func (w *worker) pollIO(x *workerIO, timeout int64) {
 			w.s.closeFDRef(rec.fd)
 		}
 	}
+	w.reaping = false
 }
 
 // timeoutIO is the fire of the timeout of the I/O wait whose record is

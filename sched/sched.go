@@ -735,8 +735,8 @@ func (s *Scheduler) enqueue(w *worker, t *Task) {
 	}
 	if w != nil {
 		w.local.push(t, &s.inject)
-		if len(s.workers) > 1 {
-			s.notify()
+		if len(s.workers) > 1 && !w.reaping {
+			s.notify() // a reap notifies once, after it (shareBacklog)
 		}
 		return
 	}
