@@ -30,7 +30,7 @@ func TestEchoRoundTripWakes(t *testing.T) {
 		rounds = n
 	}
 	forBackends(t, func(t *testing.T) {
-		for _, workers := range []int{1, 2, 4} {
+		for _, workers := range []int{1, 2, 4, 8} {
 			s := startServer(t, "echo.jasm", workers)
 			c, err := net.Dial("tcp", s.addr)
 			require.NoError(t, err)

@@ -197,7 +197,7 @@ func TestLoweredLimitHoldsAfterUpdate(t *testing.T) {
 // reclaimed, one got every credit and the other was refused below the
 // limit).
 func TestBankedPlacesServeConcurrentSpawns(t *testing.T) {
-	for _, workers := range []int{2, 4, 8} {
+	for _, workers := range []int{2, 4, 8} { // 1: no other worker to bank
 		bankers := workers - 1 // workers 0..bankers-1 bank; the last and the host spawn
 		refused := 0
 		for range 500 {
@@ -242,12 +242,12 @@ func TestBankedPlacesServeConcurrentSpawns(t *testing.T) {
 // return on another left the engine's count as it was between the two
 // loads that were to prove the banks were read at one moment).
 func TestLiveTasksNeverMissesALiveTask(t *testing.T) {
-	for _, workers := range []int{2, 4, 8} {
+	for _, workers := range []int{1, 2, 4, 8} {
 		e, ws := bankEngine(workers, 1<<20)
 		require.NoError(t, e.reserveLive(nil)) // live until the end
 		var stop atomic.Bool
 		var wg sync.WaitGroup
-		for i := 0; i < workers/2; i++ {
+		for i := 0; i < max(workers/2, 1); i++ {
 			// One goroutine is both workers (each bank has one user at a
 			// time, as on the workers): a task spawned on the first ends
 			// at once on the last.

@@ -227,8 +227,9 @@ func (w *worker) find() *Task {
 		// And so do ready completions — when the local queue runs dry, or
 		// every ioPollEvery dispatches: the SQEs of the tasks run in
 		// between go to the kernel in one enter, not one each.
-		w.pollIO(x, 0)
-		w.shareBacklog()
+		if w.pollIO(x, 0) > 0 {
+			w.shareBacklog()
+		}
 	}
 	if w.injectFirst || w.spent >= injectEvery || w.ticks%32 == 0 || s.kick.Load() {
 		// The inject queue holds outside wakes and the older half of
@@ -394,9 +395,11 @@ func (w *worker) sleep() {
 		w.parkYields.Add(1)
 	}
 	if x := w.io.Load(); x != nil {
-		w.pollIO(x, w.parkTimeout())
+		n := w.pollIO(x, w.parkTimeout())
 		w.unidle()
-		w.shareBacklog() // off s.idle now: it cannot pick itself
+		if n > 0 {
+			w.shareBacklog() // off s.idle now: it cannot pick itself
+		}
 		return
 	}
 	w.park.park(w.parkTimeout())
