@@ -91,10 +91,10 @@ func (e *Engine) reserveLive(w *worker) error {
 	lim := e.cfg.Load().Limits.LiveTasks
 	if e.bankingLocked(lim) {
 		if b != nil {
-			// The bank was empty or closed: only its owner (us) and
-			// holders of liveMu write it.
 			e.live += liveBatch
-			b.n.Store(liveBatch - 1) // one is this spawn's
+			if !b.n.CompareAndSwap(closedBank, liveBatch-1) { // reopened
+				b.n.Add(liveBatch - 1) // one is this spawn's
+			}
 			e.banksClosed = false
 			return nil
 		}
@@ -118,19 +118,20 @@ func (e *Engine) releaseLive(w *worker) {
 		return
 	}
 	e.liveMu.Lock()
-	if b != nil {
-		if n := b.n.Load(); n >= 0 {
-			// Full (or emptied by LiveTasks since put looked): keep at
-			// most a batch, so that the next spawns here need no refill.
-			keep := min(n+1, liveBatch)
-			b.n.Store(keep)
+	defer e.liveMu.Unlock()
+	for b != nil {
+		n := b.n.Load()
+		if n < 0 {
+			break // closed
+		}
+		// Full (or emptied by LiveTasks since put looked): keep at most a
+		// batch, so that the next spawns here need no refill.
+		if keep := min(n+1, liveBatch); b.n.CompareAndSwap(n, keep) {
 			e.live -= n + 1 - keep
-			e.liveMu.Unlock()
 			return
 		}
 	}
 	e.live--
-	e.liveMu.Unlock()
 }
 
 // closeBanksLocked takes every bank's credits back into the count and
