@@ -169,18 +169,26 @@ type Engine struct {
 	jobsMu sync.Mutex
 	jobs   []*Job // periodic jobs of the engine's live tasks; guarded by jobsMu
 
-	// banks are the live-task credits each worker holds (reserveLive), one
+	// banks are the live-task credits each worker holds (liveBank), one
 	// line each; made at registration, one per worker.
 	banks []liveBank
 
 	_ [cacheLinePad]byte
-	// live counts the engine's live tasks plus the credits banked on its
-	// workers (banks): spawns and completions on a worker move credits
-	// between their own bank and live a batch at a time, so live's line is
-	// written once per liveBatch tasks, not twice per task from every
-	// worker. live never exceeds the liveTasks limit.
-	live atomic.Int64
-	_    [cacheLinePad - 8]byte
+	// liveMu orders every change of live with the banks it moves credits
+	// to and from: refills, batch returns, reclaims, closing the banks and
+	// places taken or given one at a time all happen under it, so no
+	// credit is ever between live and a bank where another holder of
+	// liveMu could miss it (livebank.go).
+	liveMu sync.Mutex
+	// live counts the engine's live tasks plus the credits in its banks;
+	// guarded by liveMu. A place is taken (a task's, or a refill's batch)
+	// only while live stays within the liveTasks limit. Written once per
+	// liveBatch tasks of a worker while its bank is open, not twice per
+	// task from every worker.
+	live int64
+	// banksClosed: every bank is closed (liveBank); guarded by liveMu.
+	banksClosed bool
+	_           [cacheLinePad - 24]byte
 	// timers counts the engine's armed timers over all shards; ioOps its
 	// socket and file operations in flight.
 	timers atomic.Int64
@@ -197,142 +205,6 @@ func (e *Engine) Name() string { return e.name }
 
 // Config returns the current runtime configuration (a copy).
 func (e *Engine) Config() EngineRuntimeConfig { return *e.cfg.Load() }
-
-// LiveTasks returns the number of live tasks of the engine: exact when no
-// spawn or completion of the engine runs concurrently; otherwise a
-// snapshot that may count a task that is just ending, or credits a worker
-// is just taking, but never misses a live task (the count is read again
-// around the banks until it holds still: a refill adds to live before it
-// adds to its bank).
-func (e *Engine) LiveTasks() int64 {
-	for {
-		n := e.live.Load()
-		banked := int64(0)
-		for i := range e.banks {
-			banked += e.banks[i].n.Load()
-		}
-		if e.live.Load() == n {
-			return max(n-banked, 0)
-		}
-	}
-}
-
-// liveBatch is how many live-task credits a worker moves between its bank
-// and the engine's count at a time; a bank holds at most 2·liveBatch.
-const liveBatch = 32
-
-// liveBank holds live-task credits one worker took from its engine's count
-// (Engine.live) and has not used, or got back from completions and not
-// returned yet. Invariant: n >= 0 — the owner changes it by CAS (take one,
-// put one, return a batch) or adds a refill it took from live; swaps
-// (reclaimLive, a worker returning its own bank) take it whole.
-type liveBank struct {
-	n atomic.Int64
-	_ [cacheLinePad - 8]byte
-}
-
-// banking reports whether credits may be banked while live is n under the
-// limit lim: only while a batch for every worker, and one more, fits.
-// Then refills in flight on every worker at once still leave room below
-// lim, so a spawn near the limit is never refused because of credits on
-// their way into a bank (reclaimLive could not see them yet).
-func (e *Engine) banking(n, lim int64) bool {
-	return n+liveBatch*int64(len(e.banks)+1) <= lim
-}
-
-// reserveLive takes a live-task place for a spawn made on w (nil: the
-// host) under the engine's liveTasks limit: a credit from w's bank, else a
-// refill of liveBatch credits while banking, else — near the limit —
-// exactly one place, after taking back every bank's unused credits if one
-// place does not fit. So the limit is exact: a spawn fails only when the
-// engine has that many live tasks, or when completions racing it have not
-// given their places back yet (as before banks). A limit lowered by
-// UpdateEngine holds from the next spawn on: UpdateEngine reclaims the
-// banks after storing the new configuration, and a refill that read the
-// old one gives its bank back when it sees the new.
-func (e *Engine) reserveLive(w *worker) error {
-	cfg := e.cfg.Load()
-	lim := cfg.Limits.LiveTasks
-	if w != nil && w.id < len(e.banks) {
-		b := &e.banks[w.id]
-		for n := b.n.Load(); n > 0; n = b.n.Load() {
-			if b.n.CompareAndSwap(n, n-1) {
-				return nil
-			}
-		}
-		for n := e.live.Load(); e.banking(n, lim); n = e.live.Load() {
-			if e.live.CompareAndSwap(n, n+liveBatch) {
-				b.n.Add(liveBatch - 1) // one is this spawn's
-				e.dropStaleBank(b, cfg)
-				return nil
-			}
-		}
-	}
-	err := e.reserveOneLive(lim)
-	if err != nil && e.reclaimLive() > 0 {
-		err = e.reserveOneLive(lim)
-	}
-	return err
-}
-
-// reserveOneLive takes exactly one place of the engine's live count.
-func (e *Engine) reserveOneLive(lim int64) error {
-	return e.reserve(&e.live, lim, "spawn", "live tasks", "liveTasks limit")
-}
-
-// dropStaleBank gives b's credits back to live when the engine's
-// configuration is no longer cfg, the one they were banked under: a
-// limit lowered by UpdateEngine (which reclaims the banks after storing
-// the new configuration) then holds from the next spawn on.
-func (e *Engine) dropStaleBank(b *liveBank, cfg *EngineRuntimeConfig) {
-	if e.cfg.Load() != cfg {
-		e.live.Add(-b.n.Swap(0))
-	}
-}
-
-// releaseLive gives back the place of a task that completed on w (nil:
-// off the workers): to w's bank while banking (returning a batch to live
-// when the bank holds 2·liveBatch), else straight to live, so that near
-// the limit no place waits in a bank.
-func (e *Engine) releaseLive(w *worker) {
-	if w == nil || w.id >= len(e.banks) {
-		e.live.Add(-1)
-		return
-	}
-	cfg := e.cfg.Load()
-	if !e.banking(e.live.Load(), cfg.Limits.LiveTasks) {
-		e.live.Add(-1)
-		return
-	}
-	b := &e.banks[w.id]
-	for {
-		n := b.n.Load()
-		if n < 2*liveBatch {
-			if b.n.CompareAndSwap(n, n+1) {
-				break
-			}
-			continue
-		}
-		if b.n.CompareAndSwap(n, n+1-liveBatch) {
-			e.live.Add(-liveBatch)
-			break
-		}
-	}
-	e.dropStaleBank(b, cfg)
-}
-
-// reclaimLive takes every bank's credits back into live and returns how
-// many it took.
-func (e *Engine) reclaimLive() int64 {
-	var n int64
-	for i := range e.banks {
-		n += e.banks[i].n.Swap(0)
-	}
-	if n > 0 {
-		e.live.Add(-n)
-	}
-	return n
-}
 
 // PendingTimers returns the engine's armed timers.
 func (e *Engine) PendingTimers() int64 { return e.timers.Load() }

@@ -252,8 +252,10 @@ func dropTaskIO(t *Task) {
 }
 
 // pollIO reaps completions from w's backend, waiting up to timeout
-// (nanoseconds; -1 without limit, 0 polls), and wakes their tasks.
-func (w *worker) pollIO(x *workerIO, timeout int64) {
+// (nanoseconds; -1 without limit, 0 polls), and wakes their tasks onto
+// w's local queue; it returns how many it reaped. The caller then wakes
+// other workers if there is more than w runs next (shareBacklog).
+func (w *worker) pollIO(x *workerIO, timeout int64) int {
 	d := time.Duration(timeout)
 	if timeout < 0 {
 		d = -1
@@ -265,8 +267,9 @@ func (w *worker) pollIO(x *workerIO, timeout int64) {
 	if err != nil {
 		// A backend failing is not recoverable here; the worker keeps
 		// running tasks and polls again later.
-		return
+		return 0
 	}
+	w.reaping = true // its wakes notify nobody: the caller does once
 	for _, c := range x.comps[:n] {
 		rec := x.recs.take(uint32(c.Token))
 		x.n--
@@ -289,6 +292,8 @@ func (w *worker) pollIO(x *workerIO, timeout int64) {
 			w.s.closeFDRef(rec.fd)
 		}
 	}
+	w.reaping = false
+	return n
 }
 
 // timeoutIO is the fire of the timeout of the I/O wait whose record is

@@ -6,6 +6,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 func bankEngine(workers int, lim int64) (*Engine, []*worker) {
@@ -33,7 +36,7 @@ func TestLiveBanksKeepTheLimitExact(t *testing.T) {
 		}
 	}
 	if got := e.LiveTasks(); got != 2 {
-		t.Fatalf("LiveTasks %d after 2 spawns (live %d with banks)", got, e.live.Load())
+		t.Fatalf("LiveTasks %d after 2 spawns", got)
 	}
 	for i := 2; i < lim; i++ {
 		if err := e.reserveLive(ws[0]); err != nil {
@@ -50,14 +53,17 @@ func TestLiveBanksKeepTheLimitExact(t *testing.T) {
 	for range lim {
 		e.releaseLive(ws[1])
 	}
-	if got, live := e.LiveTasks(), e.live.Load(); got != 0 || live != e.banks[0].n.Load()+e.banks[1].n.Load() {
-		t.Fatalf("after every completion: LiveTasks %d, live %d, banks %d+%d", got, live, e.banks[0].n.Load(), e.banks[1].n.Load())
+	if got := e.LiveTasks(); got != 0 || e.live != 0 {
+		t.Fatalf("after every completion: LiveTasks %d, live %d, banks %d+%d", got, e.live, e.banks[0].n.Load(), e.banks[1].n.Load())
 	}
-	// A lowered limit: reclaimLive (UpdateEngine) leaves no credit banked.
-	e.reclaimLive()
-	if e.live.Load() != 0 {
-		t.Fatalf("live %d after reclaim with no task", e.live.Load())
-	}
+	// A lowered limit: closing the banks (UpdateEngine) leaves no credit
+	// banked.
+	require.NoError(t, e.reserveLive(ws[0])) // a refill
+	e.liveMu.Lock()
+	e.closeBanksLocked()
+	live := e.live
+	e.liveMu.Unlock()
+	require.EqualValues(t, 1, live, "live after closing the banks with one task")
 }
 
 // TestLiveBanksNeverPassTheLimit: workers spawning and completing at once
@@ -181,5 +187,92 @@ func TestLoweredLimitHoldsAfterUpdate(t *testing.T) {
 		if n := late.Load(); n > 0 {
 			t.Fatalf("%d spawns succeeded after the limit was lowered to 1 below %d live tasks", n, e.LiveTasks())
 		}
+	}
+}
+
+// TestBankedPlacesServeConcurrentSpawns: with the engine's count full and
+// free places only in other workers' banks, spawns made at once on
+// workers with empty banks (and by the host) all succeed while the banks
+// hold a place for each (found by review: two such spawns both
+// reclaimed, one got every credit and the other was refused below the
+// limit).
+func TestBankedPlacesServeConcurrentSpawns(t *testing.T) {
+	for _, workers := range []int{2, 4, 8} { // 1: no other worker to bank
+		bankers := workers - 1 // workers 0..bankers-1 bank; the last and the host spawn
+		refused := 0
+		for range 500 {
+			lim := int64(liveBatch*(workers+1) + 8)
+			e, ws := bankEngine(workers, lim)
+			for _, w := range ws[:bankers] {
+				require.NoError(t, e.reserveLive(w)) // a refill: liveBatch-1 banked
+			}
+			for range lim - int64(liveBatch*bankers) {
+				require.NoError(t, e.reserveLive(nil)) // the host fills the count
+			}
+			var wg sync.WaitGroup
+			var fails, ready atomic.Int64
+			spawners := []*worker{ws[bankers], nil}
+			for _, w := range spawners {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					// Both start at once: the last one ready lets them go.
+					ready.Add(1)
+					for ready.Load() < int64(len(spawners)) {
+						runtime.Gosched()
+					}
+					if e.reserveLive(w) != nil {
+						fails.Add(1)
+					}
+				}()
+			}
+			wg.Wait()
+			refused += int(fails.Load())
+		}
+		require.Zero(t, refused, "%d workers: spawns refused with places banked on other workers", workers)
+	}
+}
+
+// TestLiveTasksNeverMissesALiveTask: Engine.LiveTasks read while tasks
+// are spawned on one worker and complete on another (places move from
+// bank to bank, refills and batch returns change the engine's count)
+// never reads 0 with a host task live the whole time (found by review:
+// a read could take one bank before a spawn and another after the
+// spawned task's completion, and a refill on one worker with a batch
+// return on another left the engine's count as it was between the two
+// loads that were to prove the banks were read at one moment).
+func TestLiveTasksNeverMissesALiveTask(t *testing.T) {
+	for _, workers := range []int{1, 2, 4, 8} {
+		e, ws := bankEngine(workers, 1<<20)
+		require.NoError(t, e.reserveLive(nil)) // live until the end
+		var stop atomic.Bool
+		var wg sync.WaitGroup
+		for i := 0; i < max(workers/2, 1); i++ {
+			// One goroutine is both workers (each bank has one user at a
+			// time, as on the workers): a task spawned on the first ends
+			// at once on the last.
+			spawner, completer := ws[i], ws[workers-1-i]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for !stop.Load() {
+					if e.reserveLive(spawner) == nil {
+						e.releaseLive(completer)
+					}
+				}
+			}()
+		}
+		zero, reads := 0, 0
+		for deadline := time.Now().Add(200 * time.Millisecond); time.Now().Before(deadline); reads += 1000 {
+			for range 1000 {
+				if e.LiveTasks() == 0 {
+					zero++
+				}
+			}
+		}
+		stop.Store(true)
+		wg.Wait()
+		require.Zero(t, zero, "%d workers: LiveTasks read 0 %d times in %d with a task live", workers, zero, reads)
+		require.EqualValues(t, 1, e.LiveTasks(), "%d workers: after the churn", workers)
 	}
 }

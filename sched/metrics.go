@@ -52,10 +52,13 @@ type WorkerMetrics struct {
 
 // EngineMetrics are the counts of one engine.
 type EngineMetrics struct {
-	ID             uint32 `json:"id"`
-	Name           string `json:"name"`
-	LiveTasks      int64  `json:"liveTasks"`
-	ReductionLimit int64  `json:"reductionLimit"`
+	ID   uint32 `json:"id"`
+	Name string `json:"name"`
+	// LiveTasks: the engine's tasks spawned and not completed
+	// (Engine.LiveTasks: never below the tasks live when read, may count
+	// one that is just ending).
+	LiveTasks      int64 `json:"liveTasks"`
+	ReductionLimit int64 `json:"reductionLimit"`
 	// PendingTimers: armed timers of the engine (sleeps, wait timeouts,
 	// periodic ticks) over all its shards.
 	PendingTimers int64 `json:"pendingTimers"`

@@ -350,9 +350,12 @@ func (c *Control) UpdateEngine(e *Engine, cfg EngineRuntimeConfig) error {
 		e.wheel.Store(cfg.TimerWheel)
 	}
 	e.cfg.Store(&cfg)
-	// Credits the workers banked under the old liveTasks limit go back:
-	// a lowered limit holds from the next spawn on.
-	e.reclaimLive()
+	// Credits the workers banked under the old liveTasks limit go back,
+	// and the banks stay closed until a spawn refills one under the new
+	// limit: a lowered limit holds from the next spawn on.
+	e.liveMu.Lock()
+	e.closeBanksLocked()
+	e.liveMu.Unlock()
 	return nil
 }
 
@@ -732,8 +735,8 @@ func (s *Scheduler) enqueue(w *worker, t *Task) {
 	}
 	if w != nil {
 		w.local.push(t, &s.inject)
-		if len(s.workers) > 1 {
-			s.notify()
+		if len(s.workers) > 1 && !w.reaping {
+			s.notify() // a reap notifies once, after it (shareBacklog)
 		}
 		return
 	}

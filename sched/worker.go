@@ -78,6 +78,14 @@ type worker struct {
 	// inTask is true while a task's slice runs on this worker (owner
 	// only): spawns and wakes made by it go to the lifo slot.
 	inTask bool
+	// reaping is true while pollIO wakes the tasks of the completions it
+	// reaped (owner only): those wakes go to the local queue without a
+	// notify each, and the reap's caller notifies once (shareBacklog).
+	// In its park a worker is still on s.idle while it reaps, so a
+	// notify per wake picked the worker itself (a Wake system call to its
+	// own backend) or woke another to find nothing: the reaper runs the
+	// first of those tasks itself.
+	reaping bool
 	// cur is the Exec of the task whose slice runs here or ran last
 	// (written by the owner at dispatch, not cleared after: one locked
 	// store per dispatch, not two; read by kickOne, which may Stop it). A
@@ -219,7 +227,9 @@ func (w *worker) find() *Task {
 		// And so do ready completions — when the local queue runs dry, or
 		// every ioPollEvery dispatches: the SQEs of the tasks run in
 		// between go to the kernel in one enter, not one each.
-		w.pollIO(x, 0)
+		if w.pollIO(x, 0) > 0 {
+			w.shareBacklog()
+		}
 	}
 	if w.injectFirst || w.spent >= injectEvery || w.ticks%32 == 0 || s.kick.Load() {
 		// The inject queue holds outside wakes and the older half of
@@ -385,11 +395,24 @@ func (w *worker) sleep() {
 		w.parkYields.Add(1)
 	}
 	if x := w.io.Load(); x != nil {
-		w.pollIO(x, w.parkTimeout())
-	} else {
-		w.park.park(w.parkTimeout())
+		n := w.pollIO(x, w.parkTimeout())
+		w.unidle()
+		if n > 0 {
+			w.shareBacklog() // off s.idle now: it cannot pick itself
+		}
+		return
 	}
+	w.park.park(w.parkTimeout())
 	w.unidle()
+}
+
+// shareBacklog wakes a parked worker after a reap (pollIO) left more than
+// one task on w's local queue: w runs the next one itself, and another
+// worker may steal the rest. A single completion wakes nobody.
+func (w *worker) shareBacklog() {
+	if len(w.s.workers) > 1 && w.local.len() > 1 {
+		w.s.notify()
+	}
 }
 
 // yieldGo hands the worker's goroutine to Go's scheduler (runtime.Gosched)

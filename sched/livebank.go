@@ -1,0 +1,178 @@
+package sched
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// An engine's liveTasks limit is kept with per-worker credit banks: a
+// worker takes liveBatch places from the engine's count (Engine.live) at a
+// time and spends them on its spawns, and completions on a worker put
+// their places in its bank, so the count is written once per liveBatch
+// tasks instead of twice per task from every worker.
+//
+// Near the limit, and after UpdateEngine, the banks are closed: their
+// credits go back to the count and every spawn and completion takes or
+// gives its one place under Engine.liveMu, so a spawn is refused only when
+// the engine has that many live tasks. Everything that moves credits
+// between the count and a bank holds liveMu; only a bank's owner, without
+// the lock, takes or puts one credit of its open bank.
+
+// liveBatch is how many live-task credits a refill moves from the engine's
+// count into a bank; a bank holds at most 2·liveBatch.
+const liveBatch = 32
+
+// closedBank is the value of a closed bank (liveBank.n).
+const closedBank = -1
+
+// liveBank holds the live-task credits one worker took from its engine's
+// count and has not used, or got back from completions and not returned.
+// Invariant: n >= 0 (credits of an open bank) or n == closedBank. The
+// owner changes n without Engine.liveMu only by a CAS that takes a credit
+// (n > 0) or puts one (0 <= n < 2·liveBatch); everything else (refill,
+// batch return, reclaim, close) is done under liveMu.
+type liveBank struct {
+	n atomic.Int64
+	_ [cacheLinePad - 8]byte
+}
+
+// take spends one credit of an open bank; false when it has none.
+func (b *liveBank) take() bool {
+	for n := b.n.Load(); n > 0; n = b.n.Load() {
+		if b.n.CompareAndSwap(n, n-1) {
+			return true
+		}
+	}
+	return false
+}
+
+// put banks one credit; false when the bank is closed or full.
+func (b *liveBank) put() bool {
+	for n := b.n.Load(); n >= 0 && n < 2*liveBatch; n = b.n.Load() {
+		if b.n.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// bank returns w's bank, or nil for the host (w nil).
+func (e *Engine) bank(w *worker) *liveBank {
+	if w == nil || w.id >= len(e.banks) {
+		return nil
+	}
+	return &e.banks[w.id]
+}
+
+// bankingLocked reports whether a bank may be refilled under the limit
+// lim: only while a batch for every worker, and one more, fits, so that
+// the banks hold a small part of the limit and closing them (a reclaim
+// that touches every worker's line) is rare.
+func (e *Engine) bankingLocked(lim int64) bool {
+	return e.live+liveBatch*int64(len(e.banks)+1) <= lim
+}
+
+// reserveLive takes a live-task place for a spawn made on w (nil: the
+// host) under the engine's liveTasks limit: a credit from w's open bank,
+// else, under liveMu, a refill of w's bank while banking, else exactly
+// one place of the count after closing every bank (their credits go back
+// to the count first). So a spawn is refused only when the engine has
+// that many live tasks, or when completions racing it have not given
+// their places back yet. The configuration is read under liveMu:
+// UpdateEngine closes the banks under it after storing a new one, so a
+// lowered limit holds from the next spawn on.
+func (e *Engine) reserveLive(w *worker) error {
+	b := e.bank(w)
+	if b != nil && b.take() {
+		return nil
+	}
+	e.liveMu.Lock()
+	defer e.liveMu.Unlock()
+	lim := e.cfg.Load().Limits.LiveTasks
+	if e.bankingLocked(lim) {
+		if b != nil {
+			e.live += liveBatch
+			if !b.n.CompareAndSwap(closedBank, liveBatch-1) { // reopened
+				b.n.Add(liveBatch - 1) // one is this spawn's
+			}
+			e.banksClosed = false
+			return nil
+		}
+	} else {
+		e.closeBanksLocked()
+	}
+	if e.live >= lim {
+		return fmt.Errorf("sched: spawn: engine %q has %d live tasks (liveTasks limit %d): %w", e.name, e.live, lim, ErrLimit)
+	}
+	e.live++
+	return nil
+}
+
+// releaseLive gives back the place of a task that completed on w (nil:
+// off the workers): to w's open bank, or, when the bank is full, to the
+// count with the bank's credits beyond liveBatch; when the banks are
+// closed, straight to the count.
+func (e *Engine) releaseLive(w *worker) {
+	b := e.bank(w)
+	if b != nil && b.put() {
+		return
+	}
+	e.liveMu.Lock()
+	defer e.liveMu.Unlock()
+	for b != nil {
+		n := b.n.Load()
+		if n < 0 {
+			break // closed
+		}
+		// Full (or emptied by LiveTasks since put looked): keep at most a
+		// batch, so that the next spawns here need no refill.
+		if keep := min(n+1, liveBatch); b.n.CompareAndSwap(n, keep) {
+			e.live -= n + 1 - keep
+			return
+		}
+	}
+	e.live--
+}
+
+// closeBanksLocked takes every bank's credits back into the count and
+// closes the banks, so that spawns and completions take and give their
+// places at the count (liveMu held).
+func (e *Engine) closeBanksLocked() {
+	if e.banksClosed {
+		return
+	}
+	for i := range e.banks {
+		if n := e.banks[i].n.Swap(closedBank); n > 0 {
+			e.live -= n
+		}
+	}
+	e.banksClosed = true
+}
+
+// reclaimLocked takes the credits of every open bank back into the count,
+// leaving the banks open and empty (liveMu held).
+func (e *Engine) reclaimLocked() {
+	for i := range e.banks {
+		b := &e.banks[i]
+		for n := b.n.Load(); n > 0; n = b.n.Load() {
+			if b.n.CompareAndSwap(n, 0) {
+				e.live -= n
+				break
+			}
+		}
+	}
+}
+
+// LiveTasks returns the number of live tasks of the engine. It takes the
+// banks' unused credits back into the engine's count under liveMu (the
+// workers refill at their next spawn), so the count is then the tasks
+// holding a place: exact when no spawn or completion of the engine runs
+// concurrently, and otherwise never below the tasks live when it returns,
+// though it may count a task that is just ending. Drain and Shutdown use
+// the registry's count instead (Scheduler.LiveTasks).
+func (e *Engine) LiveTasks() int64 {
+	e.liveMu.Lock()
+	defer e.liveMu.Unlock()
+	e.reclaimLocked()
+	return e.live
+}
