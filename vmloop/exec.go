@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 )
@@ -100,6 +101,15 @@ type bulkState struct {
 	fn   int
 	pc   int
 	done int64 // bytes processed so far
+	// dst is the destination of a chunked allocating instruction (SCONCAT
+	// STOB BTOS BNEW BSLICE ANEW), filled up to done; size is the
+	// accounted size of the object it becomes, reserved in the heap's
+	// bytes until then (interp_long.go).
+	dst  *strings.Builder
+	size int64
+	// walk: the cycle check of ASETR is under way; its DFS stack and marks
+	// are in the heap (heap.reachStart, heap.reachMore).
+	walk bool
 }
 
 type execState uint8
@@ -742,7 +752,10 @@ func (e *Exec) Raise(err Value) (caught bool) {
 		return false
 	}
 	e.state = stReady
-	return e.unwind(h, int(e.reqPC))
+	// The frames popped are not charged: Raise runs between slices, with
+	// no budget (the unwind is bounded by Limits.MaxFrames all the same).
+	caught, _ = e.unwind(h, int(e.reqPC))
+	return caught
 }
 
 // SetTrap completes the pending request by trapping the task at the
@@ -770,16 +783,22 @@ func (e *Exec) SetTrap(code TrapCode, msg string) {
 // receives it; otherwise the frame is popped and the caller's CALL
 // instruction is tried, up to the entry function. It reports whether a
 // handler caught the error; if none did, the task ends (stThrown) with the
-// error copied out as Thrown.
-func (e *Exec) unwind(h uint64, pc int) bool {
+// error copied out as Thrown. popped is the number of frames it popped.
+//
+// Each frame costs O(1) whatever the number of handlers (the verifier's
+// per-pc table, Function.handlerAt), so one unwind is bounded by
+// Limits.MaxFrames; THROW charges one reduction per frame popped
+// (docs/ISA.md; TestThrowChargesFrames).
+func (e *Exec) unwind(h uint64, pc int) (caught bool, popped int64) {
 	for {
 		f := &e.frames[e.fp]
 		fn := &e.prog.Funcs[f.fn]
-		for _, hd := range fn.Handlers {
-			if uint32(pc) >= hd.Start && uint32(pc) < hd.End {
+		if fn.handlerAt != nil {
+			if i := fn.handlerAt[pc]; i >= 0 {
+				hd := &fn.Handlers[i]
 				f.pc = int(hd.Target)
 				e.setAbs(f.base+int(hd.Reg), h, TRef)
-				return true
+				return true, popped
 			}
 		}
 		if e.fp == 0 {
@@ -789,10 +808,11 @@ func (e *Exec) unwind(h uint64, pc int) bool {
 			}
 			e.x().out = v
 			e.state = stThrown
-			return false
+			return false, popped
 		}
 		callee := f.base
 		e.fp--
+		popped++
 		f = &e.frames[e.fp]
 		pc = f.pc - 1 // the CALL (or TAILCALL-replaced CALL) that made the callee
 		// registers from the window base up are undefined in the handler

@@ -104,6 +104,9 @@ type heap struct {
 // that a parked task's Exec stays small).
 type heapSide struct {
 	stack []int32 // DFS work stack of reaches, reused
+	// cur is the array reachMore is scanning (0: none), from element off
+	cur int32
+	off int
 	// retired holds the tables this heap outgrew that are of a pooled size,
 	// cleared when outgrown (so that nothing an object referenced stays
 	// reachable through a copy of it: a task freeing its objects must
@@ -465,11 +468,23 @@ func (h *heap) reset() {
 
 // reaches reports whether the ref array from (a live KindArrayRef object
 // index) contains, directly or through nested ref arrays, the object with
-// index target. n is the number of array elements visited (the caller
-// charges for them). It is the cycle check of ASETR: storing a into an
-// array reachable from a would make the heap cyclic, and export could not
-// copy it.
+// index target. n is the number of array elements visited. It is the cycle
+// check of ASETR (which runs it in chunks: reachStart, reachMore): storing
+// a into an array reachable from a would make the heap cyclic, and export
+// could not copy it.
 func (h *heap) reaches(from, target int32) (found bool, n int) {
+	h.reachStart(from)
+	for {
+		f, fin, k := h.reachMore(target, math.MaxInt)
+		n += k
+		if f || fin {
+			return f, n
+		}
+	}
+}
+
+// reachStart begins the walk of reaches from the ref array from.
+func (h *heap) reachStart(from int32) {
 	h.epoch++
 	if h.epoch == 0 { // wrapped: clear every mark
 		for i := range h.objs {
@@ -478,17 +493,39 @@ func (h *heap) reaches(from, target int32) (found bool, n int) {
 		h.epoch = 1
 	}
 	sd := h.sidePart()
-	st := append(sd.stack[:0], from)
+	sd.stack = append(sd.stack[:0], from)
+	sd.cur, sd.off = 0, 0
 	h.objs[from-1].mark = h.epoch
-	for len(st) > 0 {
-		i := st[len(st)-1]
-		st = st[:len(st)-1]
-		if i == target {
-			sd.stack = st
-			return true, n
+}
+
+// reachMore continues the walk begun by reachStart until it finds target
+// (found), has visited everything reachable (finished) or has visited most
+// elements (neither; call it again to go on), even inside one array. n is
+// the number of elements it visited. The walk's state is the DFS stack,
+// the array being scanned and the marks of the current epoch, so the heap
+// must not change between two calls.
+func (h *heap) reachMore(target int32, most int) (found, finished bool, n int) {
+	sd := h.sidePart()
+	st := sd.stack
+	cur, off := sd.cur, sd.off
+	for n < most {
+		if cur == 0 {
+			if len(st) == 0 {
+				break
+			}
+			cur, off = st[len(st)-1], 0
+			st = st[:len(st)-1]
+			if cur == target {
+				sd.stack, sd.cur = st[:0], 0
+				return true, true, n
+			}
 		}
-		for _, x := range h.objs[i-1].arr() {
-			n++
+		a := h.objs[cur-1].arr()
+		end := len(a)
+		if rest := most - n; rest < end-off {
+			end = off + rest
+		}
+		for _, x := range a[off:end] {
 			o := h.get(x, KindArrayRef)
 			if o == nil || o.mark == h.epoch {
 				continue
@@ -496,9 +533,13 @@ func (h *heap) reaches(from, target int32) (found bool, n int) {
 			o.mark = h.epoch
 			st = append(st, int32(x&handleIdxMask))
 		}
+		n += end - off
+		if off = end; off == len(a) {
+			cur = 0
+		}
 	}
-	sd.stack = st
-	return false, n
+	sd.stack, sd.cur, sd.off = st, cur, off
+	return false, cur == 0 && len(st) == 0, n
 }
 
 // importShared makes an object of kind k (task, event, ext) naming the

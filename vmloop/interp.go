@@ -9,12 +9,14 @@ import (
 // intrinsic or is preempted, and returns the signal that says which.
 //
 // Preemption (docs/ISA.md): every instruction costs 1 reduction and a bulk
-// instruction over n bytes or elements ceil(n/64) more. After the control
+// instruction over n bytes ceil(n/64) more (ANEW, ASETR's cycle check and
+// THROW charge their own measures of work: interp_long.go, Exec.unwind). After the control
 // transfer of a taken backward branch, a CALL, a TAILCALL, a RET/RETV to a
 // caller and a caught THROW, Run returns SigPreempted if the budget is
 // spent (<= 0) or Stop was called; pc is then at the next instruction to
-// run. Bulk instructions over more than 64 KiB look at the budget after
-// every 64 KiB chunk and, when it is spent, return SigPreempted with pc
+// run. Bulk instructions over more than one chunk (64 KiB, or 4,096
+// elements of a cycle check) look at the budget after every chunk and,
+// when it is spent, return SigPreempted with pc
 // still at the instruction; the next Run resumes it where it stopped. An
 // intrinsic returns SigIntrinsic with pc past it whatever the budget (the
 // worker decides whether the task keeps running).

@@ -3,7 +3,6 @@ package vmloop
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"unsafe"
 )
@@ -110,7 +109,9 @@ func (e *Exec) step(ins Instr) ctl {
 			e.badHandle(x, KindError)
 			return e.trapped(pc)
 		}
-		if e.unwind(x, pc) {
+		caught, popped := e.unwind(x, pc)
+		e.left -= popped // one reduction per frame popped
+		if caught {
 			return ctlSafePoint
 		}
 		return exit(SigThrown)
@@ -136,15 +137,11 @@ func (e *Exec) step(ins Instr) ctl {
 		st = e.access(ins, r)
 
 	case SCONCAT, ITOS, STOB, BTOS, BNEW, BSLICE, ANEW:
-		e.left, st = e.allocOp(ins, r, e.left)
+		e.left, st = e.allocOp(ins, r, pc, e.left)
 	case SEQ, BEQ, BFIND, BCOPY:
 		e.left, st = e.bulkOp(ins, r, pc, e.left)
-		if st == opPreempt {
-			cur.pc = pc // resume the instruction on the next Run
-			return exit(SigPreempted)
-		}
 	case ASETR:
-		e.left, st = e.asetr(ins, r, e.left)
+		e.left, st = e.asetr(ins, r, pc, e.left)
 
 	case SPAWN, JOINI, JOINF, JOINR, JOINV, OUTCOME, YIELD, CANCEL, CANCELLED,
 		EVNEW, EVWAIT, EVSIGNAL, EVBCAST, INTR:
@@ -164,10 +161,14 @@ func (e *Exec) step(ins Instr) ctl {
 		}
 		return e.trapped(pc)
 	}
-	if st != opOK {
-		return e.trapped(pc)
+	switch st {
+	case opOK:
+		return ctlNext
+	case opPreempt:
+		cur.pc = pc // resume the instruction on the next Run
+		return exit(SigPreempted)
 	}
-	return ctlNext
+	return e.trapped(pc)
 }
 
 // trapped ends the task with the trap in e.x().trap (Code and Msg set) at pc
@@ -177,7 +178,7 @@ func (e *Exec) trapped(pc int) ctl {
 	x.trap.Func = e.prog.Funcs[e.frames[e.fp].fn].Name
 	x.trap.PC = pc
 	e.state = stTrapped
-	x.bulk.on = false
+	x.bulk = bulkState{} // drops a chunked instruction's destination
 	return exit(SigTrap)
 }
 
@@ -326,154 +327,6 @@ func (e *Exec) lds(d int) (uint64, bool) {
 	}
 	rr.kstr[d] = x
 	return x, true
-}
-
-// charge returns the bulk cost of n bytes or elements: ceil(n/64).
-func charge(n int64) int64 { return (n + 63) >> 6 }
-
-// allocOp runs the allocating instructions SCONCAT, STOB, BTOS, ITOS, BNEW,
-// BSLICE and ANEW: each checks the heap limit before it allocates and
-// charges ceil(n/64) for n bytes (elements for ANEW) copied or zeroed.
-func (e *Exec) allocOp(ins Instr, r regs, left int64) (int64, opStatus) {
-	h := &e.heap
-	var x uint64
-	var size int64
-	switch ins.Op() {
-	case SCONCAT:
-		b := h.get(r.ref(ins.B()), KindString)
-		if b == nil {
-			e.badHandle(r.ref(ins.B()), KindString)
-			return left, opTrap
-		}
-		bs := b.str()
-		c := h.get(r.ref(ins.C()), KindString)
-		if c == nil {
-			e.badHandle(r.ref(ins.C()), KindString)
-			return left, opTrap
-		}
-		cs := c.str()
-		n := int64(len(bs)) + int64(len(cs))
-		if size = objHeader + n; !h.fits(size) {
-			break
-		}
-		left -= charge(n)
-		x = h.newString(bs + cs)
-	case ITOS:
-		s := strconv.FormatInt(r.i(ins.B()), 10)
-		size = objSize(s, "", 0, 0)
-		x = h.newString(s)
-	case STOB:
-		b := h.get(r.ref(ins.B()), KindString)
-		if b == nil {
-			e.badHandle(r.ref(ins.B()), KindString)
-			return left, opTrap
-		}
-		if size = objSize("", "", len(b.str()), 0); !h.fits(size) {
-			break
-		}
-		left -= charge(int64(len(b.str())))
-		x = h.newBytes([]byte(b.str()))
-	case BTOS:
-		b := h.get(r.ref(ins.B()), KindBytes)
-		if b == nil {
-			e.badHandle(r.ref(ins.B()), KindBytes)
-			return left, opTrap
-		}
-		if size = objSize("", "", len(b.bytes()), 0); !h.fits(size) {
-			break
-		}
-		left -= charge(int64(len(b.bytes())))
-		x = h.newString(string(b.bytes()))
-	case BNEW:
-		n := r.i(ins.B())
-		if n < 0 {
-			e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("bnew length %d", n)}
-			return left, opTrap
-		}
-		if n > h.limit {
-			size = n
-			break
-		}
-		if size = objHeader + n; !h.fits(size) {
-			break
-		}
-		left -= charge(n)
-		x = h.newBytes(make([]byte, n))
-	case BSLICE:
-		b := h.get(r.ref(ins.B()), KindBytes)
-		if b == nil {
-			e.badHandle(r.ref(ins.B()), KindBytes)
-			return left, opTrap
-		}
-		lo, hi := r.i(ins.C()), r.i(ins.D0())
-		if lo < 0 || lo > hi || hi > int64(len(b.bytes())) {
-			e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("bslice [%d:%d] of length %d", lo, hi, len(b.bytes()))}
-			return left, opTrap
-		}
-		if size = objHeader + hi - lo; !h.fits(size) {
-			break
-		}
-		left -= charge(hi - lo)
-		x = h.newBytes(append([]byte(nil), b.bytes()[lo:hi]...))
-	case ANEW:
-		n := r.i(ins.B())
-		if size = arraySize(n); size < 0 {
-			if n < 0 {
-				e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("anew length %d", n)}
-				return left, opTrap
-			}
-			size = math.MaxInt64
-			break
-		}
-		if !h.fits(size) {
-			break
-		}
-		left -= charge(n)
-		x = h.newArray(KindArrayI64+Kind(ins.C()-uint8(TI64)), int(n))
-	}
-	if x == 0 {
-		e.x().trap = h.allocFail(size)
-		return left, opTrap
-	}
-	r.setRef(ins.A(), x)
-	return left, opOK
-}
-
-// asetr stores a handle into a ref array. A non-null value must be live,
-// and storing an array into an array it (transitively) contains, itself
-// included, traps: task heaps stay acyclic so export can copy them. The
-// containment check costs ceil(n/64) for n elements visited.
-func (e *Exec) asetr(ins Instr, r regs, left int64) (int64, opStatus) {
-	h := &e.heap
-	ax := r.ref(ins.A())
-	o := h.get(ax, KindArrayRef)
-	if o == nil {
-		e.badHandle(ax, KindArrayRef)
-		return left, opTrap
-	}
-	i := r.i(ins.B())
-	if uint64(i) >= uint64(len(o.arr())) {
-		e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("asetr index %d, length %d", i, len(o.arr()))}
-		return left, opTrap
-	}
-	v := r.ref(ins.C())
-	if v != 0 {
-		vo := h.getLive(v)
-		if vo == nil {
-			e.badHandle(v, KindVoid)
-			return left, opTrap
-		}
-		if vo.kind == KindArrayRef {
-			found, n := h.reaches(int32(v&handleIdxMask), int32(ax&handleIdxMask))
-			left -= charge(int64(n))
-			if found {
-				e.x().trap = TrapInfo{Code: TrapHandle, Msg: "asetr: the stored array contains the target array (heaps must stay acyclic)"}
-				return left, opTrap
-			}
-		}
-	}
-	o.arr()[i] = v
-	return left, opOK
 }
 
 // bulkOp runs SEQ, BEQ, BFIND and BCOPY in 64 KiB chunks, charging

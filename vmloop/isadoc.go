@@ -22,10 +22,21 @@ func ISATable() string {
 		if info.Flags&FlagBulk != 0 {
 			cost = "1 + ⌈n/64⌉"
 		}
+		if c, ok := costDoc[Op(i)]; ok {
+			cost = c
+		}
 		fmt.Fprintf(&sb, "| %d | `%s` | %s | %s | %s | %s |\n", i, info.Name, strings.Join(ops, ", "),
 			strings.ReplaceAll(info.Doc, "|", "\\|"), cost, flagsDoc(info))
 	}
 	return sb.String()
+}
+
+// costDoc is the cost of the opcodes whose size-dependent part is not
+// ceil(n/64) of n bytes (interp_long.go, Exec.unwind).
+var costDoc = map[Op]string{
+	ANEW:  "1 + ⌈8n/64⌉ (n elements)",
+	ASETR: "1 + n (n elements visited by the cycle check)",
+	THROW: "1 + frames unwound",
 }
 
 var fieldNames = [...]string{FA: "A", FB: "B", FC: "C", FD: "D", FBC: "BC", FD0: "D0", FD1: "D1"}

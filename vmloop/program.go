@@ -51,6 +51,11 @@ type Function struct {
 	// in all (Run gives such a task to the Go loop: a cgo crossing would
 	// cost more than the C loop could win).
 	straight bool
+	// handlerAt[pc] is the index in Handlers of the handler that catches
+	// an exception raised at pc (the first covering entry), -1 for none;
+	// nil when there are no handlers. A throw looks up each frame it
+	// unwinds in O(1), whatever the number of handlers (Exec.unwind).
+	handlerAt []int32
 }
 
 // Handler is a .try range: an exception raised by an instruction at pc with

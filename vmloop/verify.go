@@ -94,6 +94,7 @@ func vfVerify(p *Program, r Resolver) error {
 	}
 	for i := range p.Funcs {
 		p.Funcs[i].Blocks = blocks[i]
+		p.Funcs[i].handlerAt = v.handlerAt[i]
 	}
 	for i := range p.Intrinsics {
 		p.Intrinsics[i].Resolved = v.imports[i]
@@ -106,8 +107,11 @@ func vfVerify(p *Program, r Resolver) error {
 }
 
 type verifier struct {
-	p       *Program
-	imports []*Intrinsic // resolved p.Intrinsics
+	p *Program
+	// handlerAt[fi] is checkHandlers' table of function fi, kept as
+	// Function.handlerAt when the program is accepted.
+	handlerAt [][]int32
+	imports   []*Intrinsic // resolved p.Intrinsics
 }
 
 func (v *verifier) progErr(format string, args ...any) error {
@@ -202,6 +206,10 @@ func (v *verifier) checkFunc(fi int) ([]Block, error) {
 	if err != nil {
 		return nil, err
 	}
+	if v.handlerAt == nil {
+		v.handlerAt = make([][]int32, len(v.p.Funcs))
+	}
+	v.handlerAt[fi] = handlerAt
 	for pc := range f.Code {
 		if err := v.checkInstr(fi, pc); err != nil {
 			return nil, err
