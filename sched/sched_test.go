@@ -463,7 +463,9 @@ d:
 		go func(tk *jade.Task) { defer wg.Done(); tk.Cancel() }(tasks[i])
 	}
 	wg.Wait()
-	// Keep the chain alive: cancelled waiters may have swallowed the token.
+	// Keep the chain alive: a task cancelled between its evwait and its
+	// evsignal took the token with it (a waiter cancelled before it resumed
+	// passes it on).
 	stop := make(chan struct{})
 	go func() {
 		for {

@@ -1,0 +1,112 @@
+// Package sched is the M:N scheduler of the Jade VM: tasks (verified
+// bytecode programs run by vmloop) on a fixed set of worker OS threads,
+// with lock-free run queues and work stealing, engine-local timer wheels,
+// one completion backend per worker, and the wait/wake protocol every
+// suspension goes through. The RuntimeBus (package bus) is its only
+// client: it checks capabilities and turns intrinsic requests into calls
+// on Control.
+//
+// Where things are:
+//
+//	task.go, records.go   the task record, its states, record reuse
+//	wait.go, waitlist.go  the wait word, tokens, waiter lists
+//	worker.go, deque.go   the worker loop, slices, the LIFO slot, run queues
+//	sched.go, queue.go    spawn, wake, notify/kick, cancel, drain, shutdown
+//	engine.go, livebank.go engine configuration, limits, live-task banks
+//	timers.go, periodic.go timer shards, timeouts, periodic jobs
+//	io.go, fd.go          completion backends, I/O waits, descriptor lifetime
+//	event.go              events (auto-reset, signal/broadcast)
+//
+// This essay covers the two protocols that are spread over many fields:
+// how idle workers are found and woken, and how task records are reused.
+// The wait/wake protocol is in wait.go, I/O and descriptors in io.go and
+// fd.go.
+//
+// # Idle, searching, notified
+//
+// A worker that finds no work in its LIFO slot, its ring or the inject
+// queue may search: steal half of another worker's ring. At most half of
+// the workers search at once (beginSearch: 2·nSearching < workers, as in
+// Tokio's idle.rs), so a burst of work does not set every idle worker
+// spinning over the others' rings. A worker that found nothing sleeps
+// (worker.sleep): it appends itself to the idle list (idleMu, nIdle), then
+// leaves the searching state, then looks at the queues once more, then
+// blocks in its park (its backend's Wait, or a futex). The last searcher
+// to leave re-checks every worker's ring.
+//
+// A producer (enqueue from outside a worker, a steal-worthy push) first
+// pushes, then calls notify, which loads nSearching and nIdle. Either the
+// sleeper's last look sees the pushed task, or the producer sees the
+// sleeper idle (or still searching, and then the last searcher's re-check
+// sees the task): no wake-up is lost, and there is no heartbeat that
+// would paper over a lost one (S-4). notify takes the most recently idled
+// worker off the list, marks it notified and counts it in nSearching on
+// its behalf, so that a burst of pushes wakes one worker, not all of
+// them; the woken worker takes that searching count over (unidle). A
+// worker that reaps completions in its own park does not notify for them
+// (they go on its own ring, and it is still on the idle list: it would
+// pick itself); after the reap it is off the list and wakes one other
+// worker only when more than one task waits (shareBacklog).
+//
+// When every worker is busy, an outside wake also kicks one running slice
+// (kickOne): the slice stops at its next safe point and the worker looks
+// at the inject queue first, so an outside wake waits for a safe point,
+// not a slice boundary (S-6).
+//
+// # Record reuse
+//
+// Task records are pooled (taskPool) once nothing can reach them:
+//
+//   - refs counts the references that keep a record: 1 while the task is
+//     live (dropped as the very last step of finish) plus 1 per heap
+//     object naming the task (vmloop reports them through its task-ref
+//     hook: made, freed, dropped with a heap). At 0 the record is
+//     recycled.
+//   - pinned marks a record that a reference outside this bookkeeping
+//     holds (a host spawn's *Task, a task handle exported from a heap as
+//     a Value): it is never recycled.
+//   - Wait tokens do not count. The wait word's generation keeps growing
+//     across reuse (recycle advances it), so a token of an earlier life
+//     never matches a later wait: a late timer, a late event signal or a
+//     late I/O completion is a stale wake and does nothing.
+//   - hostWait is set when the task armed a wait that completeHost ends (a
+//     host intrinsic, an I/O operation): such a completer locks the
+//     record's mutex and reads its rare part even when its token is
+//     stale, so recycle takes the mutex only for such records (every other
+//     waker only CASes the wait word).
+//   - Exec records (the VM state) are recycled separately and earlier, at
+//     finish, into the worker's pool, the scheduler's spares and then a
+//     sync.Pool; nothing reads a task's Exec after it completed except a
+//     late Cancel's Stop, which costs its next user one spurious
+//     preemption.
+//
+// # Store-then-load pairs
+//
+// Several hand-offs use no lock: each side stores its flag, then loads
+// the other's (sequentially consistent sync/atomic), so at least one of
+// the two sees the other. Each pair, and the test that fails when it is
+// reordered:
+//
+//	watched / Completed      AwaitTask, Done and OnEnd store watched (under
+//	                         the task's mutex) then load the state; finish
+//	                         publishes Completed then loads watched
+//	                         (TestOutcomeWhileDone, TestExactlyOnce)
+//	draining / registry      Drain stores draining then counts the registry;
+//	                         finish removes the task then loads draining
+//	                         (TestDrainWaitsForEveryTask)
+//	nIdle, nSearching / push a sleeper stores nIdle and leaves nSearching,
+//	                         then looks at the queues; a producer pushes,
+//	                         then loads both (TestLostWakeups,
+//	                         TestIdleWorkersPark, TestExactlyOnce)
+//	cancel / Stop            Cancel stores the cancel flag, then stops the
+//	                         Exec; a slice clears the stop, then loads the
+//	                         flag (TestCancelRaces)
+//	hostLaunches / stopping  a host spawn counts itself in hostLaunches,
+//	                         then loads stopping; Shutdown stores stopping,
+//	                         then waits for hostLaunches to reach 0
+//	                         (TestShutdownCancelsLateLaunches,
+//	                         TestHostSpawnRacingShutdownEnds)
+//
+// The wait word itself (wait.go) is the one CAS protocol: exactly one waker
+// wins a wait, and the phase it writes says what it carried.
+package sched
