@@ -29,6 +29,7 @@ import (
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/native"
 	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/uring"
 	"github.com/jadevm/jade/vmloop"
 	"github.com/jadevm/jade/vmloop/jasm"
 )
@@ -120,7 +121,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	rt, err := jade.New(jade.Options{Workers: *workers, PinCPUs: *pin, GoLoop: *goLoop, ReductionLimit: *reductions, Stdout: stdout})
 	if err != nil {
 		fmt.Fprintf(stderr, "jade: %v\n", err)
-		if errors.Is(err, sched.ErrConfig) {
+		if errors.Is(err, sched.ErrConfig) || errors.Is(err, uring.ErrUnknownPoller) {
 			return exitUsage
 		}
 		return exitLoad
