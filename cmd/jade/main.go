@@ -139,7 +139,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if err := rt.Verify(p); err != nil {
-		fmt.Fprintf(stderr, "jade: %s: %v\n", path, err)
+		printVerifyError(stderr, path, err)
 		return exitLoad
 	}
 	mainIdx := p.FuncIndex("main")
@@ -230,7 +230,7 @@ func cmdAsm(args []string, stdout, stderr io.Writer) int {
 		return exitLoad
 	}
 	if err := vmloop.Verify(p, nil); err != nil {
-		fmt.Fprintf(stderr, "jade: %s: %v\n", path, err)
+		printVerifyError(stderr, path, err)
 		return exitLoad
 	}
 	if *dis {
@@ -247,6 +247,18 @@ func cmdAsm(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitSuccess
+}
+
+// printVerifyError prints a verifier rejection of the program at path. An
+// error that names the source file already says file:line; otherwise the
+// path is printed before it.
+func printVerifyError(stderr io.Writer, path string, err error) {
+	var ve *vmloop.VerifyError
+	if errors.As(err, &ve) && ve.File != "" {
+		fmt.Fprintf(stderr, "jade: %v\n", err)
+		return
+	}
+	fmt.Fprintf(stderr, "jade: %s: %v\n", path, err)
 }
 
 // describeRuntime prints the CPU (klauspost/cpuid), the workers, GOMAXPROCS
