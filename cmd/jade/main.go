@@ -2,7 +2,7 @@
 //
 //	jade run [flags] FILE.jasm|FILE.jbc [ARGS...]   run main(args)
 //	jade asm --check FILE.jasm                      assemble and verify
-//	jade asm --dis FILE.jasm|FILE.jbc               disassemble
+//	jade asm --dis [--pcs] FILE.jasm|FILE.jbc       disassemble (--pcs: pc and file:line per instruction)
 //	jade asm -o OUT.jbc FILE.jasm                   write the binary form
 //
 // Exit codes of jade run: 0 Success, 1 Failure (uncaught throw), 3
@@ -54,7 +54,7 @@ func usage(stderr io.Writer) int {
 	fmt.Fprint(stderr, `usage:
   jade run [--workers N] [--pin] [--go-loop] [--reductions N] [--debug-addr ADDR] [-v] FILE.jasm|FILE.jbc [ARGS...]
   jade asm --check FILE.jasm
-  jade asm --dis FILE.jasm|FILE.jbc
+  jade asm --dis [--pcs] FILE.jasm|FILE.jbc
   jade asm -o OUT.jbc FILE.jasm
   jade perf [--quick] [--scenarios a,b] [--json FILE] [--reps N]
 exit codes (run): 0 success, 1 failure, 3 cancelled, 4 load/verify error, 5 trap, 64 usage;
@@ -216,6 +216,7 @@ func cmdAsm(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	check := fs.Bool("check", false, "assemble and verify; print nothing on success")
 	dis := fs.Bool("dis", false, "print the disassembly")
+	pcs := fs.Bool("pcs", false, "with --dis: print each instruction's pc and source file:line beside it")
 	out := fs.String("o", "", "write the verified binary program to `FILE`")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
@@ -234,7 +235,10 @@ func cmdAsm(args []string, stdout, stderr io.Writer) int {
 		return exitLoad
 	}
 	if *dis {
-		fmt.Fprint(stdout, jasm.Disassemble(p))
+		if err := jasm.Fprint(stdout, p, jasm.Options{Annotate: *pcs, Lines: *pcs}); err != nil {
+			fmt.Fprintf(stderr, "jade: %v\n", err)
+			return exitLoad
+		}
 	}
 	if *out != "" {
 		data, err := p.MarshalBinary()
