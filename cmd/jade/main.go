@@ -201,9 +201,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return exitSuccess
 	case sched.Failure:
 		fmt.Fprintf(stderr, "jade: main failed: uncaught %s\n", o.Value)
+		printStack(stderr, "thrown", o.Stack)
 		return exitFailure
 	case sched.Trapped:
 		fmt.Fprintf(stderr, "jade: main trapped: %v\n", o.Trap.Error())
+		printStack(stderr, "trapped", o.Stack)
 		return exitTrap
 	default:
 		fmt.Fprintln(stderr, "jade: main was cancelled")
@@ -251,6 +253,15 @@ func cmdAsm(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitSuccess
+}
+
+// printStack prints the Jade call stack where main threw or trapped, one
+// frame a line with its file:line, innermost first.
+func printStack(stderr io.Writer, what string, s vmloop.Stack) {
+	if len(s.Frames) == 0 {
+		return
+	}
+	fmt.Fprintf(stderr, "jade: %s at:\n%s\n", what, s)
 }
 
 // printVerifyError prints a verifier rejection of the program at path. An
