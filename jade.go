@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/jadevm/jade/bus"
@@ -170,18 +169,15 @@ func (r *Runtime) Close(ctx context.Context) error {
 
 // Shutdown is the forced shutdown: it cancels every task, waits until they
 // complete or ctx ends, and stops the workers. Tasks still live at the
-// deadline are reported in the error (id, state, function@pc) and
+// deadline are summarised in the error (counts by engine and state, then
+// the first sched.MaxListedReports by id, state and function@pc) and
 // abandoned untouched: VM and FFI code is never interrupted (spec §3.6).
 func (r *Runtime) Shutdown(ctx context.Context) error {
 	stuck := r.bus.Shutdown(ctx)
 	if len(stuck) == 0 {
 		return nil
 	}
-	lines := make([]string, len(stuck))
-	for i, s := range stuck {
-		lines[i] = s.String()
-	}
-	return fmt.Errorf("jade: shutdown: %d tasks abandoned at the deadline: %s", len(stuck), strings.Join(lines, "; "))
+	return fmt.Errorf("jade: shutdown: abandoned at the deadline: %s", sched.SummarizeReports(stuck, sched.MaxListedReports))
 }
 
 // Task is a handle on a spawned task.

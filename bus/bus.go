@@ -143,6 +143,8 @@ func New(cfg Config) (*Bus, error) {
 	sc := sched.Config{Workers: cfg.Workers, PinCPUs: cfg.PinCPUs, Dispatcher: (*dispatcher)(b), OpenIO: iosys.Open, CloseFD: iosys.Close}
 	if cfg.NoIO {
 		sc.OpenIO = nil
+	} else if err := iosys.CheckConfig(); err != nil {
+		return nil, fmt.Errorf("bus: new: %w", err)
 	}
 	s, ctl, err := sched.New(sc)
 	if err != nil {

@@ -45,3 +45,8 @@ func Accepted(fd int) error { return uring.SetNoDelay(fd) }
 // Close closes a descriptor no backend has seen yet (a socket whose
 // connect could not be submitted).
 func Close(fd int) { unix.Close(fd) }
+
+// CheckConfig checks the environment that Open reads (JADE_POLLER) without
+// opening a backend, so that a bad setting fails the runtime's creation
+// instead of leaving every worker without I/O.
+func CheckConfig() error { return uring.CheckPoller(uring.Options{}) }

@@ -28,3 +28,7 @@ func Accepted(fd int) error { return ErrUnsupported }
 
 // Close does nothing: no descriptor is ever created here.
 func Close(fd int) {}
+
+// CheckConfig checks the environment that Open reads; this backend reads
+// none (JADE_POLLER selects between the Linux backends only).
+func CheckConfig() error { return nil }

@@ -41,3 +41,7 @@ func Accepted(fd int) error {
 
 // Close closes a socket no backend has seen yet.
 func Close(fd int) { windows.Closesocket(windows.Handle(fd)) }
+
+// CheckConfig checks the environment that Open reads; this backend reads
+// none (JADE_POLLER selects between the Linux backends only).
+func CheckConfig() error { return nil }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -912,7 +913,8 @@ func (s *Scheduler) Tasks() []TaskReport {
 // task and waits until they complete or ctx ends; then it stops the
 // workers. Tasks still live at the deadline (a host intrinsic that never
 // returns, say) are reported and abandoned untouched: the spec forbids
-// interrupting VM or FFI code. Callers wanting a graceful stop call Drain
+// interrupting VM or FFI code; completed tasks are never among them
+// (SummarizeReports describes a long list in bounded space). Callers wanting a graceful stop call Drain
 // first. A host spawn that passed its stopping check before Shutdown began
 // is waited for and cancelled like the rest; if ctx has already ended,
 // such a spawn may be left registered and never run (it is among the
@@ -928,7 +930,9 @@ func (c *Control) Shutdown(ctx context.Context) []TaskReport {
 	s.registry.each(func(t *Task) { c.Cancel(nil, t) })
 	var stuck []TaskReport
 	if err := c.Drain(ctx); err != nil {
-		stuck = s.Tasks()
+		// A task still registered may have completed by now: it is not
+		// stuck, so it is not reported.
+		stuck = slices.DeleteFunc(s.Tasks(), func(r TaskReport) bool { return r.State == Completed })
 	}
 	// Stop the workers; a worker stuck inside a task is abandoned.
 	s.mu.Lock()

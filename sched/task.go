@@ -77,6 +77,7 @@ type Outcome struct {
 	Kind  OutcomeKind
 	Value vmloop.Value    // Success: the result; Failure: the thrown error
 	Trap  vmloop.TrapInfo // Trapped: what and where
+	Stack vmloop.Stack    // Failure, Trapped: the call stack where it was thrown or trapped
 }
 
 func (o Outcome) String() string {

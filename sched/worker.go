@@ -587,10 +587,10 @@ func (w *worker) slice(t *Task, budget *int64) {
 			w.end(t, Outcome{Kind: Success, Value: ex.Result()})
 			return
 		case vmloop.SigThrown:
-			w.end(t, Outcome{Kind: Failure, Value: ex.Thrown()})
+			w.end(t, Outcome{Kind: Failure, Value: ex.Thrown(), Stack: ex.ThrownStack()})
 			return
 		case vmloop.SigTrap:
-			w.end(t, Outcome{Kind: Trapped, Trap: ex.Trap()})
+			w.end(t, Outcome{Kind: Trapped, Trap: ex.Trap(), Stack: ex.TrapStack()})
 			return
 		case vmloop.SigPreempted:
 			if *budget <= 0 {
@@ -670,10 +670,10 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 		}
 		return false
 	case ActThrown:
-		w.end(t, Outcome{Kind: Failure, Value: ex.Thrown()})
+		w.end(t, Outcome{Kind: Failure, Value: ex.Thrown(), Stack: ex.ThrownStack()})
 		return false
 	default: // ActTrap
-		w.end(t, Outcome{Kind: Trapped, Trap: ex.Trap()})
+		w.end(t, Outcome{Kind: Trapped, Trap: ex.Trap(), Stack: ex.TrapStack()})
 		return false
 	}
 }

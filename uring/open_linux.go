@@ -5,7 +5,6 @@ package uring
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/jadevm/jade/evpoll"
 	"golang.org/x/sys/unix"
@@ -18,10 +17,10 @@ import (
 // "uring" and "epoll" force a backend; a forced io_uring that fails is an
 // error, never a silent fallback.
 func Open(o Options) (evpoll.Backend, error) {
-	mode, src := o.Poller, "Options.Poller"
-	if mode == "" {
-		mode, src = os.Getenv("JADE_POLLER"), "JADE_POLLER"
+	if err := CheckPoller(o); err != nil {
+		return nil, err
 	}
+	mode, src := PollerSetting(o)
 	switch mode {
 	case "epoll":
 		return OpenEpoll(o, src+"=epoll")
@@ -37,7 +36,7 @@ func Open(o Options) (evpoll.Backend, error) {
 		}
 		return OpenEpoll(o, "io_uring unavailable: "+err.Error())
 	}
-	return nil, fmt.Errorf("uring: open: unknown poller %q (want uring, epoll or auto)", mode)
+	return nil, fmt.Errorf("uring: open: %s=%q: %w", src, mode, ErrUnknownPoller) // unreachable after CheckPoller
 }
 
 // Unavailable reports whether err from OpenRing means "io_uring cannot be

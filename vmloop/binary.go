@@ -8,13 +8,15 @@ import (
 	"strconv"
 )
 
-// Binary program format, version 1. All integers are little-endian; "uv" is
+// Binary program format, version 2. All integers are little-endian; "uv" is
 // an unsigned LEB128 varint (encoding/binary.Uvarint), "sv" a zig-zag signed
 // varint (binary.Varint), "str" is uv length + bytes.
 //
 //	magic      "JADE"
 //	version    u16                    BinaryVersion
 //	abi        u16 major, u16 minor   the program's .abi
+//	file       str                    Program.File (debug; version 2 only)
+//	abiline    sv                     Program.ABILine (debug; version 2 only)
 //	kint       uv n, n × u64          i64 constant pool
 //	kflt       uv n, n × u64          f64 constant pool (IEEE-754 bits)
 //	kstr       uv n, n × str          string constant pool
@@ -35,14 +37,20 @@ import (
 //	  lines    uv n, n × sv
 //	  labels   uv n, n × (sv pc, str)  pcs in increasing order
 //
+// Version 1 is version 2 without the file and abiline fields; UnmarshalProgram reads
+// both (a version 1 program has File ""), MarshalBinary writes version 2.
+//
 // The input must end exactly after the last function. The decoder checks
 // only the format (every length is bounded by the bytes that remain, so a
 // few bytes cannot make it allocate much); a decoded program is unverified
 // until Verify accepts it. Verify state (Blocks, Resolved) is not encoded.
 
-// BinaryVersion is the version of the binary format MarshalBinary writes
-// and UnmarshalProgram reads.
-const BinaryVersion = 1
+// BinaryVersion is the version of the binary format MarshalBinary writes.
+// UnmarshalProgram reads it and every version from MinBinaryVersion up.
+const BinaryVersion = 2
+
+// MinBinaryVersion is the oldest binary format UnmarshalProgram reads.
+const MinBinaryVersion = 1
 
 const binMagic = "JADE"
 
@@ -61,6 +69,8 @@ func (p *Program) MarshalBinary() ([]byte, error) {
 	b = binary.LittleEndian.AppendUint16(b, BinaryVersion)
 	b = binary.LittleEndian.AppendUint16(b, p.ABI.Major)
 	b = binary.LittleEndian.AppendUint16(b, p.ABI.Minor)
+	b = binAppendStr(b, p.File)
+	b = binary.AppendVarint(b, int64(p.ABILine))
 	b = binary.AppendUvarint(b, uint64(len(p.KInt)))
 	for _, k := range p.KInt {
 		b = binary.LittleEndian.AppendUint64(b, uint64(k))
@@ -314,13 +324,23 @@ func (d *binReader) program() *Program {
 		return nil
 	}
 	at := d.off
-	if v := d.u16("format version"); d.err == nil && v != BinaryVersion {
-		d.fail(at, "unsupported format version %d (this VM reads version %d); rebuild the program with a matching assembler", v, BinaryVersion)
+	version := d.u16("format version")
+	if d.err == nil && (version < MinBinaryVersion || version > BinaryVersion) {
+		d.fail(at, "unsupported format version %d (this VM reads versions %d to %d); rebuild the program with a matching assembler", version, MinBinaryVersion, BinaryVersion)
 		return nil
 	}
 	p := &Program{}
 	p.ABI.Major = d.u16("abi major")
 	p.ABI.Minor = d.u16("abi minor")
+	if version >= 2 {
+		p.File = d.str("file name")
+		at := d.off
+		l := d.varint("abi line")
+		if l < math.MinInt32 || l > math.MaxInt32 {
+			d.fail(at, "abi line %d out of the int32 range", l)
+		}
+		p.ABILine = int32(l)
+	}
 	if n := d.count("i64 constant", 8); n > 0 {
 		p.KInt = make([]int64, n)
 		for i := range p.KInt {

@@ -87,12 +87,13 @@ func TestBinaryCodeWordsLittleEndian(t *testing.T) {
 // vtBin builds a binary by hand, field by field.
 type vtBin []byte
 
-func (b vtBin) raw(s ...byte) vtBin       { return append(b, s...) }
-func (b vtBin) str(s string) vtBin        { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
-func (b vtBin) uv(v uint64) vtBin         { return binary.AppendUvarint(b, v) }
-func (b vtBin) u16(v uint16) vtBin        { return binary.LittleEndian.AppendUint16(b, v) }
-func (b vtBin) word(i Instr) vtBin        { return binary.LittleEndian.AppendUint64(b, uint64(i)) }
-func vtHeader() vtBin                     { return vtBin("JADE").u16(BinaryVersion).u16(ABI.Major).u16(ABI.Minor) }
+func (b vtBin) raw(s ...byte) vtBin { return append(b, s...) }
+func (b vtBin) str(s string) vtBin  { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
+func (b vtBin) uv(v uint64) vtBin   { return binary.AppendUvarint(b, v) }
+func (b vtBin) u16(v uint16) vtBin  { return binary.LittleEndian.AppendUint16(b, v) }
+func (b vtBin) word(i Instr) vtBin  { return binary.LittleEndian.AppendUint64(b, uint64(i)) }
+func vtHeader() vtBin               { return vtBin("JADE").u16(1).u16(ABI.Major).u16(ABI.Minor) } // version 1: no file
+
 func vtPools() vtBin                      { return vtHeader().uv(0).uv(0).uv(0).uv(0) }
 func (b vtBin) fnHead(nregs uint64) vtBin { return b.str("main").uv(0).raw(byte(TVoid)).uv(nregs) }
 
@@ -110,7 +111,9 @@ func TestBinaryDecodeErrors(t *testing.T) {
 	}{
 		{"empty", nil, 0, "truncated magic"},
 		{"bad magic", []byte("JAVA\x01\x00"), 0, `bad magic "JAVA"`},
-		{"other version", vtBin("JADE").u16(BinaryVersion + 1), 4, "unsupported format version 2"},
+		{"newer version", vtBin("JADE").u16(BinaryVersion + 1), 4, "unsupported format version 3 (this VM reads versions 1 to 2)"},
+		{"version 0", vtBin("JADE").u16(0), 4, "unsupported format version 0"},
+		{"truncated file", vtBin("JADE").u16(2).u16(ABI.Major).u16(ABI.Minor).uv(5).raw('a'), 10, "file name length count 5 exceeds the remaining input"},
 		{"truncated abi", vtBin("JADE").u16(BinaryVersion).raw(1), 6, "truncated abi major"},
 		{"huge i64 pool", vtHeader().uv(1 << 60), 10, "i64 constant count 1152921504606846976 exceeds the remaining input"},
 		{"i64 pool longer than input", vtHeader().uv(2).raw(1, 2, 3, 4, 5, 6, 7, 8), 10, "i64 constant count 2 exceeds the remaining input (8 bytes)"},

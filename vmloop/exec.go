@@ -79,6 +79,11 @@ type execRare struct {
 	// a bulk instruction interrupted between chunks (pc still at it)
 	bulk bulkState
 	kstr []uint64 // LDS: one handle per string constant, made on first use
+	// thrownAt is where the uncaught error of a stThrown task was thrown;
+	// unwinding collects it in unwound (reused: a caught throw discards it).
+	thrownAt Stack
+	unwound  []frame
+	trapAt   Stack // where the task trapped (placeTrap)
 }
 
 // x returns e's rare part, allocating it on first use.
@@ -642,8 +647,7 @@ func (e *Exec) reqTrapInfo(err error) error {
 	if !errors.As(err, &ti) {
 		ti = TrapInfo{Code: TrapIntrinsic, Msg: err.Error()}
 	}
-	ti.Func = e.prog.Funcs[e.frames[e.fp].fn].Name
-	ti.PC = int(e.reqPC)
+	e.placeTrap(&ti, int(e.reqPC))
 	return ti
 }
 
@@ -695,8 +699,8 @@ func (e *Exec) complete(v Value, refuse bool) (room bool, err error) {
 		}
 		bits = h
 	default:
-		return true, e.trapRequest(TrapInfo{Code: TrapKind, Func: e.prog.Funcs[e.frames[e.fp].fn].Name, PC: int(e.reqPC),
-			Msg: fmt.Sprintf("%s result is %s, destination register r%d is %s", e.req.Op, v.kind, e.reqDst, e.reqDstT)})
+		return true, e.trapRequest(e.reqTrapInfo(TrapInfo{Code: TrapKind,
+			Msg: fmt.Sprintf("%s result is %s, destination register r%d is %s", e.req.Op, v.kind, e.reqDst, e.reqDstT)}).(TrapInfo))
 	}
 	e.setAbs(e.frames[e.fp].base+int(e.reqDst), bits, e.reqDstT)
 	return true, nil
@@ -770,9 +774,13 @@ func (e *Exec) SetTrap(code TrapCode, msg string) {
 		ti = e.reqTrapInfo(ti).(TrapInfo)
 	case stTrapped:
 		prev := e.x().trap
-		ti.Func, ti.PC = prev.Func, prev.PC
+		ti.Func, ti.PC, ti.File, ti.Line = prev.Func, prev.PC, prev.File, prev.Line
 	default:
-		ti.Func, ti.PC = e.Where()
+		if len(e.frames) == 0 {
+			ti.Func, ti.PC = e.Where()
+		} else {
+			e.placeTrap(&ti, e.frames[e.fp].pc)
+		}
 	}
 	e.x().trap = ti
 	e.state = stTrapped
@@ -790,6 +798,9 @@ func (e *Exec) SetTrap(code TrapCode, msg string) {
 // Limits.MaxFrames; THROW charges one reduction per frame popped
 // (docs/ISA.md; TestThrowChargesFrames).
 func (e *Exec) unwind(h uint64, pc int) (caught bool, popped int64) {
+	x := e.x()
+	x.unwound = x.unwound[:0]
+	depth := e.fp + 1
 	for {
 		f := &e.frames[e.fp]
 		fn := &e.prog.Funcs[f.fn]
@@ -801,7 +812,14 @@ func (e *Exec) unwind(h uint64, pc int) (caught bool, popped int64) {
 				return true, popped
 			}
 		}
+		if len(x.unwound) < MaxStackFrames {
+			x.unwound = append(x.unwound, frame{fn: f.fn, pc: pc})
+		}
 		if e.fp == 0 {
+			x.thrownAt = Stack{Frames: make([]StackFrame, len(x.unwound)), Depth: depth}
+			for i, u := range x.unwound {
+				x.thrownAt.Frames[i] = e.stackFrame(u.fn, u.pc)
+			}
 			v, err := e.heap.export(h, e.heap.limit)
 			if err != nil { // cannot happen for a checked error handle
 				v = Err(ErrKindError, err.Error())

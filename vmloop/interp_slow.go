@@ -175,8 +175,7 @@ func (e *Exec) step(ins Instr) ctl {
 // of the current function.
 func (e *Exec) trapped(pc int) ctl {
 	x := e.x()
-	x.trap.Func = e.prog.Funcs[e.frames[e.fp].fn].Name
-	x.trap.PC = pc
+	e.placeTrap(&x.trap, pc)
 	e.state = stTrapped
 	x.bulk = bulkState{} // drops a chunked instruction's destination
 	return exit(SigTrap)

@@ -1234,7 +1234,7 @@ func TestRequestEdges(t *testing.T) {
 	// SetTrap
 	e = start("evnew")
 	e.SetTrap(TrapHostPanic, "host blew up")
-	if sig := e.Run(100); sig != SigTrap || e.Trap() != (TrapInfo{TrapHostPanic, "host blew up", "evnew", 0}) {
+	if sig := e.Run(100); sig != SigTrap || e.Trap() != (TrapInfo{Code: TrapHostPanic, Msg: "host blew up", Func: "evnew", PC: 0}) {
 		t.Errorf("SetTrap: %v %v", sig, e.Trap())
 	}
 	// ArgObj of a string, ArgValue of a ref

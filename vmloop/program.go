@@ -14,6 +14,14 @@ type Program struct {
 	KStr       []string  // string constant pool (LDS), interned at load
 	Intrinsics []Import  // intrinsic imports named by INTR
 
+	// File is the name of the source file the program was assembled from
+	// (debug information, like Function.Lines): verifier errors and traps
+	// print it with the line. "" when unknown.
+	File string
+	// ABILine is the source line of the .abi directive (debug
+	// information); 0 when unknown or when the program has none.
+	ABILine int32
+
 	// Filled by Verify.
 	verified bool
 

@@ -68,13 +68,21 @@ type TrapInfo struct {
 	Msg  string
 	Func string // function name
 	PC   int    // pc of the trapping instruction
+	// From the debug information: the source file and line of the
+	// trapping instruction ("" and 0 when unknown).
+	// TrapInfo stays comparable; the call stack is Exec.TrapStack.
+	File string
+	Line int
 }
 
+// Error formats the trap as "trap at fib@3 (fib.jasm:14): code: msg"; the
+// position is left out without debug information.
 func (t TrapInfo) Error() string {
+	at := StackFrame{Func: t.Func, PC: t.PC, File: t.File, Line: t.Line}.String()
 	if t.Msg == "" {
-		return fmt.Sprintf("trap at %s@%d: %s", t.Func, t.PC, t.Code)
+		return fmt.Sprintf("trap at %s: %s", at, t.Code)
 	}
-	return fmt.Sprintf("trap at %s@%d: %s: %s", t.Func, t.PC, t.Code, t.Msg)
+	return fmt.Sprintf("trap at %s: %s: %s", at, t.Code, t.Msg)
 }
 
 // Limits bound one task's resources. Exhausting one traps the task (the

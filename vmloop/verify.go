@@ -32,19 +32,23 @@ import (
 // rare huge function with pathological control flow instead of spending
 // seconds on it; functions of up to 4096 instructions can never reach it.
 
-// VerifyError is a rejection by Verify: the function, the pc of the
-// offending instruction (-1 for function-level problems) and what is wrong.
+// VerifyError is a rejection by Verify: where the problem is and what is
+// wrong. File and Line come from the program's debug information (empty
+// and 0 when it has none); Error prints them first, as file:line.
 type VerifyError struct {
+	File   string // source file (Program.File); "" if unknown
+	Line   int    // source line of the instruction (Function.Lines); 0 if unknown
 	Func   string // function name; "" for program-level problems
 	PC     int    // instruction index; -1 for function-level problems
 	Reason string
 }
 
 func (e *VerifyError) Error() string {
+	s := "vmloop: verify: " + vfPosition(e.File, e.Line)
 	if e.Func == "" {
-		return "vmloop: verify: " + e.Reason
+		return s + e.Reason
 	}
-	return "vmloop: verify: " + e.Func + "@" + strconv.Itoa(e.PC) + ": " + e.Reason
+	return s + e.Func + "@" + strconv.Itoa(e.PC) + ": " + e.Reason
 }
 
 // Verify checks p against every rule of the verifier and, on success,
@@ -115,11 +119,12 @@ type verifier struct {
 }
 
 func (v *verifier) progErr(format string, args ...any) error {
-	return &VerifyError{PC: -1, Reason: fmt.Sprintf(format, args...)}
+	return &VerifyError{File: v.p.File, PC: -1, Reason: fmt.Sprintf(format, args...)}
 }
 
 func (v *verifier) funcErr(fi, pc int, format string, args ...any) error {
-	return &VerifyError{Func: v.p.Funcs[fi].Name, PC: pc, Reason: fmt.Sprintf(format, args...)}
+	f := &v.p.Funcs[fi]
+	return &VerifyError{File: v.p.File, Line: f.Line(pc), Func: f.Name, PC: pc, Reason: fmt.Sprintf(format, args...)}
 }
 
 // vfVersionLess reports a < b in (major, minor) order.
@@ -138,7 +143,7 @@ func (v *verifier) checkProgram(r Resolver) error {
 		return v.progErr("program has no functions; define at least one .func")
 	}
 	if err := CheckABI(p.ABI); err != nil {
-		return v.progErr("%s", strings.TrimPrefix(err.Error(), "vmloop: "))
+		return &VerifyError{File: p.File, Line: max(int(p.ABILine), 0), PC: -1, Reason: strings.TrimPrefix(err.Error(), "vmloop: ")}
 	}
 	names := make(map[string]int, len(p.Funcs))
 	for i := range p.Funcs {
@@ -158,7 +163,7 @@ func (v *verifier) checkProgram(r Resolver) error {
 			in, ok = r.ResolveIntrinsic(imp.Name)
 		}
 		if !ok || in == nil {
-			return v.progErr("import %d %q: unknown intrinsic (not in the central table of ABI %s and not registered by the host); check the name or register a host intrinsic", i, imp.Name, ABI)
+			return v.importErr(i, "import %d %q: unknown intrinsic (not in the central table of ABI %s and not registered by the host); check the name or register a host intrinsic", i, imp.Name, ABI)
 		}
 		for j, t := range in.Params {
 			if !vfValueType(t) {
@@ -169,7 +174,7 @@ func (v *verifier) checkProgram(r Resolver) error {
 			return v.progErr("import %d %q: result type %s is not void, i64, f64 or ref (fix the host registration)", i, imp.Name, in.Result)
 		}
 		if vfVersionLess(p.ABI, in.Since) {
-			return v.progErr("import %d %q needs intrinsic ABI %s but the program declares .abi %s; raise the program's .abi to %s", i, imp.Name, in.Since, p.ABI, in.Since)
+			return v.importErr(i, "import %d %q needs intrinsic ABI %s but the program declares .abi %s; raise the program's .abi to %s", i, imp.Name, in.Since, p.ABI, in.Since)
 		}
 		v.imports[i] = in
 	}
@@ -384,20 +389,20 @@ var vfSems = func() (s [NumOps]vfSem) {
 
 // vfReadReason explains why register r, holding the kinds in mask m, cannot
 // be read as kind want.
-func vfReadReason(r uint8, want int, m uint8) string {
+func vfReadReason(r string, want int, m uint8) string {
 	some := ""
 	if m&(m-1) != 0 {
 		some = " on some path"
 	}
 	for k := vkI64; k <= vkRef; k++ {
 		if k != want && m&(1<<k) != 0 {
-			return fmt.Sprintf("r%d is read as %s but holds %s%s", r, vkNames[want], vkNames[k], some)
+			return fmt.Sprintf("%s is read as %s but holds %s%s", r, vkNames[want], vkNames[k], some)
 		}
 	}
 	if m&(1<<vkClob) != 0 {
-		return fmt.Sprintf("r%d is read as %s but was clobbered by a call%s (a call leaves every register above its window base undefined; keep live values below the window or write them again)", r, vkNames[want], some)
+		return fmt.Sprintf("%s is read as %s but was clobbered by a call%s (a call leaves every register above its window base undefined; keep live values below the window or write them again)", r, vkNames[want], some)
 	}
-	return fmt.Sprintf("r%d is read as %s before it is written%s; write it on every path before reading it", r, vkNames[want], some)
+	return fmt.Sprintf("%s is read as %s before it is written%s; write it on every path before reading it", r, vkNames[want], some)
 }
 
 // vfFlow is the state of the flow-typing fixpoint of one function.
@@ -518,12 +523,12 @@ func (fl *vfFlow) readErr(pc int, r uint8, k int, m uint8) error {
 		i := int(r) - int(ins.A())
 		if op == INTR {
 			in := fl.v.imports[ins.D()]
-			return fl.v.funcErr(fl.fi, pc, "intr %s, argument %d: %s", in.Name, i, vfReadReason(r, k, m))
+			return fl.v.funcErr(fl.fi, pc, "intr %s, argument %d: %s", in.Name, i, vfReadReason(vfRegName(fl.f, r), k, m))
 		}
 		callee := fl.v.p.Funcs[ins.D()].Name
-		return fl.v.funcErr(fl.fi, pc, "%s to %s, argument %d: %s", op, callee, i, vfReadReason(r, k, m))
+		return fl.v.funcErr(fl.fi, pc, "%s to %s, argument %d: %s", op, callee, i, vfReadReason(vfRegName(fl.f, r), k, m))
 	}
-	return fl.v.funcErr(fl.fi, pc, "%s: %s", op, vfReadReason(r, k, m))
+	return fl.v.funcErr(fl.fi, pc, "%s: %s", op, vfReadReason(vfRegName(fl.f, r), k, m))
 }
 
 // window type-checks the argument window a..a+len(params)-1.

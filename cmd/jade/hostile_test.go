@@ -21,9 +21,10 @@ import (
 //	; expect-stdout: TEXT   stdout contains TEXT (repeatable)
 //	; expect-stderr: TEXT   stderr contains TEXT (repeatable)
 //	; expect-not: TEXT      neither stdout nor stderr contains TEXT
+//	; expect-env: NAME=VAL  run with the environment variable set (repeatable)
 type hostileExpect struct {
-	exit                int
-	stdout, stderr, not []string
+	exit                     int
+	stdout, stderr, not, env []string
 }
 
 func readExpect(t *testing.T, path string) hostileExpect {
@@ -50,6 +51,9 @@ func readExpect(t *testing.T, path string) hostileExpect {
 			e.stderr = append(e.stderr, val)
 		case "not":
 			e.not = append(e.not, val)
+		case "env":
+			require.Contains(t, val, "=", "%s: expect-env wants NAME=VALUE", path)
+			e.env = append(e.env, val)
 		default:
 			t.Fatalf("%s: unknown expectation %q", path, key)
 		}
@@ -79,6 +83,10 @@ func TestHostilePrograms(t *testing.T) {
 			t.Run(filepath.Base(path)+"/"+loop.name, func(t *testing.T) {
 				if loop.flags == nil && !native.Enabled() {
 					t.Skip("no cgo loop in this build (CGO_ENABLED=0, -tags purego or JADE_NATIVE=0)")
+				}
+				for _, kv := range want.env {
+					k, v, _ := strings.Cut(kv, "=")
+					t.Setenv(k, v)
 				}
 				var out, errb bytes.Buffer
 				args := append(append([]string{"run"}, loop.flags...), path)

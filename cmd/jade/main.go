@@ -2,7 +2,7 @@
 //
 //	jade run [flags] FILE.jasm|FILE.jbc [ARGS...]   run main(args)
 //	jade asm --check FILE.jasm                      assemble and verify
-//	jade asm --dis FILE.jasm|FILE.jbc               disassemble
+//	jade asm --dis [--pcs] FILE.jasm|FILE.jbc       disassemble (--pcs: pc and file:line per instruction)
 //	jade asm -o OUT.jbc FILE.jasm                   write the binary form
 //
 // Exit codes of jade run: 0 Success, 1 Failure (uncaught throw), 3
@@ -29,6 +29,7 @@ import (
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/native"
 	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/uring"
 	"github.com/jadevm/jade/vmloop"
 	"github.com/jadevm/jade/vmloop/jasm"
 )
@@ -53,7 +54,7 @@ func usage(stderr io.Writer) int {
 	fmt.Fprint(stderr, `usage:
   jade run [--workers N] [--pin] [--go-loop] [--reductions N] [--debug-addr ADDR] [-v] FILE.jasm|FILE.jbc [ARGS...]
   jade asm --check FILE.jasm
-  jade asm --dis FILE.jasm|FILE.jbc
+  jade asm --dis [--pcs] FILE.jasm|FILE.jbc
   jade asm -o OUT.jbc FILE.jasm
   jade perf [--quick] [--scenarios a,b] [--json FILE] [--reps N]
 exit codes (run): 0 success, 1 failure, 3 cancelled, 4 load/verify error, 5 trap, 64 usage;
@@ -120,7 +121,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	rt, err := jade.New(jade.Options{Workers: *workers, PinCPUs: *pin, GoLoop: *goLoop, ReductionLimit: *reductions, Stdout: stdout})
 	if err != nil {
 		fmt.Fprintf(stderr, "jade: %v\n", err)
-		if errors.Is(err, sched.ErrConfig) {
+		if errors.Is(err, sched.ErrConfig) || errors.Is(err, uring.ErrUnknownPoller) {
 			return exitUsage
 		}
 		return exitLoad
@@ -138,7 +139,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if err := rt.Verify(p); err != nil {
-		fmt.Fprintf(stderr, "jade: %s: %v\n", path, err)
+		printVerifyError(stderr, path, err)
 		return exitLoad
 	}
 	mainIdx := p.FuncIndex("main")
@@ -200,9 +201,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return exitSuccess
 	case sched.Failure:
 		fmt.Fprintf(stderr, "jade: main failed: uncaught %s\n", o.Value)
+		printStack(stderr, "thrown", o.Stack)
 		return exitFailure
 	case sched.Trapped:
 		fmt.Fprintf(stderr, "jade: main trapped: %v\n", o.Trap.Error())
+		printStack(stderr, "trapped", o.Stack)
 		return exitTrap
 	default:
 		fmt.Fprintln(stderr, "jade: main was cancelled")
@@ -215,6 +218,7 @@ func cmdAsm(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	check := fs.Bool("check", false, "assemble and verify; print nothing on success")
 	dis := fs.Bool("dis", false, "print the disassembly")
+	pcs := fs.Bool("pcs", false, "with --dis: print each instruction's pc and source file:line beside it")
 	out := fs.String("o", "", "write the verified binary program to `FILE`")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
@@ -229,11 +233,14 @@ func cmdAsm(args []string, stdout, stderr io.Writer) int {
 		return exitLoad
 	}
 	if err := vmloop.Verify(p, nil); err != nil {
-		fmt.Fprintf(stderr, "jade: %s: %v\n", path, err)
+		printVerifyError(stderr, path, err)
 		return exitLoad
 	}
 	if *dis {
-		fmt.Fprint(stdout, jasm.Disassemble(p))
+		if err := jasm.Fprint(stdout, p, jasm.Options{Annotate: *pcs, Lines: *pcs}); err != nil {
+			fmt.Fprintf(stderr, "jade: %v\n", err)
+			return exitLoad
+		}
 	}
 	if *out != "" {
 		data, err := p.MarshalBinary()
@@ -246,6 +253,27 @@ func cmdAsm(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitSuccess
+}
+
+// printStack prints the Jade call stack where main threw or trapped, one
+// frame a line with its file:line, innermost first.
+func printStack(stderr io.Writer, what string, s vmloop.Stack) {
+	if len(s.Frames) == 0 {
+		return
+	}
+	fmt.Fprintf(stderr, "jade: %s at:\n%s\n", what, s)
+}
+
+// printVerifyError prints a verifier rejection of the program at path. An
+// error that names the source file already says file:line; otherwise the
+// path is printed before it.
+func printVerifyError(stderr io.Writer, path string, err error) {
+	var ve *vmloop.VerifyError
+	if errors.As(err, &ve) && ve.File != "" {
+		fmt.Fprintf(stderr, "jade: %v\n", err)
+		return
+	}
+	fmt.Fprintf(stderr, "jade: %s: %v\n", path, err)
 }
 
 // describeRuntime prints the CPU (klauspost/cpuid), the workers, GOMAXPROCS

@@ -54,10 +54,11 @@ type assembler struct {
 func (a *assembler) errorf(at pos, format string, args ...any) { a.d.errorf(at, format, args...) }
 
 func (a *assembler) program() *vmloop.Program {
-	p := &vmloop.Program{ABI: vmloop.ABI}
+	p := &vmloop.Program{ABI: vmloop.ABI, File: a.d.file}
 	a.prog = p
 	if a.ast.abi != nil {
 		p.ABI = *a.ast.abi
+		p.ABILine = int32(a.ast.abiPos.line)
 	}
 	a.kint = map[int64]int{}
 	a.kflt = map[uint64]int{}

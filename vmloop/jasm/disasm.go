@@ -19,6 +19,23 @@ type Options struct {
 	// has filled Function.Blocks, one line per basic block with its cost.
 	// Annotated text still assembles to the same program.
 	Annotate bool
+	// Lines adds each instruction's source position from the debug
+	// information (Program.File and Function.Lines), as file:line, to its
+	// comment; with Annotate the pc and the line stand side by side.
+	Lines bool
+}
+
+// sourcePos formats a source position for a comment: "file:line", or
+// "line N" when the program has no file name. A file name that could end
+// the comment early (a newline) is quoted.
+func sourcePos(file string, line int) string {
+	if file == "" {
+		return "line " + strconv.Itoa(line)
+	}
+	if strings.ContainsAny(file, "\r\n") {
+		file = strconv.Quote(file)
+	}
+	return file + ":" + strconv.Itoa(line)
 }
 
 // Disassemble prints p as Jade assembly. Assemble turns the text back into
@@ -481,6 +498,11 @@ func (fp *funcPrinter) print() {
 		var comment []string
 		if fp.pr.opt.Annotate {
 			comment = append(comment, "@"+strconv.Itoa(pc))
+		}
+		if fp.pr.opt.Lines {
+			if l := fn.Line(pc); l > 0 {
+				comment = append(comment, sourcePos(pr.p.File, l))
+			}
 		}
 		if fp.comments[pc] != "" {
 			comment = append(comment, fp.comments[pc])
