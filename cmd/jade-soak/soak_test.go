@@ -41,6 +41,30 @@ func TestMemstat(t *testing.T) {
 	}
 }
 
+// runSoak builds jade, runs jade-soak against it with args (after the
+// binary and the program), and checks that its output has every string
+// of want.
+func runSoak(t *testing.T, want []string, args ...string) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "jade")
+	if out, err := exec.Command("go", "build", "-o", bin, "../jade").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	var out bytes.Buffer
+	cmd := exec.Command("go", append([]string{"run", ".", "-jade", bin, "-prog", "../../examples/echo.jasm"}, args...)...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	t.Logf("%s", out.String())
+	if err != nil {
+		t.Fatalf("jade-soak: %v", err)
+	}
+	for _, w := range want {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("output lacks %q", w)
+		}
+	}
+}
+
 // TestSoakSmall runs one small leg per backend against a freshly built
 // jade: every shape, the measurements and the report. The heap check is
 // switched off (at this scale the debug server's own allocations are the
@@ -49,25 +73,9 @@ func TestSoakSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the jade binary and runs it")
 	}
-	bin := filepath.Join(t.TempDir(), "jade")
-	if out, err := exec.Command("go", "build", "-o", bin, "../jade").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	var out bytes.Buffer
-	cmd := exec.Command("go", "run", ".", "-jade", bin, "-prog", "../../examples/echo.jasm",
+	runSoak(t, []string{"== leg uring/1", "== leg epoll/2", "a concurrent 50 × 3", "e half-close 20", "jade-soak: ok"},
 		"-legs", "uring/1,epoll/2", "-conns", "50", "-rounds", "3", "-churn", "100", "-slow", "10",
 		"-slow-for", "1s", "-rst", "20", "-half", "20", "-repeat", "1", "-warmup", "1", "-heap-tolerance", "100")
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	t.Logf("%s", out.String())
-	if err != nil {
-		t.Fatalf("jade-soak: %v", err)
-	}
-	for _, want := range []string{"== leg uring/1", "== leg epoll/2", "a concurrent 50 × 3", "e half-close 20", "jade-soak: ok"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q", want)
-		}
-	}
 }
 
 // TestTenThousandConnections: 10,000 concurrent connections to one echo
@@ -83,23 +91,7 @@ func TestTenThousandConnections(t *testing.T) {
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Max < 10_500 {
 		t.Skipf("RLIMIT_NOFILE hard limit %d: 10,000 connections need about 10,100 descriptors in each process", lim.Max)
 	}
-	bin := filepath.Join(t.TempDir(), "jade")
-	if out, err := exec.Command("go", "build", "-o", bin, "../jade").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	var out bytes.Buffer
-	cmd := exec.Command("go", "run", ".", "-jade", bin, "-prog", "../../examples/echo.jasm",
+	runSoak(t, []string{"a concurrent 10000 × 2", "(10015 with the concurrent connections open)", "(10013 with the concurrent connections open)", "jade-soak: ok"},
 		"-legs", "uring/2,epoll/1", "-conns", "10000", "-rounds", "2", "-churn", "10", "-slow", "1",
 		"-slow-for", "1s", "-rst", "1", "-half", "1", "-repeat", "1", "-warmup", "1", "-heap-tolerance", "100")
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	t.Logf("%s", out.String())
-	if err != nil {
-		t.Fatalf("jade-soak: %v", err)
-	}
-	for _, want := range []string{"a concurrent 10000 × 2", "(10015 with the concurrent connections open)", "(10013 with the concurrent connections open)", "jade-soak: ok"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q", want)
-		}
-	}
 }
