@@ -108,6 +108,21 @@ type Config struct {
 	// file.* intrinsics then throw an IoError. By default every worker
 	// opens one (iosys.Open: io_uring, or epoll; JADE_POLLER selects).
 	NoIO bool
+	// HostPanic receives a host intrinsic's panic, with the Go stack of
+	// the panicking call (default: written to os.Stderr). The calling task
+	// traps with a text that names the intrinsic and the panic's message
+	// but never the Go stack or values, since other tasks can read a trap
+	// text through their joins.
+	HostPanic func(HostPanic)
+}
+
+// HostPanic describes a host intrinsic that panicked (Config.HostPanic).
+type HostPanic struct {
+	Intrinsic string // family.name
+	TaskID    uint64 // the calling task
+	Engine    string // its engine
+	Value     any    // what the function panicked with
+	Stack     []byte // the Go stack of the panic
 }
 
 // Bus is the RuntimeBus.
@@ -124,6 +139,8 @@ type Bus struct {
 
 	outMu  sync.Mutex
 	stdout io.Writer // guarded by outMu
+
+	onPanic func(HostPanic) // Config.HostPanic; nil: os.Stderr
 }
 
 // Member is the host's registration token for one engine: commands issued
@@ -136,7 +153,7 @@ type Member struct {
 
 // New creates a bus and its scheduler; call Start to run the workers.
 func New(cfg Config) (*Bus, error) {
-	b := &Bus{hostBy: map[string]*hostIntrinsic{}, stdout: cfg.Stdout}
+	b := &Bus{hostBy: map[string]*hostIntrinsic{}, stdout: cfg.Stdout, onPanic: cfg.HostPanic}
 	if b.stdout == nil {
 		b.stdout = os.Stdout
 	}

@@ -2,6 +2,7 @@ package bus
 
 import (
 	"fmt"
+	"os"
 	"runtime/debug"
 	"strings"
 
@@ -141,7 +142,8 @@ func (b *Bus) callHost(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (act
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			act = trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHostPanic, Msg: fmt.Sprintf("%s panicked: %v\n%s", h.desc.Name, r, debug.Stack())})
+			b.reportPanic(HostPanic{Intrinsic: h.desc.Name, TaskID: c.id, Engine: c.engine, Value: r, Stack: debug.Stack()})
+			act = trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHostPanic, Msg: fmt.Sprintf("%s panicked: %s", h.desc.Name, panicText(r))})
 		}
 	}()
 	v, err := h.fn(c)
@@ -156,4 +158,28 @@ func (b *Bus) callHost(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (act
 		v = vmloop.Void()
 	}
 	return complete(ex, v, sched.ActContinue)
+}
+
+// reportPanic hands a host panic to Config.HostPanic, or writes it with
+// its stack to os.Stderr.
+func (b *Bus) reportPanic(p HostPanic) {
+	if b.onPanic != nil {
+		b.onPanic(p)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "bus: host intrinsic %s panicked in task %d (engine %q): %s\n%s", p.Intrinsic, p.TaskID, p.Engine, panicText(p.Value), p.Stack)
+}
+
+// panicText is what a trap says of a panic value: the text of an error or
+// a string (the host's own words), else only its type, never a Go value
+// that may print host addresses.
+func panicText(r any) string {
+	switch v := r.(type) {
+	case error:
+		return v.Error()
+	case string:
+		return v
+	default:
+		return fmt.Sprintf("a panic value of type %T", v)
+	}
 }
