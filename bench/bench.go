@@ -184,49 +184,16 @@ func FibLua(L *lua.LState, fn *lua.LFunction) (int64, error) {
 	return int64(lua.LVAsNumber(v)), nil
 }
 
-// ParkedJade parks n Jade tasks on one event and returns the bytes they
-// take (heap in use + stacks, after a GC) per task. It releases them
-// before returning.
+// ParkedJade parks n tasks on one event and returns the heap bytes
+// (ParkedMem.Heap) they take per task.
 func (e *Env) ParkedJade(n int) (float64, error) {
-	gate := e.RT.NewEvent()
-	before := inUse()
-	if _, err := e.Run("parked", vmloop.I64(int64(n)), gate); err != nil {
-		return 0, err
-	}
-	s := e.RT.Bus().Scheduler()
-	deadline := time.Now().Add(time.Minute)
-	for s.WaitingTasks() < int64(n) {
-		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("bench: parked: only %d of %d tasks parked", s.WaitingTasks(), n)
-		}
-		time.Sleep(time.Millisecond)
-	}
-	after := inUse()
-	e.RT.Broadcast(gate)
-	for s.LiveTasks() > 0 {
-		time.Sleep(time.Millisecond)
-	}
-	return float64(after-before) / float64(n), nil
+	m, err := e.ParkedJadeMem(n)
+	return m.Heap, err
 }
 
 // ParkedGo blocks n goroutines on one channel and returns the bytes they
 // take per goroutine, measured like ParkedJade.
-func ParkedGo(n int) float64 {
-	gate := make(chan struct{})
-	var started sync.WaitGroup
-	var done sync.WaitGroup
-	before := inUse()
-	started.Add(n)
-	done.Add(n)
-	for i := 0; i < n; i++ {
-		go func() { started.Done(); <-gate; done.Done() }()
-	}
-	started.Wait()
-	after := inUse()
-	close(gate)
-	done.Wait()
-	return float64(after-before) / float64(n)
-}
+func ParkedGo(n int) float64 { return ParkedGoMem(n).Heap }
 
 // inUse returns the heap in use plus the goroutine stacks, after two GCs
 // (the figure every bytes-per-object benchmark compares).

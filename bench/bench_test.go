@@ -102,21 +102,27 @@ const parkedN = 100_000
 func BenchmarkParkedTaskBytes(b *testing.B) {
 	b.Run("jade", func(b *testing.B) {
 		e := env(b)
-		var per float64
+		var m ParkedMem
 		for i := 0; i < b.N; i++ {
-			v, err := e.ParkedJade(parkedN)
+			v, err := e.ParkedJadeMem(parkedN)
 			if err != nil {
 				b.Fatal(err)
 			}
-			per = v
+			m = v
 		}
-		b.ReportMetric(per, "bytes/task")
+		reportParked(b, m)
 	})
 	b.Run("goroutine", func(b *testing.B) {
-		var per float64
+		var m ParkedMem
 		for i := 0; i < b.N; i++ {
-			per = ParkedGo(parkedN)
+			m = ParkedGoMem(parkedN)
 		}
-		b.ReportMetric(per, "bytes/task")
+		reportParked(b, m)
 	})
+}
+
+func reportParked(b *testing.B, m ParkedMem) {
+	b.ReportMetric(m.Heap, "bytes/task")
+	b.ReportMetric(m.RSS, "rss-bytes/task")
+	b.ReportMetric(m.PeakRSS, "peak-rss-bytes/task")
 }
