@@ -26,6 +26,8 @@ type Env struct {
 	goEng *bus.Member    // an engine forced onto the pure-Go VM loop
 	woke  chan time.Time // bench.woke: the dispatch time of a woken task
 	ticks atomic.Int64   // bench.tick: hog progress (2^20 iterations each)
+	// tickLog, when set, is called with the time of every bench.tick.
+	tickLog atomic.Pointer[func(time.Time)]
 }
 
 // NewEnv starts a runtime with the given number of workers and sets
@@ -46,6 +48,9 @@ func NewEnv(workers int) (*Env, error) {
 	})
 	rt.RegisterIntrinsic("bench.tick", nil, vmloop.TVoid, 0, func(*bus.Call) (vmloop.Value, error) {
 		e.ticks.Add(1)
+		if f := e.tickLog.Load(); f != nil {
+			(*f)(time.Now())
+		}
 		return vmloop.Void(), nil
 	})
 	if e.goEng, err = rt.Bus().RegisterEngine("goloop", sched.EngineRuntimeConfig{GoLoop: true}, bus.CapAll); err != nil {
@@ -55,7 +60,8 @@ func NewEnv(workers int) (*Env, error) {
 	for name, src := range map[string]string{
 		"spawn_join": srcSpawnJoin, "ping_pong": srcPingPong, "yield": srcYield,
 		"fib": srcFib, "parked": srcParked, "waker": srcWaker, "hog": srcHog, "sleeper": srcSleeper,
-		"spawn_many": srcSpawnMany, "chained": srcChained, "yield_many": srcYieldMany,
+		"timer_ticker": srcTimerTicker,
+		"spawn_many":   srcSpawnMany, "chained": srcChained, "yield_many": srcYieldMany,
 	} {
 		p, err := rt.Load(name+".jasm", []byte(src))
 		if err != nil {

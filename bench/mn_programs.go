@@ -24,6 +24,29 @@ e:
   ret   out
 .end
 `
+	// srcTimerTicker sleeps with time.sleep_until to deadlines start +
+	// i × p (i = 1 … n, start: its first time.now) and returns how late it
+	// ran after each sleep (time.now − deadline, ns) in an array.
+	srcTimerTicker = `
+.abi 1.1
+.func main(n:i64, p:i64) -> ref
+  .local i:i64, dl:i64, t:i64, out:ref
+  anew  out, n, i64
+  intr  dl, time.now
+  const i, 0
+l:
+  jge   i, n, e
+  add   dl, dl, p
+  intr  _, time.sleep_until, dl
+  intr  t, time.now
+  sub   t, t, dl
+  aseti out, i, t
+  addi  i, i, 1
+  jmp   l
+e:
+  ret   out
+.end
+`
 	// srcWaker waits on ev n times and reports each dispatch to the host.
 	srcWaker = `
 .func main(ev:ref, n:i64) -> i64
