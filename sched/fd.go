@@ -131,6 +131,12 @@ func (s *Scheduler) closeFDRef(f *FD) {
 	f.mu.Lock()
 	now, cancel := f.startCloseLocked()
 	f.mu.Unlock()
+	s.endClose(f, now, cancel)
+}
+
+// endClose carries out what startCloseLocked decided, after f.mu is
+// released: close the number now, or cancel the operations that name it.
+func (s *Scheduler) endClose(f *FD, now bool, cancel []fdOp) {
 	if now {
 		s.closeFD(f.num)
 	}
@@ -146,11 +152,7 @@ func (s *Scheduler) closeFDRef(f *FD) {
 // never leaks the descriptor.
 func (c *Control) SubmitClose(t *Task, f *FD, op *evpoll.Op) bool {
 	f.mu.Lock()
-	if f.closing {
-		f.mu.Unlock()
-		return false
-	}
-	now, cancel := f.startCloseLocked()
+	now, cancel := f.startCloseLocked() // (false, nil) when closed before
 	f.mu.Unlock()
 	cancelOps(cancel)
 	if !now {
@@ -288,9 +290,6 @@ func (s *Scheduler) closeOwned(t *Task, owned []*FD) {
 			now, cancel = f.startCloseLocked()
 		}
 		f.mu.Unlock()
-		if now {
-			s.closeFD(f.num)
-		}
-		cancelOps(cancel)
+		s.endClose(f, now, cancel)
 	}
 }

@@ -351,11 +351,17 @@ func (c *Control) OnEnd(t *Task, f func()) {
 	t.mu.Unlock()
 }
 
-// takeEndHooks marks t ended and returns its end hooks.
-func (t *Task) takeEndHooks() []func() {
+// takeEnd marks t ended and returns its end hooks and the FDs it still
+// owns, in one critical section (ownLocked refuses an ended task, so no
+// FD joins the list afterwards).
+func (t *Task) takeEnd() (hooks []func(), owned []*FD) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.takeEndHooksLocked()
+	hooks = t.takeEndHooksLocked()
+	if st := t.io.Load(); st != nil {
+		owned, st.owned = st.owned, nil
+	}
+	return hooks, owned
 }
 
 func (t *Task) takeEndHooksLocked() []func() {
@@ -367,20 +373,6 @@ func (t *Task) takeEndHooksLocked() []func() {
 	hooks := st.onEnd
 	st.onEnd = nil
 	return hooks
-}
-
-// takeOwned returns the FDs an ended task still owns (after
-// takeEndHooks: ownLocked refuses an ended task, so the list stays empty).
-func (t *Task) takeOwned() []*FD {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	st := t.io.Load()
-	if st == nil {
-		return nil
-	}
-	owned := st.owned
-	st.owned = nil
-	return owned
 }
 
 // ioState returns t's I/O state, creating it (OnEnd may do so concurrently

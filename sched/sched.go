@@ -991,10 +991,11 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 			// End hooks (closing owned descriptors) run before the outcome
 			// is published: whoever sees the task completed finds its
 			// handles closed. OnEnd after this runs its hook at once.
-			for _, f := range t.takeEndHooks() {
+			hooks, owned := t.takeEnd()
+			for _, f := range hooks {
 				f()
 			}
-			s.closeOwned(t, t.takeOwned())
+			s.closeOwned(t, owned)
 		}
 		t.mu.Lock()
 		if !t.ended {
