@@ -44,10 +44,11 @@ unit-native:
 # The tests of the packages above the scheduler once per worker count:
 # JADE_WORKERS sets the workers of every runtime a test makes without a
 # count of its own (the examples' tests run 1, 2, 4 and 8 workers
-# themselves, and sched's tests choose theirs).
+# themselves, sched's tests choose theirs, and cmd/jade-soak's legs name
+# their worker counts, so it runs once, in unit).
 workers:
 	@for n in 1 2 4 8; do echo "workers: JADE_WORKERS=$$n"; \
-	  JADE_WORKERS=$$n $(GO) test -count=1 . ./bus/... ./cmd/... ./debugsrv/... || exit 1; \
+	  JADE_WORKERS=$$n $(GO) test -count=1 . ./bus/... ./cmd/jade/... ./cmd/resp-go/... ./debugsrv/... || exit 1; \
 	done
 
 # The exactly-once hammer with 1M tasks for 1, 2, 4 and 8 workers.
