@@ -63,16 +63,9 @@ func (h *heap) exportOne(x uint64, dst *Value, budget *int64, st []exportItem) (
 		aux, _ := o.x.(string)
 		*dst = Value{kind: KindError, str: o.str(), aux: aux}
 	case KindArrayI64, KindArrayF64:
-		ek := KindI64
-		if o.kind == KindArrayF64 {
-			ek = KindF64
-		}
-		elems := o.arr()
-		arr := make([]Value, len(elems))
-		for i, bits := range elems {
-			arr[i] = Value{kind: ek, bits: bits}
-		}
-		*dst = Value{kind: o.kind, arr: arr}
+		nums, b := packed(int(o.n))
+		copy(nums, o.arr())
+		*dst = Value{kind: o.kind, b: b}
 	case KindArrayRef:
 		elems := o.arr()
 		arr := make([]Value, len(elems))
@@ -164,26 +157,21 @@ func (h *heap) importOne(v *Value) (uint64, error) {
 	case KindError:
 		n = objSize(v.str, v.aux, 0, 0)
 		x = h.newError(v.aux, v.str)
-	case KindArrayI64, KindArrayF64, KindArrayRef:
+	case KindArrayI64, KindArrayF64:
+		nums := v.nums()
+		n = objSize("", "", 0, len(nums))
+		if !h.fits(n) {
+			break
+		}
+		if x = h.newArray(v.kind, len(nums)); x != 0 {
+			copy(h.at(x).arr(), nums)
+		}
+	case KindArrayRef:
 		n = objSize("", "", 0, len(v.arr))
 		if !h.fits(n) {
 			break
 		}
-		if v.kind != KindArrayRef {
-			for i, e := range v.arr {
-				if !arrayAccepts(v.kind, e.kind) {
-					return 0, TrapInfo{Code: TrapKind, Msg: fmt.Sprintf("%s element %d is %s", v.kind, i, e.kind)}
-				}
-			}
-		}
 		x = h.newArray(v.kind, len(v.arr))
-		if x == 0 || v.kind == KindArrayRef {
-			break
-		}
-		arr := h.at(x).arr()
-		for i, e := range v.arr {
-			arr[i] = e.bits
-		}
 	case KindTask, KindEvent, KindExt:
 		return h.importShared(v.kind, v.ext)
 	default:

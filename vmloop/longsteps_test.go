@@ -63,7 +63,7 @@ func TestLongStepsAreChunked(t *testing.T) {
 		{"bnew", []Value{I64(n)}, n / 64, func(v Value) { require.Equal(t, make([]byte, n), v.BytesData()) }},
 		{"anew", []Value{I64(n / 8)}, n / 64, func(v Value) {
 			require.Equal(t, n/8, v.Len())
-			require.Equal(t, int64(0), v.arr[n/8-1].Int())
+			require.Equal(t, uint64(0), v.nums()[n/8-1])
 		}},
 		{"anewr", []Value{I64(n / 8)}, n / 64, func(v Value) {
 			require.Equal(t, n/8, v.Len())

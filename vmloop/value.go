@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unsafe"
 )
 
 // Kind is the kind of a JadeValue and of a heap object.
@@ -64,8 +65,8 @@ type Value struct {
 	bits uint64  // i64 or f64 bits
 	str  string  // string contents; error message
 	aux  string  // error kind
-	b    []byte  // bytes contents
-	arr  []Value // array elements
+	b    []byte  // bytes contents; the elements of an i64 or f64 array, packed (nums)
+	arr  []Value // ref array elements
 	ext  any     // task, event or host object
 }
 
@@ -103,7 +104,44 @@ func Array(elem Kind, elems ...Value) (Value, error) {
 			return Value{}, fmt.Errorf("vmloop: array: element %d is %s, want %s element", i, e.kind, k)
 		}
 	}
+	if k != KindArrayRef {
+		nums, b := packed(len(elems))
+		for i, e := range elems {
+			nums[i] = e.bits
+		}
+		return Value{kind: k, b: b}, nil
+	}
 	return Value{kind: k, arr: append([]Value(nil), elems...)}, nil
+}
+
+// packed makes the element store of an i64 or f64 array of n elements:
+// the elements as words, and the same memory as the bytes a Value keeps
+// (8 bytes a word, the same as the heap accounts, where a Value per
+// element would take 112). It is a []uint64 allocation, so nums' view of
+// it is aligned.
+func packed(n int) (nums []uint64, b []byte) {
+	if n == 0 {
+		return nil, nil
+	}
+	nums = make([]uint64, n)
+	return nums, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(nums))), 8*n)
+}
+
+// nums returns the elements of an i64 or f64 array value (aliasing them;
+// see packed: only packed makes the bytes of such a value).
+func (v *Value) nums() []uint64 {
+	if len(v.b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(v.b))), len(v.b)/8)
+}
+
+// elemKind is the kind of the elements of an i64 or f64 array kind.
+func elemKind(k Kind) Kind {
+	if k == KindArrayF64 {
+		return KindF64
+	}
+	return KindI64
 }
 
 // StrArray makes an array of strings (the shape of main's arguments).
@@ -198,7 +236,18 @@ func (v Value) ErrKind() string { return v.aux }
 func (v Value) BytesData() []byte { return append([]byte(nil), v.b...) }
 
 // Elems returns a copy of an array value's elements.
-func (v Value) Elems() []Value { return append([]Value(nil), v.arr...) }
+func (v Value) Elems() []Value {
+	if v.kind == KindArrayI64 || v.kind == KindArrayF64 {
+		nums := v.nums()
+		out := make([]Value, len(nums))
+		ek := elemKind(v.kind)
+		for i, bits := range nums {
+			out[i] = Value{kind: ek, bits: bits}
+		}
+		return out
+	}
+	return append([]Value(nil), v.arr...)
+}
 
 // Len returns the length of a string, bytes or array value.
 func (v Value) Len() int {
@@ -207,6 +256,8 @@ func (v Value) Len() int {
 		return len(v.str)
 	case KindBytes:
 		return len(v.b)
+	case KindArrayI64, KindArrayF64:
+		return len(v.b) / 8
 	default:
 		return len(v.arr)
 	}
@@ -234,6 +285,33 @@ func (v Value) Equal(w Value) bool {
 	return true
 }
 
+// valueBytes is the host memory of one Value (an array<ref> element).
+const valueBytes = int64(unsafe.Sizeof(Value{}))
+
+// HostBytes returns the host memory the value takes: every Value, array
+// element and payload (a string is counted although it may be shared).
+// An engine's memory limit counts it for each copy out of a task heap
+// that outlives the copy (a task's outcome kept for its joiners); it is
+// up to 14 times Size for an array<ref>, whose elements are Values.
+func (v Value) HostBytes() int64 {
+	n := valueBytes
+	st := []*Value{&v}
+	for len(st) > 0 {
+		x := st[len(st)-1]
+		st = st[:len(st)-1]
+		n += int64(len(x.str) + len(x.aux) + cap(x.b))
+		if len(x.arr) > 0 {
+			n += valueBytes * int64(cap(x.arr))
+			for i := range x.arr {
+				if x.arr[i].kind.Type() == TRef {
+					st = append(st, &x.arr[i])
+				}
+			}
+		}
+	}
+	return n
+}
+
 // Size returns the number of heap bytes the value accounts for when it is
 // imported into a task heap (used by the per-task heap limit).
 func (v Value) Size() int {
@@ -246,9 +324,9 @@ func (v Value) Size() int {
 		switch x.kind {
 		case KindString, KindError:
 			n += len(x.str) + len(x.aux)
-		case KindBytes:
+		case KindBytes, KindArrayI64, KindArrayF64: // packed: 8 bytes an element
 			n += len(x.b)
-		case KindArrayI64, KindArrayF64, KindArrayRef:
+		case KindArrayRef:
 			n += 8 * len(x.arr)
 			for i := range x.arr {
 				if x.arr[i].kind.Type() == TRef {

@@ -16,6 +16,10 @@ func (v Value) arrayString() string {
 		i   int
 	}
 	var sb strings.Builder
+	if v.kind != KindArrayRef {
+		writeNums(&sb, v)
+		return sb.String()
+	}
 	sb.WriteByte('[')
 	st := []level{{arr: v.arr}}
 	for len(st) > 0 {
@@ -33,7 +37,9 @@ func (v Value) arrayString() string {
 		switch e.kind {
 		case KindString:
 			sb.WriteString(strconv.Quote(e.str))
-		case KindArrayI64, KindArrayF64, KindArrayRef:
+		case KindArrayI64, KindArrayF64:
+			writeNums(&sb, *e)
+		case KindArrayRef:
 			sb.WriteByte('[')
 			st = append(st, level{arr: e.arr})
 		default:
@@ -41,4 +47,17 @@ func (v Value) arrayString() string {
 		}
 	}
 	return sb.String()
+}
+
+// writeNums renders an i64 or f64 array value as "[e0, e1, ...]".
+func writeNums(sb *strings.Builder, v Value) {
+	ek := elemKind(v.kind)
+	sb.WriteByte('[')
+	for i, bits := range v.nums() {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(Value{kind: ek, bits: bits}.String())
+	}
+	sb.WriteByte(']')
 }
