@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/jadevm/jade/timerwheel"
 	"github.com/jadevm/jade/vmloop"
@@ -30,6 +31,15 @@ const DefaultMaxPendingTimers = 1 << 22
 // DefaultMaxInFlightIO bounds the socket and file operations one engine has
 // in flight.
 const DefaultMaxInFlightIO = 1 << 16
+
+// DefaultMaxMemoryBytes bounds the host memory the tasks of one engine
+// hold (ResourceLimits.MemoryBytes).
+const DefaultMaxMemoryBytes = 1 << 30
+
+// taskBytes is the fixed share of an engine's memory budget that each of
+// its live tasks holds: its task record and its Exec (what it holds
+// beyond them, its heap, stacks and outcome, is counted as it grows).
+const taskBytes = int64(unsafe.Sizeof(Task{}) + unsafe.Sizeof(vmloop.Exec{}))
 
 // EngineRuntimeConfig is everything the scheduler knows about an engine
 // (spec §4.2, S-14): it never learns what the engine means. Zero fields take
@@ -72,11 +82,20 @@ type ResourceLimits struct {
 	InFlightIO    int64 // socket/file operations in flight (DefaultMaxInFlightIO)
 	StackDepth    int   // call frames per task (vmloop.DefaultLimits.MaxFrames)
 	HeapBytes     int64 // heap bytes per task (vmloop.DefaultLimits.MaxHeapBytes)
+	// MemoryBytes bounds the host memory of all the engine's tasks
+	// together (DefaultMaxMemoryBytes): a fixed share per live task, their
+	// heaps, register and frame stacks, values being copied out of a heap
+	// and the outcomes kept for joiners (vmloop.Budget). A spawn that does
+	// not fit is refused with a ResourceError; an allocation, call or copy
+	// that does not fit traps its task; an outcome that does not fit
+	// becomes a trap of its task.
+	MemoryBytes int64
 }
 
-// task returns the per-task part as the VM's limits.
-func (l ResourceLimits) task() vmloop.Limits {
-	return vmloop.Limits{MaxFrames: l.StackDepth, MaxHeapBytes: l.HeapBytes}
+// task returns the per-task part as the VM's limits, with the engine's
+// memory budget.
+func (l ResourceLimits) task(mem *vmloop.Budget) vmloop.Limits {
+	return vmloop.Limits{MaxFrames: l.StackDepth, MaxHeapBytes: l.HeapBytes, Memory: mem}
 }
 
 // MetricsLevel says how much of a metric family is collected.
@@ -117,7 +136,7 @@ func (c EngineRuntimeConfig) normalize() (EngineRuntimeConfig, error) {
 		name string
 		v    *int64
 		def  int64
-	}{{"liveTasks", &l.LiveTasks, DefaultMaxLiveTasks}, {"pendingTimers", &l.PendingTimers, DefaultMaxPendingTimers}, {"inFlightIO", &l.InFlightIO, DefaultMaxInFlightIO}, {"heapBytes", &l.HeapBytes, vmloop.DefaultLimits.MaxHeapBytes}} {
+	}{{"liveTasks", &l.LiveTasks, DefaultMaxLiveTasks}, {"pendingTimers", &l.PendingTimers, DefaultMaxPendingTimers}, {"inFlightIO", &l.InFlightIO, DefaultMaxInFlightIO}, {"heapBytes", &l.HeapBytes, vmloop.DefaultLimits.MaxHeapBytes}, {"memoryBytes", &l.MemoryBytes, DefaultMaxMemoryBytes}} {
 		if *f.v == 0 {
 			*f.v = f.def
 		}
@@ -172,6 +191,11 @@ type Engine struct {
 	// banks are the live-task credits each worker holds (liveBank), one
 	// line each; made at registration, one per worker.
 	banks []liveBank
+	// mem is the engine's memory budget (ResourceLimits.MemoryBytes),
+	// shared by its tasks' heaps; made at registration, its limit set by
+	// UpdateEngine. Every live-task place (live, below) holds taskBytes of
+	// it, moved with the place.
+	mem *vmloop.Budget
 
 	_ [cacheLinePad]byte
 	// liveMu orders every change of live with the banks it moves credits
@@ -211,6 +235,10 @@ func (e *Engine) PendingTimers() int64 { return e.timers.Load() }
 
 // InFlightIO returns the engine's socket and file operations in flight.
 func (e *Engine) InFlightIO() int64 { return e.ioOps.Load() }
+
+// MemoryBytes returns the bytes of the engine's memory budget its tasks
+// hold now (ResourceLimits.MemoryBytes).
+func (e *Engine) MemoryBytes() int64 { return e.mem.Used() }
 
 // HasWheel reports whether the engine has a timer wheel.
 func (e *Engine) HasWheel() bool { return e.wheel.Load() != nil }

@@ -90,7 +90,7 @@ func (e *Engine) reserveLive(w *worker) error {
 	defer e.liveMu.Unlock()
 	lim := e.cfg.Load().Limits.LiveTasks
 	if e.bankingLocked(lim) {
-		if b != nil {
+		if b != nil && e.mem.Take(liveBatch*taskBytes) {
 			e.live += liveBatch
 			if !b.n.CompareAndSwap(closedBank, liveBatch-1) { // reopened
 				b.n.Add(liveBatch - 1) // one is this spawn's
@@ -98,14 +98,27 @@ func (e *Engine) reserveLive(w *worker) error {
 			e.banksClosed = false
 			return nil
 		}
+		if b != nil {
+			e.closeBanksLocked() // the budget is near its end: one place at a time
+		}
 	} else {
 		e.closeBanksLocked()
 	}
 	if e.live >= lim {
 		return fmt.Errorf("sched: spawn: engine %q has %d live tasks (liveTasks limit %d): %w", e.name, e.live, lim, ErrLimit)
 	}
+	if !e.mem.Take(taskBytes) {
+		return fmt.Errorf("sched: spawn: engine %q: its tasks hold %d of its %d bytes of memory (memoryBytes limit; %d live tasks): %w", e.name, e.mem.Used(), e.mem.Limit(), e.live, ErrLimit)
+	}
 	e.live++
 	return nil
+}
+
+// dropLiveLocked takes n places off the count with their share of the
+// memory budget (liveMu held).
+func (e *Engine) dropLiveLocked(n int64) {
+	e.live -= n
+	e.mem.Give(n * taskBytes)
 }
 
 // releaseLive gives back the place of a task that completed on w (nil:
@@ -127,11 +140,11 @@ func (e *Engine) releaseLive(w *worker) {
 		// Full (or emptied by LiveTasks since put looked): keep at most a
 		// batch, so that the next spawns here need no refill.
 		if keep := min(n+1, liveBatch); b.n.CompareAndSwap(n, keep) {
-			e.live -= n + 1 - keep
+			e.dropLiveLocked(n + 1 - keep)
 			return
 		}
 	}
-	e.live--
+	e.dropLiveLocked(1)
 }
 
 // closeBanksLocked takes every bank's credits back into the count and
@@ -143,7 +156,7 @@ func (e *Engine) closeBanksLocked() {
 	}
 	for i := range e.banks {
 		if n := e.banks[i].n.Swap(closedBank); n > 0 {
-			e.live -= n
+			e.dropLiveLocked(n)
 		}
 	}
 	e.banksClosed = true
@@ -156,7 +169,7 @@ func (e *Engine) reclaimLocked() {
 		b := &e.banks[i]
 		for n := b.n.Load(); n > 0; n = b.n.Load() {
 			if b.n.CompareAndSwap(n, 0) {
-				e.live -= n
+				e.dropLiveLocked(n)
 				break
 			}
 		}

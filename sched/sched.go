@@ -313,7 +313,7 @@ func (c *Control) RegisterEngine(name string, cfg EngineRuntimeConfig) (*Engine,
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{id: c.s.nextEngine.Add(1), name: name, banks: make([]liveBank, len(c.s.workers))}
+	e := &Engine{id: c.s.nextEngine.Add(1), name: name, banks: make([]liveBank, len(c.s.workers)), mem: vmloop.NewBudget(cfg.Limits.MemoryBytes)}
 	cfg.EngineID = e.id
 	if cfg.TimerWheel != nil {
 		e.wheel.Store(cfg.TimerWheel)
@@ -351,6 +351,7 @@ func (c *Control) UpdateEngine(e *Engine, cfg EngineRuntimeConfig) error {
 		e.wheel.Store(cfg.TimerWheel)
 	}
 	e.cfg.Store(&cfg)
+	e.mem.SetLimit(cfg.Limits.MemoryBytes)
 	// Credits the workers banked under the old liveTasks limit go back,
 	// and the banks stay closed until a spawn refills one under the new
 	// limit: a lowered limit holds from the next spawn on.
@@ -513,10 +514,10 @@ func (c *Control) makeTask(from *Task, e *Engine, p *vmloop.Program, fn int, arg
 	ex := w.takeExec()
 	var err error
 	if src != nil {
-		err = ex.ResetSpawn(src, cfg.Limits.task(), uint32(id))
+		err = ex.ResetSpawn(src, cfg.Limits.task(e.mem), uint32(id))
 		p = src.Program()
 	} else {
-		err = ex.Reset(p, fn, args, cfg.Limits.task(), uint32(id))
+		err = ex.Reset(p, fn, args, cfg.Limits.task(e.mem), uint32(id))
 	}
 	if err != nil {
 		err = fmt.Errorf("sched: spawn: %w", err)
@@ -978,7 +979,7 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 		// lives in the record. Publish, then look whether anyone has
 		// watched t (AwaitTask, Done, OnEnd set watched under mu before
 		// they look at the state: one of the two sides sees the other).
-		t.setOutcome(&o)
+		t.setOutcome(&o, 0)
 		t.transition(Running, Completed)
 		if t.watched.Load() {
 			t.mu.Lock()
@@ -997,6 +998,7 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 			}
 			s.closeOwned(t, owned)
 		}
+		charged := t.chargeOutcome(&o) // the task's heap is gone already
 		t.mu.Lock()
 		if !t.ended {
 			// Marks t ended for OnEnd. A hook registered since the check
@@ -1005,7 +1007,7 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 			// after publication.
 			hooks = t.takeEndHooksLocked()
 		}
-		t.setOutcome(&o)
+		t.setOutcome(&o, charged)
 		t.transition(Running, Completed)
 		joiner1, joiners = t.takeWatchersLocked()
 		t.mu.Unlock()

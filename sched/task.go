@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/jadevm/jade/vmloop"
 )
@@ -191,10 +192,14 @@ type Task struct {
 // the task's mu (outcome is also read lock-free once the task is
 // Completed: it is written before the state's Completed CAS).
 type taskRare struct {
-	outcome *Outcome      // an outcome that is not an inline Success
-	joiners waitList      // further tasks waiting for completion (woken once; compacted)
-	done    chan struct{} // Done's channel, made on first call
-	closed  bool          // done was closed (by finish, or by Done after completion)
+	outcome *Outcome // an outcome that is not an inline Success
+	// outBytes is the share of the engine's memory budget the outcome
+	// holds (chargeOutcome), given back when the last reference to the
+	// record goes (unref): the task's handles in heaps, or its liveness.
+	outBytes atomic.Int64
+	joiners  waitList      // further tasks waiting for completion (woken once; compacted)
+	done     chan struct{} // Done's channel, made on first call
+	closed   bool          // done was closed (by finish, or by Done after completion)
 	// The result of a suspended host intrinsic, carried from its completer
 	// to the resuming worker (the wake's CAS orders the accesses): an i64
 	// inline (hostInline, hostBits: what every I/O completion delivers,
@@ -304,7 +309,7 @@ func (t *Task) takeWatchersLocked() (joiner1 Token, joiners []Token) {
 
 // setOutcome publishes o before t's Completed transition: under t.mu, or
 // without it for an inline outcome (finish).
-func (t *Task) setOutcome(o *Outcome) {
+func (t *Task) setOutcome(o *Outcome, charged int64) {
 	if o.Kind == Success {
 		switch k := o.Value.Kind(); k {
 		case vmloop.KindVoid:
@@ -320,7 +325,9 @@ func (t *Task) setOutcome(o *Outcome) {
 	}
 	oc := new(Outcome)
 	*oc = *o
-	t.rareLocked().outcome = oc
+	r := t.rareLocked()
+	r.outcome = oc
+	r.outBytes.Store(charged)
 }
 
 // Done returns a channel closed when the task completes (for host code;
@@ -406,9 +413,51 @@ func taskRef(obj any, delta int) {
 
 // unref drops one reference; the last one recycles an unpinned record.
 func (t *Task) unref() {
-	if t.refs.Add(-1) == 0 && !t.pinned.Load() {
-		t.recycle()
+	if t.refs.Add(-1) == 0 {
+		if r := t.rare.Load(); r != nil {
+			t.engine.mem.Give(r.outBytes.Swap(0))
+		}
+		if !t.pinned.Load() {
+			t.recycle()
+		}
 	}
+}
+
+// outcomeBytes is what the outcome o holds in host memory beyond the task
+// record, or 0 for one that lives in the record (inline).
+func outcomeBytes(o *Outcome) int64 {
+	if o.inline() {
+		return 0
+	}
+	n := int64(unsafe.Sizeof(Outcome{})) + o.Value.HostBytes() + int64(len(o.Trap.Msg))
+	return n + int64(len(o.Stack.Frames))*int64(unsafe.Sizeof(vmloop.StackFrame{})) // names and files are the program's
+}
+
+// chargeOutcome counts t's outcome o in its engine's memory budget before
+// it is published; one that does not fit becomes a trap of t that says so
+// (what a joiner gets is then a TaskError, not the value). It returns the
+// bytes charged, for setOutcome to record.
+func (t *Task) chargeOutcome(o *Outcome) int64 {
+	n := outcomeBytes(o)
+	if n <= taskBytes {
+		// No more than the task's own share, which it gives back as it
+		// ends: never refused, so that a small outcome (an error text, a
+		// short string) is never lost to a full budget.
+		t.engine.mem.Force(n)
+		return n
+	}
+	if t.engine.mem.Take(n) {
+		return n
+	}
+	what := "result"
+	if o.Kind == Failure {
+		what = "thrown error"
+	}
+	*o = Outcome{Kind: Trapped, Trap: vmloop.TrapInfo{Code: vmloop.TrapHeapLimit, PC: -1,
+		Msg: fmt.Sprintf("the task's %s of %d bytes exceeds engine %q's memory limit (%d of %d bytes in use; raise memoryBytes)", what, n, t.engine.name, t.engine.mem.Used(), t.engine.mem.Limit())}}
+	n = outcomeBytes(o)
+	t.engine.mem.Force(n)
+	return n
 }
 
 // recycle clears a record nothing refers to and pools it. Under mu when

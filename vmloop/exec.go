@@ -220,7 +220,7 @@ func (e *Exec) ResetSpawn(src *Exec, lim Limits, owner uint32) error {
 	if src.state != stRequest || src.req.Op != SPAWN {
 		return errors.New("vmloop: ResetSpawn: no pending spawn request")
 	}
-	f, err := e.start(src.prog, src.req.Func, src.req.NArgs, lim, owner)
+	f, err := e.start(src.prog, int(src.req.Func), int(src.req.NArgs), lim, owner)
 	if err != nil {
 		return err
 	}
@@ -307,6 +307,8 @@ func (e *Exec) start(p *Program, fn int, nargs int, lim Limits, owner uint32) (*
 	}
 	e.growShadow(len(e.regs))
 	e.heap.init(owner, lim.MaxHeapBytes)
+	e.heap.mem = lim.Memory
+	e.heap.mem.Force(e.stackBytes(cap(e.regs), cap(e.frames))) // as they are
 	e.frames[0] = frame{fn: fn}
 	return f, nil
 }
@@ -379,6 +381,7 @@ func (e *Exec) Where() (fn string, pc int) {
 // has ended and its result or error has been taken; Result, Thrown and
 // Trap stay valid. Run after Free reports a trap.
 func (e *Exec) Free() {
+	e.heap.mem.Give(e.stackBytes(cap(e.regs), cap(e.frames)))
 	e.heap.reset()
 	e.regs = nil
 	e.freeShadow()
@@ -396,7 +399,12 @@ func (e *Exec) Free() {
 // growRegs makes the register stack hold at least need slots: within its
 // capacity when it has room (a recycled stack keeps its capacity), else in
 // a new allocation of whole cache lines (see Isolate).
-func (e *Exec) growRegs(need int) {
+//
+// A new allocation is counted in the engine's budget first: false (and no
+// change) when the budget cannot cover it, unless force (a growth the
+// loop cannot refuse: it is counted past the limit, and the next
+// reservation of the engine's tasks is refused).
+func (e *Exec) growRegs(need int, force bool) bool {
 	n := 2 * len(e.regs)
 	if n < need {
 		n = need
@@ -406,13 +414,19 @@ func (e *Exec) growRegs(need int) {
 		e.regs = e.regs[:n]
 		clear(e.regs[old:])
 		e.growShadow(n)
-		return
+		return true
 	}
 	n = lineWords(n)
+	if d := int64(n-cap(e.regs)) * 8; force {
+		e.heap.mem.Force(d)
+	} else if !e.heap.mem.Take(d) {
+		return false
+	}
 	r := make([]uint64, n)
 	copy(r, e.regs)
 	e.regs = r
 	e.growShadow(n)
+	return true
 }
 
 // lineWords rounds n 8-byte words up to whole 64-byte cache lines. Go
@@ -438,6 +452,8 @@ func lineFrames(n int) int { return (n + 7) &^ 7 }
 // isolated. Tasks that end or wait within their first slice never pay for
 // the copy, and a recycled Exec keeps isolated stacks (their capacity).
 func (e *Exec) Isolate() {
+	regs, frames := cap(e.regs), cap(e.frames)
+	defer e.restack(regs, frames)
 	if !onLine(unsafe.Pointer(unsafe.SliceData(e.regs)), cap(e.regs)*8) {
 		r := make([]uint64, len(e.regs), lineWords(len(e.regs)))
 		copy(r, e.regs)
@@ -508,15 +524,15 @@ func (e *Exec) setRequest(ins Instr, pc int) {
 	switch op {
 	case SPAWN:
 		q.Intr = BuiltinIntrinsic(op)
-		q.NArgs = int(ins.C())
-		q.Func = int(ins.D())
+		q.NArgs = int32(ins.C())
+		q.Func = int32(ins.D())
 		e.reqWin = true
 		e.reqDst, e.reqDstT = int32(a), TRef
 		e.state = stRequest
 		return
 	case INTR:
 		q.Intr = e.prog.Intrinsics[ins.D()].Resolved
-		q.NArgs = int(ins.C())
+		q.NArgs = int32(ins.C())
 		e.reqWin = true
 	case JOINI, JOINF, JOINR, OUTCOME:
 		q.Intr = BuiltinIntrinsic(op)
@@ -527,7 +543,7 @@ func (e *Exec) setRequest(ins Instr, pc int) {
 		q.Base = 0
 	default: // JOINV CANCEL CANCELLED EVNEW EVWAIT EVSIGNAL EVBCAST
 		q.Intr = BuiltinIntrinsic(op)
-		q.NArgs = len(q.Intr.Params)
+		q.NArgs = int32(len(q.Intr.Params))
 	}
 	if q.Intr.Result != TVoid {
 		e.reqDst, e.reqDstT = int32(a), q.Intr.Result
@@ -559,7 +575,7 @@ func (e *Exec) argReg(i int, t Type, op string) int {
 	if e.state != stRequest {
 		panic("vmloop: " + op + ": no pending intrinsic request")
 	}
-	if i < 0 || i >= e.req.NArgs {
+	if i < 0 || i >= int(e.req.NArgs) {
 		panic(fmt.Sprintf("vmloop: %s: argument %d out of range (%s has %d)", op, i, e.req.Op, e.req.NArgs))
 	}
 	if t != TVoid && e.reqParams()[i] != t {

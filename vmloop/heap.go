@@ -91,13 +91,18 @@ func (o *object) setArr(a []uint64) {
 // heap is a task's object table.
 type heap struct {
 	objs  []object  // the object of handle index i (1-based; 0 is null) is objs[i-1]
-	owner uint64    // owner id, already truncated to 24 bits
 	bytes int64     // accounted bytes of live objects
 	limit int64     // Limits.MaxHeapBytes
-	live  int       // number of live objects
-	free  int32     // first free slot, 0 when none
-	epoch uint32    // current DFS epoch
 	side  *heapSide // made on first use: the DFS stack, outgrown tables
+	// mem is the engine's budget (Limits.Memory; nil: none). granted is
+	// what this heap has taken from it for its objects, always >= bytes
+	// while mem is set (budget.go).
+	mem     *Budget
+	granted int64
+	owner   uint32 // owner id, already truncated to 24 bits
+	live    int32  // number of live objects
+	free    int32  // first free slot, 0 when none
+	epoch   uint32 // current DFS epoch
 }
 
 // heapSide is the part of a heap that few tasks use (behind a pointer, so
@@ -182,19 +187,19 @@ func (h *heap) releaseTables() {
 }
 
 func (h *heap) init(owner uint32, limit int64) {
-	h.owner = uint64(owner) & handleOwnerMask
+	h.owner = owner & handleOwnerMask
 	h.limit = limit
 }
 
 // handle builds the handle of slot i.
 func (h *heap) handle(i int) uint64 {
-	return h.owner<<handleOwnerShift | uint64(h.objs[i-1].gen)<<handleGenShift | uint64(i)
+	return uint64(h.owner)<<handleOwnerShift | uint64(h.objs[i-1].gen)<<handleGenShift | uint64(i)
 }
 
 // get returns the live object named by x if it has kind k, else nil.
 func (h *heap) get(x uint64, k Kind) *object {
 	i := x&handleIdxMask - 1 // index 0 (null) wraps and fails the bound
-	if i >= uint64(len(h.objs)) || x>>handleOwnerShift != h.owner {
+	if i >= uint64(len(h.objs)) || x>>handleOwnerShift != uint64(h.owner) {
 		return nil
 	}
 	o := &h.objs[i]
@@ -207,7 +212,7 @@ func (h *heap) get(x uint64, k Kind) *object {
 // getLive returns the live object named by x whatever its kind, else nil.
 func (h *heap) getLive(x uint64) *object {
 	i := x&handleIdxMask - 1
-	if i >= uint64(len(h.objs)) || x>>handleOwnerShift != h.owner {
+	if i >= uint64(len(h.objs)) || x>>handleOwnerShift != uint64(h.owner) {
 		return nil
 	}
 	o := &h.objs[i]
@@ -239,7 +244,7 @@ func (h *heap) explain(x uint64, want Kind) string {
 	if x == 0 {
 		return "null handle (want " + w + ")"
 	}
-	if own := x >> handleOwnerShift; own != h.owner {
+	if own := x >> handleOwnerShift; own != uint64(h.owner) {
 		return fmt.Sprintf("foreign handle %#x: owner %d, this task is %d (want %s)", x, own, h.owner, w)
 	}
 	i := x & handleIdxMask
@@ -276,15 +281,19 @@ func (o *object) size() int64 {
 	return objSize("", "", 0, 0)
 }
 
-// fits reports whether n more bytes stay within the heap limit.
+// fits reports whether n more bytes stay within the heap limit and the
+// engine's budget (taking from the budget what they need).
 func (h *heap) fits(n int64) bool {
-	return n >= 0 && n <= maxObjectBytes && n <= h.limit-h.bytes
+	return n >= 0 && n <= maxObjectBytes && n <= h.limit-h.bytes && h.cover(h.bytes+n)
 }
 
 // limitMsg is the message of a TrapHeapLimit for an allocation of n bytes.
 func (h *heap) limitMsg(n int64) string {
 	if n > maxObjectBytes {
 		return fmt.Sprintf("allocation of %d bytes exceeds the largest object (%d bytes)", n, int64(maxObjectBytes))
+	}
+	if n >= 0 && n <= h.limit-h.bytes {
+		return h.memMsg("allocation", n)
 	}
 	return fmt.Sprintf("allocation of %d bytes exceeds the heap limit (%d of %d bytes in use)", n, h.bytes, h.limit)
 }
@@ -333,6 +342,7 @@ func (h *heap) grow() {
 	}
 	objs = objs[:len(h.objs)]
 	copy(objs, h.objs)
+	h.mem.Force(int64(cap(objs)-cap(h.objs)) * int64(unsafe.Sizeof(object{}))) // see Exec.stackBytes
 	if _, ok := pooledClass(cap(h.objs)); ok {
 		old := h.objs[:cap(h.objs)]
 		clear(old) // see heapSide.retired
@@ -446,6 +456,7 @@ func (h *heap) release(x uint64) bool {
 	noteTask(o.kind, o.x, -1)
 	h.bytes -= o.size()
 	h.live--
+	h.uncover()
 	i := int32(x & handleIdxMask)
 	*o = object{gen: o.gen + 1, mark: o.mark}
 	if o.gen != 0 { // a slot whose generation wrapped is retired
@@ -464,6 +475,7 @@ func (h *heap) reset() {
 	h.bytes = 0
 	h.live = 0
 	h.side = nil
+	h.giveAll()
 }
 
 // reaches reports whether the ref array from (a live KindArrayRef object

@@ -23,25 +23,63 @@ type exportItem struct {
 // and arrays are deep-copied, strings shared, the null handle becomes Void.
 // The copy may not exceed max accounted bytes (a DAG of shared arrays
 // could otherwise expand without bound).
+//
+// While it is made, the copy's host memory is counted in the engine's
+// budget (Limits.Memory), which it may not pass either: in host memory an
+// array<ref> element is a Value, far more than the 8 bytes the heap
+// accounts. The count ends with the copy; a caller that keeps it (the
+// scheduler, for an outcome) counts it again (Value.HostBytes).
 func (h *heap) export(x uint64, max int64) (Value, error) {
-	budget := max
+	c := exportCount{h: h, left: max, host: valueBytes}
 	var root Value
-	st, err := h.exportOne(x, &root, &budget, nil)
+	st, err := h.exportOne(x, &root, &c, nil)
 	for err == nil && len(st) > 0 {
 		it := st[len(st)-1]
-		st, err = h.exportOne(it.x, it.dst, &budget, st[:len(st)-1])
+		st, err = h.exportOne(it.x, it.dst, &c, st[:len(st)-1])
 	}
+	h.mem.Give(c.taken)
 	if err != nil {
 		return Value{}, err
 	}
 	return root, nil
 }
 
+// exportFree is the part of a copy out of a heap that is not counted in
+// the engine's budget: a copy's first bytes are made and consumed at once
+// (a result, an argument, an error text), at most one per worker or host
+// call at a time, so that a task can still end with a small result or
+// error while its engine's budget is full.
+const exportFree = 64 << 10
+
+// exportCount is what an export has used: left is the accounted bytes it
+// may still copy, host the host bytes of the copy so far and taken what it
+// has reserved of the heap's budget for them.
+type exportCount struct {
+	h           *heap
+	left        int64
+	host, taken int64
+}
+
+// add counts an object of accounted size n whose copy takes host bytes.
+func (c *exportCount) add(n, host int64) error {
+	if c.left -= n; c.left < 0 {
+		return TrapInfo{Code: TrapHeapLimit, Msg: "value to copy out of the task exceeds the heap limit"}
+	}
+	if c.host += host; c.host > c.taken+exportFree && c.h.mem != nil {
+		more := max(c.host-c.taken, 4*budgetChunk)
+		if !c.h.mem.Take(more) {
+			return TrapInfo{Code: TrapHeapLimit, Msg: c.h.memMsg("value to copy out of the task", c.host)}
+		}
+		c.taken += more
+	}
+	return nil
+}
+
 // exportOne writes the copy of object x to dst, charging it to budget, and
 // returns st with the non-null elements of a ref array pushed (in reverse,
 // so that they are copied in order). It never allocates heap slots, so an
 // object's payload stays where it is during the walk.
-func (h *heap) exportOne(x uint64, dst *Value, budget *int64, st []exportItem) ([]exportItem, error) {
+func (h *heap) exportOne(x uint64, dst *Value, c *exportCount, st []exportItem) ([]exportItem, error) {
 	if x == 0 {
 		*dst = Value{}
 		return st, nil
@@ -50,9 +88,15 @@ func (h *heap) exportOne(x uint64, dst *Value, budget *int64, st []exportItem) (
 	if o == nil {
 		return st, TrapInfo{Code: TrapHandle, Msg: h.explain(x, KindVoid)}
 	}
-	*budget -= o.size()
-	if *budget < 0 {
-		return st, TrapInfo{Code: TrapHeapLimit, Msg: "value to copy out of the task exceeds the heap limit"}
+	host := int64(0) // the payload's (the Value itself is its parent's)
+	switch o.kind {
+	case KindBytes, KindArrayI64, KindArrayF64:
+		host = int64(o.size() - objHeader)
+	case KindArrayRef:
+		host = valueBytes * int64(o.n)
+	}
+	if err := c.add(int64(o.size()), host); err != nil {
+		return st, err
 	}
 	switch o.kind {
 	case KindString:

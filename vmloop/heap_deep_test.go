@@ -83,7 +83,7 @@ func TestDeepNestingWalks(t *testing.T) {
 	h2 := newTestHeap(2, 1<<30)
 	x, err := h2.importValue(v)
 	require.NoError(t, err)
-	require.Equal(t, deepDepth, h2.live)
+	require.Equal(t, deepDepth, int(h2.live))
 	back, err := h2.export(x, h2.limit)
 	require.NoError(t, err)
 	require.True(t, back.Equal(v))

@@ -62,7 +62,7 @@ func TestHeapHandles(t *testing.T) {
 	}{
 		{0, KindString, "null handle (want string)"},
 		{ox, KindString, "foreign handle"},
-		{h.owner<<handleOwnerShift | 1<<handleGenShift | 999, KindBytes, "invalid handle"},
+		{uint64(h.owner)<<handleOwnerShift | 1<<handleGenShift | 999, KindBytes, "invalid handle"},
 		{w, KindBytes, "wrong kind: want bytes got string"},
 		{w, anyArray, "want an array got string"},
 		{z, KindVoid, "stale handle"},

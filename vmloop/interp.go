@@ -304,7 +304,7 @@ run:
 		case TAILCALL:
 			if need := e.frames[e.fp].base + headroom(e.prog.Funcs[ins.D()].NRegs); need > len(e.regs) {
 				// Cold: the new function needs a bigger frame.
-				e.growRegs(need)
+				e.growRegs(need, true)
 				r = e.view(e.frames[e.fp].base, e.prog.Funcs[e.frames[e.fp].fn].NRegs)
 			}
 			a, c := ins.A(), ins.C()

@@ -59,15 +59,14 @@ func (e *Exec) step(ins Instr) ctl {
 			return e.trapped(pc)
 		}
 		base := cur.base + int(ins.A())
-		e.fp++
-		if e.fp == len(e.frames) {
-			e.growFrames()
-		}
-		e.frames[e.fp] = frame{fn: int(ins.D()), base: base}
 		callee := &e.prog.Funcs[ins.D()]
-		if need := base + headroom(callee.NRegs); need > len(e.regs) {
-			e.growRegs(need)
+		need := base + headroom(callee.NRegs)
+		if (e.fp+1 == len(e.frames) && !e.growFrames()) || (need > len(e.regs) && !e.growRegs(need, false)) {
+			e.x().trap = TrapInfo{Code: TrapHeapLimit, Msg: e.heap.memMsg("call stack", e.stackBytes(max(need, cap(e.regs)), max(2*len(e.frames), cap(e.frames))))}
+			return e.trapped(pc)
 		}
+		e.fp++
+		e.frames[e.fp] = frame{fn: int(ins.D()), base: base}
 		e.view(base, callee.NRegs).enter(len(callee.Params))
 		return ctlSafePoint
 	case RET, RETV:
@@ -280,15 +279,21 @@ func (e *Exec) badHandle(x uint64, want Kind) {
 
 // growFrames doubles the frame stack: within its capacity when it has
 // room, else in a new allocation of whole cache lines (see Isolate).
-func (e *Exec) growFrames() {
+// A new allocation is counted in the engine's budget first: false (and
+// no change) when the budget cannot cover it.
+func (e *Exec) growFrames() bool {
 	n := 2 * len(e.frames)
 	if n <= cap(e.frames) {
 		e.frames = e.frames[:n]
-		return
+		return true
+	}
+	if !e.heap.mem.Take(int64(lineFrames(n)-cap(e.frames)) * int64(unsafe.Sizeof(frame{}))) {
+		return false
 	}
 	f := make([]frame, n, lineFrames(n))
 	copy(f, e.frames)
 	e.frames = f
+	return true
 }
 
 // finish ends the task with the entry function's return value (bits of

@@ -1077,7 +1077,7 @@ func TestIntrinsics(t *testing.T) {
 			t.Fatalf("step %d (%s): %v %v", i, s.op, sig, e.Trap())
 		}
 		q := e.Request()
-		if q.Op != s.op || q.Base != s.base || q.NArgs != s.nargs {
+		if q.Op != s.op || q.Base != s.base || int(q.NArgs) != s.nargs {
 			t.Fatalf("step %d: request %+v, want op %s base %d nargs %d", i, *q, s.op, s.base, s.nargs)
 		}
 		if q.Intr == nil || s.op != INTR && q.Intr != BuiltinIntrinsic(s.op) {

@@ -346,7 +346,7 @@ func (e *Exec) runNative(loop NativeLoop, budget int64) (sig Signal, left int64,
 			if need <= len(e.regs) {
 				panic("vmloop: native loop exited on a TAILCALL that fits")
 			}
-			e.growRegs(need)
+			e.growRegs(need, true)
 			continue
 		}
 		if op := ins.Op(); op == BLEN || op == BGET || op == BSET {

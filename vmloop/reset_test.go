@@ -70,7 +70,7 @@ func TestResetSpawnEqualsReset(t *testing.T) {
 		}
 		args[i] = v
 	}
-	byValues, err := NewExec(p, parent.Request().Func, args, DefaultLimits, 9)
+	byValues, err := NewExec(p, int(parent.Request().Func), args, DefaultLimits, 9)
 	if err != nil {
 		t.Fatal(err)
 	}

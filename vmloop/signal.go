@@ -91,6 +91,10 @@ func (t TrapInfo) Error() string {
 type Limits struct {
 	MaxFrames    int   // call depth
 	MaxHeapBytes int64 // bytes of strings, buffers, arrays and errors owned by the task
+	// Memory is the budget the task shares with the other tasks of its
+	// engine (nil: none): its heap objects, stacks and copies out of its
+	// heap are counted in it (see Budget).
+	Memory *Budget
 }
 
 // DefaultLimits are the per-task defaults (docs/ISA.md, "Limits").
@@ -101,6 +105,6 @@ type Request struct {
 	Intr  *Intrinsic // resolved entry of the central table or a host intrinsic
 	Op    Op         // the opcode that made the request (INTR or a builtin)
 	Base  uint8      // window base (INTR, SPAWN) or destination/first operand register
-	NArgs int        // number of arguments
-	Func  int        // SPAWN: index of the function to run in the new task
+	NArgs int32      // number of arguments
+	Func  int32      // SPAWN: index of the function to run in the new task
 }

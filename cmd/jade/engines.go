@@ -45,6 +45,7 @@ type limitsDecl struct {
 	InFlightIO    int64 `json:"inFlightIO"`
 	StackDepth    int   `json:"stackDepth"`
 	HeapBytes     int64 `json:"heapBytes"`
+	MemoryBytes   int64 `json:"memoryBytes"`
 }
 
 type metricsDecl struct {

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -106,9 +107,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	reductions := fs.Int64("reductions", 0, fmt.Sprintf("reduction limit of the default engine (default %d, max %d)", sched.DefaultReductionLimit, sched.MaxReductionLimit))
 	verbose := fs.Bool("v", false, "describe the runtime on stderr")
 	engineCfg := fs.String("engine-config", "", "declare engines from the JSON `FILE` (docs/ENGINES.md); its \"main\" engine runs main")
+	maxMem := fs.Int64("max-memory", 0, fmt.Sprintf("memory limit of the default engine's tasks in `BYTES` (memoryBytes; default %d)", int64(sched.DefaultMaxMemoryBytes)))
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
+	softMemoryLimit(*maxMem)
 	if fs.NArg() < 1 {
 		return usage(stderr)
 	}
@@ -118,7 +121,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jade: %v\n", err)
 		return exitLoad
 	}
-	rt, err := jade.New(jade.Options{Workers: *workers, PinCPUs: *pin, GoLoop: *goLoop, ReductionLimit: *reductions, Stdout: stdout})
+	rt, err := jade.New(jade.Options{Workers: *workers, PinCPUs: *pin, GoLoop: *goLoop, ReductionLimit: *reductions,
+		Limits: sched.ResourceLimits{MemoryBytes: *maxMem}, Stdout: stdout})
 	if err != nil {
 		fmt.Fprintf(stderr, "jade: %v\n", err)
 		if errors.Is(err, sched.ErrConfig) || errors.Is(err, uring.ErrUnknownPoller) {
@@ -310,4 +314,19 @@ func describeRuntime(w io.Writer, rt *jade.Runtime) {
 		be = "none"
 	}
 	fmt.Fprintf(w, "jade: I/O backend: %s, one per worker (JADE_POLLER=uring|epoll selects)\n", be)
+}
+
+// softMemoryLimit gives Go's collector a soft limit of the engine's
+// memory limit plus half of it (for the runtime's own memory and the
+// garbage of copies), unless GOMEMLIMIT sets one: the engine's budget
+// bounds what tasks hold, and the collector must then not let garbage
+// grow the process to twice that (GOGC's default) before it runs.
+func softMemoryLimit(maxMem int64) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	if maxMem <= 0 {
+		maxMem = sched.DefaultMaxMemoryBytes
+	}
+	debug.SetMemoryLimit(maxMem + maxMem/2)
 }

@@ -1,0 +1,146 @@
+package sched_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// memoryProg spawns n children that allocate, recurse (growing their
+// stacks), and return arrays, strings or thrown errors; half are joined
+// (their results are copied into main's heap), the others are left, and
+// their handles are freed, so that their outcomes go with the last
+// reference to them.
+const memoryProg = `
+.func main(n:i64) -> i64
+  .local i:i64, t:ref, ts:ref, r:ref, e:ref, two:i64, m:i64, sum:i64
+  const   two, 2
+  anew    ts, n, ref
+  const   i, 0
+spawn:
+  jge     i, n, joins
+  spawn   t, child, i
+  asetr   ts, i, t
+  addi    i, i, 1
+  jmp     spawn
+joins:
+  const   i, 0
+  const   sum, 0
+join:
+  jge     i, n, done
+  agetr   t, ts, i
+  rem     m, i, two
+  jnei    m, 0, skip
+  .try    b, x, h, e
+b:
+  joinr   r, t
+x:
+  addi    sum, sum, 1
+  free    r
+  jmp     skip
+h:
+  free    e
+skip:
+  free    t
+  addi    i, i, 1
+  jmp     join
+done:
+  ret     sum
+.end
+
+.func child(i:i64) -> ref
+  .local n:i64, a:ref, d:i64, z:i64, k:i64, s:ref
+  const   n, 1000
+  anew    a, n, i64
+  const   d, 200
+  call    z, deep, d
+  const   k, 3
+  rem     k, i, k
+  jeqi    k, 0, str
+  jeqi    k, 1, thr
+  ret     a
+str:
+  const   s, "a string result"
+  ret     s
+thr:
+  const   s, "thrown"
+  newerr  s, s
+  throw   s
+.end
+
+.func deep(d:i64) -> i64
+  .local r:i64, d1:i64
+  .regs 40
+  jgti    d, 0, more
+  const   r, 0
+  ret     r
+more:
+  subi    d1, d, 1
+  call    r, deep, d1
+  ret     r
+.end`
+
+// TestMemoryBudgetBalances: everything the engine's tasks took from its
+// memory budget (task shares, heap grants, stacks, outcomes kept for
+// joiners, copies) is given back once they have ended and nothing names
+// them, for every worker count.
+func TestMemoryBudgetBalances(t *testing.T) {
+	for _, w := range []int{1, 2, 4} {
+		rt := newRT(t, jade.Options{Workers: w})
+		p := load(t, rt, memoryProg)
+		e := rt.Main().Engine()
+		for range 3 {
+			o := run(t, rt, p, vmloop.I64(300))
+			require.Equal(t, sched.Success, o.Kind, "workers=%d: %v", w, o)
+			waitFor(t, func() bool { return rt.Bus().Scheduler().LiveTasks() == 0 })
+			require.Zero(t, e.LiveTasks())
+			require.Zero(t, e.MemoryBytes(), "workers=%d: bytes of the budget still held", w)
+		}
+	}
+}
+
+// TestMemoryLimitRefusesSpawn: with a small memoryBytes limit, a spawn that
+// does not fit is a catchable ResourceError naming the limit, and an
+// allocation that does not fit traps its task; the budget balances after.
+func TestMemoryLimitRefusesSpawn(t *testing.T) {
+	rt := newRT(t, jade.Options{Workers: 2, Limits: sched.ResourceLimits{MemoryBytes: 1 << 20}})
+	p := load(t, rt, `
+.func main() -> ref
+  .local t:ref, e:ref, s:ref
+  .try    b, x, h, e
+b:
+  spawn   t, nap
+  jmp     b
+x:
+h:
+  errkind s, e
+  ret     s
+.end
+.func nap() -> i64
+  .local z:i64
+  const   z, 200000000
+  intr    _, time.sleep, z
+  ret     z
+.end`)
+	o := run(t, rt, p)
+	require.Equal(t, sched.Success, o.Kind, "%v", o)
+	require.Equal(t, vmloop.ErrKindResource, o.Value.String())
+
+	big := load(t, rt, `
+.func main() -> i64
+  .local n:i64, a:ref
+  const   n, 200000
+  anew    a, n, i64
+  const   n, 0
+  ret     n
+.end`)
+	o = run(t, rt, big)
+	require.Equal(t, sched.Trapped, o.Kind, "%v", o)
+	require.Contains(t, o.Trap.Msg, "exceeds the engine's memory limit")
+	waitFor(t, func() bool { return rt.Bus().Scheduler().LiveTasks() == 0 })
+	require.Zero(t, rt.Main().Engine().MemoryBytes())
+}

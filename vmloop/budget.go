@@ -1,0 +1,156 @@
+package vmloop
+
+import (
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Budget is a memory limit in bytes shared by many tasks: the scheduler
+// gives every engine one (its memoryBytes limit) and passes it to each of
+// the engine's tasks in Limits.Memory. A task's heap takes from it what
+// the task holds in host memory beyond its fixed records, in chunks
+// (budgetChunk), so that the shared counter is written once per chunk,
+// not once per allocation:
+//
+//   - the accounted bytes of its heap objects (heap.bytes, through the
+//     heap's grant: heap.granted);
+//   - its register and frame stacks and its object table, by capacity
+//     (Exec.stackBytes, taken and given directly as they change);
+//   - while a value is being copied out of the heap (a result, a thrown
+//     error, a spawn argument), the copy's host bytes (Value.HostBytes).
+//
+// The scheduler takes the rest from the same budget: a fixed share per
+// live task (its task record and Exec) and the outcome a completed task
+// keeps for its joiners. A task whose allocation, call or copy does not
+// fit traps (TrapHeapLimit, naming the engine's limit); a spawn that does
+// not fit is refused with a catchable ResourceError.
+//
+// A nil *Budget is no limit. All methods are safe for concurrent use.
+type Budget struct {
+	used  atomic.Int64
+	limit atomic.Int64
+}
+
+// budgetChunk is how much a heap takes from its budget at a time beyond
+// what an allocation needs, and how much it keeps when it gives bytes back.
+const budgetChunk = 16 << 10
+
+// NewBudget returns a budget of limit bytes (limit > 0).
+func NewBudget(limit int64) *Budget {
+	b := &Budget{}
+	b.limit.Store(limit)
+	return b
+}
+
+// Take reserves n bytes, or reports false (reserving nothing) when that
+// would pass the limit.
+func (b *Budget) Take(n int64) bool {
+	if b == nil || n <= 0 {
+		return true
+	}
+	if b.used.Add(n) > b.limit.Load() {
+		b.used.Add(-n)
+		return false
+	}
+	return true
+}
+
+// Give returns n bytes taken with Take.
+func (b *Budget) Give(n int64) {
+	if b != nil && n != 0 {
+		b.used.Add(-n)
+	}
+}
+
+// Used returns the bytes reserved now.
+func (b *Budget) Used() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.used.Load()
+}
+
+// Limit returns the limit in bytes (0 for a nil budget: none).
+func (b *Budget) Limit() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.limit.Load()
+}
+
+// SetLimit changes the limit. What is reserved stays reserved; a lowered
+// limit refuses the next reservations until enough is given back.
+func (b *Budget) SetLimit(n int64) { b.limit.Store(n) }
+
+// cover makes the heap's grant from its budget cover total bytes; false
+// when the budget cannot (the grant is then unchanged). A grant that must
+// grow at least doubles, up to a chunk at a time: a task that allocates
+// little takes little (a hundred thousand tasks holding one object each
+// must not hold a chunk each), one that allocates much writes the shared
+// counter once per chunk.
+func (h *heap) cover(total int64) bool {
+	if h.mem == nil || total <= h.granted {
+		return true
+	}
+	need := total - h.granted
+	if more := max(need, min(h.granted, budgetChunk)); h.mem.Take(more) {
+		h.granted += more
+		return true
+	}
+	if h.mem.Take(need) {
+		h.granted += need
+		return true
+	}
+	return false
+}
+
+// uncover gives back what the grant holds beyond the heap's objects and
+// a chunk, once that surplus is more than two chunks (so that a task
+// allocating and freeing around one size does not write the budget each
+// time).
+func (h *heap) uncover() {
+	if h.mem == nil {
+		return
+	}
+	if keep := h.bytes + budgetChunk; h.granted-keep > 2*budgetChunk {
+		h.mem.Give(h.granted - keep)
+		h.granted = keep
+	}
+}
+
+// giveAll returns the heap's whole grant and leaves it without a budget
+// (the task ended; Exec.Free has given back its stacks).
+func (h *heap) giveAll() {
+	h.mem.Give(h.granted)
+	h.granted = 0
+	h.mem = nil
+}
+
+// Force counts n more bytes in b even past its limit (memory that exists
+// already: the next reservations are refused until enough is given back).
+func (b *Budget) Force(n int64) {
+	if b != nil {
+		b.used.Add(n)
+	}
+}
+
+// stackBytes is what register and frame stacks of regs words and frames
+// frames, and the heap's object table, take in host memory: the part of a
+// task's memory that its budget counts beside the heap objects, taken and
+// given directly as the capacities change (rarely: they double).
+func (e *Exec) stackBytes(regs, frames int) int64 {
+	return int64(regs)*8 + int64(frames)*int64(unsafe.Sizeof(frame{})) + int64(cap(e.heap.objs))*int64(unsafe.Sizeof(object{}))
+}
+
+// restack counts the change of the stacks from regs words and frames
+// frames to their current capacities (force: they exist already).
+func (e *Exec) restack(regs, frames int) {
+	e.heap.mem.Force(e.stackBytes(cap(e.regs), cap(e.frames)) - e.stackBytes(regs, frames))
+}
+
+// memMsg is the message of a trap for n more bytes that the engine's
+// budget could not cover.
+func (h *heap) memMsg(what string, n int64) string {
+	return fmt.Sprintf("%s of %d bytes exceeds the engine's memory limit (%d of %d bytes in use by the engine's tasks; raise memoryBytes)", what, n, h.mem.Used(), h.mem.Limit())
+}
