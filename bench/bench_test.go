@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"os"
+	"strconv"
 	"testing"
 )
 
@@ -97,9 +99,23 @@ func BenchmarkFib30(b *testing.B) {
 	})
 }
 
-const parkedN = 100_000
+// parkedWaiters is the waiter count of BenchmarkParkedTaskBytes: 100,000,
+// or JADE_PARKED_N when set (the figure is at 1,000,000, where the
+// waiter list and the spawner's handle table are large enough for their
+// growth to show).
+func parkedWaiters(b *testing.B) int {
+	if v := os.Getenv("JADE_PARKED_N"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("bench: JADE_PARKED_N=%s: want a waiter count >= 1", v)
+		}
+		return n
+	}
+	return 100_000
+}
 
 func BenchmarkParkedTaskBytes(b *testing.B) {
+	parkedN := parkedWaiters(b)
 	b.Run("jade", func(b *testing.B) {
 		e := env(b)
 		var m ParkedMem

@@ -62,9 +62,10 @@
 //     object naming the task (vmloop reports them through its task-ref
 //     hook: made, freed, dropped with a heap). At 0 the record is
 //     recycled.
-//   - pinned marks a record that a reference outside this bookkeeping
-//     holds (a host spawn's *Task, a task handle exported from a heap as
-//     a Value): it is never recycled.
+//   - flagPinned (in Task.flags, beside the cancel and watched bits)
+//     marks a record that a reference outside this bookkeeping holds (a
+//     host spawn's *Task, a task handle exported from a heap as a Value):
+//     it is never recycled.
 //   - Wait tokens do not count. The wait word's generation keeps growing
 //     across reuse (recycle advances it), so a token of an earlier life
 //     never matches a later wait: a late timer, a late event signal or a
@@ -87,9 +88,9 @@
 // the two sees the other. Each pair, and the test that fails when it is
 // reordered:
 //
-//	watched / Completed      AwaitTask, Done and OnEnd store watched (under
-//	                         the task's mutex) then load the state; finish
-//	                         publishes Completed then loads watched
+//	watched / Completed      AwaitTask, Done and OnEnd set flagWatched
+//	                         (under the task's mutex) then load the state;
+//	                         finish publishes Completed then loads the flag
 //	                         (TestOutcomeWhileDone, TestExactlyOnce)
 //	draining / registry      Drain stores draining then counts the registry;
 //	                         finish removes the task then loads draining

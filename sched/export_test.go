@@ -6,7 +6,7 @@ func SetTraceHook(f func(id uint64, from, to State)) { traceHook = f }
 // NewTestTask makes a bare task record for state-machine tests.
 func NewTestTask(st State) *Task {
 	t := &Task{id: 1}
-	t.pinned.Store(true) // never put in the real taskPool
+	t.flags.Or(flagPinned) // never put in the real taskPool
 	t.state.Store(uint32(st))
 	return t
 }

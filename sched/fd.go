@@ -270,7 +270,7 @@ func (f *FD) disownLocked() {
 	if o.ended {
 		return // its end took the list; it finds f.owner changed
 	}
-	st := o.io.Load()
+	st := o.io()
 	last := len(st.owned) - 1
 	g := st.owned[last]
 	st.owned[f.idx], g.idx = g, f.idx

@@ -186,7 +186,7 @@ func (c *Control) SubmitIO(t *Task, op *evpoll.Op, f *FD) error {
 // last completed operation used, or a new one. Only the worker running t.
 func (c *Control) IOOp(t *Task, v evpoll.Op) *evpoll.Op {
 	op := new(evpoll.Op)
-	if st := t.io.Load(); st != nil && st.spare != nil {
+	if st := t.io(); st != nil && st.spare != nil {
 		op, st.spare = st.spare, nil
 	}
 	*op = v
@@ -210,7 +210,7 @@ type IOResult struct {
 // TakeIO returns how the operation t submitted last ended, once, on the
 // worker resuming t.
 func (c *Control) TakeIO(t *Task) IOResult {
-	st := t.io.Load()
+	st := t.io()
 	if st == nil {
 		return IOResult{}
 	}
@@ -238,7 +238,7 @@ func (c *Control) TakeIO(t *Task) IOResult {
 // if it won the race), which finds the wait stale, closes any descriptor
 // it produced and drops the operation's reference on its FD.
 func dropTaskIO(t *Task) {
-	io := t.io.Load()
+	io := t.io()
 	o := io.owner
 	io.owner = nil
 	t.mu.Lock()
@@ -358,7 +358,7 @@ func (t *Task) takeEnd() (hooks []func(), owned []*FD) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	hooks = t.takeEndHooksLocked()
-	if st := t.io.Load(); st != nil {
+	if st := t.io(); st != nil {
 		owned, st.owned = st.owned, nil
 	}
 	return hooks, owned
@@ -366,7 +366,7 @@ func (t *Task) takeEnd() (hooks []func(), owned []*FD) {
 
 func (t *Task) takeEndHooksLocked() []func() {
 	t.ended = true
-	st := t.io.Load()
+	st := t.io()
 	if st == nil {
 		return nil
 	}
@@ -378,7 +378,7 @@ func (t *Task) takeEndHooksLocked() []func() {
 // ioState returns t's I/O state, creating it (OnEnd may do so concurrently
 // from another worker, hence the lock and the atomic pointer).
 func (t *Task) ioState() *ioState {
-	if st := t.io.Load(); st != nil {
+	if st := t.io(); st != nil {
 		return st
 	}
 	t.mu.Lock()
@@ -387,10 +387,11 @@ func (t *Task) ioState() *ioState {
 }
 
 func (t *Task) ioStateLocked() *ioState {
-	st := t.io.Load()
+	r := t.rareLocked()
+	st := r.io.Load()
 	if st == nil {
 		st = &ioState{}
-		t.io.Store(st)
+		r.io.Store(st)
 	}
 	return st
 }

@@ -438,7 +438,7 @@ func (c *Control) Spawn(from *Task, e *Engine, p *vmloop.Program, fn int, args [
 	if err != nil {
 		return nil, err
 	}
-	t.pinned.Store(true) // the caller holds it
+	t.flags.Or(flagPinned) // the caller holds it
 	c.Launch(from, t)
 	return t, nil
 }
@@ -450,7 +450,7 @@ func (c *Control) Launch(from *Task, t *Task) {
 	if s.stopping.Load() {
 		// Prepared before Shutdown set stopping; its cancel-all may have
 		// passed this shard already.
-		t.cancel.Store(true)
+		t.flags.Or(flagCancel)
 	}
 	s.enqueue(from.worker(), t)
 	if from == nil {
@@ -543,7 +543,7 @@ func (c *Control) makeTask(from *Task, e *Engine, p *vmloop.Program, fn int, arg
 	t.id, t.engine, t.exec, t.prog = id, e, ex, p
 	t.refs.Store(1) // live: dropped by finish
 	if from == nil {
-		t.pinned.Store(true) // the host holds it
+		t.flags.Or(flagPinned) // the host holds it
 	}
 	return t, nil
 }
@@ -552,7 +552,7 @@ func (c *Control) makeTask(from *Task, e *Engine, p *vmloop.Program, fn int, arg
 // is woken; a running one stops at its next safe point (its budget is
 // zeroed); a runnable one completes Cancelled when dispatched.
 func (c *Control) Cancel(from, target *Task) {
-	if target.State() == Completed || target.cancel.Swap(true) {
+	if target.State() == Completed || target.flags.Or(flagCancel)&flagCancel != 0 {
 		return
 	}
 	target.exec.Stop()
@@ -974,21 +974,21 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 	var hooks []func()
 	var joiner1 Token
 	var joiners []Token
-	if t.io.Load() == nil && o.inline() {
+	if t.io() == nil && o.inline() {
 		// The common case, without t.mu: no end hooks, an outcome that
 		// lives in the record. Publish, then look whether anyone has
 		// watched t (AwaitTask, Done, OnEnd set watched under mu before
 		// they look at the state: one of the two sides sees the other).
 		t.setOutcome(&o, 0)
 		t.transition(Running, Completed)
-		if t.watched.Load() {
+		if t.has(flagWatched) {
 			t.mu.Lock()
 			hooks = t.takeEndHooksLocked() // of an OnEnd that raced the end
 			joiner1, joiners = t.takeWatchersLocked()
 			t.mu.Unlock()
 		}
 	} else {
-		if t.io.Load() != nil {
+		if t.io() != nil {
 			// End hooks (closing owned descriptors) run before the outcome
 			// is published: whoever sees the task completed finds its
 			// handles closed. OnEnd after this runs its hook at once.

@@ -108,19 +108,23 @@ type Task struct {
 	// winning the wait-word CAS (see wait.go), so every edge has one writer.
 	state atomic.Uint32
 
-	// cancel is sticky: set once by Cancel, never cleared (S-13).
-	cancel atomic.Bool
-	// pinned: a reference to the record left the runtime's bookkeeping (a
-	// host spawn, a task handle exported from a heap as a Value): the
-	// record is never reused. Set once, by a holder of a reference.
-	pinned atomic.Bool
-	// watched is set (under mu, before they look at the state) by
-	// AwaitTask, Done and OnEnd: something may be registered to hear of
-	// t's completion. finish publishes an inline outcome without mu and
-	// takes mu afterwards only when watched is set. (Beside the other
-	// flags: in the padding before refs, so the record stays in its
-	// 160-byte size class.)
-	watched atomic.Bool
+	// flags holds three one-way bits, set with an atomic Or and read with
+	// one load (one word, not three atomic.Bools of 4 bytes each: the
+	// record stays in the 144-byte size class, TestRecordSizes):
+	//
+	//   - flagCancel is sticky: set once by Cancel, never cleared while
+	//     the task lives (S-13).
+	//   - flagPinned: a reference to the record left the runtime's
+	//     bookkeeping (a host spawn, a task handle exported from a heap as
+	//     a Value): the record is never reused. Set once, by a holder of a
+	//     reference.
+	//   - flagWatched is set (under mu, before they look at the state) by
+	//     AwaitTask, Done and OnEnd: something may be registered to hear
+	//     of t's completion. finish publishes an inline outcome without mu
+	//     and takes mu afterwards only when it is set.
+	//
+	// recycle clears the word.
+	flags atomic.Uint32
 	// refs counts what can still reach an unpinned record: 1 while the
 	// task is live (dropped as the last step of finish) plus 1 per heap
 	// object naming it (vmloop's task hook: made, released, heap freed).
@@ -159,9 +163,6 @@ type Task struct {
 	// timer; touched only by the worker running the task (and timedOut by
 	// the firing worker, ordered by the run queue).
 	tm *taskTimer
-	// io is the task's in-flight I/O operation (io.go), nil until its
-	// first; touched only by the worker running the task.
-	io atomic.Pointer[ioState]
 
 	// next links the task into a run queue; owned by the queue holding it.
 	next *Task
@@ -188,6 +189,16 @@ type Task struct {
 	rare atomic.Pointer[taskRare]
 }
 
+// Task.flags bits.
+const (
+	flagCancel uint32 = 1 << iota
+	flagPinned
+	flagWatched
+)
+
+// has reports whether flag f of t is set.
+func (t *Task) has(f uint32) bool { return t.flags.Load()&f != 0 }
+
 // taskRare is the part of a task record that few tasks use; guarded by
 // the task's mu (outcome is also read lock-free once the task is
 // Completed: it is written before the state's Completed CAS).
@@ -199,16 +210,22 @@ type taskRare struct {
 	outBytes atomic.Int64
 	joiners  waitList      // further tasks waiting for completion (woken once; compacted)
 	done     chan struct{} // Done's channel, made on first call
-	closed   bool          // done was closed (by finish, or by Done after completion)
+	// io is the task's I/O state (io.go), made under mu by its first
+	// operation, OnEnd or an owned descriptor, and read without the lock
+	// (Task.io). It lives here, not in the record, because every task that
+	// does I/O has a rare part anyway: each completion is delivered
+	// through hostBits.
+	io atomic.Pointer[ioState]
 	// The result of a suspended host intrinsic, carried from its completer
 	// to the resuming worker (the wake's CAS orders the accesses): an i64
 	// inline (hostInline, hostBits: what every I/O completion delivers,
 	// with no allocation per operation), anything else in hostResult.
 	// hostGen is the generation of the wait it completes.
 	hostResult *hostResult
-	hostInline bool
 	hostBits   int64
 	hostGen    uint64
+	hostInline bool
+	closed     bool // done was closed (by finish, or by Done after completion)
 }
 
 // rareLocked returns t's rare part, making it (t.mu held).
@@ -219,6 +236,16 @@ func (t *Task) rareLocked() *taskRare {
 		t.rare.Store(r)
 	}
 	return r
+}
+
+// io returns t's I/O state, or nil before its first operation. Lock-free:
+// the rare part and its io are published atomically and never replaced
+// while t lives.
+func (t *Task) io() *ioState {
+	if r := t.rare.Load(); r != nil {
+		return r.io.Load()
+	}
+	return nil
 }
 
 // hasHostResultLocked reports whether a host result is stored for t's
@@ -249,7 +276,7 @@ func (t *Task) Engine() *Engine { return t.engine }
 func (t *Task) State() State { return State(t.state.Load()) }
 
 // CancelRequested reports whether cancellation was requested (sticky).
-func (t *Task) CancelRequested() bool { return t.cancel.Load() }
+func (t *Task) CancelRequested() bool { return t.has(flagCancel) }
 
 // Outcome returns the outcome and whether the task has completed.
 func (t *Task) Outcome() (Outcome, bool) {
@@ -285,11 +312,11 @@ func (o *Outcome) inline() bool {
 	return false
 }
 
-// watch marks t watched (t.mu held; see Task.watched). One locked store
-// the first time only.
+// watch marks t watched (t.mu held; see flagWatched). One locked
+// instruction the first time only.
 func (t *Task) watch() {
-	if !t.watched.Load() {
-		t.watched.Store(true)
+	if !t.has(flagWatched) {
+		t.flags.Or(flagWatched)
 	}
 }
 
@@ -407,7 +434,7 @@ func taskRef(obj any, delta int) {
 	case delta < 0:
 		t.unref()
 	default:
-		t.pinned.Store(true)
+		t.flags.Or(flagPinned)
 	}
 }
 
@@ -417,7 +444,7 @@ func (t *Task) unref() {
 		if r := t.rare.Load(); r != nil {
 			t.engine.mem.Give(r.outBytes.Swap(0))
 		}
-		if !t.pinned.Load() {
+		if !t.has(flagPinned) {
 			t.recycle()
 		}
 	}
@@ -478,17 +505,14 @@ func (t *Task) recycle() {
 	t.tm, t.next, t.rprev, t.rnext, t.w = nil, nil, nil, nil, nil
 	t.joiner1 = Token{}
 	// Atomic stores cost a locked instruction each: only where needed.
-	if t.watched.Load() {
-		t.watched.Store(false)
-	}
-	if t.io.Load() != nil {
-		t.io.Store(nil)
+	// flags holds no flagPinned here (a pinned record is never recycled):
+	// this clears flagCancel and flagWatched. rare takes the I/O state
+	// with it.
+	if t.flags.Load() != 0 {
+		t.flags.Store(0)
 	}
 	if t.rare.Load() != nil {
 		t.rare.Store(nil)
-	}
-	if t.cancel.Load() {
-		t.cancel.Store(false)
 	}
 	if t.where.Load() != 0 {
 		t.where.Store(0)

@@ -184,7 +184,7 @@ func (c *Control) ArmTimer(t *Task, deadline int64, timeout bool) {
 	rec := timerRec{t: t, gen: tok.gen, kind: timerWake}
 	if timeout {
 		rec.kind = timerTimeout
-		if st := t.io.Load(); st != nil && st.owner == w && st.gen == tok.gen {
+		if st := t.io(); st != nil && st.owner == w && st.gen == tok.gen {
 			// The wait is an operation of w's backend (SubmitIO ran just
 			// before, on this worker): the fire cancels it instead of
 			// waking the task (io.go).

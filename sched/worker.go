@@ -549,7 +549,7 @@ func (w *worker) slice(t *Task, budget *int64) {
 	if t.tm != nil && t.tm.owner != nil {
 		dropTaskTimer(w, t) // its wait ended: the timer must not fire later
 	}
-	if st := t.io.Load(); st != nil && st.owner != nil {
+	if st := t.io(); st != nil && st.owner != nil {
 		dropTaskIO(t)
 	}
 	if ex.Stopped() {
@@ -559,7 +559,7 @@ func (w *worker) slice(t *Task, budget *int64) {
 		// before it stops the Exec, so a cancel's stop is never lost.
 		ex.ClearStop()
 	}
-	if t.cancel.Load() {
+	if t.has(flagCancel) {
 		if t.resume {
 			t.resume = false
 			w.abandonWait(t)
@@ -634,7 +634,7 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 	case ActContinue:
 		// An intrinsic is a safe point: the budget and cancellation are
 		// looked at here.
-		if t.cancel.Load() || *budget <= 0 {
+		if t.has(flagCancel) || *budget <= 0 {
 			w.endSlice(t)
 			return false
 		}
@@ -644,7 +644,7 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 		return false
 	case ActSuspend:
 		w.publish(t)
-		if t.cancel.Load() {
+		if t.has(flagCancel) {
 			// Suspension points observe cancellation. The armed wait is
 			// abandoned: ending it here with a cancelled phase shuts out
 			// completers (a host completion, a signal from another
@@ -653,7 +653,7 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 			if tok, ok := t.current(); ok {
 				tok.wakeAs(phCancelled)
 			}
-			if st := t.io.Load(); st != nil && st.owner != nil {
+			if st := t.io(); st != nil && st.owner != nil {
 				dropTaskIO(t)
 			}
 			w.abandonWait(t)
@@ -687,7 +687,7 @@ func (w *worker) end(t *Task, o Outcome) {
 // endSlice ends t's slice at a safe point: a cancelled task completes
 // Cancelled (S-13), any other goes behind the others (S-6).
 func (w *worker) endSlice(t *Task) {
-	if t.cancel.Load() {
+	if t.has(flagCancel) {
 		w.end(t, Outcome{Kind: Cancelled})
 		return
 	}

@@ -142,6 +142,14 @@ func (h *heap) importValue(v Value) (uint64, error) {
 	if v.kind != KindArrayRef {
 		return h.importOne(&v) // one object: nothing to roll back
 	}
+	return h.importTree(v)
+}
+
+// importTree is importValue of a ref array. (A function of its own: its
+// work list holds &v, which moves v to the Go heap, and importValue must
+// not pay that allocation for the one-object case, every task handle a
+// spawn returns among them: BenchmarkChainedSpawn.)
+func (h *heap) importTree(v Value) (uint64, error) {
 	var root uint64
 	var made []uint64
 	st := []importItem{{&v, &root}}
