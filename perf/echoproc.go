@@ -24,8 +24,9 @@ import (
 // runs alternate Jade, Go, Jade, Go, ...; medians over the repetitions.
 // Gate: Jade's round trips per second >= Go net's at every connection
 // count. Beside it: the clients' round-trip latencies, the server's CPU
-// time and context switches per round trip (from /proc during the timed
-// runs) and its system calls per round trip, counted in one more run
+// time and context switches per round trip and the client's CPU use (from
+// /proc during the timed runs), and the server's system calls per round
+// trip, counted in one more run
 // per server and count (a counter slows the server, so that run is not
 // timed).
 func echoProc(o *Options) ([]Result, error) {
@@ -73,6 +74,8 @@ type echoProcRow struct {
 type echoRun struct {
 	load     bench.EchoLoad
 	cpu      float64          // the server's CPU time per round trip, ns; 0 when unreadable
+	client   float64          // the load client's CPU time over the run's wall time; 0 when unreadable
+	wait     float64          // both processes' time runnable but off CPU over the wall time; 0 when unreadable
 	switches float64          // the server's context switches per round trip; -1 when unreadable
 	calls    map[string]int64 // the server's system calls in the run; nil when not counted
 }
@@ -170,14 +173,18 @@ func (sh echoProcShape) load(srv *echoChild, addr, cpu string, conns int, tool s
 			return echoRun{}, err
 		}
 	}
-	cpu0, cerr0 := processCPU(pid)
+	cpu0, wait0, cerr0 := processSchedstat(pid)
 	sw0, serr0 := processSwitches(pid)
+	cl0, clwait0, clerr0 := processSchedstat(c.cmd.Process.Pid)
+	t0 := time.Now()
 	if _, err := io.WriteString(c.in, "go\n"); err != nil {
 		return echoRun{}, fmt.Errorf("load client: start: %w", err)
 	}
 	l, err := c.line(sh.measure + 60*time.Second)
-	cpu1, cerr1 := processCPU(pid)
+	wall := time.Since(t0)
+	cpu1, wait1, cerr1 := processSchedstat(pid)
 	sw1, serr1 := processSwitches(pid)
+	cl1, clwait1, clerr1 := processSchedstat(c.cmd.Process.Pid)
 	var r echoRun
 	if ctr != nil {
 		calls, cerr := ctr.stop()
@@ -200,6 +207,12 @@ func (sh echoProcShape) load(srv *echoChild, addr, cpu string, conns int, tool s
 	rts := float64(ld.RoundTrips)
 	if cerr0 == nil && cerr1 == nil {
 		r.cpu = float64(cpu1-cpu0) / rts
+	}
+	if clerr0 == nil && clerr1 == nil {
+		r.client = float64(cl1-cl0) / float64(wall.Nanoseconds())
+		if cerr0 == nil && cerr1 == nil {
+			r.wait = float64(wait1-wait0+clwait1-clwait0) / float64(wall.Nanoseconds())
+		}
 	}
 	r.switches = -1
 	if serr0 == nil && serr1 == nil {
@@ -242,6 +255,15 @@ func (r echoProcRow) results() []Result {
 		rs = append(rs, lowerBetter(name, "server switches per rt", "",
 			col(r.jade, func(x echoRun) float64 { return x.switches }), col(r.gnet, func(x echoRun) float64 { return x.switches }), 0, "reported", reps))
 	}
+	// Near 1 the client, not the server, sets the pace.
+	rs = append(rs, Result{Name: name, Metric: "client CPU busy", Unit: "CPUs",
+		Jade: col(r.jade, func(x echoRun) float64 { return x.client }), Baseline: col(r.gnet, func(x echoRun) float64 { return x.client }),
+		Target: "reported (near 1: the client is the limit)", Reps: reps},
+		// Other work on the two CPUs: the time server and client threads
+		// were runnable but waited for their CPU.
+		Result{Name: name, Metric: "run-queue wait", Unit: "CPUs",
+			Jade: col(r.jade, func(x echoRun) float64 { return x.wait }), Baseline: col(r.gnet, func(x echoRun) float64 { return x.wait }),
+			Target: "reported (server + client waiting for a CPU)", Reps: reps})
 	if r.jadeSys == nil || r.gnetSys == nil {
 		return append(rs, Result{Name: name, Metric: "syscalls per rt", Absent: r.sysAbsent})
 	}

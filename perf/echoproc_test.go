@@ -55,7 +55,8 @@ func TestEchoProcShape(t *testing.T) {
 			require.Equal(t, name, r.Name)
 			metrics[r.Metric] = r
 		}
-		for _, m := range []string{"round trips/s", "p50 latency", "p99 latency", "p99.9 latency", "max latency", "server CPU per rt"} {
+		for _, m := range []string{"round trips/s", "p50 latency", "p99 latency", "p99.9 latency", "max latency",
+			"server CPU per rt", "client CPU busy", "run-queue wait"} {
 			require.Contains(t, metrics, m)
 		}
 		tp := metrics["round trips/s"]
