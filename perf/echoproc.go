@@ -80,7 +80,8 @@ type echoRun struct {
 	calls    map[string]int64 // the server's system calls in the run; nil when not counted
 }
 
-// run measures every connection count.
+// run measures every connection count. Its errors name the server and
+// count; perf.Run puts the scenario's name in front.
 func (sh echoProcShape) run() ([]echoProcRow, error) {
 	if sh.progress == nil {
 		sh.progress = io.Discard
@@ -108,7 +109,7 @@ func (sh echoProcShape) run() ([]echoProcRow, error) {
 		servers[impl] = s
 		a, err := s.line(30 * time.Second)
 		if err != nil {
-			return nil, fmt.Errorf("perf: echo_proc: %s server: %w", impl, err)
+			return nil, fmt.Errorf("%s server: %w", impl, err)
 		}
 		addrs[impl] = a
 	}
@@ -119,7 +120,7 @@ func (sh echoProcShape) run() ([]echoProcRow, error) {
 			for _, impl := range []string{"jade", "go"} {
 				r, err := sh.load(servers[impl], addrs[impl], clientCPU, conns, "")
 				if err != nil {
-					return nil, fmt.Errorf("perf: echo_proc: %s, %d conns: %w", impl, conns, err)
+					return nil, fmt.Errorf("%s, %d conns: %w", impl, conns, err)
 				}
 				if impl == "jade" {
 					row.jade = append(row.jade, r)
@@ -132,7 +133,7 @@ func (sh echoProcShape) run() ([]echoProcRow, error) {
 			for _, impl := range []string{"jade", "go"} {
 				r, err := sh.load(servers[impl], addrs[impl], clientCPU, conns, tool)
 				if err != nil {
-					return nil, fmt.Errorf("perf: echo_proc: %s, %d conns, counting: %w", impl, conns, err)
+					return nil, fmt.Errorf("%s, %d conns, counting: %w", impl, conns, err)
 				}
 				fmt.Fprintf(sh.progress, "\n    echo_proc_%d %s: %.2f system calls per round trip (%s): %s", conns, impl,
 					float64(sysTotal(r.calls))/float64(r.load.RoundTrips), tool, sysTop(r.calls, r.load.RoundTrips, 6))
@@ -148,7 +149,7 @@ func (sh echoProcShape) run() ([]echoProcRow, error) {
 	for impl, s := range servers {
 		delete(servers, impl)
 		if err := s.stop(); err != nil {
-			return nil, fmt.Errorf("perf: echo_proc: %s server: %w", impl, err)
+			return nil, fmt.Errorf("%s server: %w", impl, err)
 		}
 	}
 	return rows, nil
@@ -377,14 +378,14 @@ func startEchoChild(prefix []string, cpu string, args ...string) (*echoChild, er
 	cmd.Stderr = c.errs
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		return nil, fmt.Errorf("perf: echo_proc: %w", err)
+		return nil, fmt.Errorf("perf: child: %w", err)
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("perf: echo_proc: %w", err)
+		return nil, fmt.Errorf("perf: child: %w", err)
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("perf: echo_proc: start %s: %w", strings.Join(argv, " "), err)
+		return nil, fmt.Errorf("perf: child: start %s: %w", strings.Join(argv, " "), err)
 	}
 	c.in, c.out = in, bufio.NewReader(out)
 	return c, nil
