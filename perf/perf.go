@@ -62,6 +62,13 @@ type Options struct {
 	Scenarios []string // names to run; empty: all
 	Reps      int      // repetitions per measurement (default 3); medians are reported
 	Progress  io.Writer
+	// EchoProc is the command that runs bench.EchoProcMain in a child
+	// process (cmd/jade: the executable and "echoproc"); without it
+	// echo_proc is reported absent.
+	EchoProc []string
+	// Syscalls names echo_proc's system-call counter: SyscallsAuto (the
+	// default when empty), SyscallsStrace, SyscallsPerf or SyscallsNone.
+	Syscalls string
 }
 
 // Scenario is one named measurement.

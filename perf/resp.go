@@ -81,28 +81,39 @@ func measureServer(addr string, pid, n int) (rps, cpu float64, err error) {
 // processCPU sums the time on CPU (ns) of every thread of process pid, the
 // first field of /proc/PID/task/TID/schedstat.
 func processCPU(pid int) (int64, error) {
+	run, _, err := processSchedstat(pid)
+	return run, err
+}
+
+// processSchedstat sums, over every thread of process pid, the time on CPU
+// and the time runnable but waiting for a CPU (ns): the first two fields
+// of /proc/PID/task/TID/schedstat.
+func processSchedstat(pid int) (run, wait int64, err error) {
 	dir := fmt.Sprintf("/proc/%d/task", pid)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	var sum int64
 	for _, e := range ents {
 		b, err := os.ReadFile(dir + "/" + e.Name() + "/schedstat")
 		if err != nil {
 			continue // the thread ended meanwhile
 		}
 		f := strings.Fields(string(b))
-		if len(f) == 0 {
+		if len(f) < 2 {
 			continue
 		}
-		v, err := strconv.ParseInt(f[0], 10, 64)
+		r, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("perf: %s/%s/schedstat: %w", dir, e.Name(), err)
+			return 0, 0, fmt.Errorf("perf: %s/%s/schedstat: %w", dir, e.Name(), err)
 		}
-		sum += v
+		w, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("perf: %s/%s/schedstat: %w", dir, e.Name(), err)
+		}
+		run, wait = run+r, wait+w
 	}
-	return sum, nil
+	return run, wait, nil
 }
 
 // respAbsent says why resp_ping cannot run here, or "".

@@ -26,6 +26,7 @@ func Scenarios() []Scenario {
 		{Name: "idle_wakeups", Run: idleWakeups},
 		{Name: "fib30", Run: fib30},
 		{Name: "echo", Run: echo},
+		{Name: "echo_proc", Run: echoProc},
 		{Name: "resp_ping", Run: respPing, Absent: respAbsent()},
 	}
 }

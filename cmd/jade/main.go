@@ -4,6 +4,11 @@
 //	jade asm --check FILE.jasm                      assemble and verify
 //	jade asm --dis [--pcs] FILE.jasm|FILE.jbc       disassemble (--pcs: pc and file:line per instruction)
 //	jade asm -o OUT.jbc FILE.jasm                   write the binary form
+//	jade perf [flags]                               the side-by-side performance harness
+//
+// jade echoproc serve|load [flags] is left out of the usage text: it is a
+// child process of `jade perf`'s echo_proc scenario (an echo server, or
+// its load client, each in a process of its own; bench.EchoProcMain).
 //
 // Exit codes of jade run: 0 Success, 1 Failure (uncaught throw), 3
 // Cancelled, 4 load or verify error, 5 Trap, 64 usage error. 2 is never
@@ -28,6 +33,7 @@ import (
 	"github.com/klauspost/cpuid/v2"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/bench"
 	"github.com/jadevm/jade/native"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/uring"
@@ -57,7 +63,7 @@ func usage(stderr io.Writer) int {
   jade asm --check FILE.jasm
   jade asm --dis [--pcs] FILE.jasm|FILE.jbc
   jade asm -o OUT.jbc FILE.jasm
-  jade perf [--quick] [--scenarios a,b] [--json FILE] [--reps N]
+  jade perf [--quick] [--scenarios a,b] [--json FILE] [--reps N] [--syscalls auto|strace|perf|none]
 exit codes (run): 0 success, 1 failure, 3 cancelled, 4 load/verify error, 5 trap, 64 usage;
   2 is a crash of the jade process (a fatal Go runtime error), never a program's outcome
 `)
@@ -75,6 +81,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdAsm(args[1:], stdout, stderr)
 	case "perf":
 		return cmdPerf(args[1:], stdout, stderr)
+	case "echoproc":
+		return bench.EchoProcMain(args[1:], os.Stdin, stdout, stderr)
 	case "-h", "--help", "help":
 		usage(stdout)
 		return exitSuccess

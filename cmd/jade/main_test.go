@@ -162,3 +162,16 @@ func TestTrapExitCode(t *testing.T) {
 	require.Contains(t, out.String(), "5 trap")
 	require.Contains(t, out.String(), "2 is a crash")
 }
+
+// TestPerfEchoProcFlags: the hidden child command and --syscalls refuse
+// what they do not know before anything runs.
+func TestPerfEchoProcFlags(t *testing.T) {
+	var out, errb bytes.Buffer
+	require.Equal(t, exitUsage, run([]string{"echoproc"}, &out, &errb))
+	require.Equal(t, exitUsage, run([]string{"echoproc", "serve", "-impl", "c"}, &out, &errb))
+	require.Equal(t, exitUsage, run([]string{"perf", "--syscalls", "dtrace", "--scenarios", "yield"}, &out, &errb))
+	require.Contains(t, errb.String(), "--syscalls")
+	var u bytes.Buffer
+	usage(&u)
+	require.NotContains(t, u.String(), "echoproc", "the child command stays out of the usage text")
+}

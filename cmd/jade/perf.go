@@ -11,7 +11,9 @@ import (
 )
 
 // cmdPerf runs the side-by-side harness: jade perf [--quick] [--scenarios a,b]
-// [--json FILE] [--reps N] [--cpuprofile FILE] [--memprofile FILE].
+// [--json FILE] [--reps N] [--cpuprofile FILE] [--memprofile FILE]
+// [--syscalls auto|strace|perf|none]. echo_proc starts this executable
+// again as its child processes (jade echoproc).
 func cmdPerf(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("perf", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -22,11 +24,18 @@ func cmdPerf(args []string, stdout, stderr io.Writer) int {
 	reps := fs.Int("reps", 3, "repetitions per measurement (medians are reported)")
 	cpuprof := fs.String("cpuprofile", "", "write a CPU profile to `FILE`")
 	memprof := fs.String("memprofile", "", "write a heap profile to `FILE`")
+	syscalls := fs.String("syscalls", perf.SyscallsAuto, "echo_proc's system-call counter: auto (perf stat where usable, else strace), strace, perf or none")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
 	if fs.NArg() != 0 {
 		return usage(stderr)
+	}
+	switch *syscalls {
+	case perf.SyscallsAuto, perf.SyscallsStrace, perf.SyscallsPerf, perf.SyscallsNone:
+	default:
+		fmt.Fprintf(stderr, "jade: perf: --syscalls %q: auto, strace, perf or none\n", *syscalls)
+		return exitUsage
 	}
 	var names []string
 	if *scen != "" {
@@ -38,7 +47,11 @@ func cmdPerf(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer stopProf()
-	rep, err := perf.Run(perf.Options{Quick: *quick, Scenarios: names, Reps: *reps, Progress: stderr})
+	o := perf.Options{Quick: *quick, Scenarios: names, Reps: *reps, Progress: stderr, Syscalls: *syscalls}
+	if self, err := os.Executable(); err == nil {
+		o.EchoProc = []string{self, "echoproc"}
+	}
+	rep, err := perf.Run(o)
 	if err != nil {
 		fmt.Fprintf(stderr, "jade: %v\n", err)
 		if rep == nil {
