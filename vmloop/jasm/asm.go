@@ -99,7 +99,7 @@ func (a *assembler) poolDirective(pd poolDecl) {
 		if _, seen := a.intr[name]; !seen {
 			a.intr[name] = len(p.Intrinsics)
 		}
-		p.Intrinsics = append(p.Intrinsics, vmloop.Import{Name: name})
+		p.Intrinsics = append(p.Intrinsics, vmloop.Import{Name: name, Line: int32(o.pos.line), Col: int32(o.pos.col)})
 	case ".kint":
 		v, ok := a.intLit(o, "a .kint entry")
 		if !ok {
