@@ -16,8 +16,9 @@ import (
 // sequence of budgets and the same answers to intrinsic requests; after
 // every Run the signal, the place (function and pc), the budget left and
 // the total reductions must agree, so the preemption points are the same;
-// at the end the result, thrown error or trap (code, function, pc) must
-// agree too.
+// at the end the result, thrown error or trap (code, function, pc, line)
+// must agree too, and so must the Jade call stack of a trap or of an
+// uncaught throw (diffEnd).
 
 // answer chooses how a pending request is completed (the same for both).
 type answer func(e *vmloop.Exec, k int)
@@ -54,10 +55,12 @@ func completeAnswer(e *vmloop.Exec, k int) {
 	}
 }
 
-// diffStats counts what a differential run saw.
+// diffStats counts what a differential run saw, and the stacks it ended
+// with (equal on both loops).
 type diffStats struct {
 	runs, preempts, intrinsics int
 	sig                        vmloop.Signal
+	trapStack, thrownStack     vmloop.Stack
 }
 
 // runDiff runs p.Funcs[fn] with args on both loops with the budgets
@@ -104,21 +107,35 @@ func runDiff(p *vmloop.Program, fn int, args []vmloop.Value, lim vmloop.Limits, 
 			st.intrinsics++
 			continue
 		}
-		if !reflect.DeepEqual(eg.Result(), en.Result()) {
-			return st, fmt.Errorf("results differ: go %v native %v", eg.Result(), en.Result())
-		}
-		if !reflect.DeepEqual(eg.Thrown(), en.Thrown()) {
-			return st, fmt.Errorf("thrown differ: go %v native %v", eg.Thrown(), en.Thrown())
-		}
-		if eg.Trap() != en.Trap() {
-			return st, fmt.Errorf("traps differ: go %v native %v", eg.Trap(), en.Trap())
-		}
-		if eg.HeapBytes() != en.HeapBytes() {
-			return st, fmt.Errorf("heap bytes differ: go %d native %d", eg.HeapBytes(), en.HeapBytes())
-		}
-		return st, nil
+		st.trapStack, st.thrownStack = eg.TrapStack(), eg.ThrownStack()
+		return st, diffEnd(eg, en)
 	}
 	return st, nil
+}
+
+// diffEnd compares how two ended tasks ended: result, thrown error, trap
+// (code, message, function, pc, file, line), the call stacks of the trap
+// and of the uncaught throw, and the heap bytes left.
+func diffEnd(eg, en *vmloop.Exec) error {
+	if !reflect.DeepEqual(eg.Result(), en.Result()) {
+		return fmt.Errorf("results differ: go %v native %v", eg.Result(), en.Result())
+	}
+	if !reflect.DeepEqual(eg.Thrown(), en.Thrown()) {
+		return fmt.Errorf("thrown differ: go %v native %v", eg.Thrown(), en.Thrown())
+	}
+	if eg.Trap() != en.Trap() {
+		return fmt.Errorf("traps differ: go %v native %v", eg.Trap(), en.Trap())
+	}
+	if g, n := eg.TrapStack(), en.TrapStack(); !reflect.DeepEqual(g, n) {
+		return fmt.Errorf("trap stacks differ: go (depth %d)\n%v\nnative (depth %d)\n%v", g.Depth, g, n.Depth, n)
+	}
+	if g, n := eg.ThrownStack(), en.ThrownStack(); !reflect.DeepEqual(g, n) {
+		return fmt.Errorf("thrown stacks differ: go (depth %d)\n%v\nnative (depth %d)\n%v", g.Depth, g, n.Depth, n)
+	}
+	if eg.HeapBytes() != en.HeapBytes() {
+		return fmt.Errorf("heap bytes differ: go %d native %d", eg.HeapBytes(), en.HeapBytes())
+	}
+	return nil
 }
 
 func mustProgram(t testing.TB, name, src string) *vmloop.Program {
@@ -334,7 +351,9 @@ func (c *coverage) report() (hotSeen, hotAll int, missingHot []string, exitsSeen
 	return
 }
 
-// TestRandomDiff runs random verified programs on both loops.
+// TestRandomDiff runs random verified programs on both loops (FuzzNative
+// is its fuzzing twin), the stacks of traps and uncaught throws in nested
+// calls included.
 func TestRandomDiff(t *testing.T) {
 	if !Available() {
 		t.Skip("C loop not compiled in")
@@ -348,6 +367,7 @@ func TestRandomDiff(t *testing.T) {
 	accepted := 0
 	var sigs [5]int
 	var runs, preempts, intrinsics int
+	var deepTraps, deepThrows int // ends 3+ frames deep, stacks compared
 	for i := 0; i < n; i++ {
 		p := genProgram(rng)
 		if err := vmloop.Verify(p, nil); err != nil {
@@ -360,6 +380,12 @@ func TestRandomDiff(t *testing.T) {
 			t.Fatalf("program %d: %v", i, err)
 		}
 		sigs[st.sig]++
+		if st.trapStack.Depth >= 3 {
+			deepTraps++
+		}
+		if st.thrownStack.Depth >= 3 {
+			deepThrows++
+		}
 		runs += st.runs
 		preempts += st.preempts
 		intrinsics += st.intrinsics
@@ -368,10 +394,14 @@ func TestRandomDiff(t *testing.T) {
 		t.Errorf("only %d of %d random programs verified", accepted, n)
 	}
 	seen, all, missing, exits := cov.report()
-	t.Logf("%d programs verified; end signals %v; %d runs, %d preemptions, %d intrinsic requests", accepted, sigs, runs, preempts, intrinsics)
+	t.Logf("%d programs verified; end signals %v; %d runs, %d preemptions, %d intrinsic requests; %d traps and %d uncaught throws 3+ frames deep",
+		accepted, sigs, runs, preempts, intrinsics, deepTraps, deepThrows)
 	t.Logf("hot opcode coverage %d/%d (missing %v); exit opcodes generated: %v", seen, all, missing, exits)
 	if len(missing) > 0 {
 		t.Errorf("hot opcodes never generated: %v", missing)
+	}
+	if n >= 3000 && (deepTraps == 0 || deepThrows == 0) {
+		t.Errorf("no stacks 3+ frames deep compared: %d traps, %d throws", deepTraps, deepThrows)
 	}
 }
 

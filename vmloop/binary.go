@@ -8,7 +8,7 @@ import (
 	"strconv"
 )
 
-// Binary program format, version 2. All integers are little-endian; "uv" is
+// Binary program format, version 3. All integers are little-endian; "uv" is
 // an unsigned LEB128 varint (encoding/binary.Uvarint), "sv" a zig-zag signed
 // varint (binary.Varint), "str" is uv length + bytes.
 //
@@ -20,8 +20,13 @@ import (
 //	kint       uv n, n × u64          i64 constant pool
 //	kflt       uv n, n × u64          f64 constant pool (IEEE-754 bits)
 //	kstr       uv n, n × str          string constant pool
-//	imports    uv n, n × str          intrinsic names
+//	imports    uv n, n × import
 //	funcs      uv n, n × function
+//
+//	import:
+//	  name     str                    Import.Name
+//	  line     sv                     Import.Line (debug; version 3 only)
+//	  col      sv                     Import.Col (debug; version 3 only)
 //
 //	function:
 //	  name     str
@@ -37,8 +42,10 @@ import (
 //	  lines    uv n, n × sv
 //	  labels   uv n, n × (sv pc, str)  pcs in increasing order
 //
-// Version 1 is version 2 without the file and abiline fields; UnmarshalProgram reads
-// both (a version 1 program has File ""), MarshalBinary writes version 2.
+// Version 2 is version 3 without the import line and col, version 1 is
+// version 2 without the file and abiline fields; UnmarshalProgram reads all
+// three (their missing fields decode as "" and 0), MarshalBinary writes
+// version 3.
 //
 // The input must end exactly after the last function. The decoder checks
 // only the format (every length is bounded by the bytes that remain, so a
@@ -47,7 +54,7 @@ import (
 
 // BinaryVersion is the version of the binary format MarshalBinary writes.
 // UnmarshalProgram reads it and every version from MinBinaryVersion up.
-const BinaryVersion = 2
+const BinaryVersion = 3
 
 // MinBinaryVersion is the oldest binary format UnmarshalProgram reads.
 const MinBinaryVersion = 1
@@ -86,6 +93,8 @@ func (p *Program) MarshalBinary() ([]byte, error) {
 	b = binary.AppendUvarint(b, uint64(len(p.Intrinsics)))
 	for _, imp := range p.Intrinsics {
 		b = binAppendStr(b, imp.Name)
+		b = binary.AppendVarint(b, int64(imp.Line))
+		b = binary.AppendVarint(b, int64(imp.Col))
 	}
 	b = binary.AppendUvarint(b, uint64(len(p.Funcs)))
 	for i := range p.Funcs {
@@ -285,6 +294,17 @@ func (d *binReader) varint(what string) int64 {
 	return x
 }
 
+// varint32 reads a varint that must fit in an int32.
+func (d *binReader) varint32(what string) int32 {
+	at := d.off
+	v := d.varint(what)
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		d.fail(at, "%s %d out of the int32 range", what, v)
+		return 0
+	}
+	return int32(v)
+}
+
 // uvarintMax reads a uvarint that must be at most max.
 func (d *binReader) uvarintMax(what string, max uint64) uint64 {
 	at := d.off
@@ -334,12 +354,7 @@ func (d *binReader) program() *Program {
 	p.ABI.Minor = d.u16("abi minor")
 	if version >= 2 {
 		p.File = d.str("file name")
-		at := d.off
-		l := d.varint("abi line")
-		if l < math.MinInt32 || l > math.MaxInt32 {
-			d.fail(at, "abi line %d out of the int32 range", l)
-		}
-		p.ABILine = int32(l)
+		p.ABILine = d.varint32("abi line")
 	}
 	if n := d.count("i64 constant", 8); n > 0 {
 		p.KInt = make([]int64, n)
@@ -359,10 +374,19 @@ func (d *binReader) program() *Program {
 			p.KStr[i] = d.str("string constant")
 		}
 	}
-	if n := d.count("import", 1); n > 0 {
+	importSize := 1 // name; version 3 adds line and col
+	if version >= 3 {
+		importSize = 3
+	}
+	if n := d.count("import", importSize); n > 0 {
 		p.Intrinsics = make([]Import, n)
 		for i := range p.Intrinsics {
-			p.Intrinsics[i].Name = d.str("import name")
+			imp := &p.Intrinsics[i]
+			imp.Name = d.str("import name")
+			if version >= 3 {
+				imp.Line = d.varint32("import line")
+				imp.Col = d.varint32("import col")
+			}
 		}
 	}
 	// The smallest function is 7 bytes: name, params, result, nregs,
@@ -432,12 +456,7 @@ func (d *binReader) function(f *Function) {
 		n := d.count("line", 1)
 		f.Lines = make([]int32, n)
 		for i := range f.Lines {
-			at := d.off
-			l := d.varint("line")
-			if l < math.MinInt32 || l > math.MaxInt32 {
-				d.fail(at, "line %d out of the int32 range", l)
-			}
-			f.Lines[i] = int32(l)
+			f.Lines[i] = d.varint32("line")
 		}
 	}
 	if flags&binDebugLabels != 0 {

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // vtDebugProgram is vtAllOpcodes with debug information everywhere.
@@ -30,6 +32,9 @@ func vtDebugProgram() *Program {
 	}
 	f.Labels = map[int]string{0: "entry", 7: "seven", len(f.Code) - 1: "last", -3: "odd"}
 	p.Funcs[1].Lines = []int32{math.MaxInt32}
+	for i := range p.Intrinsics {
+		p.Intrinsics[i].Line, p.Intrinsics[i].Col = int32(7+i), int32(-3*i)
+	}
 	return p
 }
 
@@ -111,10 +116,12 @@ func TestBinaryDecodeErrors(t *testing.T) {
 	}{
 		{"empty", nil, 0, "truncated magic"},
 		{"bad magic", []byte("JAVA\x01\x00"), 0, `bad magic "JAVA"`},
-		{"newer version", vtBin("JADE").u16(BinaryVersion + 1), 4, "unsupported format version 3 (this VM reads versions 1 to 2)"},
+		{"newer version", vtBin("JADE").u16(BinaryVersion + 1), 4, "unsupported format version 4 (this VM reads versions 1 to 3)"},
 		{"version 0", vtBin("JADE").u16(0), 4, "unsupported format version 0"},
 		{"truncated file", vtBin("JADE").u16(2).u16(ABI.Major).u16(ABI.Minor).uv(5).raw('a'), 10, "file name length count 5 exceeds the remaining input"},
 		{"truncated abi", vtBin("JADE").u16(BinaryVersion).raw(1), 6, "truncated abi major"},
+		{"import line out of range", vtBin("JADE").u16(3).u16(ABI.Major).u16(ABI.Minor).str("").uv(0).uv(0).uv(0).uv(0).uv(1).str("a.b").uv(1 << 40), 20, "import line 549755813888 out of the int32 range"},
+		{"version 3 import without col", vtBin("JADE").u16(3).u16(ABI.Major).u16(ABI.Minor).str("").uv(0).uv(0).uv(0).uv(0).uv(1).str("a.b").uv(0), 21, "truncated import col"},
 		{"huge i64 pool", vtHeader().uv(1 << 60), 10, "i64 constant count 1152921504606846976 exceeds the remaining input"},
 		{"i64 pool longer than input", vtHeader().uv(2).raw(1, 2, 3, 4, 5, 6, 7, 8), 10, "i64 constant count 2 exceeds the remaining input (8 bytes)"},
 		{"huge string", vtHeader().uv(0).uv(0).uv(1).uv(1 << 62), 13, "string constant length count"},
@@ -178,6 +185,18 @@ func TestBinaryDecodeEveryPrefixAndByte(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestBinaryVersion2Imports: a version 2 file has no import positions; its
+// imports decode with Line and Col 0.
+func TestBinaryVersion2Imports(t *testing.T) {
+	retv := Encode(RETV, 0, 0, 0, 0)
+	data := vtBin("JADE").u16(2).u16(ABI.Major).u16(ABI.Minor).str("f.jasm").uv(0).uv(0).uv(0).uv(0).
+		uv(1).str("io.print_i64").uv(1).fnHead(0).uv(1).word(retv).uv(0).raw(0)
+	p, err := UnmarshalProgram(data)
+	require.NoError(t, err)
+	require.Equal(t, []Import{{Name: "io.print_i64"}}, p.Intrinsics)
+	require.Equal(t, "f.jasm", p.File)
 }
 
 func TestBinaryEncodeErrors(t *testing.T) {

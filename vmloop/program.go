@@ -33,6 +33,12 @@ type Program struct {
 type Import struct {
 	Name     string
 	Resolved *Intrinsic
+
+	// Line and Col are the source position of the .import entry that
+	// declared the import (debug information, like Function.Lines): a
+	// problem with an import that no instruction uses is reported there.
+	// 0 when unknown or when an instruction that names it added it.
+	Line, Col int32
 }
 
 // Function is one function of a program. Parameters occupy registers

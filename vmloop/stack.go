@@ -23,7 +23,7 @@ type StackFrame struct {
 // information.
 func (f StackFrame) String() string {
 	s := f.Func + "@" + strconv.Itoa(f.PC)
-	if p := strings.TrimSuffix(vfPosition(f.File, f.Line), ": "); p != "" {
+	if p := strings.TrimSuffix(vfPosition(f.File, f.Line, 0), ": "); p != "" {
 		s += " (" + p + ")"
 	}
 	return s

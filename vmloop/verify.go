@@ -33,18 +33,20 @@ import (
 // seconds on it; functions of up to 4096 instructions can never reach it.
 
 // VerifyError is a rejection by Verify: where the problem is and what is
-// wrong. File and Line come from the program's debug information (empty
-// and 0 when it has none); Error prints them first, as file:line.
+// wrong. File, Line and Col come from the program's debug information
+// (empty and 0 when it has none); Error prints them first, as file:line or
+// file:line:col.
 type VerifyError struct {
 	File   string // source file (Program.File); "" if unknown
 	Line   int    // source line of the instruction (Function.Lines); 0 if unknown
+	Col    int    // source column, known only for an unused import (Import.Col); 0 if unknown
 	Func   string // function name; "" for program-level problems
 	PC     int    // instruction index; -1 for function-level problems
 	Reason string
 }
 
 func (e *VerifyError) Error() string {
-	s := "vmloop: verify: " + vfPosition(e.File, e.Line)
+	s := "vmloop: verify: " + vfPosition(e.File, e.Line, e.Col)
 	if e.Func == "" {
 		return s + e.Reason
 	}

@@ -22,16 +22,24 @@ func (f *Function) Line(pc int) int {
 }
 
 // vfPosition formats "file:line: ", "file: " or "line N: " for a message
-// prefix, or "" when neither is known.
-func vfPosition(file string, line int) string {
+// prefix, or "" when neither is known. A column (col > 0) follows a known
+// line: "file:line:col: ", "line N:col: ".
+func vfPosition(file string, line, col int) string {
 	file = vfPrintable(file)
+	at := ""
+	if line > 0 {
+		at = strconv.Itoa(line)
+		if col > 0 {
+			at += ":" + strconv.Itoa(col)
+		}
+	}
 	switch {
-	case file != "" && line > 0:
-		return file + ":" + strconv.Itoa(line) + ": "
+	case file != "" && at != "":
+		return file + ":" + at + ": "
 	case file != "":
 		return file + ": "
-	case line > 0:
-		return "line " + strconv.Itoa(line) + ": "
+	case at != "":
+		return "line " + at + ": "
 	}
 	return ""
 }
@@ -76,7 +84,8 @@ func vfPlainName(n string) bool {
 // importErr reports a problem with import i at its first use by an intr
 // instruction, so that the message carries that instruction's function,
 // pc and source line; an import that no instruction uses is reported at
-// program level.
+// program level, at the position of its .import entry when the debug
+// information has one.
 func (v *verifier) importErr(i int, format string, args ...any) error {
 	for fi := range v.p.Funcs {
 		for pc, ins := range v.p.Funcs[fi].Code {
@@ -85,5 +94,9 @@ func (v *verifier) importErr(i int, format string, args ...any) error {
 			}
 		}
 	}
-	return v.progErr(format, args...)
+	e := v.progErr(format, args...).(*VerifyError)
+	if imp := v.p.Intrinsics[i]; imp.Line > 0 {
+		e.Line, e.Col = int(imp.Line), max(int(imp.Col), 0)
+	}
+	return e
 }

@@ -99,7 +99,7 @@ func (a *assembler) poolDirective(pd poolDecl) {
 		if _, seen := a.intr[name]; !seen {
 			a.intr[name] = len(p.Intrinsics)
 		}
-		p.Intrinsics = append(p.Intrinsics, vmloop.Import{Name: name})
+		p.Intrinsics = append(p.Intrinsics, vmloop.Import{Name: name, Line: int32(o.pos.line), Col: int32(o.pos.col)})
 	case ".kint":
 		v, ok := a.intLit(o, "a .kint entry")
 		if !ok {
@@ -297,6 +297,9 @@ func (a *assembler) funcRef(o *operand) (int32, *funcSig, bool) {
 		if i, ok := a.funcIdx[name]; ok {
 			return int32(i), &a.sigs[i], true
 		}
+		if a.d.full() {
+			return 0, nil, false // not reported: skip collecting suggestions
+		}
 		msg := "unknown function " + name
 		names := make([]string, 0, len(a.funcIdx))
 		for n := range a.funcIdx {
@@ -487,6 +490,9 @@ func (f *fnState) label(o *operand) (int, bool) {
 	if pc, ok := f.labels[o.text]; ok {
 		return pc, true
 	}
+	if f.a.d.full() {
+		return 0, false // not reported: skip collecting suggestions
+	}
 	msg := "undefined label " + o.text
 	names := make([]string, 0, len(f.labels))
 	for n := range f.labels {
@@ -498,62 +504,6 @@ func (f *fnState) label(o *operand) (int, bool) {
 	}
 	f.errorf(o.pos, "%s", msg)
 	return 0, false
-}
-
-func (f *fnState) handlers() []vmloop.Handler {
-	type rng struct {
-		start, end int
-		line       int
-	}
-	var out []vmloop.Handler
-	var seen []rng
-	for _, t := range f.ast.tries {
-		s, ok1 := f.label(t.ops[0])
-		e, ok2 := f.label(t.ops[1])
-		h, ok3 := f.label(t.ops[2])
-		r, ok4 := f.reg(t.ops[3], ".try")
-		if !ok1 || !ok2 || !ok3 || !ok4 {
-			continue
-		}
-		if r.named && r.typ != vmloop.TRef {
-			f.errorf(t.ops[3].pos, ".try: the handler register receives an error handle, so it must be ref; %s is %s", r.name, r.typ)
-			continue
-		}
-		if s >= e {
-			f.errorf(t.ops[0].pos, ".try: empty range: label %s must come before label %s", t.ops[0].text, t.ops[1].text)
-			continue
-		}
-		if h >= s && h < e {
-			f.errorf(t.ops[2].pos, ".try: handler %s lies inside its own range %s..%s; move it outside", t.ops[2].text, t.ops[0].text, t.ops[1].text)
-			continue
-		}
-		if h >= len(f.code) {
-			f.errorf(t.ops[2].pos, ".try: handler %s is at the end of the function; it needs an instruction", t.ops[2].text)
-			continue
-		}
-		bad := false
-		for _, o := range seen {
-			switch {
-			case e <= o.start || o.end <= s: // disjoint
-			case s <= o.start && o.end <= e: // encloses an earlier one: fine
-			case o.start <= s && e <= o.end:
-				f.errorf(t.pos, ".try: this range lies inside the range listed at line %d; list the inner range first (innermost first)", o.line)
-				bad = true
-			default:
-				f.errorf(t.pos, ".try: this range overlaps the range at line %d without nesting; ranges must be disjoint or nested", o.line)
-				bad = true
-			}
-			if bad {
-				break
-			}
-		}
-		if bad {
-			continue
-		}
-		seen = append(seen, rng{s, e, t.pos.line})
-		out = append(out, vmloop.Handler{Start: uint32(s), End: uint32(e), Target: uint32(h), Reg: uint8(r.idx)})
-	}
-	return out
 }
 
 // ---- registers ----

@@ -58,11 +58,15 @@ type diag struct {
 }
 
 func (d *diag) errorf(p pos, format string, args ...any) {
-	if len(d.errs) > 4*maxErrors {
+	if d.full() {
 		return
 	}
 	d.errs = append(d.errs, &Error{d.file, p.line, p.col, fmt.Sprintf(format, args...)})
 }
+
+// full reports whether errorf drops further diagnostics, so a caller may
+// skip the work of composing one.
+func (d *diag) full() bool { return len(d.errs) > 4*maxErrors }
 
 func (d *diag) list() ErrorList {
 	if len(d.errs) == 0 {

@@ -60,6 +60,16 @@ func TestVerifyErrorsHavePositions(t *testing.T) {
 .func f(x:i64) -> i64
   ret x
 .end`, `vmloop: verify: t.jasm:3: main@0: movi: r0 (n) is read as i64 before it is written`},
+		{"unused unknown import", `.func main()
+  retv
+.end
+.import io.print_i64, host.nothere
+`, `vmloop: verify: t.jasm:4:23: import 1 "host.nothere": unknown intrinsic`},
+		{"unused import newer than the abi", `.abi 1.0
+.import "time.now"
+.func main()
+  retv
+.end`, `vmloop: verify: t.jasm:2:9: import 0 "time.now" needs intrinsic ABI 1.1 but the program declares .abi 1.0`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -74,6 +84,20 @@ func TestVerifyErrorsHavePositions(t *testing.T) {
 			require.Positive(t, ve.Line)
 		})
 	}
+}
+
+// TestUnusedImportPositionSurvivesBinary: the position of an .import
+// entry travels through the binary form, so a .jbc with an unknown import
+// that no instruction uses is rejected at that entry too.
+func TestUnusedImportPositionSurvivesBinary(t *testing.T) {
+	p, err := Assemble("t.jasm", []byte(".func main()\n  retv\n.end\n\n  .import host.nothere\n"))
+	require.NoError(t, err)
+	require.Equal(t, []vmloop.Import{{Name: "host.nothere", Line: 5, Col: 11}}, p.Intrinsics)
+	data, err := p.MarshalBinary()
+	require.NoError(t, err)
+	q, err := vmloop.UnmarshalProgram(data)
+	require.NoError(t, err)
+	require.ErrorContains(t, vmloop.Verify(q, nil), `vmloop: verify: t.jasm:5:11: import 0 "host.nothere": unknown intrinsic`)
 }
 
 // TestVerifyErrorsWithoutDebugInfo: a program without debug information
