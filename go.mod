@@ -9,6 +9,8 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
+require golang.org/x/exp v0.0.0-20261113113407-e3970619a1a4 // indirect
+
 require (
 	github.com/stretchr/testify v1.12.1
 	go.yaml.in/yaml/v3 v3.0.5 // indirect

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/trace"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,7 +41,12 @@ func (l Latencies) String() string {
 
 // WakeLatencyJade measures outside wake → dispatch of a task in an
 // otherwise idle runtime, n times.
+//
+// Under runtime/trace each sample is marked by two user log events of
+// category TraceCategory: TraceStart just before the wake, then the
+// sample's latency (time.Duration.String) once the task has run.
 func (e *Env) WakeLatencyJade(n int) (Latencies, error) {
+	ctx := context.Background()
 	ev := e.RT.NewEvent()
 	task, err := e.RT.Spawn(e.progs["waker"], "main", ev, vmloop.I64(int64(n)))
 	if err != nil {
@@ -54,14 +60,23 @@ func (e *Env) WakeLatencyJade(n int) (Latencies, error) {
 		}
 		time.Sleep(50 * time.Microsecond) // let the workers park
 		t0 := time.Now()
+		trace.Log(ctx, TraceCategory, TraceStart) // no-ops unless runtime/trace runs (cmd/jade-tailtrace)
 		e.RT.Signal(ev)
-		ds = append(ds, (<-e.woke).Sub(t0))
+		d := (<-e.woke).Sub(t0)
+		trace.Log(ctx, TraceCategory, d.String())
+		ds = append(ds, d)
 	}
 	if _, err := task.Wait(context.Background()); err != nil {
 		return Latencies{}, err
 	}
 	return Summarize(ds), nil
 }
+
+// The user log events of WakeLatencyJade under runtime/trace.
+const (
+	TraceCategory = "jade.wake"
+	TraceStart    = "start"
+)
 
 // SleepLatenessJade measures how late n sleeps of d wake up (actual −
 // requested), each measured inside the task with time.now.

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestRecordAndAnalyse records a short wake_latency trace and reads it
+// back: every sample is found with its latency, the worker's park and
+// return are in each sample's window, and the report classifies every
+// sample above the quantile.
+func TestRecordAndAnalyse(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.trace")
+	_, err := record(200, path)
+	require.NoError(t, err)
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	a, err := analyse(f)
+	require.NoError(t, err)
+	require.Len(t, a.samples, 200)
+	for _, s := range a.samples {
+		require.Positive(t, s.d)
+	}
+	woke := 0
+	for _, s := range a.samples {
+		for _, e := range a.window(s, 0, 0) {
+			if e.g != a.host && e.to.String() == "Running" {
+				woke++
+				break
+			}
+		}
+	}
+	require.Greater(t, woke, 150, "samples whose window shows the worker's goroutine running again")
+	var out bytes.Buffer
+	a.report(&out, 0.9, 2, 50*time.Microsecond)
+	require.Contains(t, out.String(), "200 samples:")
+	line := strings.Split(out.String(), "\n")[1]
+	require.Contains(t, line, "samples above p90")
+}
