@@ -724,8 +724,9 @@ func (s *Scheduler) WaitingTasks() int64 { return s.waiting.Load() }
 
 // enqueue makes a Runnable task visible to workers: in the lifo slot of
 // worker w when the task running there made it runnable, on w's local
-// queue when w made it runnable between tasks (timers, completions), else
-// on the inject queue (waking a parked worker).
+// queue when w made it runnable between tasks (timers, completions) —
+// except a completion reaped while the inject queue holds tasks, which
+// goes behind them — else on the inject queue (waking a parked worker).
 func (s *Scheduler) enqueue(w *worker, t *Task) {
 	if w != nil && w.inTask {
 		// Spawned or woken by the running task: it runs next here (the
@@ -736,6 +737,15 @@ func (s *Scheduler) enqueue(w *worker, t *Task) {
 		}
 	}
 	if w != nil {
+		if w.reaping && s.inject.len() > 0 {
+			// Runnable tasks wait in the inject queue (an overflow of a
+			// local queue, outside wakes): a completion goes behind them,
+			// not ahead on the local queue, or under a load that keeps
+			// completions coming they would wait for every later one
+			// (echo_proc_1000's tail).
+			s.inject.push(t)
+			return
+		}
 		w.local.push(t, &s.inject)
 		if len(s.workers) > 1 && !w.reaping {
 			s.notify() // a reap notifies once, after it (shareBacklog)
