@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jadevm/jade/bench"
+	"github.com/jadevm/jade/internal/syncbuf"
 )
 
 // echoProc: 64-byte round trips (each connection sends, waits for its
@@ -363,7 +364,7 @@ type echoChild struct {
 	cmd     *exec.Cmd
 	in      io.WriteCloser
 	out     *bufio.Reader
-	errs    *lockedBuffer
+	errs    *syncbuf.Buffer
 	stopped bool
 	err     error
 }
@@ -374,7 +375,7 @@ func startEchoChild(prefix []string, cpu string, args ...string) (*echoChild, er
 		argv = append([]string{"taskset", "-c", cpu}, argv...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	c := &echoChild{cmd: cmd, errs: &lockedBuffer{}}
+	c := &echoChild{cmd: cmd, errs: &syncbuf.Buffer{}}
 	cmd.Stderr = c.errs
 	in, err := cmd.StdinPipe()
 	if err != nil {

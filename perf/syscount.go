@@ -11,8 +11,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/jadevm/jade/internal/syncbuf"
 )
 
 // Counting the system calls of another process for a while, with strace
@@ -86,7 +87,7 @@ type sysCounter struct {
 	cmd  *exec.Cmd
 	file string // where the counter writes its summary
 	dir  string
-	errs *lockedBuffer
+	errs *syncbuf.Buffer
 }
 
 // startCounter attaches tool to every thread of process pid and returns
@@ -96,7 +97,7 @@ func startCounter(tool string, pid int) (*sysCounter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("perf: syscall counter: %w", err)
 	}
-	c := &sysCounter{tool: tool, file: filepath.Join(dir, "summary"), dir: dir, errs: &lockedBuffer{}}
+	c := &sysCounter{tool: tool, file: filepath.Join(dir, "summary"), dir: dir, errs: &syncbuf.Buffer{}}
 	p := strconv.Itoa(pid)
 	if tool == SyscallsStrace {
 		c.cmd = exec.Command("strace", "-c", "-f", "-o", c.file, "-p", p)
@@ -242,22 +243,4 @@ func sysTop(m map[string]int64, rts int64, most int) string {
 		parts = append(parts, fmt.Sprintf("%s %.3f", e.k, float64(e.v)/float64(max(rts, 1))))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// lockedBuffer collects a child's stderr while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

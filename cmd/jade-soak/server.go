@@ -4,7 +4,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -16,11 +15,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/jadevm/jade/internal/syncbuf"
 )
 
 // raiseNoFile sets the soft RLIMIT_NOFILE to the hard limit. An explicit
@@ -88,27 +88,9 @@ type server struct {
 	cmd    *exec.Cmd
 	addr   string // the echo server
 	debug  string // http://host:port/debug/
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	exited chan struct{}
 	err    error // after exited
-}
-
-// lockedBuffer collects the child's stderr.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startServer starts the echo server for leg l and waits until it accepts.
@@ -131,7 +113,7 @@ func startServer(c *config, l leg) (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jade-soak: start server: %w", err)
 	}
-	s := &server{cmd: cmd, addr: addr, stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	s := &server{cmd: cmd, addr: addr, stderr: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("jade-soak: start server: %w", err)
 	}
