@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/trace"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,6 +47,14 @@ func NewEnv(workers int) (*Env, error) {
 		}
 		return vmloop.Void(), nil
 	})
+	rt.RegisterIntrinsic("bench.mark", []vmloop.Type{vmloop.TI64}, vmloop.TVoid, 0, func(c *bus.Call) (vmloop.Value, error) {
+		// A sample that ended now after the given lateness (ns), for the
+		// tracer (cmd/jade-tailtrace); nothing when no trace runs.
+		if trace.IsEnabled() {
+			trace.Log(context.Background(), TraceCategory, TraceEnd+time.Duration(c.Args()[0].Int()).String())
+		}
+		return vmloop.Void(), nil
+	})
 	rt.RegisterIntrinsic("bench.tick", nil, vmloop.TVoid, 0, func(*bus.Call) (vmloop.Value, error) {
 		e.ticks.Add(1)
 		if f := e.tickLog.Load(); f != nil {
@@ -59,7 +68,7 @@ func NewEnv(workers int) (*Env, error) {
 	}
 	for name, src := range map[string]string{
 		"spawn_join": srcSpawnJoin, "ping_pong": srcPingPong, "yield": srcYield,
-		"fib": srcFib, "parked": srcParked, "waker": srcWaker, "hog": srcHog, "sleeper": srcSleeper,
+		"fib": srcFib, "parked": srcParked, "waker": srcWaker, "hog": srcHog, "sleeper": srcSleeper, "sleeper_marked": srcSleeperMarked,
 		"timer_ticker": srcTimerTicker,
 		"spawn_many":   srcSpawnMany, "chained": srcChained, "yield_many": srcYieldMany,
 	} {

@@ -72,11 +72,33 @@ func (e *Env) WakeLatencyJade(n int) (Latencies, error) {
 	return Summarize(ds), nil
 }
 
-// The user log events of WakeLatencyJade under runtime/trace.
+// The user log events of the traced benchmarks under runtime/trace: a
+// sample either starts with TraceStart and ends with its latency
+// (WakeLatencyJade), or is one event, TraceEnd followed by its latency,
+// logged when it ended (SleepLatenessTraced).
 const (
 	TraceCategory = "jade.wake"
 	TraceStart    = "start"
+	TraceEnd      = "end "
 )
+
+// SleepLatenessTraced is SleepLatenessJade with every sample also logged
+// for the tracer as it ends (a host call per sleep, which the plain
+// benchmark does not pay).
+func (e *Env) SleepLatenessTraced(n int, d time.Duration) (Latencies, error) {
+	o, err := e.RT.Run(context.Background(), e.progs["sleeper_marked"], "main", vmloop.I64(int64(n)), vmloop.I64(int64(d)))
+	if err != nil {
+		return Latencies{}, err
+	}
+	if o.Kind != sched.Success {
+		return Latencies{}, fmt.Errorf("bench: sleeper: %v", o)
+	}
+	ds := make([]time.Duration, 0, n)
+	for _, v := range o.Value.Elems() {
+		ds = append(ds, time.Duration(v.Int()))
+	}
+	return Summarize(ds), nil
+}
 
 // SleepLatenessJade measures how late n sleeps of d wake up (actual −
 // requested), each measured inside the task with time.now.

@@ -1,5 +1,7 @@
 package bench
 
+import "strings"
+
 // Programs of the M:N benchmarks.
 const (
 	// srcSleeper sleeps d ns n times and returns each sleep's lateness
@@ -159,3 +161,7 @@ d:
 .end
 `
 )
+
+// srcSleeperMarked is srcSleeper with each lateness also given to
+// bench.mark (a trace user log: cmd/jade-tailtrace -shape sleep).
+var srcSleeperMarked = strings.Replace(srcSleeper, "  aseti out, i, t1\n", "  aseti out, i, t1\n  intr  _, bench.mark, t1\n", 1)

@@ -1,9 +1,11 @@
-// Command jade-tailtrace finds where the tail of wake_latency goes: it runs
-// the benchmark's loop (a host goroutine wakes a task parked on an event of
-// an idle runtime, bench.Env.WakeLatencyJade) under Go's execution tracer,
-// then reads the trace back and, for every sample slower than the chosen
-// quantile, tells what the worker thread and the Go scheduler did between
-// the wake and the task's dispatch:
+// Command jade-tailtrace finds where the tail of a latency benchmark goes:
+// it runs the benchmark's loop under Go's execution tracer — wake_latency
+// (-shape wake: a host goroutine wakes a task parked on an event of an
+// idle runtime, bench.Env.WakeLatencyJade) or sleep_lateness (-shape
+// sleep: a task's 1 ms time.sleep, bench.Env.SleepLatenessTraced) — then
+// reads the trace back and, for every sample slower than the chosen
+// quantile, tells what the worker threads and the Go scheduler did
+// between the moment the event was due and the task's dispatch:
 //
 //   - stw: a stop-the-world (GC sweep or mark termination) overlapped the
 //     sample;
@@ -18,7 +20,7 @@
 //
 // Usage:
 //
-//	go run ./cmd/jade-tailtrace [-n 3000] [-q 0.99] [-show 5] [-trace FILE]
+//	go run ./cmd/jade-tailtrace [-shape wake|sleep] [-n 3000] [-q 0.99] [-show 5] [-trace FILE]
 //	go run ./cmd/jade-tailtrace -read FILE   # analyse a trace recorded before
 package main
 
@@ -38,7 +40,8 @@ import (
 )
 
 func main() {
-	n := flag.Int("n", 3000, "wake samples to record")
+	shape := flag.String("shape", "wake", "the benchmark: wake (wake_latency) or sleep (sleep_lateness, 1 ms sleeps)")
+	n := flag.Int("n", 3000, "samples to record")
 	q := flag.Float64("q", 0.99, "explain the samples slower than this quantile")
 	show := flag.Int("show", 5, "print the events around this many of the slowest samples")
 	out := flag.String("trace", "", "keep the recorded trace in `FILE` (default: a temporary file)")
@@ -48,7 +51,7 @@ func main() {
 	path := *read
 	if path == "" {
 		var err error
-		if path, err = record(*n, *out); err != nil {
+		if path, err = record(*shape, *n, *out); err != nil {
 			fmt.Fprintf(os.Stderr, "jade-tailtrace: %v\n", err)
 			os.Exit(1)
 		}
@@ -68,9 +71,12 @@ func main() {
 	fmt.Printf("trace: %s\n", path)
 }
 
-// record runs n wake samples on a one-worker runtime under the tracer and
-// returns the trace file.
-func record(n int, path string) (string, error) {
+// record runs n samples of shape on a one-worker runtime under the
+// tracer and returns the trace file.
+func record(shape string, n int, path string) (string, error) {
+	if shape != "wake" && shape != "sleep" {
+		return "", fmt.Errorf("record: unknown -shape %q (want wake or sleep)", shape)
+	}
 	var f *os.File
 	var err error
 	if path == "" {
@@ -90,12 +96,17 @@ func record(n int, path string) (string, error) {
 	if err := trace.Start(f); err != nil {
 		return "", fmt.Errorf("record: %w", err)
 	}
-	l, err := e.WakeLatencyJade(n)
+	var l bench.Latencies
+	if shape == "wake" {
+		l, err = e.WakeLatencyJade(n)
+	} else {
+		l, err = e.SleepLatenessTraced(n, time.Millisecond)
+	}
 	trace.Stop()
 	if err != nil {
 		return "", fmt.Errorf("record: %w", err)
 	}
-	fmt.Printf("wake_latency, %d samples, 1 worker: p50 %v p99 %v p99.9 %v max %v\n", n, l.P50, l.P99, l.P999, l.Max)
+	fmt.Printf("%s, %d samples, 1 worker: p50 %v p99 %v p99.9 %v max %v\n", shape, n, l.P50, l.P99, l.P999, l.Max)
 	return f.Name(), nil
 }
 
@@ -147,6 +158,14 @@ func analyse(r io.Reader) (*analysis, error) {
 		case xtrace.EventLog:
 			l := ev.Log()
 			if l.Category != bench.TraceCategory {
+				continue
+			}
+			if rest, ok := strings.CutPrefix(l.Message, bench.TraceEnd); ok {
+				// Logged by the task itself as its sample ended: no host
+				// goroutine to leave out.
+				if d, err := time.ParseDuration(rest); err == nil {
+					a.samples = append(a.samples, sample{ev.Time() - xtrace.Time(d), d})
+				}
 				continue
 			}
 			a.host = ev.Goroutine()

@@ -17,7 +17,7 @@ import (
 // sample above the quantile.
 func TestRecordAndAnalyse(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "w.trace")
-	_, err := record(200, path)
+	_, err := record("wake", 200, path)
 	require.NoError(t, err)
 	f, err := os.Open(path)
 	require.NoError(t, err)
@@ -43,4 +43,20 @@ func TestRecordAndAnalyse(t *testing.T) {
 	require.Contains(t, out.String(), "200 samples:")
 	line := strings.Split(out.String(), "\n")[1]
 	require.Contains(t, line, "samples above p90")
+}
+
+// TestSleepShape records the sleep shape, whose samples are logged by the
+// task as they end, and finds every one.
+func TestSleepShape(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.trace")
+	_, err := record("sleep", 100, path)
+	require.NoError(t, err)
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	a, err := analyse(f)
+	require.NoError(t, err)
+	require.Len(t, a.samples, 100)
+	_, err = record("bogus", 1, path)
+	require.ErrorContains(t, err, "unknown -shape")
 }
