@@ -5,7 +5,6 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/jadevm/jade/vmloop"
 )
@@ -448,43 +447,6 @@ func (t *Task) unref() {
 			t.recycle()
 		}
 	}
-}
-
-// outcomeBytes is what the outcome o holds in host memory beyond the task
-// record, or 0 for one that lives in the record (inline).
-func outcomeBytes(o *Outcome) int64 {
-	if o.inline() {
-		return 0
-	}
-	n := int64(unsafe.Sizeof(Outcome{})) + o.Value.HostBytes() + int64(len(o.Trap.Msg))
-	return n + int64(len(o.Stack.Frames))*int64(unsafe.Sizeof(vmloop.StackFrame{})) // names and files are the program's
-}
-
-// chargeOutcome counts t's outcome o in its engine's memory budget before
-// it is published; one that does not fit becomes a trap of t that says so
-// (what a joiner gets is then a TaskError, not the value). It returns the
-// bytes charged, for setOutcome to record.
-func (t *Task) chargeOutcome(o *Outcome) int64 {
-	n := outcomeBytes(o)
-	if n <= taskBytes {
-		// No more than the task's own share, which it gives back as it
-		// ends: never refused, so that a small outcome (an error text, a
-		// short string) is never lost to a full budget.
-		t.engine.mem.Force(n)
-		return n
-	}
-	if t.engine.mem.Take(n) {
-		return n
-	}
-	what := "result"
-	if o.Kind == Failure {
-		what = "thrown error"
-	}
-	*o = Outcome{Kind: Trapped, Trap: vmloop.TrapInfo{Code: vmloop.TrapHeapLimit, PC: -1,
-		Msg: fmt.Sprintf("the task's %s of %d bytes exceeds engine %q's memory limit (%d of %d bytes in use; raise memoryBytes)", what, n, t.engine.name, t.engine.mem.Used(), t.engine.mem.Limit())}}
-	n = outcomeBytes(o)
-	t.engine.mem.Force(n)
-	return n
 }
 
 // recycle clears a record nothing refers to and pools it. Under mu when
