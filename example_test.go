@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
@@ -70,6 +71,35 @@ func ExampleRuntime_RegisterIntrinsic() {
 	}
 	rt.Run(context.Background(), p, "main", vmloop.I64(12))
 	// Output: 144
+}
+
+// A host intrinsic that blocks (here a sleep standing for a database
+// query) runs on the blocking pool: the calling task waits, the workers
+// run other tasks, and the function's context ends if the task does.
+func ExampleRuntime_RegisterBlockingIntrinsic() {
+	rt, _ := jade.New(jade.Options{Stdout: os.Stdout, BlockingPool: 8})
+	defer rt.Close(context.Background())
+	rt.RegisterBlockingIntrinsic("db.lookup", []vmloop.Type{vmloop.TI64}, vmloop.TI64, bus.CapHost,
+		func(ctx context.Context, args []vmloop.Value) (vmloop.Value, error) {
+			select {
+			case <-time.After(10 * time.Millisecond): // the blocking call
+				return vmloop.I64(args[0].Int() * 10), nil
+			case <-ctx.Done():
+				return vmloop.Void(), ctx.Err()
+			}
+		})
+	p, err := rt.Load("db.jasm", []byte(`
+.func main(k:i64) -> i64
+  .local r:i64
+  intr r, db.lookup, k
+  intr _, io.print_i64, r
+  ret r
+.end`))
+	if err != nil {
+		panic(err)
+	}
+	rt.Run(context.Background(), p, "main", vmloop.I64(7))
+	// Output: 70
 }
 
 // A failing task's error is its Failure outcome, not a Go error.

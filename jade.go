@@ -52,6 +52,9 @@ type Options struct {
 	// GoLoop runs the default engine on the pure-Go VM loop instead of the
 	// cgo loop (package native; also JADE_NATIVE=0 or -tags purego).
 	GoLoop bool
+	// BlockingPool is how many blocking host calls run at once
+	// (RegisterBlockingIntrinsic; 0: bus.DefaultBlockingPool).
+	BlockingPool int
 }
 
 // Runtime is a running Jade VM: a bus, a scheduler with its workers and a
@@ -63,7 +66,7 @@ type Runtime struct {
 
 // New starts a runtime.
 func New(opts Options) (*Runtime, error) {
-	b, err := bus.New(bus.Config{Workers: opts.Workers, PinCPUs: opts.PinCPUs, Stdout: opts.Stdout})
+	b, err := bus.New(bus.Config{Workers: opts.Workers, PinCPUs: opts.PinCPUs, Stdout: opts.Stdout, BlockingPool: opts.BlockingPool})
 	if err != nil {
 		return nil, fmt.Errorf("jade: new: %w", err)
 	}
@@ -149,6 +152,14 @@ func (r *Runtime) Run(ctx context.Context, p *vmloop.Program, fn string, args ..
 // capability need.
 func (r *Runtime) RegisterIntrinsic(name string, params []vmloop.Type, result vmloop.Type, need bus.Capability, fn bus.HostFunc) error {
 	return r.bus.RegisterIntrinsic(name, params, result, need, fn)
+}
+
+// RegisterBlockingIntrinsic registers a host intrinsic that may block (a
+// database driver, DNS, a file system): it runs on the bus's blocking
+// pool, never on a worker, while its task waits (see
+// bus.Bus.RegisterBlockingIntrinsic).
+func (r *Runtime) RegisterBlockingIntrinsic(name string, params []vmloop.Type, result vmloop.Type, need bus.Capability, fn bus.BlockingFunc) error {
+	return r.bus.RegisterBlockingIntrinsic(name, params, result, need, fn)
 }
 
 // Close shuts the runtime down gracefully: it waits until every task has

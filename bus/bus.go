@@ -114,6 +114,9 @@ type Config struct {
 	// but never the Go stack or values, since other tasks can read a trap
 	// text through their joins.
 	HostPanic func(HostPanic)
+	// BlockingPool is how many blocking host calls run at once
+	// (RegisterBlockingIntrinsic; 0: DefaultBlockingPool).
+	BlockingPool int
 }
 
 // HostPanic describes a host intrinsic that panicked (Config.HostPanic).
@@ -136,6 +139,8 @@ type Bus struct {
 	hostMu sync.RWMutex
 	hostBy map[string]*hostIntrinsic // guarded by hostMu
 	hostID []*hostIntrinsic          // index = ID - HostIntrinsicBase; guarded by hostMu
+	// blocking runs the blocking host calls (blocking.go).
+	blocking *blockingPool
 
 	outMu  sync.Mutex
 	stdout io.Writer // guarded by outMu
@@ -153,7 +158,7 @@ type Member struct {
 
 // New creates a bus and its scheduler; call Start to run the workers.
 func New(cfg Config) (*Bus, error) {
-	b := &Bus{hostBy: map[string]*hostIntrinsic{}, stdout: cfg.Stdout, onPanic: cfg.HostPanic}
+	b := &Bus{hostBy: map[string]*hostIntrinsic{}, stdout: cfg.Stdout, onPanic: cfg.HostPanic, blocking: newBlockingPool(cfg.BlockingPool)}
 	if b.stdout == nil {
 		b.stdout = os.Stdout
 	}

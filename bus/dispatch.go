@@ -166,6 +166,9 @@ func (d *dispatcher) Resume(t *sched.Task, req *vmloop.Request) sched.Action {
 		return a
 	}
 	if req.Intr.ID >= vmloop.HostIntrinsicBase {
+		if b.ctl.TimedOut(t) { // only a blocking call arms a timeout (blocking.go)
+			return timedOut(ex, req, "the blocking host call")
+		}
 		v, thrown, tr, ok := b.ctl.TakeHostResult(t)
 		switch {
 		case !ok:

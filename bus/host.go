@@ -19,9 +19,10 @@ import (
 type HostFunc func(c *Call) (vmloop.Value, error)
 
 type hostIntrinsic struct {
-	desc vmloop.Intrinsic
-	need Capability
-	fn   HostFunc
+	desc     vmloop.Intrinsic
+	need     Capability
+	fn       HostFunc
+	blocking BlockingFunc // instead of fn: runs on the blocking pool (blocking.go)
 }
 
 // Call is one invocation of a host intrinsic.
@@ -86,6 +87,14 @@ func (p *Completion) Fail(err error) bool {
 // capability need get a catchable CapabilityError when they call it
 // (need 0 means CapHost).
 func (b *Bus) RegisterIntrinsic(name string, params []vmloop.Type, result vmloop.Type, need Capability, fn HostFunc) error {
+	if fn == nil {
+		return fmt.Errorf("bus: register intrinsic %q: nil function", name)
+	}
+	return b.register(name, params, result, need, fn, nil)
+}
+
+// register adds a host intrinsic run by fn, or by blocking on the pool.
+func (b *Bus) register(name string, params []vmloop.Type, result vmloop.Type, need Capability, fn HostFunc, blocking BlockingFunc) error {
 	if i := strings.IndexByte(name, '.'); i <= 0 || i == len(name)-1 {
 		return fmt.Errorf("bus: register intrinsic %q: name must be family.name", name)
 	}
@@ -96,9 +105,6 @@ func (b *Bus) RegisterIntrinsic(name string, params []vmloop.Type, result vmloop
 		if p == vmloop.TVoid || p > vmloop.TRef {
 			return fmt.Errorf("bus: register intrinsic %q: parameter type %s not allowed", name, p)
 		}
-	}
-	if fn == nil {
-		return fmt.Errorf("bus: register intrinsic %q: nil function", name)
 	}
 	if need == 0 {
 		need = CapHost
@@ -111,7 +117,7 @@ func (b *Bus) RegisterIntrinsic(name string, params []vmloop.Type, result vmloop
 	h := &hostIntrinsic{
 		desc: vmloop.Intrinsic{ID: vmloop.HostIntrinsicBase + vmloop.IntrinsicID(len(b.hostID)), Name: name,
 			Params: append([]vmloop.Type(nil), params...), Result: result, Since: vmloop.Version{Major: vmloop.ABI.Major}, IntrOK: true},
-		need: need, fn: fn,
+		need: need, fn: fn, blocking: blocking,
 	}
 	b.hostBy[name] = h
 	b.hostID = append(b.hostID, h)
@@ -139,6 +145,11 @@ func (b *Bus) callHost(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (act
 			return trap(ex, err)
 		}
 		c.args[i] = v
+	}
+	if h.blocking != nil {
+		act = b.startBlocking(c, ex, req, h)
+		c.t = nil // see below
+		return act
 	}
 	defer func() {
 		if r := recover(); r != nil {

@@ -32,6 +32,10 @@ const DefaultMaxPendingTimers = 1 << 22
 // in flight.
 const DefaultMaxInFlightIO = 1 << 16
 
+// DefaultMaxBlockingCalls bounds the blocking host calls (the bus's
+// blocking intrinsics) one engine has queued or running.
+const DefaultMaxBlockingCalls = 1 << 16
+
 // DefaultMaxMemoryBytes bounds the host memory the tasks of one engine
 // hold (ResourceLimits.MemoryBytes).
 const DefaultMaxMemoryBytes = 1 << 30
@@ -90,6 +94,10 @@ type ResourceLimits struct {
 	// that does not fit traps its task; an outcome that does not fit
 	// becomes a trap of its task.
 	MemoryBytes int64
+	// BlockingCalls bounds the engine's blocking host calls queued for or
+	// running on the bus's blocking pool (DefaultMaxBlockingCalls); one
+	// more throws a catchable ResourceError to the calling task.
+	BlockingCalls int64
 }
 
 // task returns the per-task part as the VM's limits, with the engine's
@@ -136,7 +144,7 @@ func (c EngineRuntimeConfig) normalize() (EngineRuntimeConfig, error) {
 		name string
 		v    *int64
 		def  int64
-	}{{"liveTasks", &l.LiveTasks, DefaultMaxLiveTasks}, {"pendingTimers", &l.PendingTimers, DefaultMaxPendingTimers}, {"inFlightIO", &l.InFlightIO, DefaultMaxInFlightIO}, {"heapBytes", &l.HeapBytes, vmloop.DefaultLimits.MaxHeapBytes}, {"memoryBytes", &l.MemoryBytes, DefaultMaxMemoryBytes}} {
+	}{{"liveTasks", &l.LiveTasks, DefaultMaxLiveTasks}, {"pendingTimers", &l.PendingTimers, DefaultMaxPendingTimers}, {"inFlightIO", &l.InFlightIO, DefaultMaxInFlightIO}, {"heapBytes", &l.HeapBytes, vmloop.DefaultLimits.MaxHeapBytes}, {"memoryBytes", &l.MemoryBytes, DefaultMaxMemoryBytes}, {"blockingCalls", &l.BlockingCalls, DefaultMaxBlockingCalls}} {
 		if *f.v == 0 {
 			*f.v = f.def
 		}
@@ -219,6 +227,10 @@ type Engine struct {
 	_      [cacheLinePad - 8]byte
 	ioOps  atomic.Int64
 	_      [cacheLinePad - 8]byte
+	// blocking counts the engine's blocking host calls queued or running
+	// (ReserveBlocking).
+	blocking atomic.Int64
+	_        [cacheLinePad - 8]byte
 }
 
 // ID returns the engine id.
@@ -239,6 +251,19 @@ func (e *Engine) InFlightIO() int64 { return e.ioOps.Load() }
 // MemoryBytes returns the bytes of the engine's memory budget its tasks
 // hold now (ResourceLimits.MemoryBytes).
 func (e *Engine) MemoryBytes() int64 { return e.mem.Used() }
+
+// ReserveBlocking takes a place for one blocking host call under the
+// engine's blockingCalls limit; the error wraps ErrLimit. ReleaseBlocking
+// gives it back when the call has ended.
+func (e *Engine) ReserveBlocking() error {
+	return e.reserve(&e.blocking, e.cfg.Load().Limits.BlockingCalls, "blocking host call", "blocking host calls queued or running", "blockingCalls limit")
+}
+
+// ReleaseBlocking gives back a place taken by ReserveBlocking.
+func (e *Engine) ReleaseBlocking() { e.blocking.Add(-1) }
+
+// BlockingCalls returns the engine's blocking host calls queued or running.
+func (e *Engine) BlockingCalls() int64 { return e.blocking.Load() }
 
 // HasWheel reports whether the engine has a timer wheel.
 func (e *Engine) HasWheel() bool { return e.wheel.Load() != nil }

@@ -46,6 +46,7 @@ type limitsDecl struct {
 	StackDepth    int   `json:"stackDepth"`
 	HeapBytes     int64 `json:"heapBytes"`
 	MemoryBytes   int64 `json:"memoryBytes"`
+	BlockingCalls int64 `json:"blockingCalls"`
 }
 
 type metricsDecl struct {

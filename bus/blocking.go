@@ -1,0 +1,148 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// Blocking host calls.
+//
+// A host function registered with RegisterBlockingIntrinsic may block (a
+// database driver, DNS, a file system, an RPC client): it never runs on a
+// worker. The calling task is suspended (Call.Suspend), the call goes to
+// the bus's blocking pool — at most Config.BlockingPool of them run at
+// once, the others wait their turn in arrival order, each on a goroutine
+// parked on the pool's semaphore — and the worker runs other tasks. An
+// engine's calls queued or running are bounded by its blockingCalls limit;
+// one more throws a catchable ResourceError at once.
+//
+// The function gets a context that is cancelled when the calling task
+// ends (cancelled, or killed by Shutdown): a task cancelled mid-call ends
+// Cancelled and the call's result is dropped. A time.timeout on the wait
+// ends it with a TimeoutError; the call runs on and its result is dropped.
+// A panic traps the calling task only, as for any host intrinsic.
+
+// DefaultBlockingPool is the number of blocking host calls that run at
+// once (Config.BlockingPool).
+const DefaultBlockingPool = 64
+
+// BlockingFunc implements a blocking host intrinsic: it gets the
+// arguments and a context cancelled when the calling task ends, and
+// returns the result, or an error thrown in the task as a HostError.
+type BlockingFunc func(ctx context.Context, args []vmloop.Value) (vmloop.Value, error)
+
+// BlockingStats are the counters of the blocking pool.
+type BlockingStats struct {
+	Pool    int   `json:"pool"`    // calls that may run at once
+	Queued  int64 `json:"queued"`  // calls waiting for a place now
+	Running int64 `json:"running"` // calls running now
+	Calls   int64 `json:"calls"`   // calls ended so far
+	// WaitNanos and RunNanos sum the ended calls' wait for a place and
+	// their run time.
+	WaitNanos int64 `json:"waitNanos"`
+	RunNanos  int64 `json:"runNanos"`
+}
+
+// blockingPool runs blocking host calls, at most cap(sem) at once.
+type blockingPool struct {
+	sem                    chan struct{}
+	queued, running, calls atomic.Int64
+	waitNanos, runNanos    atomic.Int64
+}
+
+func newBlockingPool(n int) *blockingPool {
+	if n <= 0 {
+		n = DefaultBlockingPool
+	}
+	return &blockingPool{sem: make(chan struct{}, n)}
+}
+
+// BlockingStats returns the blocking pool's counters.
+func (b *Bus) BlockingStats() BlockingStats {
+	p := b.blocking
+	return BlockingStats{Pool: cap(p.sem), Queued: p.queued.Load(), Running: p.running.Load(),
+		Calls: p.calls.Load(), WaitNanos: p.waitNanos.Load(), RunNanos: p.runNanos.Load()}
+}
+
+// RegisterBlockingIntrinsic is RegisterIntrinsic for a host function that
+// may block: it runs on the bus's blocking pool, never on a worker (see
+// above).
+func (b *Bus) RegisterBlockingIntrinsic(name string, params []vmloop.Type, result vmloop.Type, need Capability, fn BlockingFunc) error {
+	if fn == nil {
+		return fmt.Errorf("bus: register intrinsic %q: nil function", name)
+	}
+	return b.register(name, params, result, need, nil, fn)
+}
+
+// startBlocking suspends the calling task of c and hands the call to the
+// pool; a full engine limit throws a ResourceError instead.
+func (b *Bus) startBlocking(c *Call, ex *vmloop.Exec, req *vmloop.Request, h *hostIntrinsic) sched.Action {
+	t, e := c.t, c.t.Engine()
+	if err := e.ReserveBlocking(); err != nil {
+		return raise(ex, vmloop.Err(vmloop.ErrKindResource, fmt.Sprintf("%s: %v", h.desc.Name, err)))
+	}
+	d, has, a, ok := b.beginWait(t, ex, req) // time.timeout applies to the wait
+	if !ok {
+		e.ReleaseBlocking()
+		return a
+	}
+	done := c.t.Done() // this life's channel: the record may be reused once the task ends
+	comp := c.Suspend()
+	ctx, cancel := context.WithCancel(context.Background())
+	ended := make(chan struct{})
+	go func() { // cancels the call's context when the task ends first
+		select {
+		case <-done:
+			cancel()
+		case <-ended:
+		}
+	}()
+	p := b.blocking
+	p.queued.Add(1)
+	queuedAt := time.Now()
+	go func() {
+		defer close(ended)
+		defer cancel()
+		defer e.ReleaseBlocking()
+		p.sem <- struct{}{}
+		p.queued.Add(-1)
+		p.running.Add(1)
+		start := time.Now()
+		p.waitNanos.Add(int64(start.Sub(queuedAt)))
+		defer func() {
+			<-p.sem
+			p.running.Add(-1)
+			p.calls.Add(1)
+			p.runNanos.Add(int64(time.Since(start)))
+		}()
+		b.runBlocking(ctx, c, h, comp)
+	}()
+	return b.endWait(t, d, has, sched.ActSuspend)
+}
+
+// runBlocking runs the host function of a blocking call and completes its
+// task with the result, the error (a HostError) or, on a panic, a trap.
+func (b *Bus) runBlocking(ctx context.Context, c *Call, h *hostIntrinsic, comp *Completion) {
+	defer func() {
+		if r := recover(); r != nil {
+			b.reportPanic(HostPanic{Intrinsic: h.desc.Name, TaskID: c.id, Engine: c.engine, Value: r, Stack: debug.Stack()})
+			ti := vmloop.TrapInfo{Code: vmloop.TrapHostPanic, Msg: fmt.Sprintf("%s panicked: %s", h.desc.Name, panicText(r))}
+			b.ctl.CompleteHost(comp.tok, vmloop.Void(), nil, &ti)
+		}
+	}()
+	v, err := h.blocking(ctx, c.args)
+	if err != nil {
+		comp.Fail(fmt.Errorf("%s: %w", h.desc.Name, err))
+		return
+	}
+	if h.desc.Result == vmloop.TVoid {
+		v = vmloop.Void()
+	}
+	comp.Complete(v)
+}
