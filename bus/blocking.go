@@ -24,7 +24,8 @@ import (
 //
 // The function gets a context that is cancelled when the calling task
 // ends (cancelled, or killed by Shutdown): a task cancelled mid-call ends
-// Cancelled and the call's result is dropped. A time.timeout on the wait
+// Cancelled and the call's result is dropped; one cancelled while its call
+// waits for a place ends at once, and the call never runs. A time.timeout on the wait
 // ends it with a TimeoutError; the call runs on and its result is dropped.
 // A panic traps the calling task only, as for any host intrinsic.
 
@@ -121,6 +122,11 @@ func (b *Bus) startBlocking(c *Call, ex *vmloop.Exec, req *vmloop.Request, h *ho
 			p.calls.Add(1)
 			p.runNanos.Add(int64(time.Since(start)))
 		}()
+		select {
+		case <-done:
+			return // the task ended while the call waited for a place: it never runs
+		default:
+		}
 		b.runBlocking(ctx, c, h, comp)
 	}()
 	return b.endWait(t, d, has, sched.ActSuspend)

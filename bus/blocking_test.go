@@ -143,6 +143,27 @@ func TestBlockingCallCancelled(t *testing.T) {
 	require.Eventually(t, func() bool { return m.Engine().BlockingCalls() == 0 }, 5*time.Second, time.Millisecond)
 }
 
+// TestQueuedBlockingCallCancelledNeverRuns: with the pool's one place
+// taken, a second call waits; its task cancelled meanwhile ends Cancelled
+// at once, and once the place frees its host function never runs.
+func TestQueuedBlockingCallCancelledNeverRuns(t *testing.T) {
+	b, release, started, _ := newBlockingBus(t, 1)
+	p := prog(t, b, blockingProg)
+	m, err := b.RegisterEngine("m", sched.EngineRuntimeConfig{}, bus.CapAll)
+	require.NoError(t, err)
+	first := mustSpawn(t, m, p, "main", 1)
+	require.Eventually(t, func() bool { return started.Load() == 1 }, 5*time.Second, time.Millisecond)
+	queued := mustSpawn(t, m, p, "main", 2)
+	require.Eventually(t, func() bool { return b.BlockingStats().Queued == 1 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, m.Cancel(queued))
+	require.Equal(t, sched.Cancelled, await(t, queued).Kind)
+	close(release)
+	require.Equal(t, int64(2), await(t, first).Value.Int())
+	require.Eventually(t, func() bool { return b.BlockingStats().Calls == 2 }, 5*time.Second, time.Millisecond)
+	require.Equal(t, int64(1), started.Load(), "the cancelled call's function ran")
+	require.Zero(t, m.Engine().BlockingCalls())
+}
+
 // TestBlockingCallTimeoutErrorsAndPanics: a time.timeout ends the wait
 // with a catchable TimeoutError; an error of the host function is a
 // HostError; a panic traps the calling task only.
