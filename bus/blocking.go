@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,10 +25,11 @@ import (
 //
 // The function gets a context that is cancelled when the calling task
 // ends (cancelled, or killed by Shutdown): a task cancelled mid-call ends
-// Cancelled and the call's result is dropped; one cancelled while its call
-// waits for a place ends at once, and the call never runs. A time.timeout on the wait
-// ends it with a TimeoutError; the call runs on and its result is dropped.
-// A panic traps the calling task only, as for any host intrinsic.
+// Cancelled and the call's result is dropped; one cancelled while its
+// call waits for a place ends at once, and the call never runs. A
+// time.timeout on the wait ends it with a TimeoutError and cancels the
+// call's context; a result that comes anyway is dropped. A panic traps
+// the calling task only, as for any host intrinsic.
 
 // DefaultBlockingPool is the number of blocking host calls that run at
 // once (Config.BlockingPool).
@@ -51,7 +53,11 @@ type BlockingStats struct {
 }
 
 // blockingPool runs blocking host calls, at most cap(sem) at once.
+// cancels maps the id of a task waiting for its call to the call's
+// cancel, so that a timeout of the wait cancels the call too (timedOut);
+// the call's end deletes its entry.
 type blockingPool struct {
+	cancels                sync.Map // task id (uint64) → context.CancelFunc
 	sem                    chan struct{}
 	queued, running, calls atomic.Int64
 	waitNanos, runNanos    atomic.Int64
@@ -96,6 +102,9 @@ func (b *Bus) startBlocking(c *Call, ex *vmloop.Exec, req *vmloop.Request, h *ho
 	done := c.t.Done() // this life's channel: the record may be reused once the task ends
 	comp := c.Suspend()
 	ctx, cancel := context.WithCancel(context.Background())
+	p := b.blocking
+	id := c.id
+	p.cancels.Store(id, cancel)
 	ended := make(chan struct{})
 	go func() { // cancels the call's context when the task ends first
 		select {
@@ -104,12 +113,12 @@ func (b *Bus) startBlocking(c *Call, ex *vmloop.Exec, req *vmloop.Request, h *ho
 		case <-ended:
 		}
 	}()
-	p := b.blocking
 	p.queued.Add(1)
 	queuedAt := time.Now()
 	go func() {
 		defer close(ended)
 		defer cancel()
+		defer p.cancels.Delete(id)
 		defer e.ReleaseBlocking()
 		p.sem <- struct{}{}
 		p.queued.Add(-1)
@@ -151,4 +160,12 @@ func (b *Bus) runBlocking(ctx context.Context, c *Call, h *hostIntrinsic, comp *
 		v = vmloop.Void()
 	}
 	comp.Complete(v)
+}
+
+// cancelTimedOut cancels the blocking call of task id, whose wait for it
+// has timed out (its result would be dropped).
+func (b *Bus) cancelTimedOut(id uint64) {
+	if f, ok := b.blocking.cancels.LoadAndDelete(id); ok {
+		f.(context.CancelFunc)()
+	}
 }

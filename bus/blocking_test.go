@@ -165,7 +165,7 @@ func TestQueuedBlockingCallCancelledNeverRuns(t *testing.T) {
 }
 
 // TestBlockingCallTimeoutErrorsAndPanics: a time.timeout ends the wait
-// with a catchable TimeoutError; an error of the host function is a
+// with a catchable TimeoutError and cancels the call's context; an error of the host function is a
 // HostError; a panic traps the calling task only.
 func TestBlockingCallTimeoutErrorsAndPanics(t *testing.T) {
 	var panics atomic.Int64
@@ -173,12 +173,13 @@ func TestBlockingCallTimeoutErrorsAndPanics(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, b.Start())
 	t.Cleanup(func() { b.Shutdown(context.Background()) })
-	gate := make(chan struct{})
+	var timedOutCtx atomic.Bool
 	require.NoError(t, b.RegisterBlockingIntrinsic("host.block", []vmloop.Type{vmloop.TI64}, vmloop.TI64, 0,
 		func(ctx context.Context, args []vmloop.Value) (vmloop.Value, error) {
 			switch args[0].Int() {
 			case 0:
-				<-gate // outlives the timeout
+				<-ctx.Done() // outlives the timeout, which cancels it
+				timedOutCtx.Store(true)
 				return vmloop.I64(1), nil
 			case -1:
 				return vmloop.Void(), errors.New("the database is down")
@@ -193,7 +194,7 @@ func TestBlockingCallTimeoutErrorsAndPanics(t *testing.T) {
 
 	o := await(t, mustSpawn(t, main, p, "timed", 0))
 	require.Equal(t, vmloop.ErrKindTimeout, o.Value.String(), "%v", o)
-	close(gate)
+	require.Eventually(t, timedOutCtx.Load, 5*time.Second, time.Millisecond, "the timeout cancels the call's context")
 
 	o = await(t, mustSpawn(t, main, p, "guarded", -1))
 	require.Equal(t, vmloop.ErrKindHost, o.Value.String(), "%v", o)

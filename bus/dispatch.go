@@ -167,6 +167,7 @@ func (d *dispatcher) Resume(t *sched.Task, req *vmloop.Request) sched.Action {
 	}
 	if req.Intr.ID >= vmloop.HostIntrinsicBase {
 		if b.ctl.TimedOut(t) { // only a blocking call arms a timeout (blocking.go)
+			b.cancelTimedOut(t.ID())
 			return timedOut(ex, req, "the blocking host call")
 		}
 		v, thrown, tr, ok := b.ctl.TakeHostResult(t)
