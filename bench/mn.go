@@ -86,24 +86,19 @@ const (
 // for the tracer as it ends (a host call per sleep, which the plain
 // benchmark does not pay).
 func (e *Env) SleepLatenessTraced(n int, d time.Duration) (Latencies, error) {
-	o, err := e.RT.Run(context.Background(), e.progs["sleeper_marked"], "main", vmloop.I64(int64(n)), vmloop.I64(int64(d)))
-	if err != nil {
-		return Latencies{}, err
-	}
-	if o.Kind != sched.Success {
-		return Latencies{}, fmt.Errorf("bench: sleeper: %v", o)
-	}
-	ds := make([]time.Duration, 0, n)
-	for _, v := range o.Value.Elems() {
-		ds = append(ds, time.Duration(v.Int()))
-	}
-	return Summarize(ds), nil
+	return e.sleepLateness("sleeper_marked", n, d)
 }
 
 // SleepLatenessJade measures how late n sleeps of d wake up (actual −
 // requested), each measured inside the task with time.now.
 func (e *Env) SleepLatenessJade(n int, d time.Duration) (Latencies, error) {
-	o, err := e.RT.Run(context.Background(), e.progs["sleeper"], "main", vmloop.I64(int64(n)), vmloop.I64(int64(d)))
+	return e.sleepLateness("sleeper", n, d)
+}
+
+// sleepLateness runs the sleeper program prog (n sleeps of d) and
+// summarises the latenesses it returns.
+func (e *Env) sleepLateness(prog string, n int, d time.Duration) (Latencies, error) {
+	o, err := e.RT.Run(context.Background(), e.progs[prog], "main", vmloop.I64(int64(n)), vmloop.I64(int64(d)))
 	if err != nil {
 		return Latencies{}, err
 	}

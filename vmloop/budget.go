@@ -94,11 +94,12 @@ func (h *heap) cover(total int64) bool {
 		return true
 	}
 	need := total - h.granted
-	if more := max(need, min(h.granted, budgetChunk)); h.mem.Take(more) {
+	more := max(need, min(h.granted, budgetChunk))
+	if h.mem.Take(more) {
 		h.granted += more
 		return true
 	}
-	if h.mem.Take(need) {
+	if more > need && h.mem.Take(need) {
 		h.granted += need
 		return true
 	}

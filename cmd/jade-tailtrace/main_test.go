@@ -16,15 +16,7 @@ import (
 // return are in each sample's window, and the report classifies every
 // sample above the quantile.
 func TestRecordAndAnalyse(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "w.trace")
-	_, err := record("wake", 200, path)
-	require.NoError(t, err)
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	a, err := analyse(f)
-	require.NoError(t, err)
-	require.Len(t, a.samples, 200)
+	a := recordAndRead(t, "wake", 200)
 	for _, s := range a.samples {
 		require.Positive(t, s.d)
 	}
@@ -48,15 +40,23 @@ func TestRecordAndAnalyse(t *testing.T) {
 // TestSleepShape records the sleep shape, whose samples are logged by the
 // task as they end, and finds every one.
 func TestSleepShape(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "s.trace")
-	_, err := record("sleep", 100, path)
+	recordAndRead(t, "sleep", 100)
+	_, err := record("bogus", 1, filepath.Join(t.TempDir(), "b.trace"))
+	require.ErrorContains(t, err, "unknown -shape")
+}
+
+// recordAndRead records n samples of shape and reads the trace back,
+// checking that every sample is found.
+func recordAndRead(t *testing.T, shape string, n int) *analysis {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), shape+".trace")
+	_, err := record(shape, n, path)
 	require.NoError(t, err)
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
 	a, err := analyse(f)
 	require.NoError(t, err)
-	require.Len(t, a.samples, 100)
-	_, err = record("bogus", 1, path)
-	require.ErrorContains(t, err, "unknown -shape")
+	require.Len(t, a.samples, n)
+	return a
 }
