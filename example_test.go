@@ -165,3 +165,40 @@ h:
 	// main: slept
 	// events: time.sleep: engine "events" (id 2) has no timer wheel; declare it with a timerWheelConfig
 }
+
+// A server drains: Close closes its listener, the accept throws a
+// ShutdownError, and main stops accepting and returns.
+func ExampleRuntime_Close() {
+	rt, _ := jade.New(jade.Options{Stdout: os.Stdout})
+	p, err := rt.Load("serve.jasm", []byte(`.abi 1.2
+.func main(addr:ref) -> i64
+  .local l:ref, c:ref, e:ref, k:ref, z:i64
+  .try b, en, h, e
+  intr l, net.listen, addr
+b:
+  intr c, net.accept, l
+  jmp b
+en:
+h:
+  errkind k, e
+  intr _, io.print_str, k
+  intr _, net.close, l
+  const z, 0
+  ret z
+.end`))
+	if err != nil {
+		panic(err)
+	}
+	task, _ := rt.Spawn(p, "main", vmloop.Str("127.0.0.1:0"))
+	time.Sleep(10 * time.Millisecond) // main is in net.accept (or, if not yet, its net.listen throws the same)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := rt.Close(ctx); err != nil {
+		panic(err)
+	}
+	o, _ := task.Wait(ctx)
+	fmt.Println(o.Kind)
+	// Output:
+	// ShutdownError
+	// Success
+}

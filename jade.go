@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/jadevm/jade/bus"
 	_ "github.com/jadevm/jade/native" // the cgo VM loop, on by default where cgo is available
@@ -160,22 +159,6 @@ func (r *Runtime) RegisterIntrinsic(name string, params []vmloop.Type, result vm
 // bus.Bus.RegisterBlockingIntrinsic).
 func (r *Runtime) RegisterBlockingIntrinsic(name string, params []vmloop.Type, result vmloop.Type, need bus.Capability, fn bus.BlockingFunc) error {
 	return r.bus.RegisterBlockingIntrinsic(name, params, result, need, fn)
-}
-
-// Close shuts the runtime down gracefully: it waits until every task has
-// completed (tasks may still spawn) or ctx ends, then stops the workers. If
-// ctx ends first it falls back to Shutdown with a one-second grace period.
-func (r *Runtime) Close(ctx context.Context) error {
-	if err := r.bus.Drain(ctx); err != nil {
-		grace, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		if serr := r.Shutdown(grace); serr != nil {
-			return fmt.Errorf("jade: close: %w; %w", err, serr)
-		}
-		return fmt.Errorf("jade: close: %w", err)
-	}
-	r.bus.Shutdown(ctx)
-	return nil
 }
 
 // Shutdown is the forced shutdown: it cancels every task, waits until they

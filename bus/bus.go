@@ -146,6 +146,10 @@ type Bus struct {
 	stdout io.Writer // guarded by outMu
 
 	onPanic func(HostPanic) // Config.HostPanic; nil: os.Stderr
+
+	// listeners are the engines' listening sockets, closed by a drain
+	// (drain.go).
+	listeners listeners
 }
 
 // Member is the host's registration token for one engine: commands issued

@@ -73,11 +73,19 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 		if a != sched.ActContinue {
 			return a, true
 		}
-		fd, err := iosys.Listen(addr)
+		if !b.Listening() {
+			return raise(ex, shutdownErr(req, "no new listener is opened")), true
+		}
+		num, err := iosys.Listen(addr)
 		if err != nil {
 			return raise(ex, ioErr(req, err)), true
 		}
-		return complete(ex, newHandle("listener", b.ctl.NewFD(t, fd)), sched.ActContinue), true
+		fd := b.ctl.NewFD(t, num)
+		if !b.listeners.add(fd) { // a drain began meanwhile
+			b.ctl.CloseFD(fd)
+			return raise(ex, shutdownErr(req, "no new listener is opened")), true
+		}
+		return complete(ex, newHandle("listener", fd), sched.ActContinue), true
 	case vmloop.IntrNetConnect:
 		addr, a := strArg(ex, 0)
 		if a != sched.ActContinue {
@@ -175,7 +183,9 @@ func (b *Bus) submitIO(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, op *
 			return b.endWait(t, d, has, sched.ActSuspend)
 		}
 		b.endWait(t, d, has, sched.ActContinue)
-		if errors.Is(err, sched.ErrFDClosed) {
+		if errors.Is(err, sched.ErrFDClosed) && op.Kind == evpoll.Accept && b.listeners.closedByDrain(f) {
+			a = raise(ex, shutdownErr(req, "the listener was closed"))
+		} else if errors.Is(err, sched.ErrFDClosed) {
 			a = raise(ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: fd %d is closed", req.Intr.Name, f.Num())))
 		} else {
 			a = raise(ex, ioErr(req, err))
@@ -207,6 +217,9 @@ func (b *Bus) ioResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (a s
 			return timedOut(ex, req, "the "+op.Kind.String()+" operation"), true
 		}
 		errno := syscall.Errno(-res)
+		if errno == syscall.ECANCELED && op.Kind == evpoll.Accept && b.listeners.closedByDrain(r.FD) {
+			return raise(ex, shutdownErr(req, "the listener was closed while the accept waited")), true
+		}
 		if errno == syscall.ECANCELED && r.FD != nil && r.FD.Closing() {
 			return raise(ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: fd %d was closed while the %s waited", req.Intr.Name, r.FD.Num(), op.Kind))), true
 		}
@@ -268,7 +281,7 @@ func handleArg(ex *vmloop.Exec, req *vmloop.Request, want string) (*ioHandle, sc
 		return nil, trap(ex, err)
 	}
 	h, ok := obj.(*ioHandle)
-	if !ok || h.kind != want {
+	if !ok || (h.kind != want && !(want == "conn" && h.kind == "listener" && req.Intr.ID == vmloop.IntrNetClose)) {
 		return nil, trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: fmt.Sprintf("%s: argument is %s, want a %s", req.Intr.Name, extName(obj), want)})
 	}
 	return h, sched.ActContinue

@@ -174,6 +174,7 @@ const (
 	ErrKindCapability = "CapabilityError" // the engine lacks a capability
 	ErrKindTimeout    = "TimeoutError"    // a wait outlived its time.timeout
 	ErrKindIO         = "IoError"         // a socket or file operation failed (names the op and errno)
+	ErrKindShutdown   = "ShutdownError"   // a listen or accept refused because the runtime is draining
 )
 
 // Err makes an error value with a kind (e.g. "Error", "ResourceError") and

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,13 +16,7 @@ import (
 // TestDebugAddrAndDump: --debug-addr serves the tasks page, SIGUSR1 dumps
 // the tasks to stderr, SIGINT still cancels main.
 func TestDebugAddrAndDump(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "jade")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := jadeBinary(t)
 	path := write(t, "w.jasm", ".func main() -> i64\n .local ev:ref, z:i64\n evnew ev\n evwait ev\n const z, 0\n ret z\n.end\n")
 	cmd := exec.Command(bin, "run", "--debug-addr", "127.0.0.1:0", path)
 	stderr, _ := cmd.StderrPipe()

@@ -50,6 +50,7 @@ const (
 	exitCancelled = 3
 	exitLoad      = 4
 	exitTrap      = 5
+	exitDrain     = 6 // main succeeded, but the drain's deadline cancelled other tasks
 	exitUsage     = 64
 )
 
@@ -115,6 +116,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	reductions := fs.Int64("reductions", 0, fmt.Sprintf("reduction limit of the default engine (default %d, max %d)", sched.DefaultReductionLimit, sched.MaxReductionLimit))
 	verbose := fs.Bool("v", false, "describe the runtime on stderr")
 	engineCfg := fs.String("engine-config", "", "declare engines from the JSON `FILE` (docs/ENGINES.md); its \"main\" engine runs main")
+	drainTimeout := fs.Duration("drain-timeout", defaultDrainTimeout, "on SIGTERM, how long to wait for the tasks to end after the listeners close, before cancelling the rest")
 	maxMem := fs.Int64("max-memory", 0, fmt.Sprintf("memory limit of the default engine's tasks in `BYTES` (memoryBytes; default %d)", int64(sched.DefaultMaxMemoryBytes)))
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
@@ -183,9 +185,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer stopDebug()
-	// SIGINT cancels main; a second SIGINT uses Go's default behaviour.
 	// Registered before the spawn, so a signal never meets the default.
-	sig := make(chan os.Signal, 1)
+	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	task, err := rt.SpawnOn(mainEngine, p, "main", callArgs...)
 	if err != nil {
@@ -193,17 +194,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jade: %v\n", err)
 		return exitLoad
 	}
-	go func() {
-		<-sig
-		signal.Stop(sig)
-		task.Cancel()
-	}()
-	o, _ := task.Wait(context.Background())
+	o, drainErr := runMain(rt, task, sig, *drainTimeout, stderr)
 	signal.Stop(sig)
-	ctx, cancel := context.WithTimeout(context.Background(), 2e9)
-	defer cancel()
-	if err := rt.Shutdown(ctx); err != nil {
-		fmt.Fprintf(stderr, "jade: %v\n", err)
+	if drainErr != nil {
+		fmt.Fprintln(stderr, drainErr)
+		if o.Kind == sched.Success {
+			return exitDrain
+		}
 	}
 	switch o.Kind {
 	case sched.Success:

@@ -82,13 +82,7 @@ func TestAsm(t *testing.T) {
 // TestInterruptCancels: SIGINT cancels main, which exits with the
 // Cancelled code.
 func TestInterruptCancels(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "jade")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := jadeBinary(t)
 	path := write(t, "w.jasm", ".func main() -> i64\n .local ev:ref, z:i64\n evnew ev\n evwait ev\n const z, 0\n ret z\n.end\n")
 	cmd := exec.Command(bin, "run", path)
 	var errb bytes.Buffer

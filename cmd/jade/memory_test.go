@@ -23,9 +23,7 @@ func TestMemoryShapesStayUnder2GiB(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the jade binary and runs programs that use about a gigabyte each")
 	}
-	bin := filepath.Join(t.TempDir(), "jade")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "build: %s", out)
+	bin := jadeBinary(t)
 	paths, err := filepath.Glob(filepath.Join("testdata", "memory", "*.jasm"))
 	require.NoError(t, err)
 	require.NotEmpty(t, paths)

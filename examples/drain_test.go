@@ -1,0 +1,148 @@
+package examples_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/draintest"
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// TestCloseDrainsUnderLoad: Runtime.Close with 300 connections whose
+// requests were read and whose replies are still 200 ms away: the listener
+// closes (new connections refused), main's accept throws ShutdownError
+// and main returns 0, every reply is delivered, and Close returns nil
+// once the clients have closed — on both backends, 1 and 2 workers.
+func TestCloseDrainsUnderLoad(t *testing.T) {
+	conns := 300
+	if testing.Short() {
+		conns = 50
+	}
+	forBackends(t, func(t *testing.T) {
+		for _, workers := range []int{1, 2} {
+			t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+				rt, main, addr := startDrainServer(t, workers)
+				closed := make(chan error, 1)
+				draintest.Drive(t, addr, conns, func() {
+					go func() {
+						ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+						defer cancel()
+						closed <- rt.Close(ctx)
+					}()
+				})
+				o, err := main.Wait(context.Background())
+				require.NoError(t, err)
+				require.Equal(t, sched.Success, o.Kind, "main: %s", o)
+				require.Equal(t, int64(0), o.Value.Int())
+				require.NoError(t, <-closed)
+			})
+		}
+	})
+}
+
+// TestCloseDeadlineCancelsTheRest: connections whose clients never close
+// keep their tasks live past Close's deadline; those are cancelled and
+// listed by engine and state in a *jade.DrainError, and a net.listen
+// after the drain began throws ShutdownError.
+func TestCloseDeadlineCancelsTheRest(t *testing.T) {
+	forBackends(t, func(t *testing.T) {
+		rt, main, addr := startDrainServer(t, 1)
+		var cs []net.Conn
+		for range 3 {
+			c, err := net.Dial("tcp", addr)
+			require.NoError(t, err)
+			defer c.Close()
+			cs = append(cs, c)
+		}
+		// Every connection has a task once its request is acknowledged.
+		for _, c := range cs {
+			_, err := c.Write([]byte("x"))
+			require.NoError(t, err)
+			b := make([]byte, 2)
+			_, err = c.Read(b[:1])
+			require.NoError(t, err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		err := rt.Close(ctx)
+		var de *jade.DrainError
+		require.ErrorAs(t, err, &de)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		require.Len(t, de.Live, 3, "the three connection tasks: %v", err)
+		require.Empty(t, de.Abandoned)
+		require.Contains(t, err.Error(), "3 tasks (engine main: 3 Waiting)")
+		o, _ := main.Wait(context.Background())
+		require.Equal(t, sched.Success, o.Kind, "main ended at the ShutdownError: %s", o)
+	})
+}
+
+// TestListenDuringDrain: a net.listen after the drain began throws a
+// catchable ShutdownError.
+func TestListenDuringDrain(t *testing.T) {
+	rt, err := jade.New(jade.Options{Workers: 1})
+	require.NoError(t, err)
+	p, err := rt.Load("l.jasm", []byte(`.abi 1.2
+.func main(addr:ref) -> ref
+  .local l:ref, e:ref, k:ref
+  .try b, en, h, e
+b:
+  intr l, net.listen, addr
+en:
+  const k, "listened"
+  ret k
+h:
+  errkind k, e
+  ret k
+.end
+`))
+	require.NoError(t, err)
+	require.Equal(t, 0, rt.Bus().StopListening())
+	require.Equal(t, 0, rt.Bus().StopListening(), "idempotent")
+	task, err := rt.Spawn(p, "main", vmloop.Str(freeAddr(t)))
+	require.NoError(t, err)
+	o, err := task.Wait(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, "ShutdownError", o.Value.String())
+	require.NoError(t, rt.Close(context.Background()))
+}
+
+// startDrainServer runs testdata/drain_server.jasm on a new runtime; the
+// cleanup shuts the runtime down if the test did not close it.
+func startDrainServer(t *testing.T, workers int) (*jade.Runtime, *jade.Task, string) {
+	t.Helper()
+	src, err := os.ReadFile("testdata/drain_server.jasm")
+	require.NoError(t, err)
+	rt, err := jade.New(jade.Options{Workers: workers})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := rt.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	p, err := rt.Load("drain_server.jasm", src)
+	require.NoError(t, err)
+	addr := freeAddr(t)
+	main, err := rt.Spawn(p, "main", vmloop.StrArray([]string{addr}))
+	require.NoError(t, err)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return rt, main, addr
+		}
+		require.True(t, time.Now().Before(deadline), "the server does not accept: %v", err)
+		time.Sleep(5 * time.Millisecond)
+	}
+}
