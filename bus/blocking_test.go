@@ -97,71 +97,77 @@ h:
 // a thousand yields to completion on that worker; released, every call
 // returns its result and the pool's counters add up.
 func TestBlockingCallsLeaveTheWorkerFree(t *testing.T) {
-	b, release, started, _ := newBlockingBus(t, 4)
-	p := prog(t, b, blockingProg)
-	m, err := b.RegisterEngine("m", sched.EngineRuntimeConfig{}, bus.CapAll)
-	require.NoError(t, err)
-	var tasks []*sched.Task
-	for i := range 10 {
-		task, err := m.Spawn(nil, p, "main", vmloop.I64(int64(i)))
+	forPollers(t, func(t *testing.T) {
+		b, release, started, _ := newBlockingBus(t, 4)
+		p := prog(t, b, blockingProg)
+		m, err := b.RegisterEngine("m", sched.EngineRuntimeConfig{}, bus.CapAll)
 		require.NoError(t, err)
-		tasks = append(tasks, task)
-	}
-	require.Eventually(t, func() bool { s := b.BlockingStats(); return s.Running == 4 && s.Queued == 6 }, 5*time.Second, time.Millisecond)
-	require.Equal(t, int64(4), started.Load(), "only the pool's four run")
-	y, err := m.Spawn(nil, p, "yields", vmloop.I64(1000))
-	require.NoError(t, err)
-	require.Equal(t, int64(1000), await(t, y).Value.Int(), "the worker runs other tasks meanwhile")
-	require.Equal(t, int64(10), m.Engine().BlockingCalls())
-	close(release)
-	for i, task := range tasks {
-		o := await(t, task)
-		require.Equal(t, sched.Success, o.Kind, "%v", o)
-		require.Equal(t, int64(i+1), o.Value.Int())
-	}
-	require.Eventually(t, func() bool { return b.BlockingStats().Calls == 10 }, 5*time.Second, time.Millisecond)
-	s := b.BlockingStats()
-	require.Zero(t, s.Running)
-	require.Zero(t, s.Queued)
-	require.Equal(t, 4, s.Pool)
-	require.Zero(t, m.Engine().BlockingCalls())
+		var tasks []*sched.Task
+		for i := range 10 {
+			task, err := m.Spawn(nil, p, "main", vmloop.I64(int64(i)))
+			require.NoError(t, err)
+			tasks = append(tasks, task)
+		}
+		require.Eventually(t, func() bool { s := b.BlockingStats(); return s.Running == 4 && s.Queued == 6 }, 5*time.Second, time.Millisecond)
+		require.Equal(t, int64(4), started.Load(), "only the pool's four run")
+		y, err := m.Spawn(nil, p, "yields", vmloop.I64(1000))
+		require.NoError(t, err)
+		require.Equal(t, int64(1000), await(t, y).Value.Int(), "the worker runs other tasks meanwhile")
+		require.Equal(t, int64(10), m.Engine().BlockingCalls())
+		close(release)
+		for i, task := range tasks {
+			o := await(t, task)
+			require.Equal(t, sched.Success, o.Kind, "%v", o)
+			require.Equal(t, int64(i+1), o.Value.Int())
+		}
+		require.Eventually(t, func() bool { return b.BlockingStats().Calls == 10 }, 5*time.Second, time.Millisecond)
+		s := b.BlockingStats()
+		require.Zero(t, s.Running)
+		require.Zero(t, s.Queued)
+		require.Equal(t, 4, s.Pool)
+		require.Zero(t, m.Engine().BlockingCalls())
+	})
 }
 
 // TestBlockingCallCancelled: a task cancelled during its blocking call
 // ends Cancelled, and the host function sees its context cancelled.
 func TestBlockingCallCancelled(t *testing.T) {
-	b, _, started, ctxDone := newBlockingBus(t, 2)
-	p := prog(t, b, blockingProg)
-	m, err := b.RegisterEngine("m", sched.EngineRuntimeConfig{}, bus.CapAll)
-	require.NoError(t, err)
-	task, err := m.Spawn(nil, p, "main", vmloop.I64(1))
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return started.Load() == 1 }, 5*time.Second, time.Millisecond)
-	require.NoError(t, m.Cancel(task))
-	require.Equal(t, sched.Cancelled, await(t, task).Kind)
-	require.Eventually(t, func() bool { return ctxDone.Load() == 1 }, 5*time.Second, time.Millisecond)
-	require.Eventually(t, func() bool { return m.Engine().BlockingCalls() == 0 }, 5*time.Second, time.Millisecond)
+	forPollers(t, func(t *testing.T) {
+		b, _, started, ctxDone := newBlockingBus(t, 2)
+		p := prog(t, b, blockingProg)
+		m, err := b.RegisterEngine("m", sched.EngineRuntimeConfig{}, bus.CapAll)
+		require.NoError(t, err)
+		task, err := m.Spawn(nil, p, "main", vmloop.I64(1))
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return started.Load() == 1 }, 5*time.Second, time.Millisecond)
+		require.NoError(t, m.Cancel(task))
+		require.Equal(t, sched.Cancelled, await(t, task).Kind)
+		require.Eventually(t, func() bool { return ctxDone.Load() == 1 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return m.Engine().BlockingCalls() == 0 }, 5*time.Second, time.Millisecond)
+	})
 }
 
 // TestQueuedBlockingCallCancelledNeverRuns: with the pool's one place
 // taken, a second call waits; its task cancelled meanwhile ends Cancelled
 // at once, and once the place frees its host function never runs.
 func TestQueuedBlockingCallCancelledNeverRuns(t *testing.T) {
-	b, release, started, _ := newBlockingBus(t, 1)
-	p := prog(t, b, blockingProg)
-	m, err := b.RegisterEngine("m", sched.EngineRuntimeConfig{}, bus.CapAll)
-	require.NoError(t, err)
-	first := mustSpawn(t, m, p, "main", 1)
-	require.Eventually(t, func() bool { return started.Load() == 1 }, 5*time.Second, time.Millisecond)
-	queued := mustSpawn(t, m, p, "main", 2)
-	require.Eventually(t, func() bool { return b.BlockingStats().Queued == 1 }, 5*time.Second, time.Millisecond)
-	require.NoError(t, m.Cancel(queued))
-	require.Equal(t, sched.Cancelled, await(t, queued).Kind)
-	close(release)
-	require.Equal(t, int64(2), await(t, first).Value.Int())
-	require.Eventually(t, func() bool { return b.BlockingStats().Calls == 2 }, 5*time.Second, time.Millisecond)
-	require.Equal(t, int64(1), started.Load(), "the cancelled call's function ran")
-	require.Zero(t, m.Engine().BlockingCalls())
+	forPollers(t, func(t *testing.T) {
+		b, release, started, _ := newBlockingBus(t, 1)
+		p := prog(t, b, blockingProg)
+		m, err := b.RegisterEngine("m", sched.EngineRuntimeConfig{}, bus.CapAll)
+		require.NoError(t, err)
+		first := mustSpawn(t, m, p, "main", 1)
+		require.Eventually(t, func() bool { return started.Load() == 1 }, 5*time.Second, time.Millisecond)
+		queued := mustSpawn(t, m, p, "main", 2)
+		require.Eventually(t, func() bool { return b.BlockingStats().Queued == 1 }, 5*time.Second, time.Millisecond)
+		require.NoError(t, m.Cancel(queued))
+		require.Equal(t, sched.Cancelled, await(t, queued).Kind)
+		close(release)
+		require.Equal(t, int64(2), await(t, first).Value.Int())
+		require.Eventually(t, func() bool { return b.BlockingStats().Calls == 2 }, 5*time.Second, time.Millisecond)
+		require.Equal(t, int64(1), started.Load(), "the cancelled call's function ran")
+		require.Zero(t, m.Engine().BlockingCalls())
+	})
 }
 
 // TestBlockingCallTimeoutErrorsAndPanics: a time.timeout ends the wait

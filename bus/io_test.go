@@ -133,15 +133,6 @@ func ioBus(t *testing.T, caps bus.Capability, lim sched.ResourceLimits) (*bus.Bu
 	return b, m, prog(t, b, ioProg)
 }
 
-func forPollers(t *testing.T, f func(t *testing.T)) {
-	for _, p := range []string{"uring", "epoll"} {
-		t.Run(p, func(t *testing.T) {
-			t.Setenv("JADE_POLLER", p)
-			f(t)
-		})
-	}
-}
-
 func TestFileIO(t *testing.T) {
 	forPollers(t, func(t *testing.T) {
 		b, m, p := ioBus(t, bus.CapAll, sched.ResourceLimits{})
