@@ -66,11 +66,15 @@ func NewEnv(workers int) (*Env, error) {
 		rt.Shutdown(context.Background())
 		return nil, err
 	}
+	if err := registerBlock(e); err != nil {
+		rt.Shutdown(context.Background())
+		return nil, err
+	}
 	for name, src := range map[string]string{
 		"spawn_join": srcSpawnJoin, "ping_pong": srcPingPong, "yield": srcYield,
 		"fib": srcFib, "parked": srcParked, "waker": srcWaker, "hog": srcHog, "sleeper": srcSleeper, "sleeper_marked": srcSleeperMarked,
-		"timer_ticker": srcTimerTicker,
-		"spawn_many":   srcSpawnMany, "chained": srcChained, "yield_many": srcYieldMany,
+		"timer_ticker": srcTimerTicker, "block_caller": srcBlockCaller,
+		"spawn_many": srcSpawnMany, "chained": srcChained, "yield_many": srcYieldMany,
 	} {
 		p, err := rt.Load(name+".jasm", []byte(src))
 		if err != nil {

@@ -145,20 +145,9 @@ func (e *Env) FairnessTimerJade(hogs, ticks int) (Fairness, error) {
 	if err != nil {
 		return f, err
 	}
-	o, err := e.RT.Run(context.Background(), e.progs["timer_ticker"], "main", vmloop.I64(int64(ticks)), vmloop.I64(int64(Period)))
+	f.Ticker, err = e.ticker(ticks)
 	f.HogRate = stop()
-	if err != nil {
-		return f, err
-	}
-	if o.Kind != sched.Success {
-		return f, fmt.Errorf("bench: timer ticker: %v", o)
-	}
-	ds := make([]time.Duration, 0, ticks)
-	for _, v := range o.Value.Elems() {
-		ds = append(ds, time.Duration(v.Int()))
-	}
-	f.Ticker = Summarize(ds)
-	return f, nil
+	return f, err
 }
 
 // FairnessTimerGo is FairnessTimerJade with goroutines: hogs spinning

@@ -200,3 +200,28 @@ func BenchmarkIdleWakeups(b *testing.B) {
 	b.ReportMetric(float64(proc), "switches/process")
 	b.ReportMetric(float64(p1-p0), "switches/idle-go-process")
 }
+
+// BenchmarkBlockingTicker: 1,000 tasks each make one 10 ms blocking host
+// call (RegisterBlockingIntrinsic, pool 64) on one worker while a 1 ms
+// ticker sleeps to each deadline; its lateness against the schedule,
+// beside the calls (beside/) and alone afterwards (alone/), from one run.
+func BenchmarkBlockingTicker(b *testing.B) {
+	e := envN(b, 1)
+	var r BlockingTicker
+	for b.Loop() {
+		var err error
+		if r, err = e.BlockingTickerJade(1000, 10*time.Millisecond, 150); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if r.Calls != 1000 {
+		b.Fatalf("%d blocking calls completed, want 1000", r.Calls)
+	}
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+	b.ReportMetric(us(r.Ticker.P50), "beside-p50-µs")
+	b.ReportMetric(us(r.Ticker.P99), "beside-p99-µs")
+	b.ReportMetric(us(r.Ticker.Max), "beside-max-µs")
+	b.ReportMetric(us(r.Alone.P50), "alone-p50-µs")
+	b.ReportMetric(us(r.Alone.P99), "alone-p99-µs")
+	b.ReportMetric(us(r.Alone.Max), "alone-max-µs")
+}
