@@ -55,7 +55,7 @@ func (b *Bus) passHandle(child *sched.Task, obj any) {
 func (h *ioHandle) String() string { return fmt.Sprintf("%s(fd %d)", h.kind, h.fd.Num()) }
 
 func isIO(id vmloop.IntrinsicID) bool {
-	return id >= vmloop.IntrNetListen && id <= vmloop.IntrFileClose
+	return id >= vmloop.IntrNetListen && id <= vmloop.IntrFileClose || isServerIO(id)
 }
 
 // ioIntrinsic handles a net.* or file.* request; ok is false for others.
@@ -69,23 +69,7 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 	}
 	switch id {
 	case vmloop.IntrNetListen:
-		addr, a := strArg(ex, 0)
-		if a != sched.ActContinue {
-			return a, true
-		}
-		if !b.Listening() {
-			return raise(ex, shutdownErr(req, "no new listener is opened")), true
-		}
-		num, err := iosys.Listen(addr)
-		if err != nil {
-			return raise(ex, ioErr(req, err)), true
-		}
-		fd := b.ctl.NewFD(t, num)
-		if !b.listeners.add(fd) { // a drain began meanwhile
-			b.ctl.CloseFD(fd)
-			return raise(ex, shutdownErr(req, "no new listener is opened")), true
-		}
-		return complete(ex, newHandle("listener", fd), sched.ActContinue), true
+		return b.listen(t, ex, req, false), true
 	case vmloop.IntrNetConnect:
 		addr, a := strArg(ex, 0)
 		if a != sched.ActContinue {
@@ -109,12 +93,17 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 		}
 		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: evpoll.Open, Path: path, OpenFlags: evpoll.OpenFlag(fl), Mode: 0o644}), nil), true
 	}
+	if id == vmloop.IntrNetListenOpts {
+		return b.listenOpts(t, ex, req), true
+	}
 	want := "conn"
 	switch id {
 	case vmloop.IntrNetAccept:
 		want = "listener"
-	case vmloop.IntrFileRead, vmloop.IntrFileWrite, vmloop.IntrFileClose:
+	case vmloop.IntrFileRead, vmloop.IntrFileWrite, vmloop.IntrFileClose, vmloop.IntrFileReadN:
 		want = "file"
+	case vmloop.IntrNetLocalAddr:
+		want = "socket"
 	}
 	h, a := handleArg(ex, req, want)
 	if h == nil {
@@ -135,24 +124,33 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 		}
 		return complete(ex, vmloop.Void(), sched.ActContinue), true
 	}
+	if a, ok := b.serverIO(t, ex, req, h); ok {
+		return a, true
+	}
 	fd := h.fd.Num()
 	switch id {
 	case vmloop.IntrNetAccept:
 		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: evpoll.Accept, Fd: fd}), h.fd), true
-	case vmloop.IntrNetRead, vmloop.IntrFileRead:
+	case vmloop.IntrNetRead, vmloop.IntrFileRead, vmloop.IntrNetReadN, vmloop.IntrFileReadN:
 		buf, err := ex.ArgBytes(1)
 		if err != nil {
 			return trap(ex, err), true
 		}
 		off := ex.ArgI64(2)
-		if off < 0 || off >= int64(len(buf)) {
-			return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: offset %d leaves no room in a buffer of %d bytes", req.Intr.Name, off, len(buf)))), true
+		max := int64(len(buf)) - off
+		if id == vmloop.IntrNetReadN || id == vmloop.IntrFileReadN {
+			max = ex.ArgI64(3)
+		}
+		if off < 0 || off > int64(len(buf)) || max < 1 || max > int64(len(buf))-off {
+			// An IoError, so that a server's one handler for a failed read
+			// sees a request too long for its buffer as well.
+			return raise(ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: no room: range [%d, %d+%d) in a buffer of %d bytes (want 0 <= offset, 1 <= max, offset+max <= length)", req.Intr.Name, off, off, max, len(buf)))), true
 		}
 		k := evpoll.Recv
-		if id == vmloop.IntrFileRead {
+		if id == vmloop.IntrFileRead || id == vmloop.IntrFileReadN {
 			k = evpoll.Read
 		}
-		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: k, Fd: fd, Buf: buf[off:], Offset: -1}), h.fd), true
+		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: k, Fd: fd, Buf: buf[off : off+max], Offset: -1}), h.fd), true
 	default: // write
 		buf, err := ex.ArgBytes(1)
 		if err != nil {
@@ -281,7 +279,8 @@ func handleArg(ex *vmloop.Exec, req *vmloop.Request, want string) (*ioHandle, sc
 		return nil, trap(ex, err)
 	}
 	h, ok := obj.(*ioHandle)
-	if !ok || (h.kind != want && !(want == "conn" && h.kind == "listener" && req.Intr.ID == vmloop.IntrNetClose)) {
+	socket := h != nil && (h.kind == "conn" || h.kind == "listener")
+	if !ok || (h.kind != want && !(want == "socket" && socket) && !(want == "conn" && h.kind == "listener" && req.Intr.ID == vmloop.IntrNetClose)) {
 		return nil, trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: fmt.Sprintf("%s: argument is %s, want a %s", req.Intr.Name, extName(obj), want)})
 	}
 	return h, sched.ActContinue

@@ -6,3 +6,10 @@
 // and vetted by CI but never executed by it, see the README); elsewhere
 // Open reports that this build has no backend.
 package iosys
+
+// The halves of a connection that Shutdown stops.
+const (
+	ShutRead  = 0 // no more reads; unread and later input is discarded
+	ShutWrite = 1 // no more writes: the peer reads end of stream after the data sent
+	ShutBoth  = 2
+)

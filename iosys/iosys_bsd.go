@@ -43,3 +43,6 @@ func Close(fd int) { unix.Close(fd) }
 // CheckConfig checks the environment that Open reads; this backend reads
 // none (JADE_POLLER selects between the Linux backends only).
 func CheckConfig() error { return nil }
+
+// ListenWith is Listen with SO_REUSEPORT set when reusePort is true.
+func ListenWith(addr string, reusePort bool) (int, error) { return kqueue.ListenWith(addr, reusePort) }

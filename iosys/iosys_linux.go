@@ -50,3 +50,6 @@ func Close(fd int) { unix.Close(fd) }
 // opening a backend, so that a bad setting fails the runtime's creation
 // instead of leaving every worker without I/O.
 func CheckConfig() error { return uring.CheckPoller(uring.Options{}) }
+
+// ListenWith is Listen with SO_REUSEPORT set when reusePort is true.
+func ListenWith(addr string, reusePort bool) (int, error) { return uring.ListenWith(addr, reusePort) }

@@ -32,3 +32,15 @@ func Close(fd int) {}
 // CheckConfig checks the environment that Open reads; this backend reads
 // none (JADE_POLLER selects between the Linux backends only).
 func CheckConfig() error { return nil }
+
+// ListenWith reports that this build has no sockets.
+func ListenWith(addr string, reusePort bool) (int, error) { return -1, ErrUnsupported }
+
+// Shutdown reports that this build has no sockets.
+func Shutdown(fd, how int) error { return ErrUnsupported }
+
+// LocalAddr reports that this build has no sockets.
+func LocalAddr(fd int) (netip.AddrPort, error) { return netip.AddrPort{}, ErrUnsupported }
+
+// PeerAddr reports that this build has no sockets.
+func PeerAddr(fd int) (netip.AddrPort, error) { return netip.AddrPort{}, ErrUnsupported }

@@ -61,7 +61,10 @@ func Socket(ap netip.AddrPort) (int, error) {
 // Listen returns a listening TCP socket bound to addr ("ip:port"; port 0
 // picks a free port, see LocalAddr). It sets SO_REUSEADDR and is
 // non-blocking and close-on-exec.
-func Listen(addr string) (int, error) {
+func Listen(addr string) (int, error) { return ListenWith(addr, false) }
+
+// ListenWith is Listen with SO_REUSEPORT set when reusePort is true.
+func ListenWith(addr string, reusePort bool) (int, error) {
 	ap, err := netip.ParseAddrPort(addr)
 	if err != nil {
 		return -1, fmt.Errorf("kqueue: listen: %w", err)
@@ -80,6 +83,11 @@ func Listen(addr string) (int, error) {
 	}
 	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
 		return fail("reuseaddr", err)
+	}
+	if reusePort {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
+			return fail("reuseport", err)
+		}
 	}
 	if err := unix.Bind(fd, sa); err != nil {
 		return fail("bind", err)

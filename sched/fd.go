@@ -293,3 +293,15 @@ func (s *Scheduler) closeOwned(t *Task, owned []*FD) {
 		s.endClose(f, now, cancel)
 	}
 }
+
+// UseFD runs fn with f's number held open: a reference is taken for the
+// call, as for an operation (so a close meanwhile leaves the close(2) to
+// this call's end), for a synchronous syscall on the descriptor
+// (shutdown, getsockname). ErrFDClosed when f is being closed.
+func (c *Control) UseFD(f *FD, fn func(num int) error) error {
+	if !f.acquire() {
+		return ErrFDClosed
+	}
+	defer c.s.releaseFD(f, nil, 0)
+	return fn(f.num)
+}

@@ -12,7 +12,7 @@ func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor)
 
 // ABI is the intrinsic ABI this VM implements. Adding an intrinsic bumps the
 // minor version; changing or removing one bumps the major.
-var ABI = Version{1, 2}
+var ABI = Version{1, 3}
 
 // CheckABI reports whether a program needing version need can run here.
 func CheckABI(need Version) error {
@@ -93,12 +93,22 @@ const (
 	IntrFileRead
 	IntrFileWrite
 	IntrFileClose
+
+	// ABI 1.3, server I/O: reads bounded by a length, half-close, socket
+	// addresses, listeners sharing a port.
+	IntrNetReadN
+	IntrNetShutdown
+	IntrNetLocalAddr
+	IntrNetPeerAddr
+	IntrNetListenOpts
+	IntrFileReadN
 )
 
 var (
 	v10 = Version{1, 0}
 	v11 = Version{1, 1}
 	v12 = Version{1, 2}
+	v13 = Version{1, 3}
 )
 
 var centralTable = []Intrinsic{
@@ -139,6 +149,13 @@ var centralTable = []Intrinsic{
 	{IntrFileRead, "file.read", []Type{TRef, TRef, TI64}, TI64, v12, NOP, true},
 	{IntrFileWrite, "file.write", []Type{TRef, TRef, TI64, TI64}, TI64, v12, NOP, true},
 	{IntrFileClose, "file.close", []Type{TRef}, TVoid, v12, NOP, true},
+
+	{IntrNetReadN, "net.read_n", []Type{TRef, TRef, TI64, TI64}, TI64, v13, NOP, true},
+	{IntrNetShutdown, "net.shutdown", []Type{TRef, TI64}, TVoid, v13, NOP, true},
+	{IntrNetLocalAddr, "net.local_addr", []Type{TRef}, TRef, v13, NOP, true},
+	{IntrNetPeerAddr, "net.peer_addr", []Type{TRef}, TRef, v13, NOP, true},
+	{IntrNetListenOpts, "net.listen_opts", []Type{TRef, TI64}, TRef, v13, NOP, true},
+	{IntrFileReadN, "file.read_n", []Type{TRef, TRef, TI64, TI64}, TI64, v13, NOP, true},
 }
 
 var (
