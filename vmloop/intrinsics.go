@@ -10,9 +10,11 @@ type Version struct{ Major, Minor uint16 }
 
 func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
 
-// ABI is the intrinsic ABI this VM implements. Adding an intrinsic bumps the
-// minor version; changing or removing one bumps the major.
-var ABI = Version{1, 2}
+// ABI is the intrinsic ABI this VM implements. Adding an intrinsic, or an
+// opcode a program must declare (opSince: 1.3 added the bounded byte and
+// string opcodes of isa_bytes.go), bumps the minor version; changing or
+// removing one bumps the major.
+var ABI = Version{1, 3}
 
 // CheckABI reports whether a program needing version need can run here.
 func CheckABI(need Version) error {
@@ -99,6 +101,7 @@ var (
 	v10 = Version{1, 0}
 	v11 = Version{1, 1}
 	v12 = Version{1, 2}
+	v13 = Version{1, 3}
 )
 
 var centralTable = []Intrinsic{

@@ -294,6 +294,10 @@ func (v *verifier) checkInstr(fi, pc int) error {
 			if d < 0 || d >= len(p.KStr) {
 				return v.funcErr(fi, pc, "%s: constant index %d outside the string constant pool (%s)", name, d, vfPlural(len(p.KStr), "entry"))
 			}
+		case OConstB:
+			if d < 0 || d >= len(p.KBytes) {
+				return v.funcErr(fi, pc, "%s: constant index %d outside the bytes constant pool (%s)", name, d, vfPlural(len(p.KBytes), "entry"))
+			}
 		case OFunc:
 			if d < 0 || d >= len(p.Funcs) {
 				return v.funcErr(fi, pc, "%s: function index %d out of range (the program has %s)", name, d, vfPlural(len(p.Funcs), "function"))
@@ -348,6 +352,9 @@ func (v *verifier) checkInstr(fi, pc int) error {
 			return v.funcErr(fi, pc, "retv in a function returning %s; return a value with ret (or make the function void)", f.Result)
 		}
 	}
+	if since, ok := opSince[op]; ok && vfVersionLess(p.ABI, since) {
+		return v.funcErr(fi, pc, "%s needs ABI %s but the program declares .abi %s; raise the program's .abi to %s", name, since, p.ABI, since)
+	}
 	if in := BuiltinIntrinsic(op); in != nil && vfVersionLess(p.ABI, in.Since) {
 		return v.funcErr(fi, pc, "%s needs intrinsic ABI %s but the program declares .abi %s; raise the program's .abi", name, in.Since, p.ABI)
 	}
@@ -358,10 +365,10 @@ func (v *verifier) checkInstr(fi, pc int) error {
 // table: the registers it reads (with their kinds) and the one it writes.
 // CALL, TAILCALL, SPAWN, INTR and RET are handled separately.
 type vfSem struct {
-	nreads   uint8
-	reads    [5]vfOperand
-	hasWrite bool
-	write    vfOperand
+	nreads  uint8
+	reads   [5]vfOperand
+	nwrites uint8 // in assembly order: btoi and stoi write two
+	writes  [2]vfOperand
 }
 
 type vfOperand struct {
@@ -380,9 +387,9 @@ var vfSems = func() (s [NumOps]vfSem) {
 				s[op].reads[s[op].nreads] = vfOperand{o.Field, uint8(vkOf(o.Type))}
 				s[op].nreads++
 			}
-			if (o.Kind == ODst || o.Kind == OSrcDst) && vfValueType(o.Type) {
-				s[op].hasWrite = true
-				s[op].write = vfOperand{o.Field, uint8(vkOf(o.Type))}
+			if (o.Kind == ODst || o.Kind == OSrcDst) && vfValueType(o.Type) && int(s[op].nwrites) < len(s[op].writes) {
+				s[op].writes[s[op].nwrites] = vfOperand{o.Field, uint8(vkOf(o.Type))}
+				s[op].nwrites++
 			}
 		}
 	}
@@ -602,8 +609,8 @@ func (fl *vfFlow) step(pc int, st vfState) error {
 			return fl.readErr(pc, r, int(o.kind), st.mask(r))
 		}
 	}
-	if sem.hasWrite {
-		st.set(vfReg(ins, sem.write.field), int(sem.write.kind))
+	for i := range sem.nwrites {
+		st.set(vfReg(ins, sem.writes[i].field), int(sem.writes[i].kind))
 	}
 	return nil
 }
