@@ -374,6 +374,9 @@ type vfSem struct {
 type vfOperand struct {
 	field Field
 	kind  uint8
+	// obj is the object kind a ref operand needs or makes (vkStr,
+	// vkBytes; verify_kind.go), or 0 for any.
+	obj uint8
 }
 
 var vfSems = func() (s [NumOps]vfSem) {
@@ -384,11 +387,11 @@ var vfSems = func() (s [NumOps]vfSem) {
 		}
 		for _, o := range info.Operands {
 			if (o.Kind == OSrc || o.Kind == OSrcDst) && vfValueType(o.Type) && int(s[op].nreads) < len(s[op].reads) {
-				s[op].reads[s[op].nreads] = vfOperand{o.Field, uint8(vkOf(o.Type))}
+				s[op].reads[s[op].nreads] = vfOperand{o.Field, uint8(vkOf(o.Type)), vfObjKind(Op(op), o.Field)}
 				s[op].nreads++
 			}
 			if (o.Kind == ODst || o.Kind == OSrcDst) && vfValueType(o.Type) && int(s[op].nwrites) < len(s[op].writes) {
-				s[op].writes[s[op].nwrites] = vfOperand{o.Field, uint8(vkOf(o.Type))}
+				s[op].writes[s[op].nwrites] = vfOperand{o.Field, uint8(vkOf(o.Type)), vfObjKind(Op(op), o.Field)}
 				s[op].nwrites++
 			}
 		}
@@ -525,6 +528,7 @@ func vfBudget(n int) int { return 64*n + 1<<22 }
 
 // readErr reports a read of register r as kind k that does not type-check.
 func (fl *vfFlow) readErr(pc int, r uint8, k int, m uint8) error {
+	m = vfFoldRefs(m)
 	ins := fl.f.Code[pc]
 	op := ins.Op()
 	switch op {
@@ -544,7 +548,7 @@ func (fl *vfFlow) readErr(pc int, r uint8, k int, m uint8) error {
 func (fl *vfFlow) window(pc int, st vfState, a uint8, params []Type) error {
 	for i, t := range params {
 		r := a + uint8(i)
-		if m, k := st.mask(r), vkOf(t); m != 1<<k {
+		if m, k := st.mask(r), vkOf(t); !vfReads(m, k) {
 			return fl.readErr(pc, r, k, m)
 		}
 	}
@@ -592,12 +596,15 @@ func (fl *vfFlow) step(pc int, st vfState) error {
 		if err := fl.window(pc, st, a, in.Params); err != nil {
 			return err
 		}
+		if err := fl.intrKinds(pc, st, a, in); err != nil {
+			return err
+		}
 		if in.Result != TVoid {
 			st.set(a, vkOf(in.Result))
 		}
 		return nil
 	case RET:
-		if m, k := st.mask(a), vkOf(fl.f.Result); m != 1<<k {
+		if m, k := st.mask(a), vkOf(fl.f.Result); !vfReads(m, k) {
 			return fl.readErr(pc, a, k, m)
 		}
 		return nil
@@ -605,12 +612,26 @@ func (fl *vfFlow) step(pc int, st vfState) error {
 	sem := &vfSems[op]
 	for i := range sem.nreads {
 		o := sem.reads[i]
-		if r := vfReg(ins, o.field); st.mask(r) != 1<<o.kind {
-			return fl.readErr(pc, r, int(o.kind), st.mask(r))
+		r := vfReg(ins, o.field)
+		m := st.mask(r)
+		if !vfReads(m, int(o.kind)) {
+			return fl.readErr(pc, r, int(o.kind), m)
+		}
+		if o.obj != 0 && m&(1<<o.obj|1<<vkRef) == 0 {
+			return fl.kindErr(pc, r, int(o.obj), m)
 		}
 	}
+	if op == MOVR { // the copy keeps what is known of the object's kind
+		st.setMask(a, st.mask(ins.B()))
+		return nil
+	}
 	for i := range sem.nwrites {
-		st.set(vfReg(ins, sem.writes[i].field), int(sem.writes[i].kind))
+		w := sem.writes[i]
+		k := int(w.kind)
+		if w.obj != 0 {
+			k = int(w.obj)
+		}
+		st.set(vfReg(ins, w.field), k)
 	}
 	return nil
 }
