@@ -46,9 +46,9 @@ func TestKBytesPool(t *testing.T) {
 
 func TestKBytesErrors(t *testing.T) {
 	for src, want := range map[string]string{
-		".kbytes 5\n":                                                  `k.jasm:1:9: .kbytes takes string literals (their bytes), got`,
-		".func main()\n  .local a:ref\n  ldb a, 5\n  retv\n.end\n":    `k.jasm:3:10: expected a string literal (its bytes), got`,
-		".func main()\n  .local a:ref\n  ldb a, #0\n  retv\n.end\n":   `k.jasm:3:10: index #0 is out of range: the bytes pool has 0 entries`,
+		".kbytes 5\n": `k.jasm:1:9: .kbytes takes string literals (their bytes), got`,
+		".func main()\n  .local a:ref\n  ldb a, 5\n  retv\n.end\n":     `k.jasm:3:10: expected a string literal (its bytes), got`,
+		".func main()\n  .local a:ref\n  ldb a, #0\n  retv\n.end\n":    `k.jasm:3:10: index #0 is out of range: the bytes pool has 0 entries`,
 		".func main()\n  .local a:i64\n  ldb a, \"x\"\n  retv\n.end\n": `k.jasm:3:7: `,
 	} {
 		_, err := Assemble("k.jasm", []byte(src))
