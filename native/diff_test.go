@@ -173,6 +173,7 @@ func genProgram(rng *rand.Rand) *vmloop.Program {
 		KInt:       []int64{-1 << 63, -1, 1<<63 - 1, 64, 65, 7},
 		KFlt:       []float64{0.5, -1e300, 1e300, nanF(), infF(1), infF(-1), math.Copysign(0, -1), 9.3e18, -9.3e18, 2},
 		KStr:       []string{"", "ab", "boom"},
+		KBytes:     [][]byte{[]byte("-12x"), []byte("\r\n")},
 		Intrinsics: []vmloop.Import{{Name: "io.print_i64"}, {Name: "task.id"}},
 	}
 	for fi := 0; fi < nf; fi++ {
@@ -274,6 +275,27 @@ func genFunc(rng *rand.Rand, fi, nf int) vmloop.Function {
 					code = append(code, enc(vmloop.MOVI, uint8(gnW+i), ri(), 0, 0))
 				}
 				code = append(code, enc(vmloop.TAILCALL, gnW, 0, uint8(gp), int32(g)))
+			}
+		case k == 35:
+			// a bounded byte or string primitive (ABI 1.3) on a range of
+			// r9..r10, which is often out of bounds (a trap)
+			code = append(code, enc(vmloop.LDI, gnW, 0, 0, int32(rng.IntN(10))), enc(vmloop.LDI, gnW+1, 0, 0, int32(rng.IntN(10))))
+			rg := vmloop.EncodeD01(gnW, gnW+1)
+			switch rng.IntN(7) {
+			case 0:
+				code = append(code, enc(vmloop.BFINDR, ri(), gnB, gnB, rg))
+			case 1:
+				code = append(code, enc(vmloop.BCMP, ri(), gnB, gnW, vmloop.EncodeD01(gnW+1, gnB)))
+			case 2:
+				code = append(code, enc(vmloop.BCASECMP, ri(), gnB, gnW, vmloop.EncodeD01(gnW+1, gnB)))
+			case 3:
+				code = append(code, enc(vmloop.BTOI, ri(), gnB, gnW, vmloop.EncodeD01(gnW+1, ri())))
+			case 4:
+				code = append(code, enc(vmloop.STOI, ri(), gnS, gnW, vmloop.EncodeD01(gnW+1, ri())))
+			case 5:
+				code = append(code, enc(vmloop.ITOB, ri(), gnB, gnW, vmloop.EncodeD01(ri(), 0)))
+			default:
+				code = append(code, enc(vmloop.LDB, gnB, 0, 0, int32(rng.IntN(2))))
 			}
 		default:
 			code = append(code, enc(vmloop.JMP, 0, 0, 0, target()))

@@ -8,7 +8,7 @@ import (
 	"strconv"
 )
 
-// Binary program format, version 3. All integers are little-endian; "uv" is
+// Binary program format, version 4. All integers are little-endian; "uv" is
 // an unsigned LEB128 varint (encoding/binary.Uvarint), "sv" a zig-zag signed
 // varint (binary.Varint), "str" is uv length + bytes.
 //
@@ -20,6 +20,7 @@ import (
 //	kint       uv n, n × u64          i64 constant pool
 //	kflt       uv n, n × u64          f64 constant pool (IEEE-754 bits)
 //	kstr       uv n, n × str          string constant pool
+//	kbytes     uv n, n × str          bytes constant pool (version 4 only)
 //	imports    uv n, n × import
 //	funcs      uv n, n × function
 //
@@ -42,10 +43,10 @@ import (
 //	  lines    uv n, n × sv
 //	  labels   uv n, n × (sv pc, str)  pcs in increasing order
 //
-// Version 2 is version 3 without the import line and col, version 1 is
-// version 2 without the file and abiline fields; UnmarshalProgram reads all
-// three (their missing fields decode as "" and 0), MarshalBinary writes
-// version 3.
+// Version 3 is version 4 without the kbytes pool, version 2 is version 3
+// without the import line and col, version 1 is version 2 without the file
+// and abiline fields; UnmarshalProgram reads all four (their missing fields
+// decode as "", 0 and an empty pool), MarshalBinary writes version 4.
 //
 // The input must end exactly after the last function. The decoder checks
 // only the format (every length is bounded by the bytes that remain, so a
@@ -54,7 +55,7 @@ import (
 
 // BinaryVersion is the version of the binary format MarshalBinary writes.
 // UnmarshalProgram reads it and every version from MinBinaryVersion up.
-const BinaryVersion = 3
+const BinaryVersion = 4
 
 // MinBinaryVersion is the oldest binary format UnmarshalProgram reads.
 const MinBinaryVersion = 1
@@ -89,6 +90,10 @@ func (p *Program) MarshalBinary() ([]byte, error) {
 	b = binary.AppendUvarint(b, uint64(len(p.KStr)))
 	for _, s := range p.KStr {
 		b = binAppendStr(b, s)
+	}
+	b = binary.AppendUvarint(b, uint64(len(p.KBytes)))
+	for _, k := range p.KBytes {
+		b = binAppendStr(b, bytesView(k))
 	}
 	b = binary.AppendUvarint(b, uint64(len(p.Intrinsics)))
 	for _, imp := range p.Intrinsics {
@@ -372,6 +377,14 @@ func (d *binReader) program() *Program {
 		p.KStr = make([]string, n)
 		for i := range p.KStr {
 			p.KStr[i] = d.str("string constant")
+		}
+	}
+	if version >= 4 {
+		if n := d.count("bytes constant", 1); n > 0 {
+			p.KBytes = make([][]byte, n)
+			for i := range p.KBytes {
+				p.KBytes[i] = []byte(d.str("bytes constant"))
+			}
 		}
 	}
 	importSize := 1 // name; version 3 adds line and col

@@ -19,6 +19,7 @@ func vtDebugProgram() *Program {
 	p.KInt = append(p.KInt, -1, math.MinInt64)
 	p.KFlt = append(p.KFlt, math.Inf(-1), math.Copysign(0, -1))
 	p.KStr = append(p.KStr, "", "héllo\x00")
+	p.KBytes = append(p.KBytes, []byte{}, []byte("\r\n\x00\xff"))
 	f := &p.Funcs[0]
 	f.RegNames = make([]string, f.NRegs)
 	f.RegTypes = make([]Type, f.NRegs)
@@ -116,7 +117,7 @@ func TestBinaryDecodeErrors(t *testing.T) {
 	}{
 		{"empty", nil, 0, "truncated magic"},
 		{"bad magic", []byte("JAVA\x01\x00"), 0, `bad magic "JAVA"`},
-		{"newer version", vtBin("JADE").u16(BinaryVersion + 1), 4, "unsupported format version 4 (this VM reads versions 1 to 3)"},
+		{"newer version", vtBin("JADE").u16(BinaryVersion + 1), 4, "unsupported format version 5 (this VM reads versions 1 to 4)"},
 		{"version 0", vtBin("JADE").u16(0), 4, "unsupported format version 0"},
 		{"truncated file", vtBin("JADE").u16(2).u16(ABI.Major).u16(ABI.Minor).uv(5).raw('a'), 10, "file name length count 5 exceeds the remaining input"},
 		{"truncated abi", vtBin("JADE").u16(BinaryVersion).raw(1), 6, "truncated abi major"},
@@ -197,6 +198,32 @@ func TestBinaryVersion2Imports(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []Import{{Name: "io.print_i64"}}, p.Intrinsics)
 	require.Equal(t, "f.jasm", p.File)
+}
+
+// TestBinaryVersion3NoBytesPool: a version 3 file has no kbytes pool; it
+// decodes with none, and the functions follow the imports directly.
+func TestBinaryVersion3NoBytesPool(t *testing.T) {
+	retv := Encode(RETV, 0, 0, 0, 0)
+	data := vtBin("JADE").u16(3).u16(1).u16(2).str("old.jasm").uv(0).uv(0).uv(0).uv(1).str("s").
+		uv(0).uv(1).fnHead(0).uv(1).word(retv).uv(0).raw(0)
+	p, err := UnmarshalProgram(data)
+	require.NoError(t, err)
+	require.Empty(t, p.KBytes)
+	require.Equal(t, []string{"s"}, p.KStr)
+	require.Len(t, p.Funcs, 1)
+	require.NoError(t, Verify(p, nil))
+}
+
+// TestBinaryBytesPool: version 4 carries the kbytes pool after kstr.
+func TestBinaryBytesPool(t *testing.T) {
+	retv := Encode(RETV, 0, 0, 0, 0)
+	data := vtBin("JADE").u16(4).u16(1).u16(3).str("").uv(0).uv(0).uv(0).uv(0).uv(2).str("ab").str("\x00").
+		uv(0).uv(1).fnHead(0).uv(1).word(retv).uv(0).raw(0)
+	p, err := UnmarshalProgram(data)
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{[]byte("ab"), {0}}, p.KBytes)
+	_, err = UnmarshalProgram(data[:17])
+	require.ErrorContains(t, err, "bytes constant")
 }
 
 func TestBinaryEncodeErrors(t *testing.T) {

@@ -16,16 +16,46 @@ import (
 // only grows during the fixpoint iteration, so the iteration terminates, and
 // a read rejected on a partial state is also rejected on the final one.
 // "Conflict" (docs/ISA.md, "Types and registers") is any set with more than one kind.
+//
+// A ref is one of three kinds: vkStr and vkBytes where the instruction that
+// wrote it makes a string or a byte buffer, vkRef where the verifier cannot
+// know the object's kind (a parameter, a call's result, an array element).
+// A read of type ref accepts any set of the three; a read that needs a
+// string or bytes object is rejected only when the register holds the other
+// one on every path (verify_kind.go), and checked at run time otherwise.
 const (
 	vkUndef = iota // never written on some path
 	vkClob         // clobbered by a call (the callee's frame overlapped it)
 	vkI64
 	vkF64
-	vkRef
+	vkRef   // a ref of unknown object kind
+	vkStr   // a ref to a string
+	vkBytes // a ref to a byte buffer
 	vkCount
 )
 
-var vkNames = [vkCount]string{"unassigned", "clobbered", "i64", "f64", "ref"}
+var vkNames = [vkCount]string{"unassigned", "clobbered", "i64", "f64", "ref", "string", "bytes"}
+
+// vkRefs is the set of the ref kinds.
+const vkRefs = 1<<vkRef | 1<<vkStr | 1<<vkBytes
+
+// vfReads reports whether a register holding the kinds m may be read as
+// kind k (vkI64, vkF64 or vkRef): m must be exactly {k}, or for a ref any
+// non-empty set of ref kinds.
+func vfReads(m uint8, k int) bool {
+	if k == vkRef {
+		return m != 0 && m&^vkRefs == 0
+	}
+	return m == 1<<k
+}
+
+// vfFoldRefs maps the ref kinds of m to vkRef, for messages about types.
+func vfFoldRefs(m uint8) uint8 {
+	if m&vkRefs != 0 {
+		m = m&^vkRefs | 1<<vkRef
+	}
+	return m
+}
 
 // vkOf maps a value type (TI64, TF64, TRef) to its lattice kind.
 func vkOf(t Type) int { return int(t) + 1 }
@@ -50,6 +80,18 @@ func (s vfState) set(r uint8, k int) {
 		s[i*nw+w] &^= b
 	}
 	s[k*nw+w] |= b
+}
+
+// setMask makes register r hold the kinds m (a copy of another register).
+func (s vfState) setMask(r uint8, m uint8) {
+	nw := s.nw()
+	w, b := int(r>>6), uint64(1)<<(r&63)
+	for i := range vkCount {
+		s[i*nw+w] &^= b
+		if m&(1<<i) != 0 {
+			s[i*nw+w] |= b
+		}
+	}
 }
 
 // mask returns the kinds register r may hold, as a bit set over vk*.

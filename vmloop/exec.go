@@ -106,6 +106,8 @@ type bulkState struct {
 	fn   int
 	pc   int
 	done int64 // bytes processed so far
+	// acc is the magnitude parsed so far by a chunked BTOI or STOI.
+	acc uint64
 	// dst is the destination of a chunked allocating instruction (SCONCAT
 	// STOB BTOS BNEW BSLICE ANEW), filled up to done; size is the
 	// accounted size of the object it becomes, reserved in the heap's

@@ -31,6 +31,7 @@ func fzProgram(rng *rand.Rand) *Program {
 		KInt:       []int64{minI64, -1, 7},
 		KFlt:       []float64{0.5, -1e300},
 		KStr:       []string{"", "ab", "boom"},
+		KBytes:     [][]byte{[]byte("+42 "), []byte("Ab")},
 		Intrinsics: []Import{{Name: "io.print_i64"}, {Name: "task.id"}},
 	}
 	for fi := 0; fi < nf; fi++ {
@@ -117,6 +118,26 @@ func fzFunc(rng *rand.Rand, fi, nf int) Function {
 		case k == 30:
 			lo, hi := small(), small()
 			code = append(code, Encode(BSLICE, fzB, fzB, lo, EncodeD01(hi, 0)))
+		case k == 31:
+			// the bounded primitives of ABI 1.3 on ranges that are mostly
+			// in bounds
+			lo, hi := small(), small()
+			switch rng.IntN(7) {
+			case 0:
+				code = append(code, Encode(BFINDR, ri(), fzB, fzB, EncodeD01(lo, hi)))
+			case 1:
+				code = append(code, Encode(BCMP, ri(), fzB, lo, EncodeD01(hi, fzB)))
+			case 2:
+				code = append(code, Encode(BCASECMP, ri(), fzB, lo, EncodeD01(hi, fzB)))
+			case 3:
+				code = append(code, Encode(BTOI, ri(), fzB, lo, EncodeD01(hi, ri())))
+			case 4:
+				code = append(code, Encode(STOI, ri(), rs(), lo, EncodeD01(hi, ri())))
+			case 5:
+				code = append(code, Encode(ITOB, ri(), fzB, lo, EncodeD01(ri(), 0)))
+			default:
+				code = append(code, Encode(LDB, fzB, 0, 0, int32(rng.IntN(2))))
+			}
 		default:
 			code = append(code, Encode(JMP, 0, 0, 0, target()))
 		}

@@ -40,7 +40,7 @@ func walkCharge(n int64) int64 { return n }
 var zeroChunk = strings.Repeat("\x00", bulkChunk)
 
 // allocOp runs the allocating instructions SCONCAT, STOB, BTOS, ITOS, BNEW,
-// BSLICE and ANEW: each checks the heap limit before it allocates and
+// BSLICE, LDB and ANEW: each checks the heap limit before it allocates and
 // charges ceil(n/64) for n bytes copied or zeroed (8 bytes per element for
 // ANEW). A payload over bulkChunk bytes is made in chunks (see above):
 // the destination is allocated without zeroing (strings.Builder.Grow) and
@@ -92,6 +92,9 @@ func (e *Exec) allocOp(ins Instr, r regs, pc int, left int64) (int64, opStatus) 
 			return left, opTrap
 		}
 		src[0], n = bytesView(b.bytes()), int64(b.n)
+	case LDB:
+		k := e.prog.KBytes[ins.D()]
+		src[0], n, kind = bytesView(k), int64(len(k)), KindBytes
 	case BNEW:
 		if n = r.i(ins.B()); n < 0 {
 			e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("bnew length %d", n)}

@@ -135,8 +135,10 @@ func (e *Exec) step(ins Instr) ctl {
 	case SLEN, BLEN, BGET, BSET, ALEN, AGETI, AGETF, AGETR, ASETI, ASETF:
 		st = e.access(ins, r)
 
-	case SCONCAT, ITOS, STOB, BTOS, BNEW, BSLICE, ANEW:
+	case SCONCAT, ITOS, STOB, BTOS, BNEW, BSLICE, ANEW, LDB:
 		e.left, st = e.allocOp(ins, r, pc, e.left)
+	case BFINDR, BCMP, BCASECMP, BTOI, STOI, ITOB:
+		e.left, st = e.bytesOp(ins, r, pc, e.left)
 	case SEQ, BEQ, BFIND, BCOPY:
 		e.left, st = e.bulkOp(ins, r, pc, e.left)
 	case ASETR:

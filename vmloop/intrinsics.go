@@ -10,8 +10,10 @@ type Version struct{ Major, Minor uint16 }
 
 func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
 
-// ABI is the intrinsic ABI this VM implements. Adding an intrinsic bumps the
-// minor version; changing or removing one bumps the major.
+// ABI is the intrinsic ABI this VM implements. Adding an intrinsic, or an
+// opcode a program must declare (opSince: 1.3 added the bounded byte and
+// string opcodes of isa_bytes.go), bumps the minor version; changing or
+// removing one bumps the major.
 var ABI = Version{1, 3}
 
 // CheckABI reports whether a program needing version need can run here.

@@ -127,6 +127,7 @@ const (
 	OIntr                        // index into the program's intrinsic import table (FD)
 	OWindow                      // window base register (FA) with argument count (FC)
 	OElemType                    // array element type (FC): TI64, TF64 or TRef
+	OConstB                      // index into the bytes constant pool (FD)
 )
 
 // Operand describes one operand of an opcode, in assembly order.
@@ -299,6 +300,15 @@ const (
 	// heap
 	FREE // release object a now; every copy of its handle becomes stale
 
+	// ABI 1.3: bounded byte and string primitives (isa_bytes.go)
+	BFINDR   // a:i64 = first index in [D0, D1) of needle c in bytes b, or -1
+	BCMP     // a:i64 = compare(b[c:min(c+len(D1), D0)], D1) in {-1, 0, 1}
+	BCASECMP // bcmp with ASCII case folding
+	BTOI     // a:i64 = decimal integer at bytes b[c:D0]; D1:i64 = offset past it
+	STOI     // btoi on a string
+	ITOB     // a:i64 = offset past decimal(D0) written into bytes b at c
+	LDB      // a:ref = new bytes copied from kbytes[D]
+
 	numOps
 )
 
@@ -444,6 +454,14 @@ var opTable = [...]OpInfo{
 	INTR: {"intr", []Operand{{OWindow, 0, FA}, {OIntr, 0, FD}}, in | mt | tr, "", "call intrinsic import D on window a..a+C-1; result (if any) in a"},
 
 	FREE: {"free", []Operand{src(TRef, FA)}, tr, "", "release object a; its handles become stale (later use traps)"},
+
+	BFINDR:   bytesOps[BFINDR-BFINDR],
+	BCMP:     bytesOps[BCMP-BFINDR],
+	BCASECMP: bytesOps[BCASECMP-BFINDR],
+	BTOI:     bytesOps[BTOI-BFINDR],
+	STOI:     bytesOps[STOI-BFINDR],
+	ITOB:     bytesOps[ITOB-BFINDR],
+	LDB:      bytesOps[LDB-BFINDR],
 }
 
 // Info returns the ISA table row of op. ok is false for undefined opcodes.

@@ -24,6 +24,8 @@ func ISATable() string {
 		}
 		if c, ok := costDoc[Op(i)]; ok {
 			cost = c
+		} else if c, ok := bytesCostDoc[Op(i)]; ok {
+			cost = c
 		}
 		fmt.Fprintf(&sb, "| %d | `%s` | %s | %s | %s | %s |\n", i, info.Name, strings.Join(ops, ", "),
 			strings.ReplaceAll(info.Doc, "|", "\\|"), cost, flagsDoc(info))
@@ -64,6 +66,8 @@ func operandDoc(o Operand) string {
 		return f + ":kflt"
 	case OConstS:
 		return f + ":kstr"
+	case OConstB:
+		return f + ":kbytes"
 	case OFunc:
 		return f + ":func"
 	case OIntr:

@@ -12,6 +12,7 @@ type Program struct {
 	KInt       []int64   // i64 constant pool (LDK)
 	KFlt       []float64 // f64 constant pool (LDF)
 	KStr       []string  // string constant pool (LDS), interned at load
+	KBytes     [][]byte  // bytes constant pool (LDB; ABI 1.3): each LDB copies its entry
 	Intrinsics []Import  // intrinsic imports named by INTR
 
 	// File is the name of the source file the program was assembled from

@@ -294,6 +294,10 @@ func (v *verifier) checkInstr(fi, pc int) error {
 			if d < 0 || d >= len(p.KStr) {
 				return v.funcErr(fi, pc, "%s: constant index %d outside the string constant pool (%s)", name, d, vfPlural(len(p.KStr), "entry"))
 			}
+		case OConstB:
+			if d < 0 || d >= len(p.KBytes) {
+				return v.funcErr(fi, pc, "%s: constant index %d outside the bytes constant pool (%s)", name, d, vfPlural(len(p.KBytes), "entry"))
+			}
 		case OFunc:
 			if d < 0 || d >= len(p.Funcs) {
 				return v.funcErr(fi, pc, "%s: function index %d out of range (the program has %s)", name, d, vfPlural(len(p.Funcs), "function"))
@@ -348,6 +352,9 @@ func (v *verifier) checkInstr(fi, pc int) error {
 			return v.funcErr(fi, pc, "retv in a function returning %s; return a value with ret (or make the function void)", f.Result)
 		}
 	}
+	if since, ok := opSince[op]; ok && vfVersionLess(p.ABI, since) {
+		return v.funcErr(fi, pc, "%s needs ABI %s but the program declares .abi %s; raise the program's .abi to %s", name, since, p.ABI, since)
+	}
 	if in := BuiltinIntrinsic(op); in != nil && vfVersionLess(p.ABI, in.Since) {
 		return v.funcErr(fi, pc, "%s needs intrinsic ABI %s but the program declares .abi %s; raise the program's .abi", name, in.Since, p.ABI)
 	}
@@ -358,15 +365,18 @@ func (v *verifier) checkInstr(fi, pc int) error {
 // table: the registers it reads (with their kinds) and the one it writes.
 // CALL, TAILCALL, SPAWN, INTR and RET are handled separately.
 type vfSem struct {
-	nreads   uint8
-	reads    [5]vfOperand
-	hasWrite bool
-	write    vfOperand
+	nreads  uint8
+	reads   [5]vfOperand
+	nwrites uint8 // in assembly order: btoi and stoi write two
+	writes  [2]vfOperand
 }
 
 type vfOperand struct {
 	field Field
 	kind  uint8
+	// obj is the object kind a ref operand needs or makes (vkStr,
+	// vkBytes; verify_kind.go), or 0 for any.
+	obj uint8
 }
 
 var vfSems = func() (s [NumOps]vfSem) {
@@ -377,12 +387,12 @@ var vfSems = func() (s [NumOps]vfSem) {
 		}
 		for _, o := range info.Operands {
 			if (o.Kind == OSrc || o.Kind == OSrcDst) && vfValueType(o.Type) && int(s[op].nreads) < len(s[op].reads) {
-				s[op].reads[s[op].nreads] = vfOperand{o.Field, uint8(vkOf(o.Type))}
+				s[op].reads[s[op].nreads] = vfOperand{o.Field, uint8(vkOf(o.Type)), vfObjKind(Op(op), o.Field)}
 				s[op].nreads++
 			}
-			if (o.Kind == ODst || o.Kind == OSrcDst) && vfValueType(o.Type) {
-				s[op].hasWrite = true
-				s[op].write = vfOperand{o.Field, uint8(vkOf(o.Type))}
+			if (o.Kind == ODst || o.Kind == OSrcDst) && vfValueType(o.Type) && int(s[op].nwrites) < len(s[op].writes) {
+				s[op].writes[s[op].nwrites] = vfOperand{o.Field, uint8(vkOf(o.Type)), vfObjKind(Op(op), o.Field)}
+				s[op].nwrites++
 			}
 		}
 	}
@@ -518,6 +528,7 @@ func vfBudget(n int) int { return 64*n + 1<<22 }
 
 // readErr reports a read of register r as kind k that does not type-check.
 func (fl *vfFlow) readErr(pc int, r uint8, k int, m uint8) error {
+	m = vfFoldRefs(m)
 	ins := fl.f.Code[pc]
 	op := ins.Op()
 	switch op {
@@ -537,7 +548,7 @@ func (fl *vfFlow) readErr(pc int, r uint8, k int, m uint8) error {
 func (fl *vfFlow) window(pc int, st vfState, a uint8, params []Type) error {
 	for i, t := range params {
 		r := a + uint8(i)
-		if m, k := st.mask(r), vkOf(t); m != 1<<k {
+		if m, k := st.mask(r), vkOf(t); !vfReads(m, k) {
 			return fl.readErr(pc, r, k, m)
 		}
 	}
@@ -585,12 +596,15 @@ func (fl *vfFlow) step(pc int, st vfState) error {
 		if err := fl.window(pc, st, a, in.Params); err != nil {
 			return err
 		}
+		if err := fl.intrKinds(pc, st, a, in); err != nil {
+			return err
+		}
 		if in.Result != TVoid {
 			st.set(a, vkOf(in.Result))
 		}
 		return nil
 	case RET:
-		if m, k := st.mask(a), vkOf(fl.f.Result); m != 1<<k {
+		if m, k := st.mask(a), vkOf(fl.f.Result); !vfReads(m, k) {
 			return fl.readErr(pc, a, k, m)
 		}
 		return nil
@@ -598,12 +612,26 @@ func (fl *vfFlow) step(pc int, st vfState) error {
 	sem := &vfSems[op]
 	for i := range sem.nreads {
 		o := sem.reads[i]
-		if r := vfReg(ins, o.field); st.mask(r) != 1<<o.kind {
-			return fl.readErr(pc, r, int(o.kind), st.mask(r))
+		r := vfReg(ins, o.field)
+		m := st.mask(r)
+		if !vfReads(m, int(o.kind)) {
+			return fl.readErr(pc, r, int(o.kind), m)
+		}
+		if o.obj != 0 && m&(1<<o.obj|1<<vkRef) == 0 {
+			return fl.kindErr(pc, r, int(o.obj), m)
 		}
 	}
-	if sem.hasWrite {
-		st.set(vfReg(ins, sem.write.field), int(sem.write.kind))
+	if op == MOVR { // the copy keeps what is known of the object's kind
+		st.setMask(a, st.mask(ins.B()))
+		return nil
+	}
+	for i := range sem.nwrites {
+		w := sem.writes[i]
+		k := int(w.kind)
+		if w.obj != 0 {
+			k = int(w.obj)
+		}
+		st.set(vfReg(ins, w.field), k)
 	}
 	return nil
 }

@@ -272,6 +272,9 @@ func vtAllOpcodes() *Program {
 		Encode(BSET, 10, 1, 1, 0), Encode(BCOPY, 10, 1, 10, EncodeD01(1, 2)),
 		Encode(BSLICE, 11, 10, 1, EncodeD01(2, 0)), Encode(BFIND, 5, 10, 10, EncodeD01(1, 0)),
 		Encode(BEQ, 5, 10, 11, 0))
+	emit(Encode(BFINDR, 5, 10, 11, EncodeD01(1, 2)), Encode(BCMP, 5, 10, 1, EncodeD01(2, 11)),
+		Encode(BCASECMP, 5, 10, 1, EncodeD01(2, 11)), Encode(BTOI, 5, 10, 1, EncodeD01(2, 2)),
+		Encode(STOI, 5, 4, 1, EncodeD01(2, 2)), Encode(ITOB, 5, 10, 1, EncodeD01(2, 0)), Encode(LDB, 10, 0, 0, 0))
 	emit(Encode(ANEW, 12, 1, uint8(TI64), 0), Encode(ALEN, 5, 12, 0, 0), Encode(AGETI, 5, 12, 1, 0), Encode(ASETI, 12, 1, 1, 0),
 		Encode(ANEW, 13, 1, uint8(TF64), 0), Encode(AGETF, 6, 13, 1, 0), Encode(ASETF, 13, 1, 3, 0),
 		Encode(ANEW, 14, 1, uint8(TRef), 0), Encode(AGETR, 9, 14, 1, 0), Encode(ASETR, 14, 1, 4, 0))
@@ -294,6 +297,7 @@ func vtAllOpcodes() *Program {
 	p := vtImports(vtProg(main, vtID(), v), "io.print_i64", "task.id")
 	p.KInt = []int64{1 << 40}
 	p.KFlt = []float64{2.5}
+	p.KBytes = [][]byte{[]byte("x")}
 	return p
 }
 

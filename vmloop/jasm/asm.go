@@ -48,6 +48,7 @@ type assembler struct {
 	kint    map[int64]int
 	kflt    map[uint64]int
 	kstr    map[string]int
+	kbytes  map[string]int
 	intr    map[string]int
 }
 
@@ -63,6 +64,7 @@ func (a *assembler) program() *vmloop.Program {
 	a.kint = map[int64]int{}
 	a.kflt = map[uint64]int{}
 	a.kstr = map[string]int{}
+	a.kbytes = map[string]int{}
 	a.intr = map[string]int{}
 	for _, pd := range a.ast.pools {
 		a.poolDirective(pd)
@@ -127,6 +129,15 @@ func (a *assembler) poolDirective(pd poolDecl) {
 			a.kstr[o.sval] = len(p.KStr)
 		}
 		p.KStr = append(p.KStr, o.sval)
+	case ".kbytes":
+		if o.kind != oString {
+			a.errorf(o.pos, ".kbytes takes string literals (their bytes), got %s", o.describe())
+			return
+		}
+		if _, seen := a.kbytes[o.sval]; !seen {
+			a.kbytes[o.sval] = len(p.KBytes)
+		}
+		p.KBytes = append(p.KBytes, []byte(o.sval))
 	}
 }
 
@@ -229,6 +240,15 @@ func (a *assembler) poolStr(v string) int32 {
 	return int32(len(a.prog.KStr) - 1)
 }
 
+func (a *assembler) poolBytes(v string) int32 {
+	if i, ok := a.kbytes[v]; ok {
+		return int32(i)
+	}
+	a.kbytes[v] = len(a.prog.KBytes)
+	a.prog.KBytes = append(a.prog.KBytes, []byte(v))
+	return int32(len(a.prog.KBytes) - 1)
+}
+
 func (a *assembler) poolIntr(name string) int32 {
 	if i, ok := a.intr[name]; ok {
 		return int32(i)
@@ -246,8 +266,8 @@ func (a *assembler) index(o *operand, n int, pool string) (int32, bool) {
 	return int32(o.ival), true
 }
 
-// constRef resolves an OConstI/OConstF/OConstS operand: a literal (pooled,
-// deduplicated) or #N.
+// constRef resolves an OConstI/OConstF/OConstS/OConstB operand: a literal
+// (pooled, deduplicated) or #N.
 func (a *assembler) constRef(kind vmloop.OperandKind, o *operand) (int32, bool) {
 	switch kind {
 	case vmloop.OConstI:
@@ -268,6 +288,15 @@ func (a *assembler) constRef(kind vmloop.OperandKind, o *operand) (int32, bool) 
 			return 0, false
 		}
 		return a.poolFlt(v), true
+	case vmloop.OConstB:
+		if o.kind == oIndex {
+			return a.index(o, len(a.prog.KBytes), "bytes pool")
+		}
+		if o.kind != oString {
+			a.errorf(o.pos, "expected a string literal (its bytes), got %s", o.describe())
+			return 0, false
+		}
+		return a.poolBytes(o.sval), true
 	default:
 		if o.kind == oIndex {
 			return a.index(o, len(a.prog.KStr), "string pool")
@@ -691,6 +720,8 @@ func operandSig(od vmloop.Operand) string {
 		return "float"
 	case vmloop.OConstS:
 		return "\"string\""
+	case vmloop.OConstB:
+		return "\"bytes\""
 	case vmloop.OFunc:
 		return "func"
 	case vmloop.OIntr:
@@ -783,7 +814,7 @@ func (f *fnState) generic(ins *instr, op vmloop.Op) {
 				continue
 			}
 			target = o
-		case vmloop.OConstI, vmloop.OConstF, vmloop.OConstS:
+		case vmloop.OConstI, vmloop.OConstF, vmloop.OConstS, vmloop.OConstB:
 			idx, good := f.a.constRef(od.Kind, o)
 			if !good {
 				ok = false

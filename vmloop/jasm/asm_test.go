@@ -624,6 +624,8 @@ func TestEveryOpcodeAssembles(t *testing.T) {
 				ops = append(ops, "1.5")
 			case vmloop.OConstS:
 				ops = append(ops, `"s"`)
+			case vmloop.OConstB:
+				ops = append(ops, `"b\r\n"`)
 			case vmloop.OFunc:
 				ops = append(ops, "f")
 			case vmloop.OIntr:

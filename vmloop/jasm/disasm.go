@@ -74,11 +74,13 @@ type printer struct {
 	kintRef []string
 	kfltRef []string
 	kstrRef []string
+	kbRef   []string
 
 	// first uses, in code order, of pool entries written as literals
 	useInt  []int
 	useFlt  []int
 	useStr  []int
+	useB    []int
 	useIntr []int
 }
 
@@ -137,6 +139,15 @@ func newPrinter(p *vmloop.Program, opt Options) *printer {
 		}
 		seen[v] = true
 	}
+	seen = map[string]bool{}
+	for i, v := range p.KBytes {
+		if seen[string(v)] {
+			pr.kbRef = append(pr.kbRef, "#"+strconv.Itoa(i))
+		} else {
+			pr.kbRef = append(pr.kbRef, quote(string(v)))
+		}
+		seen[string(v)] = true
+	}
 	return pr
 }
 
@@ -177,6 +188,12 @@ func (pr *printer) program() {
 		pr.printf("\n")
 		for i, v := range p.KStr {
 			pr.printf(".kstr %s ; #%d\n", quote(v), i)
+		}
+	}
+	if !natural(len(p.KBytes), pr.useB) {
+		pr.printf("\n")
+		for i, v := range p.KBytes {
+			pr.printf(".kbytes %s ; #%d\n", quote(string(v)), i)
 		}
 	}
 	for _, fp := range fps {
@@ -400,6 +417,14 @@ func (fp *funcPrinter) decode(ins vmloop.Instr) (text string, target int, ok boo
 			ops = append(ops, pr.kstrRef[v])
 			if pr.kstrRef[v][0] != '#' {
 				uses = append(uses, func() { pr.useStr = append(pr.useStr, int(v)) })
+			}
+		case vmloop.OConstB:
+			if v < 0 || v >= int64(len(pr.kbRef)) {
+				return "", -1, false
+			}
+			ops = append(ops, pr.kbRef[v])
+			if pr.kbRef[v][0] != '#' {
+				uses = append(uses, func() { pr.useB = append(pr.useB, int(v)) })
 			}
 		case vmloop.OFunc:
 			if v < 0 || v >= int64(len(pr.funcRef)) {

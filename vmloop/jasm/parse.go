@@ -91,7 +91,7 @@ type funcAST struct {
 }
 
 type poolDecl struct {
-	dir string // .import .kint .kflt .kstr
+	dir string // .import .kint .kflt .kstr .kbytes
 	op  *operand
 }
 
@@ -102,7 +102,7 @@ type fileAST struct {
 	pools  []poolDecl
 }
 
-var directives = []string{".abi", ".func", ".end", ".local", ".regs", ".try", ".import", ".kint", ".kflt", ".kstr", ".word"}
+var directives = []string{".abi", ".func", ".end", ".local", ".regs", ".try", ".import", ".kint", ".kflt", ".kstr", ".kbytes", ".word"}
 
 type parser struct {
 	d    *diag
@@ -332,7 +332,7 @@ func (p *parser) directive(t token, rest []token, line string) {
 			return
 		}
 		p.cur.tries = append(p.cur.tries, tryDecl{pos: at, ops: ops})
-	case ".import", ".kint", ".kflt", ".kstr":
+	case ".import", ".kint", ".kflt", ".kstr", ".kbytes":
 		if !noFunc() {
 			return
 		}

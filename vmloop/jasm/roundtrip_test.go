@@ -31,6 +31,9 @@ func diffPrograms(p, q *vmloop.Program) string {
 	if !reflect.DeepEqual(nilIfEmpty(p.KStr), nilIfEmpty(q.KStr)) {
 		return fmt.Sprintf("KStr %q != %q", p.KStr, q.KStr)
 	}
+	if !reflect.DeepEqual(nilIfEmpty(p.KBytes), nilIfEmpty(q.KBytes)) {
+		return fmt.Sprintf("KBytes %q != %q", p.KBytes, q.KBytes)
+	}
 	if len(p.Intrinsics) != len(q.Intrinsics) {
 		return fmt.Sprintf("imports %v != %v", p.Intrinsics, q.Intrinsics)
 	}
@@ -142,6 +145,9 @@ func randomProgram(r *rand.Rand) *vmloop.Program {
 	for n := r.Intn(5); n > 0; n-- {
 		p.KStr = append(p.KStr, strs[r.Intn(len(strs))])
 	}
+	for n := r.Intn(4); n > 0; n-- {
+		p.KBytes = append(p.KBytes, []byte(strs[r.Intn(len(strs))]))
+	}
 	imps := []string{"io.print_i64", "io.print_str", "task.id", "host.thing", "a.b.c", "not well formed", "", "task.spawn"}
 	for n := r.Intn(4); n > 0; n-- {
 		p.Intrinsics = append(p.Intrinsics, vmloop.Import{Name: imps[r.Intn(len(imps))]})
@@ -231,9 +237,9 @@ func randomInstr(r *rand.Rand, p *vmloop.Program, fn *vmloop.Function, nf, n int
 				x.set(od.Field, v)
 			case vmloop.OTarget:
 				x.set(od.Field, int64(r.Intn(n+1)))
-			case vmloop.OConstI, vmloop.OConstF, vmloop.OConstS, vmloop.OIntr:
+			case vmloop.OConstI, vmloop.OConstF, vmloop.OConstS, vmloop.OConstB, vmloop.OIntr:
 				m := map[vmloop.OperandKind]int{vmloop.OConstI: len(p.KInt), vmloop.OConstF: len(p.KFlt),
-					vmloop.OConstS: len(p.KStr), vmloop.OIntr: len(p.Intrinsics)}[od.Kind]
+					vmloop.OConstS: len(p.KStr), vmloop.OConstB: len(p.KBytes), vmloop.OIntr: len(p.Intrinsics)}[od.Kind]
 				if m == 0 {
 					ok = false
 					break

@@ -11,7 +11,7 @@ import (
 // returns 0 when every check passes, else the number of the failed check.
 // This pins down what the friendly forms mean, not only how they encode.
 func TestRun(t *testing.T) {
-	for _, file := range []string{"testdata/features.jasm", "testdata/bytes.jasm"} {
+	for _, file := range []string{"testdata/features.jasm", "testdata/bytes.jasm", "testdata/headers.jasm"} {
 		src, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,218 @@
+package vmloop
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// The interpreter half of the bounded byte and string primitives of ABI
+// 1.3 (isa_bytes.go). They run out of line in both loops (the C loop exits
+// to Go on them), so their semantics exist once. BFINDR, BCMP, BCASECMP,
+// BTOI and STOI work in chunks of bulkChunk bytes like bulkOp: between two
+// chunks a spent budget or a Stop saves the progress in bulkState and
+// returns opPreempt with pc still at the instruction, and the next Run
+// resumes there without charging the base cost again.
+
+// bytesOp runs BFINDR, BCMP, BCASECMP, BTOI, STOI and ITOB.
+func (e *Exec) bytesOp(ins Instr, r regs, pc int, left int64) (int64, opStatus) {
+	h := &e.heap
+	fnIdx := e.frames[e.fp].fn
+	bs := &e.x().bulk
+	var done int64
+	var acc uint64
+	if bs.on && bs.fn == fnIdx && bs.pc == pc {
+		done, acc = bs.done, bs.acc
+		left++ // the instruction was charged when it started
+	}
+	*bs = bulkState{}
+	// spent saves the progress (d of n bytes done) and says stop, when the
+	// budget is spent or Stop was called and work is left.
+	spent := func(d, n int64, acc uint64) bool {
+		if d < n && (left <= 0 || e.stop.Load()) {
+			*bs = bulkState{on: true, fn: fnIdx, pc: pc, done: d, acc: acc}
+			return true
+		}
+		return false
+	}
+	op := ins.Op()
+	switch op {
+	case BFINDR:
+		bo, co := h.get(r.ref(ins.B()), KindBytes), h.get(r.ref(ins.C()), KindBytes)
+		if bo == nil || co == nil {
+			e.badPair(r.ref(ins.B()), bo == nil, r.ref(ins.C()), KindBytes)
+			return left, opTrap
+		}
+		hay, needle := bytesView(bo.bytes()), bytesView(co.bytes())
+		from, to := r.i(ins.D0()), r.i(ins.D1())
+		if !e.inRange(op, from, to, len(hay)) {
+			return left, opTrap
+		}
+		m := int64(len(needle))
+		n := to - m - from + 1 // candidate offsets
+		res := int64(-1)
+		for done < n {
+			k := min(n-done, bulkChunk)
+			pos := from + done
+			if i := strings.Index(hay[pos:pos+k+m-1], needle); i >= 0 {
+				res = pos + int64(i)
+				left -= charge(int64(i) + 1)
+				break
+			}
+			done += k
+			left -= charge(k)
+			if spent(done, n, 0) {
+				return left, opPreempt
+			}
+		}
+		r.setI(ins.A(), res)
+	case BCMP, BCASECMP:
+		bo, co := h.get(r.ref(ins.B()), KindBytes), h.get(r.ref(ins.D1()), KindBytes)
+		if bo == nil || co == nil {
+			e.badPair(r.ref(ins.B()), bo == nil, r.ref(ins.D1()), KindBytes)
+			return left, opTrap
+		}
+		hay, needle := bytesView(bo.bytes()), bytesView(co.bytes())
+		off, to := r.i(ins.C()), r.i(ins.D0())
+		if !e.inRange(op, off, to, len(hay)) {
+			return left, opTrap
+		}
+		n := min(int64(len(needle)), to-off) // bytes compared
+		a, b := hay[off:off+n], needle[:n]
+		res := int64(0)
+		for done < n {
+			k := min(n-done, bulkChunk)
+			if op == BCMP {
+				res = int64(strings.Compare(a[done:done+k], b[done:done+k]))
+			} else {
+				res = caseCompare(a[done:done+k], b[done:done+k])
+			}
+			done += k
+			left -= charge(k)
+			if res != 0 {
+				break
+			}
+			if spent(done, n, 0) {
+				return left, opPreempt
+			}
+		}
+		if res == 0 && n < int64(len(needle)) {
+			res = -1 // the range ends inside the needle: it is a proper prefix
+		}
+		r.setI(ins.A(), res)
+	case BTOI, STOI:
+		var s string
+		if op == BTOI {
+			o := h.get(r.ref(ins.B()), KindBytes)
+			if o == nil {
+				e.badHandle(r.ref(ins.B()), KindBytes)
+				return left, opTrap
+			}
+			s = bytesView(o.bytes())
+		} else {
+			o := h.get(r.ref(ins.B()), KindString)
+			if o == nil {
+				e.badHandle(r.ref(ins.B()), KindString)
+				return left, opTrap
+			}
+			s = o.str()
+		}
+		from, to := r.i(ins.C()), r.i(ins.D0())
+		if !e.inRange(op, from, to, len(s)) {
+			return left, opTrap
+		}
+		s = s[from:to]
+		n := int64(len(s))
+		neg := n > 0 && s[0] == '-'
+		first := int64(0) // the first digit
+		if n > 0 && (s[0] == '-' || s[0] == '+') {
+			first = 1
+		}
+		limit := uint64(math.MaxInt64) // the largest magnitude
+		if neg {
+			limit++
+		}
+		i := max(done, first)
+		for {
+			end := min(i+bulkChunk, n)
+			j := i
+			for ; j < end && s[j] >= '0' && s[j] <= '9'; j++ {
+				d := uint64(s[j] - '0')
+				if acc > (limit-d)/10 {
+					left -= charge(j + 1 - done)
+					r.setI(ins.A(), 0)
+					r.setI(ins.D1(), -1)
+					return left, opOK
+				}
+				acc = acc*10 + d
+			}
+			left -= charge(j - done)
+			done = j
+			if j < end || j == n {
+				break // a non-digit, or the end of the range
+			}
+			if spent(done, n, acc) {
+				return left, opPreempt
+			}
+			i = j
+		}
+		v, endOff := int64(acc), from+done
+		if neg {
+			v = int64(-acc) // wraps to MinInt64 for a magnitude of 2^63
+		}
+		if done == first {
+			v, endOff = 0, from // no digits (a sign alone is no number)
+		}
+		r.setI(ins.A(), v)
+		r.setI(ins.D1(), endOff)
+	case ITOB:
+		o := h.get(r.ref(ins.B()), KindBytes)
+		if o == nil {
+			e.badHandle(r.ref(ins.B()), KindBytes)
+			return left, opTrap
+		}
+		var tmp [20]byte
+		digits := strconv.AppendInt(tmp[:0], r.i(ins.D0()), 10)
+		buf, off := o.bytes(), r.i(ins.C())
+		if off < 0 || off > int64(len(buf)-len(digits)) {
+			e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("itob: %d bytes at offset %d do not fit in length %d", len(digits), off, len(buf))}
+			return left, opTrap
+		}
+		r.setI(ins.A(), off+int64(copy(buf[off:], digits)))
+	}
+	return left, opOK
+}
+
+// inRange checks the range [from, to) of an operand of length n, recording
+// a TrapBounds when it is not 0 <= from <= to <= n.
+func (e *Exec) inRange(op Op, from, to int64, n int) bool {
+	if from < 0 || from > to || to > int64(n) {
+		e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("%s: range [%d:%d] outside length %d", op, from, to, n)}
+		return false
+	}
+	return true
+}
+
+// caseCompare compares a and b (of equal length) with ASCII letters
+// folded to lower case: -1, 0 or 1.
+func caseCompare(a, b string) int64 {
+	for i := 0; i < len(a); i++ {
+		x, y := lowerASCII(a[i]), lowerASCII(b[i])
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+// lowerASCII maps 'A'..'Z' to 'a'..'z' and every other byte to itself.
+func lowerASCII(c byte) byte {
+	if c-'A' < 26 {
+		return c + 'a' - 'A'
+	}
+	return c
+}
