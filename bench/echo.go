@@ -38,6 +38,11 @@ func StartJadeResp(workers int) (*EchoServer, error) {
 	return startJadeServer("resp_ping.jasm", examples.RespPing, workers)
 }
 
+// StartJadeHTTP runs examples/http.jasm like StartJadeEcho.
+func StartJadeHTTP(workers int) (*EchoServer, error) {
+	return startJadeServer("http.jasm", examples.HTTP, workers)
+}
+
 func startJadeServer(name string, src []byte, workers int) (*EchoServer, error) {
 	addr, err := freeLoopback()
 	if err != nil {

@@ -10,16 +10,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// goHTTPServers are the Go servers of the HTTP scenarios.
-var goHTTPServers = []struct {
+// httpServers are the servers of the HTTP scenarios: the two Go ones
+// and examples/http.jasm on one worker.
+var httpServers = []struct {
 	name  string
 	start func() (*EchoServer, error)
-}{{"nethttp", StartGoHTTP}, {"raw", StartRawHTTP}}
+}{{"nethttp", StartGoHTTP}, {"raw", StartRawHTTP}, {"jade", func() (*EchoServer, error) { return StartJadeHTTP(1) }}}
 
-// TestGoHTTPServers: both Go servers answer the routes, keep the
+// TestHTTPServers: the servers answer the routes, keep the
 // connection alive and answer pipelined requests in order.
-func TestGoHTTPServers(t *testing.T) {
-	for _, s := range goHTTPServers {
+func TestHTTPServers(t *testing.T) {
+	for _, s := range httpServers {
 		t.Run(s.name, func(t *testing.T) {
 			srv, err := s.start()
 			require.NoError(t, err)
@@ -45,10 +46,10 @@ func TestGoHTTPServers(t *testing.T) {
 	}
 }
 
-// TestHTTPMixedLoad: a short mixed run against each Go server measures
+// TestHTTPMixedLoad: a short mixed run against each server measures
 // light requests on schedule and completes heavy ones, without errors.
 func TestHTTPMixedLoad(t *testing.T) {
-	for _, s := range goHTTPServers {
+	for _, s := range httpServers {
 		t.Run(s.name, func(t *testing.T) {
 			srv, err := s.start()
 			require.NoError(t, err)

@@ -146,3 +146,36 @@ func startDrainServer(t *testing.T, workers int) (*jade.Runtime, *jade.Task, str
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestExampleServersDrain: echo, resp_ping and http stop accepting at a
+// drain's ShutdownError and return 0, after serving the connection they
+// have until its client closes.
+func TestExampleServersDrain(t *testing.T) {
+	cases := []struct{ file, req, reply string }{
+		{"echo.jasm", "ping", "ping"},
+		{"resp_ping.jasm", "PING\r\n", "+PONG\r\n"},
+		{"http.jasm", "GET / HTTP/1.1\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\nHello, World!"},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			s := startServer(t, c.file, 1)
+			conn, r := rawConn(t, s.addr)
+			write(t, conn, c.req)
+			require.Equal(t, c.reply, readN(t, r, len(c.reply)))
+			closed := make(chan error, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				closed <- s.rt.Close(ctx)
+			}()
+			o, err := s.main.Wait(context.Background())
+			require.NoError(t, err)
+			require.Equal(t, sched.Success, o.Kind, "main: %s", o)
+			write(t, conn, c.req) // still served after main returned
+			require.Equal(t, c.reply, readN(t, r, len(c.reply)))
+			conn.Close()
+			require.NoError(t, <-closed)
+			s.rt, s.main = nil, nil // closed here: the cleanup has nothing to stop
+		})
+	}
+}

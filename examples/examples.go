@@ -14,3 +14,9 @@ var Echo []byte
 //
 //go:embed resp_ping.jasm
 var RespPing []byte
+
+// HTTP is examples/http.jasm: an HTTP/1.1 keep-alive server with the
+// routes / and /work?ms=N.
+//
+//go:embed http.jasm
+var HTTP []byte

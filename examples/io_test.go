@@ -61,10 +61,10 @@ func freeAddr(t testing.TB) string {
 }
 
 // startServer loads file on a new runtime with the given workers, runs its
-// main with the address as args[0] and waits until the port accepts. The
+// main with the address as args[0] (and args after it) and waits until the port accepts. The
 // cleanup cancels main and closes the runtime; tasks left behind (a
 // connection task that never ended) fail the test.
-func startServer(t testing.TB, file string, workers int) *ioServer {
+func startServer(t testing.TB, file string, workers int, args ...string) *ioServer {
 	t.Helper()
 	src, err := os.ReadFile(file)
 	if err != nil {
@@ -81,7 +81,7 @@ func startServer(t testing.TB, file string, workers int) *ioServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.main, err = rt.Spawn(p, "main", vmloop.StrArray([]string{addr})); err != nil {
+	if s.main, err = rt.Spawn(p, "main", vmloop.StrArray(append([]string{addr}, args...))); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
