@@ -73,7 +73,7 @@ func NewEnv(workers int) (*Env, error) {
 	for name, src := range map[string]string{
 		"spawn_join": srcSpawnJoin, "ping_pong": srcPingPong, "yield": srcYield,
 		"fib": srcFib, "parked": srcParked, "waker": srcWaker, "hog": srcHog, "sleeper": srcSleeper, "sleeper_marked": srcSleeperMarked,
-		"timer_ticker": srcTimerTicker, "block_caller": srcBlockCaller,
+		"timer_ticker": srcTimerTicker, "block_caller": srcBlockCaller, "plain_loop": srcPlainLoop, "now_loop": srcNowLoop,
 		"spawn_many": srcSpawnMany, "chained": srcChained, "yield_many": srcYieldMany,
 	} {
 		p, err := rt.Load(name+".jasm", []byte(src))

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,8 +21,9 @@ import (
 // the floor of what a Go server costs per request).
 //
 //	GET /            → 200, "Hello, World!" (13 bytes)
-//	GET /work?ms=N   → 200, "worked N ms\n" after spinning N ms of CPU
-//	                   (reading the clock, as the Jade route does)
+//	GET /work?ms=N   → 200, "worked N ms\n" after N ms of CPU: as many
+//	                   clock reads as the server made in N ms alone when it
+//	                   started (the Jade route calibrates the same way)
 
 // HelloBody is the body of GET /.
 const HelloBody = "Hello, World!"
@@ -28,11 +31,35 @@ const HelloBody = "Hello, World!"
 // MaxWorkMS bounds /work's ms parameter.
 const MaxWorkMS = 10_000
 
-// Spin burns d of CPU, reading the monotonic clock as it goes.
+// Spin burns d of CPU: d's worth of clock reads at the rate measured by
+// calibrateSpin (so it costs the same CPU however many spin at once,
+// where a spin to a deadline would cost less CPU the more it shares).
 func Spin(d time.Duration) {
-	end := time.Now().Add(d)
-	for time.Now().Before(end) {
+	n := spinPerMS.Load() * d.Milliseconds()
+	var t time.Time
+	for range n {
+		t = time.Now()
 	}
+	spinSink = t
+}
+
+var (
+	spinPerMS atomic.Int64
+	spinSink  time.Time
+	spinOnce  sync.Once
+)
+
+// calibrateSpin measures how many clock reads 50 ms hold, once per
+// process, before the first server starts.
+func calibrateSpin() {
+	spinOnce.Do(func() {
+		var n int64
+		end := time.Now().Add(50 * time.Millisecond)
+		for time.Now().Before(end) {
+			n++
+		}
+		spinPerMS.Store(max(n/50, 1))
+	})
 }
 
 // workMS parses /work's query: ms=N with 0 <= N <= MaxWorkMS.
@@ -50,6 +77,7 @@ func workMS(query string) (int, bool) {
 
 // StartGoHTTP serves the routes with net/http on a free loopback port.
 func StartGoHTTP() (*EchoServer, error) {
+	calibrateSpin()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -80,6 +108,7 @@ func StartGoHTTP() (*EchoServer, error) {
 // StartRawHTTP serves the routes from a goroutine per connection with a
 // minimal HTTP/1.1 parser: keep-alive, pipelining, Content-Length bodies.
 func StartRawHTTP() (*EchoServer, error) {
+	calibrateSpin()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err

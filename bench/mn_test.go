@@ -225,3 +225,25 @@ func BenchmarkBlockingTicker(b *testing.B) {
 	b.ReportMetric(us(r.Alone.P99), "alone-p99-µs")
 	b.ReportMetric(us(r.Alone.Max), "alone-max-µs")
 }
+
+// BenchmarkSliceTimeIntrinsics: the wall time of one slice of a loop of
+// plain instructions and of a loop calling time.now, each alone on one
+// worker; the two should be of a size (S-6 counts waits in slices).
+func BenchmarkSliceTimeIntrinsics(b *testing.B) {
+	for _, c := range []struct {
+		prog string
+		n    int
+	}{{"plain_loop", 20_000_000}, {"now_loop", 2_000_000}} {
+		b.Run(c.prog, func(b *testing.B) {
+			e := envN(b, 1)
+			var d time.Duration
+			for b.Loop() {
+				var err error
+				if d, err = e.SliceTimeOf(c.prog, c.n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(d.Nanoseconds())/1e3, "slice-µs")
+		})
+	}
+}

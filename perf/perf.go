@@ -66,6 +66,10 @@ type Options struct {
 	// process (cmd/jade: the executable and "echoproc"); without it
 	// echo_proc is reported absent.
 	EchoProc []string
+	// HTTPProc is the command that runs bench.HTTPProcMain in a child
+	// process (cmd/jade: the executable and "httpproc"); without it http
+	// and http_mixed are reported absent.
+	HTTPProc []string
 	// Syscalls names echo_proc's system-call counter: SyscallsAuto (the
 	// default when empty), SyscallsStrace, SyscallsPerf or SyscallsNone.
 	Syscalls string

@@ -27,6 +27,8 @@ func Scenarios() []Scenario {
 		{Name: "fib30", Run: fib30},
 		{Name: "echo", Run: echo},
 		{Name: "echo_proc", Run: echoProc},
+		{Name: "http", Run: httpWrk},
+		{Name: "http_mixed", Run: httpMixed},
 		{Name: "resp_ping", Run: respPing, Absent: respAbsent()},
 	}
 }

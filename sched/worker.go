@@ -33,6 +33,15 @@ func lifoCost(limit int64) int64 { return max(limit/lifoPicksPerSlice, 1) }
 // and the spawner's slice bounds its queue's wait as any slice does (S-6).
 func spawnCost(limit int64) int64 { return lifoCost(limit) }
 
+// intrCost is the reductions every other intrinsic costs beside its
+// instruction's one: the round trip from the VM loop through the worker
+// and the dispatcher and back takes about as long as that many simple
+// instructions (a loop calling time.now ran ~40 ns a reduction uncharged,
+// a loop of adds ~3 ns), so a slice of intrinsic calls lasts about as long
+// as a slice of plain bytecode, which S-6's bound counts in. Measured by
+// BenchmarkSliceTimeIntrinsics.
+const intrCost = 32
+
 // ioPollEvery is how many dispatches a busy worker with I/O in flight runs
 // between two polls of its backend.
 const ioPollEvery = 16
@@ -603,11 +612,12 @@ func (w *worker) slice(t *Task, budget *int64) {
 			return
 		case vmloop.SigIntrinsic:
 			req := ex.Request()
+			c := int64(intrCost)
 			if req.Op == vmloop.SPAWN {
-				c := spawnCost(t.engine.cfg.Load().ReductionLimit)
-				*budget -= c
-				w.spent += c
+				c = spawnCost(t.engine.cfg.Load().ReductionLimit)
 			}
+			*budget -= c
+			w.spent += c
 			if !w.act(t, s.disp.Intrinsic(t, req), budget) {
 				return
 			}
@@ -635,6 +645,9 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 		// An intrinsic is a safe point: the budget and cancellation are
 		// looked at here.
 		if t.has(flagCancel) || *budget <= 0 {
+			if *budget <= 0 {
+				ex.Isolate() // a whole slice, ended at an intrinsic (see SigPreempted)
+			}
 			w.endSlice(t)
 			return false
 		}

@@ -6,12 +6,15 @@
 //	jade asm -o OUT.jbc FILE.jasm                   write the binary form
 //	jade perf [flags]                               the side-by-side performance harness
 //
-// jade echoproc serve|load [flags] is left out of the usage text: it is a
-// child process of `jade perf`'s echo_proc scenario (an echo server, or
-// its load client, each in a process of its own; bench.EchoProcMain).
+// jade echoproc serve|load [flags] and jade httpproc serve|mixed [flags]
+// are left out of the usage text: they are child processes of `jade
+// perf`'s echo_proc, http and http_mixed scenarios (a server, or its load
+// client, each in a process of its own; bench.EchoProcMain,
+// bench.HTTPProcMain).
 //
 // Exit codes of jade run: 0 Success, 1 Failure (uncaught throw), 3
-// Cancelled, 4 load or verify error, 5 Trap, 64 usage error. 2 is never
+// Cancelled, 4 load or verify error, 5 Trap, 6 main succeeded but a
+// drain's deadline cancelled other tasks, 64 usage error. 2 is never
 // used by jade itself: it is what the Go runtime exits with on a fatal
 // error (a crash of the host process), so it always means a crash.
 package main
@@ -84,6 +87,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdPerf(args[1:], stdout, stderr)
 	case "echoproc":
 		return bench.EchoProcMain(args[1:], os.Stdin, stdout, stderr)
+	case "httpproc":
+		return bench.HTTPProcMain(args[1:], os.Stdin, stdout, stderr)
 	case "-h", "--help", "help":
 		usage(stdout)
 		return exitSuccess

@@ -50,6 +50,7 @@ func cmdPerf(args []string, stdout, stderr io.Writer) int {
 	o := perf.Options{Quick: *quick, Scenarios: names, Reps: *reps, Progress: stderr, Syscalls: *syscalls}
 	if self, err := os.Executable(); err == nil {
 		o.EchoProc = []string{self, "echoproc"}
+		o.HTTPProc = []string{self, "httpproc"}
 	}
 	rep, err := perf.Run(o)
 	if err != nil {

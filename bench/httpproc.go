@@ -1,0 +1,110 @@
+package bench
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"time"
+)
+
+// HTTPProcMain is the body of the hidden command `jade httpproc`, the
+// child processes of `jade perf`'s http and http_mixed scenarios:
+//
+//	httpproc serve -impl jade|nethttp|raw [-workers N] [-procs N]
+//	    serves the routes of examples/http.jasm on a free loopback port,
+//	    prints its address and serves until stdin ends;
+//	httpproc mixed -addr HOST:PORT [-rate R] [-heavy K] [-ms N] [-warmup D] [-duration D]
+//	    runs RunHTTPMixed against the server and prints its result as JSON.
+func HTTPProcMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: httpproc serve|mixed [flags]")
+		return 64
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = httpServe(args[1:], stdin, stdout, stderr)
+	case "mixed":
+		err = httpMixedLoad(args[1:], stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "httpproc: unknown mode %q (serve or mixed)\n", args[0])
+		return 64
+	}
+	if errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) {
+		return 64
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "httpproc: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func httpServe(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("httpproc serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	impl := fs.String("impl", "jade", "server: jade (examples/http.jasm), nethttp (Go's net/http) or raw (a goroutine per net.Conn)")
+	workers := fs.Int("workers", 1, "Jade worker threads")
+	procs := fs.Int("procs", 0, "GOMAXPROCS of a Go server (0: leave it)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var s *EchoServer
+	var err error
+	switch *impl {
+	case "jade":
+		s, err = StartJadeHTTP(*workers)
+	case "nethttp", "raw":
+		if *procs > 0 {
+			runtime.GOMAXPROCS(*procs)
+		}
+		if *impl == "raw" {
+			s, err = StartRawHTTP()
+		} else {
+			s, err = StartGoHTTP()
+		}
+	default:
+		fmt.Fprintf(stderr, "httpproc serve: -impl %q: jade, nethttp or raw\n", *impl)
+		return errUsage
+	}
+	if err != nil {
+		return fmt.Errorf("bench: httpproc serve: start: %w", err)
+	}
+	fmt.Fprintln(stdout, s.Addr)
+	io.Copy(io.Discard, stdin)
+	if err := s.Close(); err != nil {
+		return fmt.Errorf("bench: httpproc serve: close: %w", err)
+	}
+	return nil
+}
+
+func httpMixedLoad(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("httpproc mixed", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "", "the server's `HOST:PORT`")
+	rate := fs.Int("rate", 1000, "light GETs of / per second, open loop")
+	heavy := fs.Int("heavy", 2, "connections requesting /work back to back")
+	ms := fs.Int("ms", 20, "CPU milliseconds per heavy request")
+	warmup := fs.Duration("warmup", time.Second, "load before the measured window")
+	dur := fs.Duration("duration", 3*time.Second, "the measured window")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *addr == "" {
+		fmt.Fprintln(stderr, "httpproc mixed: -addr is required")
+		return errUsage
+	}
+	m, err := RunHTTPMixed(*addr, *rate, *heavy, *ms, *warmup, *dur)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("bench: httpproc mixed: encode: %w", err)
+	}
+	fmt.Fprintf(stdout, "%s\n", b)
+	return nil
+}
