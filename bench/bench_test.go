@@ -7,7 +7,7 @@ import (
 )
 
 // workers is Jade's worker count in these benchmarks; every Go baseline
-// runs at GOMAXPROCS = workers (DESIGN.md §5).
+// runs at GOMAXPROCS = workers (the same parallelism on both sides).
 const workers = 1
 
 func env(b *testing.B) *Env {

@@ -1,7 +1,7 @@
 // Package perf is the side-by-side performance harness behind `jade perf`:
 // each scenario measures a Jade workload and its Go (or gopher-lua)
 // baseline in the same run, at the same parallelism, with the bodies of
-// package bench, and reports the ratio against the target of DESIGN.md §5.
+// package bench, and reports the ratio against each scenario's target.
 // Pass/fail is information for people, never a CI gate. A scenario whose
 // capability has not landed yet is reported as absent, never faked.
 package perf
