@@ -47,6 +47,19 @@ import (
 // since and reaps what completed), so completions are not starved by
 // running tasks.
 
+// readier is a backend that can say whether a poll would find a
+// completion before it submits anything (uring.Ring.Ready).
+type readier interface{ Ready() bool }
+
+// newWorkerIO wraps backend b for a worker.
+func newWorkerIO(b evpoll.Backend) *workerIO {
+	x := &workerIO{b: b}
+	if r, ok := b.(readier); ok {
+		x.ready = r.Ready
+	}
+	return x
+}
+
 // ioRec is one in-flight operation of a worker. Owner only.
 type ioRec struct {
 	t   *Task
@@ -72,7 +85,10 @@ const ioTimedOut = -1 << 40
 
 // workerIO is a worker's completion backend and its in-flight table.
 type workerIO struct {
-	b     evpoll.Backend
+	b evpoll.Backend
+	// ready is the backend's Ready (uring.Ring), or nil: whether a poll
+	// would reap something without first submitting queued operations.
+	ready func() bool
 	recs  records[ioRec]
 	n     int // operations in flight (owner only)
 	comps []evpoll.Completion

@@ -172,7 +172,7 @@ func (w *worker) loop() {
 		if b, err := open(w.id); err != nil {
 			w.ioErr = err.Error()
 		} else {
-			w.io.Store(&workerIO{b: b})
+			w.io.Store(newWorkerIO(b))
 			defer b.Close() // before the thread is unlocked or ends
 		}
 	}
@@ -223,7 +223,7 @@ func (w *worker) next() *Task {
 }
 
 // find looks local → inject → steal without blocking.
-func (w *worker) find() *Task {
+func (w *worker) find() (t *Task) {
 	s := w.s
 	if w.due() {
 		// Slice boundary: due timers wake their tasks onto the local queue
@@ -232,13 +232,29 @@ func (w *worker) find() *Task {
 	}
 	w.ticks++
 	slot := w.lifo.Load()
-	if x := w.io.Load(); x != nil && x.n > 0 && (w.ticks%ioPollEvery == 0 || w.local.len() == 0 && slot == nil) {
+	x := w.io.Load()
+	deferred := false // a dry poll left queued SQEs to the parking Wait
+	if x != nil && x.n > 0 && (w.ticks%ioPollEvery == 0 || w.local.len() == 0 && slot == nil) {
 		// And so do ready completions — when the local queue runs dry, or
 		// every ioPollEvery dispatches: the SQEs of the tasks run in
-		// between go to the kernel in one enter, not one each.
-		if w.pollIO(x, 0) > 0 {
+		// between go to the kernel in one enter, not one each. When the
+		// queue ran dry and nothing is ready to reap, the poll would only
+		// submit: the worker's park (its backend's Wait) submits and
+		// blocks in one enter instead — a read armed by a task and the
+		// wait for it cost one syscall, not two (echo_proc_1 measures
+		// it) — unless the worker finds a task first (flushed below).
+		if w.ticks%ioPollEvery != 0 && x.ready != nil && !x.ready() {
+			deferred = true
+		} else if w.pollIO(x, 0) > 0 {
 			w.shareBacklog()
 		}
+	}
+	if deferred {
+		defer func() {
+			if t != nil && w.pollIO(x, 0) > 0 { // not parking: submit before running t
+				w.shareBacklog()
+			}
+		}()
 	}
 	if w.injectFirst || w.spent >= injectEvery || w.ticks%32 == 0 || s.kick.Load() {
 		// The inject queue holds outside wakes and the older half of

@@ -557,6 +557,20 @@ func (b *Ring) Wait(timeout time.Duration, out []evpoll.Completion) (int, error)
 	}
 }
 
+// Ready reports whether a Wait(0) could return a completion without first
+// submitting queued SQEs: completions moved to Go memory or in the CQ,
+// flagged task work or CQ overflow, a remote cancel or an error to
+// report. Without TASKRUN_FLAG (deferred task work is then invisible) it
+// is always true. The worker uses it to leave queued SQEs to its parking
+// Wait, which submits them and blocks in one enter (see sched's find).
+func (b *Ring) Ready() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.ready) > 0 || b.lastErr != nil || len(b.remoteCancels) > 0 || b.wokePending ||
+		b.r.cqHeadLoc != loadAcquire(b.r.cqTail) || b.r.flagSet(sqTaskrun|sqCQOverflow) ||
+		(b.r.flags&setupDeferTaskrun != 0 && b.r.flags&setupTaskrunFlag == 0)
+}
+
 // needEnter reports whether a non-blocking enter could produce anything:
 // queued SQEs, flagged task work, or a flagged CQ overflow.
 func (b *Ring) needEnter() bool {
