@@ -61,6 +61,8 @@ type Options struct {
 type Runtime struct {
 	bus *bus.Bus
 	def *bus.Member
+
+	prof profiles // StartProfile, StartHeapProfile (profile.go)
 }
 
 // New starts a runtime.
