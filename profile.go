@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/jadevm/jade/jprof"
 )
 
 // profiles are the runtime's Jade profiles in progress.
 type profiles struct {
+	period time.Duration // Options.ProfilePeriod
+
 	mu   sync.Mutex
 	cpu  *jprof.CPUProfile
 	heap *jprof.HeapProfile
@@ -19,7 +22,7 @@ type profiles struct {
 
 // StartProfile starts a CPU profile of the Jade code the runtime runs:
 // which Jade functions and .jasm lines the workers spend their time in,
-// sampled every 10 ms at safe points and labelled by engine and task
+// sampled every Options.ProfilePeriod (10 ms) at safe points and labelled by engine and task
 // (package jprof). StopProfile writes it to w in pprof's format. It fails
 // while a profile of this runtime is running.
 func (r *Runtime) StartProfile(w io.Writer) error {
@@ -28,7 +31,7 @@ func (r *Runtime) StartProfile(w io.Writer) error {
 	if r.prof.cpu != nil {
 		return errors.New("jade: start profile: a CPU profile is running")
 	}
-	p, err := jprof.StartCPU(r.bus.Scheduler(), w, jprof.Options{})
+	p, err := jprof.StartCPU(r.bus.Scheduler(), w, jprof.Options{Period: r.prof.period})
 	if err != nil {
 		return fmt.Errorf("jade: start profile: %w", err)
 	}

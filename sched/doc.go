@@ -117,7 +117,7 @@
 //	                         before their Stop; a slice that a sample
 //	                         request preempted clears the stop, then loads
 //	                         both, and goes on only if neither is set
-//	                         (samplePreempted; TestSampleKeepsCancel)
+//	                         (samplePreempted; TestSamplePreempted)
 //	hostLaunches / stopping  a host spawn counts itself in hostLaunches,
 //	                         then loads stopping; Shutdown stores stopping,
 //	                         then waits for hostLaunches to reach 0
