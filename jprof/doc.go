@@ -43,6 +43,7 @@
 // Nothing runs in the VM loops. The workers load one field of their own
 // where a slice ends (a sample request), and a heap allocation loads one
 // flag (vmloop's heapSampling) on its slow path. A CPU profile adds one
-// safe-point stop per worker and Period; a heap profile adds the sampling
-// state to each heap that allocates.
+// safe-point stop per worker and Period; a heap profile one atomic add per
+// allocation on one of 64 shared countdowns (by task), and a map entry
+// per sampled live object.
 package jprof

@@ -89,12 +89,28 @@ type HeapSample interface {
 }
 
 // heapSampling is set while a HeapSampler is installed; heapSampler and
-// heapRate are read only then.
+// heapLeft are used only then.
 var (
 	heapSampling atomic.Bool
 	heapMu       sync.Mutex // orders Start and Stop
 	heapSampler  atomic.Pointer[heapSamplerBox]
+	heapLeft     [heapShards]heapShard
 )
+
+// The sampling intervals run on heapShards shared countdowns, one cache
+// line each, that heaps use by their owner id: a heap has no room for
+// one of its own (the Exec is a size class exactly), a heap state made
+// per heap cost a spawn-heavy program (one small heap per task) as much
+// as the tasks themselves, and one shared counter would be written by
+// every worker at every allocation. Each countdown is a Poisson process
+// over the bytes counted on it, so their union samples every byte with
+// the same chance.
+const heapShards = 64
+
+type heapShard struct {
+	left atomic.Int64 // bytes before the next sample
+	_    [56]byte
+}
 
 type heapSamplerBox struct {
 	s    HeapSampler
@@ -117,6 +133,9 @@ func StartHeapSampling(s HeapSampler, rate int64) error {
 	if heapSampler.Load() != nil {
 		return errors.New("vmloop: StartHeapSampling: a heap sampler is already installed")
 	}
+	for i := range heapLeft {
+		heapLeft[i].left.Store(int64(rand.ExpFloat64()*float64(rate)) + 1)
+	}
 	heapSampler.Store(&heapSamplerBox{s: s, rate: float64(rate)})
 	heapSampling.Store(true)
 	return nil
@@ -131,10 +150,9 @@ func StopHeapSampling() {
 	heapSampler.Store(nil)
 }
 
-// heapProf is the sampling state of one heap (in its heapSide).
+// heapProf is what a heap keeps of its sampled objects (in its
+// heapSide, made at its first sample).
 type heapProf struct {
-	left    float64              // bytes to allocate before the next sample
-	rate    float64              // the rate left was drawn for
 	samples map[int32]HeapSample // slot index -> its sample, for sampled live objects
 }
 
@@ -148,22 +166,21 @@ func (h *heap) exec() *Exec {
 // sample counts the allocation of object i (n accounted bytes) against
 // the heap's sampling interval and samples it when the interval ends.
 func (h *heap) sample(i int, n int64) {
+	sh := &heapLeft[h.owner%heapShards]
+	left := sh.left.Add(-n)
+	if left > 0 || left+n <= 0 {
+		// Not the end of the interval, or another allocation ended it
+		// and is about to start the next.
+		return
+	}
 	box := heapSampler.Load()
 	if box == nil {
 		return
 	}
-	hp := h.sidePart().prof
-	if hp == nil {
-		hp = &heapProf{}
-		h.side.prof = hp
-	}
-	if hp.rate != box.rate {
-		hp.rate, hp.left = box.rate, rand.ExpFloat64()*box.rate
-	}
-	if hp.left -= float64(n); hp.left > 0 {
-		return
-	}
-	hp.left = rand.ExpFloat64() * box.rate
+	// The next interval starts after this object, as in Go's runtime (an
+	// object is sampled once, its weight counts the sample points in it);
+	// an allocation counted between the Add and this Store is lost to it.
+	sh.left.Store(int64(rand.ExpFloat64()*box.rate) + 1)
 	e := h.exec()
 	if len(e.frames) == 0 || e.prog == nil {
 		return
@@ -176,8 +193,10 @@ func (h *heap) sample(i int, n int64) {
 	if s == nil {
 		return
 	}
-	if hp.samples == nil {
-		hp.samples = make(map[int32]HeapSample)
+	hp := h.sidePart().prof
+	if hp == nil {
+		hp = &heapProf{samples: make(map[int32]HeapSample)}
+		h.side.prof = hp
 	}
 	hp.samples[int32(i)] = s
 	h.objs[i-1].sampled = true
