@@ -23,8 +23,9 @@ type profiles struct {
 // StartProfile starts a CPU profile of the Jade code the runtime runs:
 // which Jade functions and .jasm lines the workers spend their time in,
 // sampled every Options.ProfilePeriod (10 ms) at safe points and labelled by engine and task
-// (package jprof). StopProfile writes it to w in pprof's format. It fails
-// while a profile of this runtime is running.
+// (package jprof). StopProfile writes it to w in pprof's format; stop it
+// before Close, since a running profile keeps its ticking goroutine. It
+// fails while a profile of this runtime is running.
 func (r *Runtime) StartProfile(w io.Writer) error {
 	r.prof.mu.Lock()
 	defer r.prof.mu.Unlock()

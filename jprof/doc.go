@@ -24,7 +24,9 @@
 // is set, jade_task_name, so `-tagfocus jade_task=42` or `-tags` split a
 // profile by task. Time a worker spends outside a task (looking for work,
 // polling I/O, parked) is not sampled: the profile is of Jade code; the Go
-// profile (`jade run --cpuprofile`) shows the runtime itself.
+// profile (`jade run --cpuprofile`) shows the runtime itself. The ticking
+// goroutine exists only while a profile runs: an idle runtime without a
+// profile still makes no wake-ups (S-4).
 //
 // # Heap profile
 //
