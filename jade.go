@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/jadevm/jade/bus"
 	_ "github.com/jadevm/jade/native" // the cgo VM loop, on by default where cgo is available
@@ -54,6 +55,9 @@ type Options struct {
 	// BlockingPool is how many blocking host calls run at once
 	// (RegisterBlockingIntrinsic; 0: bus.DefaultBlockingPool).
 	BlockingPool int
+	// ProfilePeriod is the time between two samples of a busy worker in
+	// a CPU profile (StartProfile; 0: jprof.DefaultPeriod, 10 ms).
+	ProfilePeriod time.Duration
 }
 
 // Runtime is a running Jade VM: a bus, a scheduler with its workers and a
@@ -61,6 +65,8 @@ type Options struct {
 type Runtime struct {
 	bus *bus.Bus
 	def *bus.Member
+
+	prof profiles // StartProfile, StartHeapProfile (profile.go)
 }
 
 // New starts a runtime.
@@ -84,7 +90,7 @@ func New(opts Options) (*Runtime, error) {
 	if err := b.Start(); err != nil {
 		return nil, fmt.Errorf("jade: new: %w", err)
 	}
-	return &Runtime{bus: b, def: def}, nil
+	return &Runtime{bus: b, def: def, prof: profiles{period: opts.ProfilePeriod}}, nil
 }
 
 // Bus returns the runtime's RuntimeBus (to register more engines).

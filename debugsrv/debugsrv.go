@@ -1,8 +1,10 @@
 // Package debugsrv exposes a running Jade runtime for people and tools: a
 // read-only metrics snapshot published through expvar (/debug/vars), the
 // live tasks by state and engine with the function@pc each published at its
-// last safe point (/debug/tasks), and Go's pprof handlers (/debug/pprof/).
-// Nothing here mutates the scheduler (S-16).
+// last safe point (/debug/tasks), Go's pprof handlers (/debug/pprof/) and
+// a CPU profile of the Jade code (/debug/jade/profile, package jprof).
+// Nothing here mutates the scheduler (S-16): a profile only asks the
+// workers for samples.
 package debugsrv
 
 import (
@@ -15,6 +17,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/jadevm/jade/jprof"
 	"github.com/jadevm/jade/sched"
 )
 
@@ -56,9 +59,14 @@ func DumpTasks(w io.Writer, src Source) {
 }
 
 // Handler serves /debug/pprof/, /debug/vars, /debug/tasks (text; add
-// ?format=json for JSON) and /debug/metrics (JSON snapshot).
+// ?format=json for JSON), /debug/metrics (JSON snapshot) and, when src can
+// be sampled (a *sched.Scheduler is a jprof.Target),
+// /debug/jade/profile?seconds=N (a Jade CPU profile).
 func Handler(src Source) http.Handler {
 	mux := http.NewServeMux()
+	if tgt, ok := src.(jprof.Target); ok {
+		mux.HandleFunc("/debug/jade/profile", serveProfile(tgt))
+	}
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)

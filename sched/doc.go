@@ -16,6 +16,7 @@
 //	timers.go, periodic.go timer shards, timeouts, periodic jobs
 //	io.go, fd.go          completion backends, I/O waits, descriptor lifetime
 //	event.go              events (auto-reset, signal/broadcast)
+//	profile.go            CPU samples of Jade stacks at safe points (jprof)
 //
 // This essay covers the two protocols that are spread over many fields:
 // how idle workers are found and woken, and how task records are reused.
@@ -112,6 +113,11 @@
 //	cancel / Stop            Cancel stores the cancel flag, then stops the
 //	                         Exec; a slice clears the stop, then loads the
 //	                         flag (TestCancelRaces)
+//	kick, cancel / sample    kickOne stores kick and Cancel the cancel flag
+//	                         before their Stop; a slice that a sample
+//	                         request preempted clears the stop, then loads
+//	                         both, and goes on only if neither is set
+//	                         (samplePreempted; TestSamplePreempted)
 //	hostLaunches / stopping  a host spawn counts itself in hostLaunches,
 //	                         then loads stopping; Shutdown stores stopping,
 //	                         then waits for hostLaunches to reach 0

@@ -118,6 +118,11 @@ type Scheduler struct {
 	kickNext atomic.Uint32
 	kicks    atomic.Uint64
 
+	// sampler is the CPU sampler while one is installed (profile.go);
+	// sampleBusy is RequestSamples' scratch, guarded by idleMu.
+	sampler    atomic.Pointer[samplerBox]
+	sampleBusy []bool
+
 	note       string // what Start changed (GOMAXPROCS); guarded by mu
 	setProcs   int    // GOMAXPROCS value Start set, or 0; guarded by mu
 	savedProcs int    // GOMAXPROCS before Start raised it; guarded by mu

@@ -103,6 +103,13 @@ type worker struct {
 	// worker's next pick, which looks at the inject queue while a kick is
 	// outstanding.
 	cur atomic.Pointer[vmloop.Exec]
+	// sampleReq is a CPU sample request (profile.go): the dispatch count
+	// when it was made, plus one; 0 when none. Written by RequestSamples
+	// only while a sampler is installed; the owner loads it where a slice
+	// ends.
+	sampleReq atomic.Uint64
+	// stack is the buffer of the owner's samples (profile.go).
+	stack []vmloop.ProfFrame
 	// inGo is true while yieldGo has the worker's goroutine in Go's
 	// scheduler (owner writes, kickOne reads): a kick goes to another
 	// worker then.
@@ -578,10 +585,12 @@ func (w *worker) slice(t *Task, budget *int64) {
 		dropTaskIO(t)
 	}
 	if ex.Stopped() {
-		// The one place a stop is cleared: the stop that ended the last
-		// slice, a kick meant for an earlier slice (kickOne), a cancel's.
-		// Cleared before the cancel flag is read: Cancel sets that flag
-		// before it stops the Exec, so a cancel's stop is never lost.
+		// Where a stop is cleared (and samplePreempted, during a slice a
+		// sample request stopped): the stop that ended the last slice, a
+		// kick meant for an earlier slice (kickOne), a cancel's, a sample
+		// request's. Cleared before the cancel flag is read: Cancel sets
+		// that flag before it stops the Exec, so a cancel's stop is never
+		// lost.
 		ex.ClearStop()
 	}
 	if t.has(flagCancel) {
@@ -618,6 +627,9 @@ func (w *worker) slice(t *Task, budget *int64) {
 			w.end(t, Outcome{Kind: Trapped, Trap: ex.Trap(), Stack: ex.TrapStack()})
 			return
 		case vmloop.SigPreempted:
+			if w.sampleReq.Load() != 0 && w.samplePreempted(t, *budget) {
+				continue // the stop was a sample request's only
+			}
 			if *budget <= 0 {
 				// A whole slice: a task that runs long gets register and
 				// frame stacks no other task's share a cache line with
@@ -672,6 +684,9 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 		w.endSlice(t)
 		return false
 	case ActSuspend:
+		if w.sampleReq.Load() != 0 {
+			w.takeSample(t)
+		}
 		w.publish(t)
 		if t.has(flagCancel) {
 			// Suspension points observe cancellation. The armed wait is
@@ -710,12 +725,18 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 // end completes t with o. Where it stopped is not published: only live
 // tasks are listed (a locked store per task saved).
 func (w *worker) end(t *Task, o Outcome) {
+	if w.sampleReq.Load() != 0 {
+		w.takeSample(t) // before finish recycles the Exec
+	}
 	w.s.finish(w, t, o)
 }
 
 // endSlice ends t's slice at a safe point: a cancelled task completes
 // Cancelled (S-13), any other goes behind the others (S-6).
 func (w *worker) endSlice(t *Task) {
+	if w.sampleReq.Load() != 0 {
+		w.takeSample(t)
+	}
 	if t.has(flagCancel) {
 		w.end(t, Outcome{Kind: Cancelled})
 		return

@@ -60,6 +60,8 @@ type object struct {
 	next int32  // free list link while the slot is free
 	gen  uint16
 	kind Kind // KindVoid: free or never used
+	// sampled: the heap profile sampled this object (profile.go)
+	sampled bool
 }
 
 // maxObjectBytes is the accounted size of the largest object (4 GiB − 1),
@@ -121,6 +123,9 @@ type heapSide struct {
 	// heap is the only place that knows no *object into it is still held.
 	// Their own size is bounded by the current table's (halves).
 	retired [][]object
+	// prof is the heap's sampling state while heap sampling is on
+	// (profile.go).
+	prof *heapProf
 }
 
 func (h *heap) sidePart() *heapSide {
@@ -327,6 +332,9 @@ func (h *heap) alloc(k Kind, n int64) uint64 {
 	}
 	h.bytes += n
 	h.live++
+	if heapSampling.Load() {
+		h.sample(i, n)
+	}
 	return h.handle(i)
 }
 
@@ -458,6 +466,9 @@ func (h *heap) release(x uint64) bool {
 	h.live--
 	h.uncover()
 	i := int32(x & handleIdxMask)
+	if o.sampled {
+		h.sampleFree(i)
+	}
 	*o = object{gen: o.gen + 1, mark: o.mark}
 	if o.gen != 0 { // a slot whose generation wrapped is retired
 		o.next = h.free
@@ -468,6 +479,7 @@ func (h *heap) release(x uint64) bool {
 
 // reset releases every object (the task completed).
 func (h *heap) reset() {
+	h.freeSamples()
 	h.dropTasks()
 	h.releaseTables()
 	h.objs = nil

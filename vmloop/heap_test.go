@@ -6,7 +6,7 @@ import (
 )
 
 func newTestHeap(owner uint32, limit int64) *heap {
-	h := &heap{}
+	h := &new(Exec).heap // every heap is an Exec's (heap.exec)
 	h.init(owner, limit)
 	return h
 }

@@ -63,7 +63,10 @@ func main() {
 
 func usage(stderr io.Writer) int {
 	fmt.Fprint(stderr, `usage:
-  jade run [--workers N] [--pin] [--go-loop] [--reductions N] [--debug-addr ADDR] [-v] FILE.jasm|FILE.jbc [ARGS...]
+  jade run [--workers N] [--pin] [--go-loop] [--reductions N] [--debug-addr ADDR] [-v]
+           [--cpuprofile FILE] [--memprofile FILE]             Go-level profiles (the runtime)
+           [--jade-cpuprofile FILE] [--jade-heapprofile FILE]  Jade-level profiles (the program)
+           FILE.jasm|FILE.jbc [ARGS...]
   jade asm --check FILE.jasm
   jade asm --dis [--pcs] FILE.jasm|FILE.jbc
   jade asm -o OUT.jbc FILE.jasm
@@ -112,9 +115,12 @@ func load(path string) (*vmloop.Program, error) {
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE` (labelled by engine)")
-	memprof := fs.String("memprofile", "", "write a heap profile at the end of the run to `FILE`")
-	debugAddr := fs.String("debug-addr", "", "serve /debug/pprof, /debug/vars, /debug/metrics and /debug/tasks on `ADDR`")
+	cpuprof := fs.String("cpuprofile", "", "write a Go-level CPU profile of the run (the VM loop, workers, cgo; labelled by engine) to `FILE`")
+	memprof := fs.String("memprofile", "", "write a Go-level heap profile at the end of the run to `FILE`")
+	jcpuprof := fs.String("jade-cpuprofile", "", "write a Jade-level CPU profile (Jade functions and .jasm lines; labelled by engine and task) to `FILE`")
+	jperiod := fs.Duration("jade-profile-period", 0, "time between two samples of a busy worker in the Jade CPU profile (default 10ms)")
+	jheapprof := fs.String("jade-heapprofile", "", "write a Jade-level heap profile (Jade heap bytes by allocation site: allocated during the run, in use at its end) to `FILE`")
+	debugAddr := fs.String("debug-addr", "", "serve /debug/pprof, /debug/jade/profile, /debug/vars, /debug/metrics and /debug/tasks on `ADDR`")
 	goLoop := fs.Bool("go-loop", false, "run on the pure-Go VM loop even where the cgo loop is available")
 	pin := fs.Bool("pin", false, "pin each worker thread to one allowed CPU (Linux)")
 	workers := fs.Int("workers", 0, fmt.Sprintf("worker threads (0: $JADE_WORKERS, else GOMAXPROCS−1; here %d)", sched.DefaultWorkers()))
@@ -137,7 +143,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return exitLoad
 	}
 	rt, err := jade.New(jade.Options{Workers: *workers, PinCPUs: *pin, GoLoop: *goLoop, ReductionLimit: *reductions,
-		Limits: sched.ResourceLimits{MemoryBytes: *maxMem}, Stdout: stdout})
+		Limits: sched.ResourceLimits{MemoryBytes: *maxMem}, Stdout: stdout, ProfilePeriod: *jperiod})
 	if err != nil {
 		fmt.Fprintf(stderr, "jade: %v\n", err)
 		if errors.Is(err, sched.ErrConfig) || errors.Is(err, uring.ErrUnknownPoller) {
@@ -184,6 +190,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer stopProf()
+	stopJade, err := startJadeProfiles(rt, *jcpuprof, *jheapprof)
+	if err != nil {
+		fmt.Fprintf(stderr, "jade: %v\n", err)
+		return exitUsage
+	}
+	defer stopJade()
 	stopDebug, err := startDebug(rt, *debugAddr, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "jade: %v\n", err)
@@ -201,6 +213,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	o, drainErr := runMain(rt, task, sig, *drainTimeout, stderr)
 	signal.Stop(sig)
+	if err := stopJade(); err != nil {
+		fmt.Fprintf(stderr, "jade: %v\n", err)
+	}
 	if drainErr != nil {
 		fmt.Fprintln(stderr, drainErr)
 		if o.Kind == sched.Success {

@@ -1,0 +1,56 @@
+package debugsrv_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/debugsrv"
+)
+
+// TestJadeProfileEndpoint: /debug/jade/profile?seconds=1 returns a pprof
+// CPU profile of the Jade task spinning meanwhile; a bad seconds is 400.
+func TestJadeProfileEndpoint(t *testing.T) {
+	rt, err := jade.New(jade.Options{Workers: 1})
+	require.NoError(t, err)
+	defer rt.Shutdown(context.Background())
+	p, err := rt.Load("spin.jasm", []byte(`
+.func spin() -> i64
+  .local i:i64
+  const i, 0
+l:
+  addi i, i, 1
+  jmp  l
+.end`))
+	require.NoError(t, err)
+	task, err := rt.Spawn(p, "spin")
+	require.NoError(t, err)
+	defer task.Cancel()
+	srv := httptest.NewServer(debugsrv.Handler(rt.Bus().Scheduler()))
+	defer srv.Close()
+
+	resp, err := srv.Client().Get(srv.URL + "/debug/jade/profile?seconds=x")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+
+	start := time.Now()
+	resp, err = srv.Client().Get(srv.URL + "/debug/jade/profile?seconds=1")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.GreaterOrEqual(t, time.Since(start), time.Second)
+	prof, err := profile.Parse(resp.Body)
+	require.NoError(t, err)
+	require.NotEmpty(t, prof.Sample, "no sample of a task spinning for a second")
+	for _, s := range prof.Sample {
+		require.Equal(t, "spin", s.Location[0].Line[0].Function.Name)
+		require.Equal(t, "spin.jasm", s.Location[0].Line[0].Function.Filename)
+	}
+}

@@ -1,0 +1,95 @@
+package jade
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/jadevm/jade/jprof"
+)
+
+// profiles are the runtime's Jade profiles in progress.
+type profiles struct {
+	period time.Duration // Options.ProfilePeriod
+
+	mu   sync.Mutex
+	cpu  *jprof.CPUProfile
+	heap *jprof.HeapProfile
+	hw   io.Writer
+}
+
+// StartProfile starts a CPU profile of the Jade code the runtime runs:
+// which Jade functions and .jasm lines the workers spend their time in,
+// sampled every Options.ProfilePeriod (10 ms) at safe points and labelled by engine and task
+// (package jprof). StopProfile writes it to w in pprof's format; stop it
+// before Close, since a running profile keeps its ticking goroutine. It
+// fails while a profile of this runtime is running.
+func (r *Runtime) StartProfile(w io.Writer) error {
+	r.prof.mu.Lock()
+	defer r.prof.mu.Unlock()
+	if r.prof.cpu != nil {
+		return errors.New("jade: start profile: a CPU profile is running")
+	}
+	p, err := jprof.StartCPU(r.bus.Scheduler(), w, jprof.Options{Period: r.prof.period})
+	if err != nil {
+		return fmt.Errorf("jade: start profile: %w", err)
+	}
+	r.prof.cpu = p
+	return nil
+}
+
+// StopProfile stops the CPU profile started by StartProfile and writes
+// it. It fails when none is running.
+func (r *Runtime) StopProfile() error {
+	r.prof.mu.Lock()
+	p := r.prof.cpu
+	r.prof.cpu = nil
+	r.prof.mu.Unlock()
+	if p == nil {
+		return errors.New("jade: stop profile: no CPU profile is running")
+	}
+	if err := p.Stop(); err != nil {
+		return fmt.Errorf("jade: stop profile: %w", err)
+	}
+	return nil
+}
+
+// StartHeapProfile starts sampling the Jade heap allocations of every
+// task, one in about 512 KiB on average (package jprof); StopHeapProfile
+// writes the bytes and objects allocated since, and those still in use,
+// by allocation site to w in pprof's format. Heap sampling is
+// process-wide: it fails while any heap profile runs in the process.
+func (r *Runtime) StartHeapProfile(w io.Writer) error {
+	r.prof.mu.Lock()
+	defer r.prof.mu.Unlock()
+	if r.prof.heap != nil {
+		return errors.New("jade: start heap profile: a heap profile is running")
+	}
+	p, err := jprof.StartHeap(r.bus.Scheduler(), 0)
+	if err != nil {
+		return fmt.Errorf("jade: start heap profile: %w", err)
+	}
+	r.prof.heap, r.prof.hw = p, w
+	return nil
+}
+
+// StopHeapProfile stops the heap profile started by StartHeapProfile and
+// writes it. It fails when none is running.
+func (r *Runtime) StopHeapProfile() error {
+	r.prof.mu.Lock()
+	p, w := r.prof.heap, r.prof.hw
+	r.prof.heap, r.prof.hw = nil, nil
+	r.prof.mu.Unlock()
+	if p == nil {
+		return errors.New("jade: stop heap profile: no heap profile is running")
+	}
+	if err := p.Stop(); err != nil {
+		return fmt.Errorf("jade: stop heap profile: %w", err)
+	}
+	if err := p.Write(w); err != nil {
+		return fmt.Errorf("jade: stop heap profile: %w", err)
+	}
+	return nil
+}
