@@ -7,7 +7,8 @@
 // # What runs in C
 //
 // loop.c executes the hot subset of the ISA (docs/ISA.md), opcodes nop to
-// tailcall except lds, plus blen bget bset:
+// tailcall except lds, plus blen bget bset and the bounded byte primitives
+// of ABI 1.3 but stoi and ldb:
 //
 //   - constants and moves: ldi ldk ldf movi movf movr;
 //   - i64 arithmetic, logic and comparisons: add sub mul div rem neg and or
@@ -17,6 +18,9 @@
 //     jeq jne jlt jle jgt jge jeqi jnei jlti jlei jgti jgei;
 //   - call, ret, retv and tailcall within the program, pushing and popping
 //     frames on the task's frame stack;
+//   - bfindr (a needle of at most 16 bytes), bcmp, bcasecmp, btoi and itob
+//     on the byte buffers Go has handed to this call, when the Go loop
+//     would do them in one chunk (64 KiB) without a trap (jn_bytes.h);
 //   - blen, bget and bset on the byte buffers Go has handed to this call
 //     (see "Handle operations" below).
 //
@@ -101,13 +105,17 @@
 // comes from the Go code) and calls the C loop again. The exits are:
 //
 //   - any opcode outside the hot subset: lds, errors and throw, strings,
-//     byte buffer operations other than blen bget bset, arrays,
+//     byte buffer operations other than blen bget bset bfindr bcmp
+//     bcasecmp btoi itob, arrays,
 //     allocation, bulk operations, intrinsics (builtins and intr), free;
 //   - blen, bget and bset on a handle that is not in the call's table of
 //     buffers (Go adds the buffer when the handle names a live one and
 //     calls C again at the same instruction, without charging it; else Go
 //     runs it and traps), and bget and bset with an index out of range
-//     (Go traps);
+//     (Go traps); the same for the buffers of bfindr, bcmp, bcasecmp, btoi
+//     and itob, which also exit on a range out of bounds or longer than a
+//     chunk, a longer needle, or digits that do not fit (Go traps or runs
+//     the instruction in chunks);
 //   - div and rem with a zero divisor or MIN / -1 (Go traps);
 //   - call when the frame stack is full (Go grows it), at the depth limit
 //     Limits.MaxFrames (Go traps: stack overflow), or when the register

@@ -29,7 +29,9 @@ enum {
 	OP_JGT, OP_JGE, OP_JEQI, OP_JNEI, OP_JLTI, OP_JLEI, OP_JGTI, OP_JGEI,
 	OP_CALL, OP_RET, OP_RETV, OP_TAILCALL,
 	OP_NHOT, /* opcodes from here on exit to Go, except: */
-	OP_BLEN = 74, OP_BGET = 75, OP_BSET = 76 /* on the buffers of jn_bufs */
+	OP_BLEN = 74, OP_BGET = 75, OP_BSET = 76, /* on the buffers of jn_bufs */
+	/* ABI 1.3, on the buffers of jn_bufs within one chunk (jn_bytes.h) */
+	OP_BFINDR = 104, OP_BCMP = 105, OP_BCASECMP = 106, OP_BTOI = 107, OP_ITOB = 109
 };
 
 static const char *const jn_names[OP_NHOT] = {
@@ -60,12 +62,23 @@ const char *jn_op_name2(int op) {
 		return "bget";
 	case OP_BSET:
 		return "bset";
+	case OP_BFINDR:
+		return "bfindr";
+	case OP_BCMP:
+		return "bcmp";
+	case OP_BCASECMP:
+		return "bcasecmp";
+	case OP_BTOI:
+		return "btoi";
+	case OP_ITOB:
+		return "itob";
 	}
 	return 0;
 }
 
 /* jn_hot reports whether jn_run executes opcode op (lds always exits; blen
- * bget bset run on the buffers of jn_bufs only). */
+ * bget bset bfindr bcmp bcasecmp btoi itob run on the buffers of jn_bufs
+ * only). */
 int jn_hot(int op) { return (op >= 0 && op < OP_NHOT && op != OP_LDS) || jn_op_name2(op) != 0; }
 
 /* Signed view of a register without implementation-defined conversion. */
@@ -144,7 +157,7 @@ static inline uint64_t jn_ftoi(double x) {
 	X(SHRI) X(SARI) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(FADD) X(FSUB) X(FMUL) X(FDIV) X(FNEG) \
 	X(FSQRT) X(FLT) X(FLE) X(FEQ) X(ITOF) X(FTOI) X(JMP) X(JZ) X(JNZ) X(JEQ) X(JNE) X(JLT) X(JLE) \
 	X(JGT) X(JGE) X(JEQI) X(JNEI) X(JLTI) X(JLEI) X(JGTI) X(JGEI) X(CALL) X(RET) X(RETV) \
-	X(TAILCALL) X(BLEN) X(BGET) X(BSET)
+	X(TAILCALL) X(BLEN) X(BGET) X(BSET) X(BFINDR) X(BCMP) X(BCASECMP) X(BTOI) X(ITOB)
 #define JN_CONDS(X) X(JZ) X(JNZ) X(JEQ) X(JNE) X(JLT) X(JLE) X(JGT) X(JGE) X(JEQI) X(JNEI) X(JLTI) \
 	X(JLEI) X(JGTI) X(JGEI)
 #define JN_BRANCHES(X) X(JMP) JN_CONDS(X)
@@ -325,6 +338,8 @@ static inline const jn_buf *jn_find(const jn_bufs *t, uint64_t h) {
 	return 0;
 }
 
+#include "jn_bytes.h"
+
 #if defined(__GNUC__)
 #define JN_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define JN_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -419,6 +434,8 @@ static int64_t jn_exec(jn_io *io, uint64_t *regs, jn_frame *frames, const uint64
  * dispatch after the branch loads from D - 16 + code (an addressing mode)
  * and the next pc is D, with no add on the way */
 #define JN_TGT (D - 16)
+#define JN_D0 ((unsigned)(ins >> 32) & 0xffu)
+#define JN_D1 ((unsigned)(ins >> 40) & 0xffu)
 #define RA r[A]
 #define RB r[B]
 #define RC r[C]
@@ -683,6 +700,53 @@ dispatch: {
 		if (!b || i >= (uint64_t)b->n)
 			goto exit_op;
 		b->p[i] = (uint8_t)RC;
+		NEXT();
+	}
+	/* the bounded primitives of ABI 1.3 (jn_bytes.h): on the buffers of
+	 * the table and within one chunk; anything else (another handle, a
+	 * range out of bounds, a longer range, a long needle) runs in Go */
+	CASE(BFINDR) {
+		int64_t res;
+		int64_t c = jn_bfindr(jn_find(bufs, RB), jn_find(bufs, RC), r[JN_D0], r[JN_D1], &res);
+		if (c < 0)
+			goto exit_op;
+		left -= c;
+		RA = (uint64_t)res;
+		NEXT();
+	}
+	CASE(BCMP) {
+		int64_t res;
+		int64_t c = jn_bcmp(jn_find(bufs, RB), jn_find(bufs, r[JN_D1]), RC, r[JN_D0], 0, &res);
+		if (c < 0)
+			goto exit_op;
+		left -= c;
+		RA = (uint64_t)res;
+		NEXT();
+	}
+	CASE(BCASECMP) {
+		int64_t res;
+		int64_t c = jn_bcmp(jn_find(bufs, RB), jn_find(bufs, r[JN_D1]), RC, r[JN_D0], 1, &res);
+		if (c < 0)
+			goto exit_op;
+		left -= c;
+		RA = (uint64_t)res;
+		NEXT();
+	}
+	CASE(BTOI) {
+		uint64_t v, end;
+		int64_t c = jn_btoi(jn_find(bufs, RB), RC, r[JN_D0], &v, &end);
+		if (c < 0)
+			goto exit_op;
+		left -= c;
+		RA = v; /* then the end offset: it wins when both name one register */
+		r[JN_D1] = end;
+		NEXT();
+	}
+	CASE(ITOB) {
+		uint64_t next;
+		if (!jn_itob(jn_find(bufs, RB), RC, r[JN_D0], &next))
+			goto exit_op;
+		RA = next;
 		NEXT();
 	}
 

@@ -455,7 +455,7 @@ var opTable = [...]OpInfo{
 
 	FREE: {"free", []Operand{src(TRef, FA)}, tr, "", "release object a; its handles become stale (later use traps)"},
 
-	BFINDR:   bytesOps[BFINDR-BFINDR],
+	BFINDR:   bytesOps[0],
 	BCMP:     bytesOps[BCMP-BFINDR],
 	BCASECMP: bytesOps[BCASECMP-BFINDR],
 	BTOI:     bytesOps[BTOI-BFINDR],

@@ -37,9 +37,9 @@ var opSince = map[Op]Version{
 
 // bytesCostDoc is the cost column of docs/ISA.md for these opcodes.
 var bytesCostDoc = map[Op]string{
-	BFINDR:   "1 + ⌈n/64⌉ (n candidate offsets scanned)",
-	BCMP:     "1 + ⌈n/64⌉ (n bytes compared)",
-	BCASECMP: "1 + ⌈n/64⌉ (n bytes compared)",
+	BFINDR:   "1 + ⌈n/64⌉ (n offsets tried, the match included)",
+	BCMP:     "1 + ⌈n/64⌉ (n = min(len(D1), D0-c), to the 64 KiB chunk of the first difference)",
+	BCASECMP: "1 + ⌈n/64⌉ (as bcmp)",
 	BTOI:     "1 + ⌈n/64⌉ (n bytes parsed)",
 	STOI:     "1 + ⌈n/64⌉ (n bytes parsed)",
 	LDB:      "1 + ⌈n/64⌉ (n bytes copied)",

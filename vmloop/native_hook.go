@@ -294,6 +294,24 @@ const DefaultNativeFallback = 32
 // the rule changes only speed.
 func SetNativeFallback(n int) { nativeFallback.Store(int64(n)) }
 
+// nativeBufArgs returns the handles of the byte buffers that the native
+// loop needs in its table (NativeBufs) to run ins, an instruction it
+// exited on, with r the current frame's registers: n is 0 for an
+// instruction that names none.
+func nativeBufArgs(ins Instr, r []uint64) (hs [2]uint64, n int) {
+	switch ins.Op() {
+	case BLEN, BGET, BTOI, ITOB:
+		return [2]uint64{r[ins.B()]}, 1
+	case BSET:
+		return [2]uint64{r[ins.A()]}, 1
+	case BFINDR:
+		return [2]uint64{r[ins.B()], r[ins.C()]}, 2
+	case BCMP, BCASECMP:
+		return [2]uint64{r[ins.B()], r[ins.D1()]}, 2
+	}
+	return hs, 0
+}
+
 // runNative is Run with the native loop (the state is stReady). It follows
 // the Go loop's slow path exactly: an exited instruction is charged, run
 // by step, and a safe point preempts when the budget is spent. done is
@@ -349,23 +367,26 @@ func (e *Exec) runNative(loop NativeLoop, budget int64) (sig Signal, left int64,
 			e.growRegs(need, true)
 			continue
 		}
-		if op := ins.Op(); op == BLEN || op == BGET || op == BSET {
+		if hs, n := nativeBufArgs(ins, e.regs[cur.base:]); n > 0 {
 			// A buffer the native loop does not have yet: give it (see
-			// NativeBufs) and run the instruction natively. A handle
-			// already given (an index out of range) or a bad one runs
-			// in Go below, which traps.
-			h := e.regs[cur.base+int(ins.B())]
-			if op == BSET {
-				h = e.regs[cur.base+int(ins.A())]
-			}
-			if bufs == nil || !bufs.has(h) {
-				if o := e.heap.get(h, KindBytes); o != nil {
-					if bufs == nil {
-						bufs = nativeBufPool.Get().(*nativeBufCache)
+			// NativeBufs) and run the instruction natively. Handles
+			// already given (an index out of range, work the native
+			// loop leaves to Go) or bad ones run in Go below, which
+			// traps or chunks.
+			added := false
+			for _, h := range hs[:n] {
+				if bufs == nil || !bufs.has(h) {
+					if o := e.heap.get(h, KindBytes); o != nil {
+						if bufs == nil {
+							bufs = nativeBufPool.Get().(*nativeBufCache)
+						}
+						bufs.add(h, o.bytes())
+						added = true
 					}
-					bufs.add(h, o.bytes())
-					continue
 				}
+			}
+			if added {
+				continue
 			}
 		}
 		if op := ins.Op(); ran < fallback && (op > TAILCALL || op == LDS) {

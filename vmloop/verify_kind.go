@@ -44,16 +44,20 @@ var vfOpObjs = map[Op]map[Field]uint8{
 }
 
 // vfIntrObjs are the object kinds of the string and bytes parameters of
-// central intrinsics, by parameter index (what the bus reads them as).
-var vfIntrObjs = map[IntrinsicID]map[int]uint8{
-	IntrPrintStr:   {0: vkStr},
-	IntrNetListen:  {0: vkStr},
-	IntrNetConnect: {0: vkStr},
-	IntrNetRead:    {1: vkBytes},
-	IntrNetWrite:   {1: vkBytes},
-	IntrFileOpen:   {0: vkStr},
-	IntrFileRead:   {1: vkBytes},
-	IntrFileWrite:  {1: vkBytes},
+// central intrinsics, by name and parameter index (what the bus reads
+// them as). A name the central table does not have is never looked up.
+var vfIntrObjs = map[string]map[int]uint8{
+	"io.print_str":    {0: vkStr},
+	"net.listen":      {0: vkStr},
+	"net.connect":     {0: vkStr},
+	"net.read":        {1: vkBytes},
+	"net.write":       {1: vkBytes},
+	"file.open":       {0: vkStr},
+	"file.read":       {1: vkBytes},
+	"file.write":      {1: vkBytes},
+	"net.read_n":      {1: vkBytes},
+	"file.read_n":     {1: vkBytes},
+	"net.listen_opts": {0: vkStr},
 }
 
 // vfObjKind returns the object kind of operand field fl of op, or 0.
@@ -85,7 +89,7 @@ func (fl *vfFlow) intrKinds(pc int, st vfState, a uint8, in *Intrinsic) error {
 	if in.ID >= HostIntrinsicBase {
 		return nil
 	}
-	for i, want := range vfIntrObjs[in.ID] {
+	for i, want := range vfIntrObjs[in.Name] {
 		r := a + uint8(i)
 		if m := st.mask(r); m&(1<<want|1<<vkRef) == 0 {
 			return fl.v.funcErr(fl.fi, pc, "intr %s, argument %d: %s", in.Name, i, vfKindReason(vfRegName(fl.f, r), int(want), m))

@@ -86,6 +86,15 @@ func vtRejects() []vtReject {
 		{"bad i64 constant index", one(main(nil, TI64, 1, Encode(LDK, 0, 0, 0, 3), ret0)), nil, "main@0", "ldk: constant index 3 outside the i64 constant pool (0 entries)"},
 		{"bad f64 constant index", one(main(nil, TF64, 1, Encode(LDF, 0, 0, 0, 0), ret0)), nil, "main@0", "ldf: constant index 0 outside the f64 constant pool"},
 		{"bad string constant index", one(main(nil, TRef, 1, Encode(LDS, 0, 0, 0, 1), ret0)), nil, "main@0", "lds: constant index 1 outside the string constant pool (1 entry)"},
+		{"bad bytes constant index", one(main(nil, TRef, 1, Encode(LDB, 0, 0, 0, 0), ret0)), nil, "main@0", "ldb: constant index 0 outside the bytes constant pool (0 entries)"},
+		{"ABI 1.3 opcode under .abi 1.2", func() *Program {
+			p := one(main(vtR, TI64, 3, Encode(LDI, 1, 0, 0, 0), Encode(BTOI, 2, 0, 1, EncodeD01(1, 1)), Encode(RET, 2, 0, 0, 0)))
+			p.ABI = Version{1, 2}
+			return p
+		}(), nil, "main@1", "btoi needs ABI 1.3 but the program declares .abi 1.2"},
+		{"string read as bytes", one(main(nil, TI64, 2, Encode(LDS, 0, 0, 0, 0), Encode(BLEN, 1, 0, 0, 0), Encode(RET, 1, 0, 0, 0))), nil, "main@1", "blen: r0 is read as bytes but holds string on every path; convert it with stob first"},
+		{"bytes read as string via movr", one(main(vtI, TI64, 3, Encode(BNEW, 1, 0, 0, 0), Encode(MOVR, 2, 1, 0, 0),
+			Encode(STOI, 0, 2, 0, EncodeD01(0, 0)), Encode(RET, 0, 0, 0, 0))), nil, "main@2", "stoi: r2 is read as string but holds bytes on every path; convert it with btos first"},
 		{"bad function index", one(main(vtI, TI64, 1, Encode(CALL, 0, 0, 1, 5), ret0), vtID()), nil, "main@0", "call: function index 5 out of range (the program has 2 functions)"},
 		{"negative function index", one(main(vtI, TI64, 1, Encode(SPAWN, 0, 0, 1, -2), ret0)), nil, "main@0", "spawn: function index -2 out of range"},
 		{"bad import index", one(main(vtI, TVoid, 1, Encode(INTR, 0, 0, 1, 0), retv)), nil, "main@0", "intr: import index 0 out of range (the program imports 0 intrinsics)"},

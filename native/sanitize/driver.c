@@ -17,7 +17,7 @@
 enum { NOP = 0, MOVI = 1, LDI = 4, LDK = 5, LDF = 6, ADD = 8, SUB = 9, MUL = 10, DIV = 11, REM = 12, NEG = 13,
        SHL = 17, SHR = 18, SAR = 19, ADDI = 20, SUBI = 21, FDIV = 36, FSQRT = 38, ITOF = 42, FTOI = 43,
        JMP = 44, JLT = 49, JLTI = 55, CALL = 59, RET = 60, RETV = 61, TAILCALL = 62, BLEN = 74, BGET = 75,
-       BSET = 76, BNEW = 73 };
+       BSET = 76, BNEW = 73, BFINDR = 104, BCMP = 105, BCASECMP = 106, BTOI = 107, ITOB = 109 };
 
 static uint64_t E(int op, int a, int b, int c, int32_t d) {
 	return (uint64_t)op | (uint64_t)a << 8 | (uint64_t)b << 16 | (uint64_t)c << 24 | (uint64_t)(uint32_t)d << 32;
@@ -236,6 +236,49 @@ static void test_bufs(void) {
 	CHECK(ex == JN_EXIT_OP && frames[0].pc == 0);
 }
 
+/* the ABI 1.3 primitives on a table of buffers, at the ends of their
+ * ranges (empty buffers have no memory: p is 0) */
+static void test_bytes13(void) {
+	uint8_t hay[] = "Content-Length: 42\r\n\r\nstale", name[] = "content-length:", crlf[] = "\r\n";
+	uint8_t out[4] = {0};
+	jn_bufs t = {4, {{0x11, hay, 27}, {0x12, name, 15}, {0x13, crlf, 2}, {0x15, out, 4}}};
+	jn_bufs empty = {2, {{0x14, 0, 0}, {0x15, out, 4}}};
+	/* f(h, n, lo, hi): r4 = bfindr h, n, lo, hi; r5 = bcasecmp h, lo, hi, n;
+	 * r6, r7 = btoi h, lo, hi; r8 = bcmp h, lo, hi, n; r11 = itob 0x15, 0, r6;
+	 * ret r11 */
+	uint64_t f[] = {E(BFINDR, 4, 0, 1, 2 | 3 << 8), E(BCASECMP, 5, 0, 2, 3 | 1 << 8),
+	                E(BTOI, 6, 0, 2, 3 | 7 << 8), E(BCMP, 8, 0, 2, 3 | 1 << 8), E(LDI, 9, 0, 0, 0x15),
+	                E(LDI, 10, 0, 0, 0), E(ITOB, 11, 9, 10, 6), E(RET, 11, 0, 0, 0)};
+	prog p = {0};
+	addfn(&p, f, 8, 12, 4);
+	p.kint = p.kflt = p.nw;
+	jn_frame frames[1];
+	jn_io io = {0};
+	int pre;
+	int64_t ex;
+	bufs = &t;
+	uint64_t r1[12] = {0x11, 0x13, 16, 27};
+	frames[0] = (jn_frame){0, 0, 0};
+	ex = go(&p, r1, 12, frames, 1, 100, &io, &pre);
+	CHECK(ex == JN_EXIT_OP && frames[0].pc == 7);
+	CHECK(r1[4] == 18 && r1[5] == 1 && r1[6] == 42 && r1[7] == 18 && r1[8] == 1 && r1[11] == 2 && memcmp(out, "42", 2) == 0);
+	uint64_t r2[12] = {0x11, 0x12, 0, 27}; /* the name at 0, case folded */
+	frames[0] = (jn_frame){0, 0, 0};
+	ex = go(&p, r2, 12, frames, 1, 100, &io, &pre);
+	CHECK(ex == JN_EXIT_OP && frames[0].pc == 7 && r2[4] == (uint64_t)-1 && r2[5] == 0 && r2[7] == 0 && r2[8] == (uint64_t)-1 && r2[11] == 1);
+	uint64_t r3[12] = {0x14, 0x14, 0, 0}; /* an empty buffer, an empty needle */
+	bufs = &empty;
+	frames[0] = (jn_frame){0, 0, 0};
+	ex = go(&p, r3, 12, frames, 1, 100, &io, &pre);
+	CHECK(ex == JN_EXIT_OP && frames[0].pc == 7 && r3[4] == 0 && r3[5] == 0 && r3[7] == 0 && r3[11] == 1);
+	uint64_t r4[12] = {0x11, 0x13, 20, 28}; /* past the end: exits at bfindr */
+	bufs = &t;
+	frames[0] = (jn_frame){0, 0, 0};
+	ex = go(&p, r4, 12, frames, 1, 100, &io, &pre);
+	CHECK(ex == JN_EXIT_OP && frames[0].pc == 0 && io.left == 100);
+	bufs = 0;
+}
+
 int main(void) {
 	test_fib(5);
 	test_fib(25000);
@@ -243,6 +286,7 @@ int main(void) {
 	test_arith();
 	test_tail_and_limits();
 	test_bufs();
+	test_bytes13();
 	if (fails) {
 		fprintf(stderr, "%d checks failed\n", fails);
 		return 1;
