@@ -241,16 +241,22 @@ func (w *worker) find() (t *Task) {
 	slot := w.lifo.Load()
 	x := w.io.Load()
 	deferred := false // a dry poll left queued SQEs to the parking Wait
-	if x != nil && x.n > 0 && (w.ticks%ioPollEvery == 0 || w.local.len() == 0 && slot == nil) {
-		// And so do ready completions — when the local queue runs dry, or
-		// every ioPollEvery dispatches: the SQEs of the tasks run in
-		// between go to the kernel in one enter, not one each. When the
+	sliceDue := w.spent >= injectEvery
+	if x != nil && x.n > 0 && (w.ticks%ioPollEvery == 0 || sliceDue || w.local.len() == 0 && slot == nil) {
+		// And so do ready completions — when the local queue runs dry,
+		// every ioPollEvery dispatches, and once a slice's worth of
+		// reductions has run since the inject queue was last looked at
+		// (the same time basis, without a clock read: behind tasks that
+		// each run whole slices, a completion waits about one slice, not
+		// ioPollEvery of them; http_mixed measures it): the SQEs of the
+		// tasks run in between go to the kernel in one enter, not one
+		// each. When the
 		// queue ran dry and nothing is ready to reap, the poll would only
 		// submit: the worker's park (its backend's Wait) submits and
 		// blocks in one enter instead — a read armed by a task and the
 		// wait for it cost one syscall, not two (echo_proc_1 measures
 		// it) — unless the worker finds a task first (flushed below).
-		if w.ticks%ioPollEvery != 0 && x.ready != nil && !x.ready() {
+		if w.ticks%ioPollEvery != 0 && !sliceDue && x.ready != nil && !x.ready() {
 			deferred = true
 		} else if w.pollIO(x, 0) > 0 {
 			w.shareBacklog()
@@ -263,7 +269,7 @@ func (w *worker) find() (t *Task) {
 			}
 		}()
 	}
-	if w.injectFirst || w.spent >= injectEvery || w.ticks%32 == 0 || s.kick.Load() {
+	if w.injectFirst || sliceDue || w.ticks%32 == 0 || s.kick.Load() {
 		// The inject queue holds outside wakes and the older half of
 		// overflowed rings: take its share now (FIFO) so that it is
 		// drained as fast as it fills. Besides after every preempted or
