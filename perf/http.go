@@ -20,8 +20,9 @@ import (
 // http_mixed: light GETs of / at 1,000 per second, open loop, each
 // measured against its schedule, while 2 connections request
 // /work?ms=20 back to back (`jade httpproc mixed`). Gates: the light
-// requests' p99 <= 1/30 of net/http's, and heavy throughput within 10 %
-// of net/http's.
+// requests' p99 <= 1/30 of net/http's, and heavy throughput no more than
+// 10 % below net/http's (each heavy request is the same calibrated CPU
+// work on both sides: bench.Spin, http.jasm's /work).
 //
 // http: wrk -t1 --latency against / at 50 and 400 connections. Gates:
 // requests per second >= net/http's; server CPU per request <= the raw
@@ -132,11 +133,11 @@ func httpMixed(o *Options) ([]Result, error) {
 	}
 	hj, hg := heavy(runs["jade"]), heavy(runs["nethttp"])
 	hr := Result{Name: "http_mixed", Metric: "heavy throughput", Unit: "req/s", Jade: hj, Baseline: hg,
-		Target: "within 10% of net/http's", Reps: o.Reps}
+		Target: ">= 90% of net/http's", Reps: o.Reps}
 	if hg > 0 {
 		hr.Ratio = hj / hg
 	}
-	hp := hr.Ratio >= 0.9 && hr.Ratio <= 1.1
+	hp := hr.Ratio >= 0.9
 	hr.Pass = &hp
 	return append(rs, hr), nil
 }
