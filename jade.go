@@ -195,7 +195,15 @@ func (t *Task) Wait(ctx context.Context) (Outcome, error) { return bus.Await(ctx
 // Cancel requests cancellation (sticky).
 func (t *Task) Cancel() error { return t.rt.def.Cancel(t.t) }
 
-// Sched returns the scheduler's record (read-only use).
+// Done is closed when the task has completed.
+func (t *Task) Done() <-chan struct{} { return t.t.Done() }
+
+// Outcome returns the task's outcome once it has completed (ok false
+// before).
+func (t *Task) Outcome() (Outcome, bool) { return t.t.Outcome() }
+
+// Sched returns the scheduler's record of the task: a read-only view (its
+// state, outcome and location); changes go through the Runtime.
 func (t *Task) Sched() *sched.Task { return t.t }
 
 // NewEvent makes an event that the host can pass to tasks and signal.

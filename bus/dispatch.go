@@ -18,7 +18,7 @@ var _ sched.Dispatcher = (*dispatcher)(nil)
 // Intrinsic handles a request of task t running on a worker.
 func (d *dispatcher) Intrinsic(t *sched.Task, req *vmloop.Request) sched.Action {
 	b := (*Bus)(d)
-	ex := t.Exec()
+	ex := b.ctl.Exec(t)
 	switch req.Intr.ID {
 	case vmloop.IntrSpawn:
 		return b.spawnFromTask(t, ex, req)
@@ -120,7 +120,7 @@ func (d *dispatcher) Abandon(t *sched.Task, req *vmloop.Request, signalled bool)
 	case id == vmloop.IntrEventWait:
 		// The signal was meant for a waiter that will not run: the next
 		// one gets it (or the event keeps it).
-		if obj, err := t.Exec().ArgObj(0, vmloop.KindEvent); err == nil && signalled {
+		if obj, err := b.ctl.Exec(t).ArgObj(0, vmloop.KindEvent); err == nil && signalled {
 			b.ctl.EventSignal(t, obj.(*sched.Event))
 		}
 	case isIO(id):
@@ -135,7 +135,7 @@ func (d *dispatcher) Abandon(t *sched.Task, req *vmloop.Request, signalled bool)
 // Resume completes the request of a task woken after ActSuspend.
 func (d *dispatcher) Resume(t *sched.Task, req *vmloop.Request) sched.Action {
 	b := (*Bus)(d)
-	ex := t.Exec()
+	ex := b.ctl.Exec(t)
 	switch req.Intr.ID {
 	case vmloop.IntrJoinI64, vmloop.IntrJoinF64, vmloop.IntrJoinRef, vmloop.IntrJoinVoid, vmloop.IntrOutcome:
 		target, a := taskArg(ex, 0)

@@ -101,7 +101,7 @@ func (p *CPUProfile) Sample(t *sched.Task, stack []vmloop.ProfFrame) {
 	if len(stack) == 0 {
 		return
 	}
-	k := cpuKey{prog: t.Exec().Program(), stack: frameString(stack), engine: t.Engine().Name(), task: t.ID()}
+	k := cpuKey{prog: t.Program(), stack: frameString(stack), engine: t.Engine().Name(), task: t.ID()}
 	if p.name != nil {
 		k.name = p.name(t)
 	}

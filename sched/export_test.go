@@ -1,5 +1,7 @@
 package sched
 
+import "github.com/jadevm/jade/vmloop"
+
 // SetTraceHook installs a transition observer for tests.
 func SetTraceHook(f func(id uint64, from, to State)) { traceHook = f }
 
@@ -44,3 +46,7 @@ func Joiners(t *Task) int {
 	}
 	return 0
 }
+
+// ExecOf returns t's execution state (for tests outside the package; the
+// bus gets it through Control.Exec).
+func ExecOf(t *Task) *vmloop.Exec { return t.exec }

@@ -495,7 +495,7 @@ l:
 	// It has run whole slices: its stacks share no cache line with
 	// another task's (vmloop.Exec.Isolate; read after the yields, which
 	// the worker counted after isolating them).
-	if !hog.Sched().Exec().Isolated() {
+	if !sched.ExecOf(hog.Sched()).Isolated() {
 		t.Error("a task that ran whole slices still has stacks that may share cache lines")
 	}
 	stop.Store(1)

@@ -26,7 +26,7 @@ func (c *countSampler) Sample(t *sched.Task, stack []vmloop.ProfFrame) {
 	c.n.Add(1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.fns[t.Exec().Program().FuncName(int(stack[0].Fn))]++
+	c.fns[t.Program().FuncName(int(stack[0].Fn))]++
 	c.tids[t.ID()] = true
 }
 

@@ -42,7 +42,7 @@ const (
 // as the host's (S-16, S-20). It runs on the worker thread and must not
 // block: waits go through Control's Await*/EventWait and ActSuspend.
 type Dispatcher interface {
-	// Intrinsic handles the pending request of t (t.Exec().Request()).
+	// Intrinsic handles the pending request of t (Control.Exec(t).Request()).
 	Intrinsic(t *Task, req *vmloop.Request) Action
 	// Resume completes the request of a task that was woken after
 	// ActSuspend (e.g. reads the joined task's outcome).

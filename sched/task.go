@@ -390,9 +390,14 @@ func (t *Task) worker() *worker {
 	return t.w
 }
 
-// Exec returns the task's execution state. Only the dispatcher, running on
-// the worker that runs the task, may use it.
-func (t *Task) Exec() *vmloop.Exec { return t.exec }
+// Exec returns t's execution state, for the dispatcher (the bus), running
+// on the worker that runs t: the only holder of the Control may change a
+// task's registers, so a host holding a *Task cannot (S-16).
+func (c *Control) Exec(t *Task) *vmloop.Exec { return t.exec }
+
+// Program returns the program t runs (read-only: programs are verified
+// and never changed after loading).
+func (t *Task) Program() *vmloop.Program { return t.prog }
 
 // traceHook observes transitions in tests (nil otherwise).
 var traceHook func(id uint64, from, to State)
