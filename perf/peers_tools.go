@@ -37,17 +37,18 @@ var peerSources = map[string][]string{
 // FindPeersRoot returns the repository root at or above dir that holds
 // the peer sources (bench/peers).
 func FindPeersRoot(dir string) (string, error) {
-	d, err := filepath.Abs(dir)
+	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", fmt.Errorf("perf: peers: %w", err)
 	}
+	d := abs
 	for {
 		if _, err := os.Stat(filepath.Join(d, peerSources["beam"][0])); err == nil {
 			return d, nil
 		}
 		up := filepath.Dir(d)
 		if up == d {
-			return "", fmt.Errorf("perf: peers: no bench/peers at or above %s: run jade perf --peers inside the repository", dir)
+			return "", fmt.Errorf("perf: peers: no bench/peers at or above %s: run jade perf --peers inside the repository", abs)
 		}
 		d = up
 	}
