@@ -190,7 +190,7 @@ func measurePeer(o *Options, root string, rootErr error, peer string, byWorkers 
 	return figs, "", pb.Version, pb.Built.Seconds()
 }
 
-// peerValue is a peer's figure for one field: the median over the
+// value is a peer's figure for one field: the median over the
 // repetitions that measured it, with a note where samples are missing.
 func (f *peerFigure) value(field string) PeerValue {
 	var note string
