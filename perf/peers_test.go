@@ -175,8 +175,9 @@ func TestFindPeersRoot(t *testing.T) {
 	require.ErrorContains(t, err, "no bench/peers at or above")
 }
 
-// TestPeersBuildAndRun builds both peers (a cold cargo build takes about a
-// minute here, so it runs only with JADE_PEERS=1) and runs every shape
+// TestPeersBuildAndRun builds both peers (a cold cargo build takes about
+// 35 s on 2 vCPUs, so it runs only with JADE_PEERS=1), checks that a second
+// build is the cached one, and runs every shape
 // with small counts at 1 and 2 workers.
 func TestPeersBuildAndRun(t *testing.T) {
 	if os.Getenv("JADE_PEERS") != "1" {
