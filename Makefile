@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 RACEPKG := ./sched/... ./bus/... ./vmloop/... ./timerwheel/... ./evpoll/... ./uring/... ./native/... ./debugsrv/...
 
-.PHONY: all build test unit unit-purego unit-native workers hammer sanitize race cross fuzz-smoke bench perf vet staticcheck clean soak soak-short
+.PHONY: peers all build test unit unit-purego unit-native workers hammer sanitize race cross fuzz-smoke bench perf vet staticcheck clean soak soak-short
 
 all: build test
 
@@ -99,6 +99,14 @@ clean:
 # The side-by-side harness (about 1–2 minutes; PERFFLAGS=--quick for <30 s).
 perf:
 	$(GO) run ./cmd/jade perf $(PERFFLAGS) --json perf.json --html perf.html
+
+# The scenarios that have Tokio and BEAM peer shapes, with the peers'
+# columns (bench/peers; `jade perf --peers` installs erlang-base,
+# librust-tokio-dev and cargo with apt-get when missing and possible, and
+# caches the peers' builds under out/peers).
+PEER_SCENARIOS := spawn_join,ping_pong,yield,spawn_many,chained_spawn,yield_many,wake_latency,fairness,sleep_lateness,parked_task_bytes
+peers: build
+	bin/jade perf --peers --scenarios $(PEER_SCENARIOS) $(PERFFLAGS) --json perf.json --html perf.html
 
 # The soak (cmd/jade-soak): bin/jade serving examples/echo.jasm in a child
 # process, driven with 10,000 concurrent connections, churn, slowloris,

@@ -15,6 +15,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 	type row struct {
 		Result
 		JadeS, BaseS, RatioS, PassS string
+		TokioS, BeamS, VsBestS      string
 		Bar, Y                      int
 		Color                       string
 	}
@@ -35,12 +36,17 @@ func WriteHTML(w io.Writer, r *Report) error {
 					rw.PassS, rw.Color = "FAIL", "#c88"
 				}
 			}
+			rw.TokioS, rw.BeamS, rw.VsBestS = peerCell(s.Tokio, s.Unit), peerCell(s.Beam, s.Unit), "–"
+			if s.Best != "" {
+				rw.VsBestS = fmt.Sprintf("%.2f×", s.BestRatio)
+			}
 			rw.Y = y
 			y += 22
 		}
 		rows = append(rows, rw)
 	}
-	return htmlTmpl.Execute(w, map[string]any{"M": r.Machine, "Rows": rows, "H": y + 10, "Lat": latencyPlots(r)})
+	return htmlTmpl.Execute(w, map[string]any{"M": r.Machine, "Rows": rows, "H": y + 10, "Lat": latencyPlots(r),
+		"Peers": r.Peers, "PeerNotes": r.PeerNotes, "RowNotes": rowNotes(r)})
 }
 
 // latencyPlot is one scenario's latency distribution: its percentiles
@@ -111,10 +117,15 @@ var htmlTmpl = template.Must(template.New("r").Parse(`<!doctype html>
 <h1>jade perf</h1>
 <p>{{.M.CPU}} — cpuid: {{.M.Cores}} cores, {{.M.Threads}} threads, {{.M.Cache}} B lines; {{.M.CPUs}} CPUs usable — {{.M.Go}} — {{.M.Kernel}} — backend {{.M.Backend}} — workers {{.M.Workers}}</p>
 <p>Ratio = baseline ÷ Jade for time and bytes (above 1: Jade is better). Pass/fail is information, not a gate.</p>
-<table><tr><th>scenario</th><th>metric</th><th>jade</th><th>baseline</th><th>ratio</th><th>target</th><th>pass</th></tr>
-{{range .Rows}}{{if .Absent}}<tr class="absent"><td>{{.Name}}</td><td class="l" colspan="6">absent: {{.Absent}}</td></tr>
-{{else}}<tr><td>{{.Name}}</td><td class="l">{{.Metric}}</td><td>{{.JadeS}}</td><td>{{.BaseS}}</td><td>{{.RatioS}}</td><td class="l">{{.Target}}</td><td>{{.PassS}}</td></tr>
+<table><tr><th>scenario</th><th>metric</th><th>jade</th><th>baseline</th><th>ratio</th>{{if $.Peers}}<th>tokio</th><th>beam</th><th>best</th><th>vs best</th>{{end}}<th>target</th><th>pass</th></tr>
+{{range .Rows}}{{if .Absent}}<tr class="absent"><td>{{.Name}}</td><td class="l" colspan="{{if $.Peers}}10{{else}}6{{end}}">absent: {{.Absent}}</td></tr>
+{{else}}<tr><td>{{.Name}}</td><td class="l">{{.Metric}}</td><td>{{.JadeS}}</td><td>{{.BaseS}}</td><td>{{.RatioS}}</td>{{if $.Peers}}<td>{{.TokioS}}</td><td>{{.BeamS}}</td><td class="l">{{.Best}}</td><td>{{.VsBestS}}</td>{{end}}<td class="l">{{.Target}}</td><td>{{.PassS}}</td></tr>
 {{end}}{{end}}</table>
+{{if .Peers}}<h2>Peers</h2>
+<p>Each peer is timed in its own process with its own clock; vs best = the best of goroutines, Tokio and BEAM ÷ Jade.</p>
+<ul>{{range .Peers}}<li>{{.Peer}}: {{if .Skipped}}skipped: {{.Skipped}}{{else}}{{.Version}}{{end}}</li>{{end}}</ul>
+<ul>{{range .PeerNotes}}<li>{{.}}</li>{{end}}{{range .RowNotes}}<li>* {{.}}</li>{{end}}</ul>
+{{end}}
 <h2>Ratios (log scale; the line is 1×)</h2>
 <svg width="900" height="{{.H}}" xmlns="http://www.w3.org/2000/svg" font-size="12">
 <line x1="380" y1="0" x2="380" y2="{{.H}}" stroke="#333"/>

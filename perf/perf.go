@@ -35,6 +35,14 @@ type Result struct {
 	Pass   *bool   `json:"pass"`             // nil when absent or not gated
 	Absent string  `json:"absent,omitempty"` // why the scenario is not measured
 	Reps   int     `json:"reps"`
+	// Tokio and Beam are the peers' figures for the row (--peers; nil
+	// where the row has no peer shape or the peer did not run). Best
+	// names the lowest of the baseline ("goroutines") and the peers, and
+	// BestRatio is best/jade.
+	Tokio     *PeerValue `json:"tokio,omitempty"`
+	Beam      *PeerValue `json:"beam,omitempty"`
+	Best      string     `json:"best,omitempty"`
+	BestRatio float64    `json:"bestRatio,omitempty"`
 }
 
 // Machine describes where the run happened.
@@ -54,6 +62,10 @@ type Machine struct {
 type Report struct {
 	Machine   Machine  `json:"machine"`
 	Scenarios []Result `json:"scenarios"`
+	// Peers and PeerNotes (--peers only): which peers ran, and how their
+	// shapes correspond to the harness's.
+	Peers     []PeerRun `json:"peers,omitempty"`
+	PeerNotes []string  `json:"peerNotes,omitempty"`
 }
 
 // Options configure a run.
@@ -73,6 +85,12 @@ type Options struct {
 	// Syscalls names echo_proc's system-call counter: SyscallsAuto (the
 	// default when empty), SyscallsStrace, SyscallsPerf or SyscallsNone.
 	Syscalls string
+	// Peers runs the Tokio and BEAM peers (bench/peers) after the
+	// scenarios and adds their columns to the rows they have shapes for.
+	Peers bool
+	// PeersRoot is the repository root holding bench/peers (default: found
+	// at or above the working directory).
+	PeersRoot string
 }
 
 // Scenario is one named measurement.
@@ -126,6 +144,9 @@ func Run(o Options) (*Report, error) {
 		fmt.Fprintf(o.Progress, " %.1fs\n", time.Since(t0).Seconds())
 		rep.Scenarios = append(rep.Scenarios, rs...)
 	}
+	if o.Peers {
+		runPeers(&o, rep)
+	}
 	return rep, nil
 }
 
@@ -173,7 +194,12 @@ func WriteTable(w io.Writer, r *Report) {
 	m := r.Machine
 	fmt.Fprintf(w, "machine: %s (cpuid: %d cores, %d threads, %d B lines; %d CPUs usable), %s, %s, workers %d\n\n",
 		m.CPU, m.Cores, m.Threads, m.Cache, m.CPUs, m.Go, m.Kernel, m.Workers)
-	fmt.Fprintf(w, "%-20s %-18s %14s %14s %8s  %-24s %s\n", "scenario", "metric", "jade", "baseline", "ratio", "target", "pass")
+	peers := len(r.Peers) > 0
+	head := fmt.Sprintf("%-20s %-18s %14s %14s %8s", "scenario", "metric", "jade", "baseline", "ratio")
+	if peers {
+		head += fmt.Sprintf(" %14s %14s %-10s %8s", "tokio", "beam", "best", "vs best")
+	}
+	fmt.Fprintf(w, "%s  %-24s %s\n", head, "target", "pass")
 	for _, s := range r.Scenarios {
 		if s.Absent != "" {
 			fmt.Fprintf(w, "%-20s %-18s %14s %14s %8s  %-24s %s\n", s.Name, "-", "absent", "-", "-", "-", s.Absent)
@@ -183,9 +209,18 @@ func WriteTable(w io.Writer, r *Report) {
 		if s.Pass != nil {
 			pass = map[bool]string{true: "pass", false: "FAIL"}[*s.Pass]
 		}
-		fmt.Fprintf(w, "%-20s %-18s %14s %14s %8s  %-24s %s\n", s.Name, s.Metric, num(s.Jade, s.Unit), num(s.Baseline, s.Unit),
-			fmt.Sprintf("%.2fx", s.Ratio), s.Target, pass)
+		line := fmt.Sprintf("%-20s %-18s %14s %14s %8s", s.Name, s.Metric, num(s.Jade, s.Unit), num(s.Baseline, s.Unit),
+			fmt.Sprintf("%.2fx", s.Ratio))
+		if peers {
+			best, vs := "-", "-"
+			if s.Best != "" {
+				best, vs = s.Best, fmt.Sprintf("%.2fx", s.BestRatio)
+			}
+			line += fmt.Sprintf(" %14s %14s %-10s %8s", peerCell(s.Tokio, s.Unit), peerCell(s.Beam, s.Unit), best, vs)
+		}
+		fmt.Fprintf(w, "%s  %-24s %s\n", line, s.Target, pass)
 	}
+	writePeerNotes(w, r)
 }
 
 func num(v float64, unit string) string {

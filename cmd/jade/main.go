@@ -70,7 +70,7 @@ func usage(stderr io.Writer) int {
   jade asm --check FILE.jasm
   jade asm --dis [--pcs] FILE.jasm|FILE.jbc
   jade asm -o OUT.jbc FILE.jasm
-  jade perf [--quick] [--scenarios a,b] [--json FILE] [--reps N] [--syscalls auto|strace|perf|none]
+  jade perf [--quick] [--scenarios a,b] [--json FILE] [--reps N] [--syscalls auto|strace|perf|none] [--peers]
 exit codes (run): 0 success, 1 failure, 3 cancelled, 4 load/verify error, 5 trap, 64 usage;
   2 is a crash of the jade process (a fatal Go runtime error), never a program's outcome
 `)

@@ -12,7 +12,7 @@ import (
 
 // cmdPerf runs the side-by-side harness: jade perf [--quick] [--scenarios a,b]
 // [--json FILE] [--reps N] [--cpuprofile FILE] [--memprofile FILE]
-// [--syscalls auto|strace|perf|none]. echo_proc starts this executable
+// [--syscalls auto|strace|perf|none] [--peers]. echo_proc starts this executable
 // again as its child processes (jade echoproc).
 func cmdPerf(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("perf", flag.ContinueOnError)
@@ -25,6 +25,7 @@ func cmdPerf(args []string, stdout, stderr io.Writer) int {
 	cpuprof := fs.String("cpuprofile", "", "write a CPU profile to `FILE`")
 	memprof := fs.String("memprofile", "", "write a heap profile to `FILE`")
 	syscalls := fs.String("syscalls", perf.SyscallsAuto, "echo_proc's system-call counter: auto (perf stat where usable, else strace), strace, perf or none")
+	peers := fs.Bool("peers", false, "also run the Tokio and BEAM peers (bench/peers; installs erlang-base, librust-tokio-dev and cargo with apt-get when missing and possible) and add their columns")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -47,7 +48,7 @@ func cmdPerf(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer stopProf()
-	o := perf.Options{Quick: *quick, Scenarios: names, Reps: *reps, Progress: stderr, Syscalls: *syscalls}
+	o := perf.Options{Quick: *quick, Scenarios: names, Reps: *reps, Progress: stderr, Syscalls: *syscalls, Peers: *peers}
 	if self, err := os.Executable(); err == nil {
 		o.EchoProc = []string{self, "echoproc"}
 		o.HTTPProc = []string{self, "httpproc"}
