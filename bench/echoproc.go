@@ -225,13 +225,19 @@ func echoServe(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "echoproc serve: -impl %q: jade or go\n", *impl)
 		return errUsage
 	}
+	return serveChild("echoproc", s, err, stdin, stdout)
+}
+
+// serveChild is the end of a child server's serve mode: it prints the
+// address of s (started with err), serves until stdin ends, and closes s.
+func serveChild(mode string, s *EchoServer, err error, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
-		return fmt.Errorf("bench: echoproc serve: start: %w", err)
+		return fmt.Errorf("bench: %s serve: start: %w", mode, err)
 	}
 	fmt.Fprintln(stdout, s.Addr)
 	io.Copy(io.Discard, stdin)
 	if err := s.Close(); err != nil {
-		return fmt.Errorf("bench: echoproc serve: close: %w", err)
+		return fmt.Errorf("bench: %s serve: close: %w", mode, err)
 	}
 	return nil
 }

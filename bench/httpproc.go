@@ -70,15 +70,7 @@ func httpServe(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "httpproc serve: -impl %q: jade, nethttp or raw\n", *impl)
 		return errUsage
 	}
-	if err != nil {
-		return fmt.Errorf("bench: httpproc serve: start: %w", err)
-	}
-	fmt.Fprintln(stdout, s.Addr)
-	io.Copy(io.Discard, stdin)
-	if err := s.Close(); err != nil {
-		return fmt.Errorf("bench: httpproc serve: close: %w", err)
-	}
-	return nil
+	return serveChild("httpproc", s, err, stdin, stdout)
 }
 
 func httpMixedLoad(args []string, stdout, stderr io.Writer) error {
