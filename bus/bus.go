@@ -222,7 +222,7 @@ func (m *Member) Engine() *sched.Engine { return m.e }
 func (m *Member) Caps() Capability { return m.caps }
 
 func (m *Member) require(c Capability, op string) error {
-	if m.caps&c != c {
+	if !m.has(c) {
 		return fmt.Errorf("bus: %s: engine %q lacks capability %s (grant it at RegisterEngine): %w", op, m.e.Name(), c&^m.caps, ErrDenied)
 	}
 	return nil

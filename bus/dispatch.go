@@ -15,40 +15,56 @@ type dispatcher Bus
 
 var _ sched.Dispatcher = (*dispatcher)(nil)
 
-// Intrinsic handles a request of task t running on a worker.
+// Intrinsic handles a request of task t running on a worker: a host
+// intrinsic after the capability its registration names, a central one
+// through its row of the command table (commands.go).
 func (d *dispatcher) Intrinsic(t *sched.Task, req *vmloop.Request) sched.Action {
 	b := (*Bus)(d)
 	ex := b.ctl.Exec(t)
-	switch req.Intr.ID {
-	case vmloop.IntrSpawn:
-		return b.spawnFromTask(t, ex, req)
-	case vmloop.IntrJoinI64, vmloop.IntrJoinF64, vmloop.IntrJoinRef, vmloop.IntrJoinVoid, vmloop.IntrOutcome:
-		target, a := taskArg(ex, 0)
-		if target == nil {
-			return a
-		}
-		d, has, a, ok := b.beginWait(t, ex, req)
-		if !ok {
-			return a
-		}
+	if req.Intr.ID >= vmloop.HostIntrinsicBase {
+		return b.callHost(t, ex, req)
+	}
+	return b.dispatch(t, ex, req)
+}
+
+func (b *Bus) join(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	target, a := taskArg(ex, 0)
+	if target == nil {
+		return a
+	}
+	d, has, a, ok := b.beginWait(t, ex, req)
+	if !ok {
+		return a
+	}
+	if !b.ctl.AwaitTask(t, target) {
+		return b.endWait(t, d, has, sched.ActSuspend)
+	}
+	return b.endWait(t, d, has, b.completeJoin(ex, req, target))
+}
+
+func (b *Bus) joinResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	target, a := taskArg(ex, 0)
+	if target == nil {
+		return a
+	}
+	if b.ctl.TimedOut(t) {
+		return timedOut(ex, req, fmt.Sprintf("task %d", target.ID()))
+	}
+	if _, done := target.Outcome(); !done {
+		// Woken without completion (cannot happen: only completion
+		// wakes joiners); wait again rather than misreport.
 		if !b.ctl.AwaitTask(t, target) {
-			return b.endWait(t, d, has, sched.ActSuspend)
+			return sched.ActSuspend
 		}
-		return b.endWait(t, d, has, b.completeJoin(ex, req, target))
+	}
+	return b.completeJoin(ex, req, target)
+}
+
+// selfCommand: yield, task.cancelled, task.id, event.new.
+func (b *Bus) selfCommand(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	switch req.Intr.ID {
 	case vmloop.IntrYield:
 		return complete(ex, vmloop.Void(), sched.ActYield)
-	case vmloop.IntrCancel:
-		target, a := taskArg(ex, 0)
-		if target == nil {
-			return a
-		}
-		if target.Engine() != t.Engine() {
-			if m := b.member(t.Engine()); m == nil || m.caps&CapCancelOther == 0 {
-				return raise(ex, vmloop.Err(vmloop.ErrKindCapability, fmt.Sprintf("task.cancel: engine %q lacks capability cancel-other to cancel task %d of engine %q", t.Engine().Name(), target.ID(), target.Engine().Name())))
-			}
-		}
-		b.ctl.Cancel(t, target)
-		return complete(ex, vmloop.Void(), sched.ActContinue)
 	case vmloop.IntrCancelled:
 		v := int64(0)
 		if t.CancelRequested() {
@@ -57,37 +73,66 @@ func (d *dispatcher) Intrinsic(t *sched.Task, req *vmloop.Request) sched.Action 
 		return complete(ex, vmloop.I64(v), sched.ActContinue)
 	case vmloop.IntrTaskID:
 		return complete(ex, vmloop.I64(int64(t.ID())), sched.ActContinue)
-	case vmloop.IntrEventNew:
+	default: // event.new
 		return complete(ex, vmloop.Ext(vmloop.KindEvent, sched.NewEvent()), sched.ActContinue)
-	case vmloop.IntrEventWait, vmloop.IntrEventSignal, vmloop.IntrEventBroadcast:
-		obj, err := ex.ArgObj(0, vmloop.KindEvent)
-		if err != nil {
-			return trap(ex, err)
+	}
+}
+
+// cancel: the handle is the grant within the engine; a task of another
+// engine needs CapCancelOther as well.
+func (b *Bus) cancel(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	target, a := taskArg(ex, 0)
+	if target == nil {
+		return a
+	}
+	if target.Engine() != t.Engine() {
+		what := fmt.Sprintf("task.cancel of task %d of engine %q", target.ID(), target.Engine().Name())
+		if a, ok := b.authorize(t, ex, what, CapCancelOther); !ok {
+			return a
 		}
-		ev := obj.(*sched.Event)
-		switch req.Intr.ID {
-		case vmloop.IntrEventWait:
-			d, has, a, ok := b.beginWait(t, ex, req)
-			if !ok {
-				return a
-			}
-			if !b.ctl.EventWait(t, ev) {
-				return b.endWait(t, d, has, sched.ActSuspend)
-			}
-			b.endWait(t, d, has, sched.ActContinue)
-		case vmloop.IntrEventSignal:
-			b.ctl.EventSignal(t, ev)
-		default:
-			b.ctl.EventBroadcast(t, ev)
+	}
+	b.ctl.Cancel(t, target)
+	return complete(ex, vmloop.Void(), sched.ActContinue)
+}
+
+func (b *Bus) event(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	obj, err := ex.ArgObj(0, vmloop.KindEvent)
+	if err != nil {
+		return trap(ex, err)
+	}
+	ev := obj.(*sched.Event)
+	switch req.Intr.ID {
+	case vmloop.IntrEventWait:
+		d, has, a, ok := b.beginWait(t, ex, req)
+		if !ok {
+			return a
 		}
-		return complete(ex, vmloop.Void(), sched.ActContinue)
+		if !b.ctl.EventWait(t, ev) {
+			return b.endWait(t, d, has, sched.ActSuspend)
+		}
+		b.endWait(t, d, has, sched.ActContinue)
+	case vmloop.IntrEventSignal:
+		b.ctl.EventSignal(t, ev)
+	default:
+		b.ctl.EventBroadcast(t, ev)
+	}
+	return complete(ex, vmloop.Void(), sched.ActContinue)
+}
+
+func (b *Bus) eventResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	if b.ctl.TimedOut(t) {
+		return timedOut(ex, req, "the event")
+	}
+	return complete(ex, vmloop.Void(), sched.ActContinue)
+}
+
+func (b *Bus) printCommand(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	switch req.Intr.ID {
 	case vmloop.IntrPrintI64:
 		b.print(strconv.FormatInt(ex.ArgI64(0), 10) + "\n")
-		return complete(ex, vmloop.Void(), sched.ActContinue)
 	case vmloop.IntrPrintF64:
 		b.print(strconv.FormatFloat(ex.ArgF64(0), 'g', -1, 64) + "\n")
-		return complete(ex, vmloop.Void(), sched.ActContinue)
-	case vmloop.IntrPrintStr:
+	default:
 		v, err := ex.ArgValue(0)
 		if err != nil {
 			return trap(ex, err)
@@ -96,18 +141,8 @@ func (d *dispatcher) Intrinsic(t *sched.Task, req *vmloop.Request) sched.Action 
 			return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: "io.print_str: argument is " + v.Kind().String() + ", want string"})
 		}
 		b.print(v.String() + "\n")
-		return complete(ex, vmloop.Void(), sched.ActContinue)
 	}
-	if a, ok := b.timeIntrinsic(t, ex, req); ok {
-		return a
-	}
-	if a, ok := b.ioIntrinsic(t, ex, req); ok {
-		return a
-	}
-	if req.Intr.ID >= vmloop.HostIntrinsicBase {
-		return b.callHost(t, ex, req)
-	}
-	return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: "no handler for intrinsic " + req.Intr.Name})
+	return complete(ex, vmloop.Void(), sched.ActContinue)
 }
 
 // Abandon releases what a won wake delivered to a task that was cancelled
@@ -136,60 +171,29 @@ func (d *dispatcher) Abandon(t *sched.Task, req *vmloop.Request, signalled bool)
 func (d *dispatcher) Resume(t *sched.Task, req *vmloop.Request) sched.Action {
 	b := (*Bus)(d)
 	ex := b.ctl.Exec(t)
-	switch req.Intr.ID {
-	case vmloop.IntrJoinI64, vmloop.IntrJoinF64, vmloop.IntrJoinRef, vmloop.IntrJoinVoid, vmloop.IntrOutcome:
-		target, a := taskArg(ex, 0)
-		if target == nil {
-			return a
-		}
-		if b.ctl.TimedOut(t) {
-			return timedOut(ex, req, fmt.Sprintf("task %d", target.ID()))
-		}
-		if _, done := target.Outcome(); !done {
-			// Woken without completion (cannot happen: only completion
-			// wakes joiners); wait again rather than misreport.
-			if !b.ctl.AwaitTask(t, target) {
-				return sched.ActSuspend
-			}
-		}
-		return b.completeJoin(ex, req, target)
-	case vmloop.IntrEventWait:
-		if b.ctl.TimedOut(t) {
-			return timedOut(ex, req, "the event")
-		}
-		return complete(ex, vmloop.Void(), sched.ActContinue)
+	if req.Intr.ID < vmloop.HostIntrinsicBase {
+		return b.resumeCommand(t, ex, req)
 	}
-	if a, ok := b.timeResume(t, ex, req); ok {
-		return a
+	if b.ctl.TimedOut(t) { // only a blocking call arms a timeout (blocking.go)
+		b.cancelTimedOut(t.ID())
+		return timedOut(ex, req, "the blocking host call")
 	}
-	if a, ok := b.ioResume(t, ex, req); ok {
-		return a
+	v, thrown, tr, ok := b.ctl.TakeHostResult(t)
+	switch {
+	case !ok:
+		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: req.Intr.Name + ": resumed without a result"})
+	case tr != nil:
+		return trap(ex, *tr)
+	case thrown != nil:
+		return raise(ex, *thrown)
+	default:
+		return complete(ex, v, sched.ActContinue)
 	}
-	if req.Intr.ID >= vmloop.HostIntrinsicBase {
-		if b.ctl.TimedOut(t) { // only a blocking call arms a timeout (blocking.go)
-			b.cancelTimedOut(t.ID())
-			return timedOut(ex, req, "the blocking host call")
-		}
-		v, thrown, tr, ok := b.ctl.TakeHostResult(t)
-		switch {
-		case !ok:
-			return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: req.Intr.Name + ": resumed without a result"})
-		case tr != nil:
-			return trap(ex, *tr)
-		case thrown != nil:
-			return raise(ex, *thrown)
-		default:
-			return complete(ex, v, sched.ActContinue)
-		}
-	}
-	return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: "unexpected resume of " + req.Intr.Name})
 }
 
+// spawnFromTask: its row names CapSpawn (a spawn into the task's own
+// engine; bytecode cannot name another).
 func (b *Bus) spawnFromTask(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	m := b.member(t.Engine())
-	if m == nil || m.caps&CapSpawn == 0 {
-		return raise(ex, vmloop.Err(vmloop.ErrKindCapability, fmt.Sprintf("task.spawn: engine %q lacks capability spawn", t.Engine().Name())))
-	}
 	// The child starts with the request's arguments copied straight from
 	// t's registers (references exported and imported: no Values for
 	// scalars).

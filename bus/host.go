@@ -135,8 +135,8 @@ func (b *Bus) callHost(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (act
 	if h == nil {
 		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: "unknown host intrinsic " + req.Intr.Name})
 	}
-	if m := b.member(t.Engine()); m == nil || m.caps&h.need != h.need {
-		return raise(ex, vmloop.Err(vmloop.ErrKindCapability, fmt.Sprintf("%s: engine %q lacks capability %s", h.desc.Name, t.Engine().Name(), h.need)))
+	if a, ok := b.authorize(t, ex, h.desc.Name, h.need); !ok {
+		return a
 	}
 	c := &Call{b: b, t: t, id: t.ID(), engine: t.Engine().Name(), args: make([]vmloop.Value, req.NArgs)}
 	for i := range c.args {

@@ -1,0 +1,147 @@
+package bus
+
+import (
+	"fmt"
+
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// The table of bytecode commands: one row per central intrinsic, naming
+// the capability it needs, its handler and, for one that suspends, what
+// resumes it. Every request from bytecode passes one check (authorize)
+// before its handler runs, so a new intrinsic gets the check by getting a
+// row, and TestCommandTable fails for an intrinsic without one or a
+// mutating row that names no grant.
+
+// grant says what entitles a task to a command.
+type grant uint8
+
+const (
+	// grantCap: the capability in need (checked by authorize before the
+	// handler runs).
+	grantCap grant = iota + 1
+	// grantSelf: the command reads or changes only the calling task's own
+	// state (its clock, its next wait's timeout, its own yield).
+	grantSelf
+	// grantHandle: the argument handle is the grant (object capability):
+	// only a task holding the event, task or job value can name it, and
+	// handles cross engines only through spawn arguments and results.
+	grantHandle
+)
+
+// command is one row of the table.
+type command struct {
+	grant grant
+	need  Capability // with grantCap
+	// mutates: the command changes scheduler state beyond the calling
+	// task's own (another task's, the engine's, the outside world's).
+	mutates bool
+	handle  func(b *Bus, t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action
+	// resume completes the request after ActSuspend; nil for a command
+	// that never suspends.
+	resume func(b *Bus, t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action
+}
+
+// commands is indexed by central intrinsic ID; built once at init.
+var commands = map[vmloop.IntrinsicID]*command{}
+
+func init() {
+	row := func(c command, ids ...vmloop.IntrinsicID) {
+		for _, id := range ids {
+			c := c
+			commands[id] = &c
+		}
+	}
+	row(command{grant: grantCap, need: CapSpawn, mutates: true, handle: (*Bus).spawnFromTask}, vmloop.IntrSpawn)
+	row(command{grant: grantHandle, handle: (*Bus).join, resume: (*Bus).joinResume},
+		vmloop.IntrJoinI64, vmloop.IntrJoinF64, vmloop.IntrJoinRef, vmloop.IntrJoinVoid, vmloop.IntrOutcome)
+	row(command{grant: grantSelf, handle: (*Bus).selfCommand},
+		vmloop.IntrYield, vmloop.IntrCancelled, vmloop.IntrTaskID)
+	// Cancelling a task of another engine needs CapCancelOther on top of
+	// the handle (checked in cancel through authorizeCap).
+	row(command{grant: grantHandle, mutates: true, handle: (*Bus).cancel}, vmloop.IntrCancel)
+	row(command{grant: grantSelf, handle: (*Bus).selfCommand}, vmloop.IntrEventNew)
+	row(command{grant: grantHandle, mutates: true, handle: (*Bus).event, resume: (*Bus).eventResume},
+		vmloop.IntrEventWait, vmloop.IntrEventSignal, vmloop.IntrEventBroadcast)
+	row(command{grant: grantSelf, handle: (*Bus).printCommand}, vmloop.IntrPrintI64, vmloop.IntrPrintF64, vmloop.IntrPrintStr)
+	// time.* use the engine's own timer wheel for the calling task;
+	// periodic jobs are engine-local timers the task owns.
+	row(command{grant: grantSelf, handle: (*Bus).timeCommand, resume: (*Bus).timeCommandResume},
+		vmloop.IntrTimeNow, vmloop.IntrTimeSleep, vmloop.IntrTimeSleepUntil, vmloop.IntrTimeTimeout, vmloop.IntrTimePeriodic)
+	row(command{grant: grantHandle, handle: (*Bus).timeCommand, resume: (*Bus).timeCommandResume},
+		vmloop.IntrTimeTick, vmloop.IntrTimeJobMetric, vmloop.IntrTimeJobStats)
+	for id := vmloop.IntrNetListen; id <= vmloop.IntrFileClose; id++ {
+		row(command{grant: grantCap, need: CapIO, mutates: true, handle: (*Bus).ioCommand, resume: (*Bus).ioCommandResume}, id)
+	}
+	for id := vmloop.IntrNetReadN; id <= vmloop.IntrFileReadN; id++ {
+		row(command{grant: grantCap, need: CapIO, mutates: true, handle: (*Bus).ioCommand, resume: (*Bus).ioCommandResume}, id)
+	}
+}
+
+// authorize checks the calling engine's grant for a command of capability
+// need, the one capability check of every bytecode request (host
+// intrinsics pass need from their registration). ok false: the action
+// throws the CapabilityError.
+func (b *Bus) authorize(t *sched.Task, ex *vmloop.Exec, name string, need Capability) (sched.Action, bool) {
+	m := b.member(t.Engine())
+	if m.has(need) {
+		return 0, true
+	}
+	var have Capability
+	if m != nil {
+		have = m.caps
+	}
+	return raise(ex, vmloop.Err(vmloop.ErrKindCapability, fmt.Sprintf("%s: engine %q lacks capability %s", name, t.Engine().Name(), need&^have))), false
+}
+
+// has reports whether m (nil: an engine the bus does not know) holds
+// every grant of need: the predicate of both authorize (bytecode) and
+// Member.require (host commands).
+func (m *Member) has(need Capability) bool { return m != nil && m.caps&need == need }
+
+// dispatch runs the handler of req's row after the check.
+func (b *Bus) dispatch(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	c := commands[req.Intr.ID]
+	if c == nil {
+		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: "no handler for intrinsic " + req.Intr.Name})
+	}
+	if c.grant == grantCap {
+		if a, ok := b.authorize(t, ex, req.Intr.Name, c.need); !ok {
+			return a
+		}
+	}
+	return c.handle(b, t, ex, req)
+}
+
+// resumeCommand runs the resume of req's row.
+func (b *Bus) resumeCommand(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	if c := commands[req.Intr.ID]; c != nil && c.resume != nil {
+		return c.resume(b, t, ex, req)
+	}
+	return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: "unexpected resume of " + req.Intr.Name})
+}
+
+// timeCommand and the adapters below give the families with one handler
+// for several IDs (time.*, net.*, file.*) the row's signature.
+func (b *Bus) timeCommand(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	a, _ := b.timeIntrinsic(t, ex, req)
+	return a
+}
+
+func (b *Bus) timeCommandResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	if a, ok := b.timeResume(t, ex, req); ok {
+		return a
+	}
+	return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: "unexpected resume of " + req.Intr.Name})
+}
+
+func (b *Bus) ioCommand(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	a, _ := b.ioIntrinsic(t, ex, req)
+	return a
+}
+
+func (b *Bus) ioCommandResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	a, _ := b.ioResume(t, ex, req)
+	return a
+}
