@@ -1,6 +1,7 @@
 package native
 
 import (
+	"github.com/jadevm/jade/internal/vmhook"
 	"math"
 	"testing"
 
@@ -29,7 +30,7 @@ func benchRun(b *testing.B, p *vmloop.Program, args []vmloop.Value, native bool,
 	var calls int
 	if native {
 		// count the crossings on the first iteration only
-		vmloop.SetNativeLoop(func(c vmloop.NativeCall) vmloop.NativeResult { calls++; return run(c) })
+		vmhook.SetLoop(func(c vmhook.Call) vmhook.Result { calls++; return run(c) })
 	}
 	one := func() uint64 {
 		e, err := vmloop.NewExec(p, 0, args, vmloop.DefaultLimits, 1)

@@ -1,6 +1,7 @@
 package native
 
 import (
+	"github.com/jadevm/jade/internal/vmhook"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -23,8 +24,8 @@ func TestBytesPrimitivesDiff(t *testing.T) {
 	require.NoError(t, err)
 	p := mustProgram(t, "headers.jasm", string(src))
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, fallback := range []int{0, vmloop.DefaultNativeFallback} {
-		vmloop.SetNativeFallback(fallback)
+	for _, fallback := range []int{0, vmhook.DefaultFallback} {
+		vmhook.SetFallback(fallback)
 		for i := 0; i < 50; i++ {
 			st, err := runDiff(p, p.FuncIndex("main"), []vmloop.Value{vmloop.StrArray(nil)}, vmloop.DefaultLimits,
 				func() int64 { return int64(1 + rng.IntN(40)) }, completeAnswer, 100_000)
@@ -32,7 +33,7 @@ func TestBytesPrimitivesDiff(t *testing.T) {
 			require.Equal(t, vmloop.SigCompleted, st.sig)
 		}
 	}
-	vmloop.SetNativeFallback(vmloop.DefaultNativeFallback)
+	vmhook.SetFallback(vmhook.DefaultFallback)
 
 	big := mustProgram(t, "big.jasm", `
 .func main(hay:ref, s:ref) -> i64

@@ -2,6 +2,7 @@ package native
 
 import (
 	"fmt"
+	"github.com/jadevm/jade/internal/vmhook"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -336,8 +337,8 @@ func genRun(p *vmloop.Program, rng *rand.Rand) (diffStats, error) {
 	}
 	// the region rule: 0 keeps the whole run in C; otherwise exit-dense
 	// regions finish their slice in the Go loop
-	vmloop.SetNativeFallback([]int{0, 0, 4, vmloop.DefaultNativeFallback}[rng.IntN(4)])
-	defer vmloop.SetNativeFallback(vmloop.DefaultNativeFallback)
+	vmhook.SetFallback([]int{0, 0, 4, vmhook.DefaultFallback}[rng.IntN(4)])
+	defer vmhook.SetFallback(vmhook.DefaultFallback)
 	seed := rng.Uint64()
 	ans := func(e *vmloop.Exec, k int) { defaultAnswer(e, int(seed>>1)+k) }
 	return runDiff(p, 0, genArgs, lim, budget, ans, 400)

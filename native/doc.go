@@ -25,7 +25,7 @@
 //     (see "Handle operations" below).
 //
 // It runs the program as jn_prepare made it once per program (kept in
-// vmloop.NativeProgram.Ext): two words per instruction, at the
+// vmhook.Program.Ext): two words per instruction, at the
 // instruction's pc, a handler word (the address of the code in jn_run that
 // runs it; the dispatch of every handler is one load and one indirect
 // jump) and an operand word (the instruction word). Each function's code
@@ -92,14 +92,14 @@
 // Every instruction costs 1, charged before it runs. After the control
 // transfer of a taken backward branch (target <= its own pc), a call, a
 // tailcall and a ret/retv to a caller, the loop returns to Go
-// (vmloop.NativePreempted) when the budget is spent (<= 0) or the task's
+// (vmhook.Preempted) when the budget is spent (<= 0) or the task's
 // stop flag is set; the flag (the uint32 inside the atomic.Bool) is read,
 // with an acquire load, only when the budget is not spent, exactly as the
 // Go loop does. The saved pc is the next instruction to run.
 //
 // # Exits to Go
 //
-// On every other exit the loop returns vmloop.NativeExit with frames[fp].pc
+// On every other exit the loop returns vmhook.Exit with frames[fp].pc
 // AT the instruction, not yet charged. vmloop then charges it, runs it with
 // the Go loop's own out-of-line step (so every trap, message and trap pc
 // comes from the Go code) and calls the C loop again. The exits are:
@@ -132,7 +132,7 @@
 // the heap itself. An exit per instruction costs a cgo crossing (about 60
 // ns; measured on BenchmarkParse, a bget per byte made the C loop 5-8x
 // slower than the Go loop). So byte buffers get a table:
-// vmloop.NativeBufs, up to 4 {handle, pointer, length} entries per call
+// vmhook.Bufs, up to 4 {handle, pointer, length} entries per call
 // into C. When C exits on a blen, bget or bset whose handle is not in the
 // table and names a live byte buffer, Go pins the buffer (runtime.Pinner),
 // adds it (replacing the oldest entry when full) and calls C again at the
@@ -146,7 +146,7 @@
 //
 // Other handle operations (strings, arrays) still exit. A call into C that
 // exits at an instruction outside the hot subset after fewer than 32
-// reductions (vmloop.SetNativeFallback) hands the rest of its Run slice to
+// reductions (vmhook.SetFallback) hands the rest of its Run slice to
 // the Go loop, whose inline paths run those instructions without a
 // crossing; the next slice starts in C again. Exit-dense regions thus run
 // at Go-loop speed and compute-dense ones in C. Both loops have the same
@@ -158,7 +158,7 @@
 // The C loop works on the task's own register stack ([]uint64: i64 values,
 // f64 bit patterns and handles, no Go pointers) and frame stack ([]frame,
 // three int64 each), and on the program flattened once per program
-// (vmloop.Program.Native: every function's code, the KInt and KFlt pools
+// (vmloop.vmloop's nativeProgram: every function's code, the KInt and KFlt pools
 // in one []uint64, and a []int64 of {code offset, nregs, nparams} per
 // function) and prepared once by jn_prepare (a []uint64 of handler
 // addresses, operand words, the pools and a function table of code

@@ -1,6 +1,7 @@
 package native
 
 import (
+	"github.com/jadevm/jade/internal/vmhook"
 	"os"
 
 	"github.com/jadevm/jade/vmloop"
@@ -13,7 +14,7 @@ const EnvVar = "JADE_NATIVE"
 // Available reports whether the C loop is compiled into this binary (cgo,
 // a 64-bit platform, and no purego build tag) and vmloop can use it (not
 // the jadecheck build).
-func Available() bool { return available && vmloop.NativeSupported() }
+func Available() bool { return available && !vmhook.Unsupported }
 
 // Enable registers the C loop with vmloop, so that every Exec's Run uses it
 // unless the Exec opted out with Exec.SetNative(false). It reports whether
@@ -23,15 +24,15 @@ func Enable() bool {
 	if !Available() {
 		return false
 	}
-	vmloop.SetNativeLoop(run)
+	vmhook.SetLoop(run)
 	return true
 }
 
 // Disable unregisters the C loop: every Exec runs the Go loop.
-func Disable() { vmloop.SetNativeLoop(nil) }
+func Disable() { vmhook.SetLoop(nil) }
 
 // Enabled reports whether the C loop is registered with vmloop.
-func Enabled() bool { return vmloop.NativeLoopSet() }
+func Enabled() bool { return vmhook.LoopSet() }
 
 // HotOp reports whether the C loop executes opcode op itself (the other
 // opcodes return to Go, see the package documentation).

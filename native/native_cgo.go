@@ -21,25 +21,25 @@ import "C"
 import (
 	"unsafe"
 
-	"github.com/jadevm/jade/vmloop"
+	"github.com/jadevm/jade/internal/vmhook"
 )
 
 // available is true in this build: the C loop is compiled in.
 const available = true
 
-// vmloop.NativeBufs is passed to C as a jn_bufs: the same layout.
+// vmhook.Bufs is passed to C as a jn_bufs: the same layout.
 var (
-	_ [unsafe.Sizeof(vmloop.NativeBufs{}) - unsafe.Sizeof(C.jn_bufs{})]struct{}
-	_ [unsafe.Sizeof(C.jn_bufs{}) - unsafe.Sizeof(vmloop.NativeBufs{})]struct{}
-	_ [vmloop.NativeBufSlots - C.JN_NBUFS]struct{}
-	_ [C.JN_NBUFS - vmloop.NativeBufSlots]struct{}
+	_ [unsafe.Sizeof(vmhook.Bufs{}) - unsafe.Sizeof(C.jn_bufs{})]struct{}
+	_ [unsafe.Sizeof(C.jn_bufs{}) - unsafe.Sizeof(vmhook.Bufs{})]struct{}
+	_ [vmhook.BufSlots - C.JN_NBUFS]struct{}
+	_ [C.JN_NBUFS - vmhook.BufSlots]struct{}
 )
 
-// run is the vmloop.NativeLoop of this package: one cgo call into jn_run.
+// run is the vmhook.Loop of this package: one cgo call into jn_run.
 // Every pointer is passed as a call argument (the memory holds no Go
 // pointers but the pinned buffers of c.Bufs) and C keeps none after it
 // returns; the in/out scalars live on the Go stack (noescape, nocallback).
-func run(c vmloop.NativeCall) vmloop.NativeResult {
+func run(c vmhook.Call) vmhook.Result {
 	np := c.Prog
 	pp := np.Ext.Load()
 	if pp == nil {
@@ -59,7 +59,7 @@ func run(c vmloop.NativeCall) vmloop.NativeResult {
 		(*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(prog))),
 		(*C.uint32_t)(c.Stop),
 		(*C.jn_bufs)(c.Bufs))
-	return vmloop.NativeResult{Exit: int(io.exit), FP: int(io.fp), Left: int64(io.left)}
+	return vmhook.Result{Exit: int(io.exit), FP: int(io.fp), Left: int64(io.left)}
 }
 
 // prepare makes the program as jn_run runs it (jn_prepare: a handler word
@@ -67,8 +67,8 @@ func run(c vmloop.NativeCall) vmloop.NativeResult {
 // table) and keeps it in np.Ext, once per program (the first one made
 // wins). It holds no Go pointers (the handler words are addresses of C
 // code, valid in this process only).
-func prepare(np *vmloop.NativeProgram) *[]uint64 {
-	nf := len(np.Funcs) / vmloop.NativeFuncWords
+func prepare(np *vmhook.Program) *[]uint64 {
+	nf := len(np.Funcs) / vmhook.FuncWords
 	nw := C.int64_t(len(np.Words))
 	out := make([]uint64, C.jn_prep_size(nw, C.int64_t(np.KIntOff), C.int64_t(nf)))
 	C.jn_prepare((*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(out))),

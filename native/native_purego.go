@@ -2,13 +2,13 @@
 
 package native
 
-import "github.com/jadevm/jade/vmloop"
+import "github.com/jadevm/jade/internal/vmhook"
 
 // available is false in this build (CGO_ENABLED=0, -tags purego, or a
 // 32-bit platform): only the Go loop exists.
 const available = false
 
-func run(c vmloop.NativeCall) vmloop.NativeResult {
+func run(c vmhook.Call) vmhook.Result {
 	panic("native: the C loop is not compiled in")
 }
 

@@ -2,6 +2,7 @@ package native
 
 import (
 	"fmt"
+	"github.com/jadevm/jade/internal/vmhook"
 	"math"
 	"os"
 	"os/exec"
@@ -337,11 +338,11 @@ func TestDiffPrograms(t *testing.T) {
 		{"big", srcBig, []vmloop.Value{vmloop.I64(300)}, 300},
 		{"throw", srcThrow, []vmloop.Value{vmloop.I64(50)}, -1},
 	}
-	defer vmloop.SetNativeFallback(vmloop.DefaultNativeFallback)
+	defer vmhook.SetFallback(vmhook.DefaultFallback)
 	for _, c := range cases {
 		p := mustProgram(t, c.name, c.src)
-		for _, fb := range []int{0, vmloop.DefaultNativeFallback} {
-			vmloop.SetNativeFallback(fb)
+		for _, fb := range []int{0, vmhook.DefaultFallback} {
+			vmhook.SetFallback(fb)
 			for _, b := range []func() int64{budgets(1), budgets(2, 3, 5, 7), budgets(97), budgets(25_000), budgets(math.MaxInt64 / 2)} {
 				st := diff(t, c.name, p, 0, c.args, lim, b)
 				if st.sig != vmloop.SigCompleted {
@@ -371,8 +372,8 @@ func TestDiffPrograms(t *testing.T) {
 // 64, 65 and -1, wrapping multiplication, ftoi of NaN, ±Inf and 1e300.
 func TestDiffArith(t *testing.T) {
 	needC(t)
-	vmloop.SetNativeFallback(0) // everything in C but the exits
-	defer vmloop.SetNativeFallback(vmloop.DefaultNativeFallback)
+	vmhook.SetFallback(0) // everything in C but the exits
+	defer vmhook.SetFallback(vmhook.DefaultFallback)
 	p := mustProgram(t, "arith", srcArith)
 	vals := []int64{math.MinInt64, -1, 0, 1, 2, 63, 64, 65, -64, math.MaxInt64, 7, -7}
 	traps := 0
@@ -401,8 +402,8 @@ func TestDiffArith(t *testing.T) {
 // stopped task preempts at the same safe point.
 func TestDiffLimits(t *testing.T) {
 	needC(t)
-	vmloop.SetNativeFallback(0)
-	defer vmloop.SetNativeFallback(vmloop.DefaultNativeFallback)
+	vmhook.SetFallback(0)
+	defer vmhook.SetFallback(vmhook.DefaultFallback)
 	p := mustProgram(t, "fib", srcFib)
 	for _, maxf := range []int{1, 2, 5, 17} {
 		st := diff(t, "depth", p, 0, []vmloop.Value{vmloop.I64(25)}, vmloop.Limits{MaxFrames: maxf}, budgets(10, 1000))
@@ -436,7 +437,7 @@ func TestDiffJasmFiles(t *testing.T) {
 	ex, _ := filepath.Glob("../examples/*.jasm")
 	files = append(files, ex...)
 	ran := 0
-	defer vmloop.SetNativeFallback(vmloop.DefaultNativeFallback)
+	defer vmhook.SetFallback(vmhook.DefaultFallback)
 	for _, file := range files {
 		src, err := os.ReadFile(file)
 		if err != nil {
@@ -459,7 +460,7 @@ func TestDiffJasmFiles(t *testing.T) {
 			}
 		}
 		for i, b := range []func() int64{budgets(1), budgets(13), budgets(25_000), budgets(25_000)} {
-			vmloop.SetNativeFallback([]int{0, 0, 0, vmloop.DefaultNativeFallback}[i])
+			vmhook.SetFallback([]int{0, 0, 0, vmhook.DefaultFallback}[i])
 			if _, err := runDiff(p, fn, args, vmloop.DefaultLimits, b, completeAnswer, 2_000_000); err != nil {
 				t.Fatalf("%s: %v", file, err)
 			}
@@ -577,11 +578,11 @@ m4:
 func TestDiffBufs(t *testing.T) {
 	needC(t)
 	lim := vmloop.DefaultLimits
-	defer vmloop.SetNativeFallback(vmloop.DefaultNativeFallback)
+	defer vmhook.SetFallback(vmhook.DefaultFallback)
 	p := mustProgram(t, "bufs", srcBufs)
 	q := mustProgram(t, "buftraps", srcBufTraps)
-	for _, fb := range []int{0, vmloop.DefaultNativeFallback} {
-		vmloop.SetNativeFallback(fb)
+	for _, fb := range []int{0, vmhook.DefaultFallback} {
+		vmhook.SetFallback(fb)
 		for _, b := range []func() int64{budgets(1), budgets(2, 3, 5, 7), budgets(97), budgets(math.MaxInt64 / 2)} {
 			if st := diff(t, "bufs", p, 0, []vmloop.Value{vmloop.I64(300)}, lim, b); st.sig != vmloop.SigCompleted {
 				t.Fatalf("bufs: %v", st.sig)

@@ -2,6 +2,7 @@ package native
 
 import (
 	"fmt"
+	"github.com/jadevm/jade/internal/vmhook"
 	"math"
 	"testing"
 
@@ -87,7 +88,7 @@ index:
 func TestDiffNestedStacks(t *testing.T) {
 	needC(t)
 	p := mustProgram(t, "nested.jasm", srcNested)
-	defer vmloop.SetNativeFallback(vmloop.DefaultNativeFallback)
+	defer vmhook.SetFallback(vmhook.DefaultFallback)
 	cases := []struct {
 		name   string
 		n, k   int64
@@ -108,8 +109,8 @@ func TestDiffNestedStacks(t *testing.T) {
 			if c.k == 3 {
 				depth = 4 // main, mid (the handler), down, leaf
 			}
-			for _, fb := range []int{0, vmloop.DefaultNativeFallback} {
-				vmloop.SetNativeFallback(fb)
+			for _, fb := range []int{0, vmhook.DefaultFallback} {
+				vmhook.SetFallback(fb)
 				for _, b := range []func() int64{budgets(1), budgets(2, 3, 5, 7), budgets(97), budgets(math.MaxInt64 / 2)} {
 					st, err := runDiff(p, 0, []vmloop.Value{vmloop.I64(c.n), vmloop.I64(c.k)}, vmloop.DefaultLimits, b, completeAnswer, 1_000_000)
 					require.NoError(t, err, "fallback %d", fb)

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"github.com/jadevm/jade/internal/vmhook"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -423,7 +424,7 @@ var taskPool sync.Pool
 // tasksMade counts the records Prepare allocated (tests).
 var tasksMade atomic.Uint64
 
-func init() { vmloop.SetTaskRefs(taskRef) }
+func init() { vmhook.TaskRefs = taskRef }
 
 // taskRef is vmloop's task hook: a heap object naming the task was made
 // (+1) or dropped (-1), or the task left a heap as a Value (0: pin it).

@@ -2,6 +2,7 @@ package vmloop
 
 import (
 	"fmt"
+	"github.com/jadevm/jade/internal/vmhook"
 	"math"
 	"math/bits"
 	"sync"
@@ -418,35 +419,18 @@ func (h *heap) newExt(k Kind, obj any) uint64 {
 	return x
 }
 
-// taskRefs is told about the heap objects that name a task: +1 when one is
-// made, -1 when it is released (RELEASE, or its heap is freed), 0 when the
-// task leaves a heap as a Value (export: a result, an argument, a thrown
-// error), after which it may be referenced from anywhere. The scheduler
-// sets it (SetTaskRefs) to know when a task record can be reused.
-var taskRefs func(task any, delta int)
-
-// SetTaskRefs installs the scheduler's task reference hook (see taskRefs).
-// It may be called once, before any heap exists (the scheduler's package
-// initialisation); a second call panics.
-func SetTaskRefs(f func(task any, delta int)) {
-	if taskRefs != nil {
-		panic("vmloop: SetTaskRefs called twice")
-	}
-	taskRefs = f
-}
-
 // noteTask tells taskRefs about an object of kind k holding obj, if it
 // names a task.
 func noteTask(k Kind, obj any, delta int) {
-	if k == KindTask && taskRefs != nil {
-		taskRefs(obj, delta)
+	if k == KindTask && vmhook.TaskRefs != nil {
+		vmhook.TaskRefs(obj, delta)
 	}
 }
 
 // dropTasks tells taskRefs that the heap's task objects are gone (the
 // heap is being freed).
 func (h *heap) dropTasks() {
-	if taskRefs == nil {
+	if vmhook.TaskRefs == nil {
 		return
 	}
 	for i := range h.objs {

@@ -1,6 +1,7 @@
 package vmloop
 
 import (
+	"github.com/jadevm/jade/internal/vmhook"
 	"math"
 	"unsafe"
 )
@@ -37,7 +38,7 @@ import (
 // Exec, step runs the instruction out of line, and the loop reloads its
 // state. The steady state allocates nothing per instruction or call.
 //
-// When a native loop is registered (SetNativeLoop, package native) and the
+// When a native loop is registered (vmhook.SetLoop, package native) and the
 // task did not opt out (SetNative), Run hands the slice to it first; it
 // runs the hot subset in C with the same rule and returns here for the
 // rest (native_hook.go).
@@ -56,10 +57,10 @@ func (e *Exec) Run(budget int64) Signal {
 	if !jadecheck && e.wantNative() {
 		if e.nativeSkip > 0 {
 			e.nativeSkip--
-		} else if loop := nativeLoop.Load(); loop != nil {
+		} else if loop := vmhook.Current(); loop != nil {
 			// the C twin of this loop (native_hook.go); it may hand the
 			// rest of the slice to the Go loop below
-			sig, left, done := e.runNative(*loop, budget)
+			sig, left, done := e.runNative(loop, budget)
 			if done {
 				return sig
 			}

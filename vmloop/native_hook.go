@@ -2,6 +2,7 @@ package vmloop
 
 import (
 	"fmt"
+	"github.com/jadevm/jade/internal/vmhook"
 	"math"
 	"runtime"
 	"sync"
@@ -12,13 +13,13 @@ import (
 // The hook for a native (C) twin of the interpreter loop (package native).
 //
 // vmloop stays pure Go: it knows nothing of cgo. A package that has a
-// native loop registers it with SetNativeLoop; from then on Run hands every
+// native loop registers it with vmhook.SetLoop; from then on Run hands every
 // slice of a task to it (unless the task opted out with SetNative(false),
 // and never in the jadecheck build, whose register type tags the native
 // loop does not keep). The native loop runs the hot subset of the ISA on
 // the task's own register stack and frame stack and returns either
-// NativePreempted (a safe point with the budget spent or Stop called; the
-// state is saved exactly as the Go loop saves it) or NativeExit: the
+// vmhook.Preempted (a safe point with the budget spent or Stop called; the
+// state is saved exactly as the Go loop saves it) or vmhook.Exit: the
 // instruction at frames[fp].pc is one it does not run (or a trap condition
 // of one it does), not yet charged. Run then charges that instruction and
 // executes it out of line with the Go loop's own step, which holds all of
@@ -30,78 +31,23 @@ import (
 //
 // Memory sharing (cgo pointer rules): the register stack ([]uint64), the
 // frame stack ([]frame, three ints each) and the prepared program tables
-// (NativeProgram, []uint64 and []int64) hold no Go pointers, so their
+// (vmhook.Program, []uint64 and []int64) hold no Go pointers, so their
 // first-element pointers may be passed to C as call arguments; C keeps no
 // copy of them after the call. The stop flag is passed as a pointer to the
-// uint32 inside the atomic.Bool. The table of byte buffers (NativeBufs) is
+// uint32 inside the atomic.Bool. The table of byte buffers (vmhook.Bufs) is
 // an allocation of its own that holds only pinned Go pointers.
 
-// NativeExit codes returned by a NativeLoop.
-const (
-	// NativeExit: the instruction at frames[fp].pc must run in Go. It has
-	// not been charged. Left and FP are up to date.
-	NativeExit = 1
-	// NativePreempted: a safe point with the budget spent (Left <= 0) or
-	// the stop flag set; frames[fp].pc is the next instruction to run.
-	NativePreempted = 2
-)
-
-// NativeCall is the state a NativeLoop runs on. The pointers are valid for
-// the duration of the call only and point to memory without Go pointers.
-type NativeCall struct {
-	Regs      unsafe.Pointer // &regs[0]: the register stack, NRegs uint64 slots
-	NRegs     int            // len(regs)
-	Frames    unsafe.Pointer // &frames[0]: NFrames frames of three int64 {fn, pc, base}
-	NFrames   int            // len(frames)
-	FP        int            // index of the current frame
-	MaxFrames int            // Limits.MaxFrames: a CALL to depth >= MaxFrames exits
-	Left      int64          // budget left
-	Stop      unsafe.Pointer // *uint32: nonzero when Stop was called (read at safe points)
-	Prog      *NativeProgram
-	// Bufs is nil or a *NativeBufs: byte buffers of the task heap that the
-	// native loop may read and write for BLEN, BGET and BSET (see
-	// NativeBufs). It exits on those instructions for any other handle.
-	Bufs unsafe.Pointer
-}
-
-// NativeBufSlots is the capacity of a NativeBufs table.
-const NativeBufSlots = 4
-
-// NativeBuf is one byte buffer of the task heap: the handle that names it
-// and its contents (P points to N bytes, pinned; nil when N is 0).
-type NativeBuf struct {
-	H uint64
-	P unsafe.Pointer
-	N int64
-}
-
-// NativeBufs is the table of byte buffers a native loop may access
-// directly during one call. Run fills it when the native loop exits on a
-// BLEN, BGET or BSET whose handle names a live byte buffer that is not in
-// the table (it then calls the native loop again, at the same instruction,
-// without charging or running anything), and drops it before it runs any
-// instruction itself (which could free or replace a buffer) and when the
-// slice ends. So a handle found in the table names a live buffer of
-// that length, exactly as the Go loop's own check would find; anything
-// else (a bad handle, an index out of range) exits and runs in Go, which
-// traps. The buffers are pinned while they are in the table (the cgo
-// pointer rules), and the table itself holds no other Go pointers.
-type NativeBufs struct {
-	N int64 // slots in use
-	B [NativeBufSlots]NativeBuf
-}
-
-// nativeBufCache is a NativeBufs with its pinner, reused through a pool
+// nativeBufCache is a vmhook.Bufs with its pinner, reused through a pool
 // (no allocation per Run). The table is an allocation of its own: the cgo
 // check of the pointer passed to C covers the whole allocation, which must
 // hold no unpinned Go pointer (the pinner's is one).
 type nativeBufCache struct {
-	t    *NativeBufs
+	t    *vmhook.Bufs
 	next int // slot to replace when the table is full
 	pin  runtime.Pinner
 }
 
-var nativeBufPool = sync.Pool{New: func() any { return &nativeBufCache{t: new(NativeBufs)} }}
+var nativeBufPool = sync.Pool{New: func() any { return &nativeBufCache{t: new(vmhook.Bufs)} }}
 
 // has reports whether handle h is in the table.
 func (c *nativeBufCache) has(h uint64) bool {
@@ -116,9 +62,9 @@ func (c *nativeBufCache) has(h uint64) bool {
 // add puts buffer b, named by handle h, in the table.
 func (c *nativeBufCache) add(h uint64, b []byte) {
 	i := int(c.t.N)
-	if i == NativeBufSlots {
+	if i == vmhook.BufSlots {
 		i = c.next
-		c.next = (c.next + 1) % NativeBufSlots
+		c.next = (c.next + 1) % vmhook.BufSlots
 	} else {
 		c.t.N++
 	}
@@ -127,74 +73,16 @@ func (c *nativeBufCache) add(h uint64, b []byte) {
 		p = unsafe.Pointer(unsafe.SliceData(b))
 		c.pin.Pin(p)
 	}
-	c.t.B[i] = NativeBuf{H: h, P: p, N: int64(len(b))}
+	c.t.B[i] = vmhook.Buf{H: h, P: p, N: int64(len(b))}
 }
 
 // release empties the table, unpins the buffers and returns c to the pool.
 func (c *nativeBufCache) release() {
-	*c.t = NativeBufs{}
+	*c.t = vmhook.Bufs{}
 	c.next = 0
 	c.pin.Unpin()
 	nativeBufPool.Put(c)
 }
-
-// NativeResult is what a NativeLoop returns: the exit code and the new
-// frame index and budget (frames[FP].pc is saved in the frame stack).
-type NativeResult struct {
-	Exit int
-	FP   int
-	Left int64
-}
-
-// NativeLoop runs the hot subset of the ISA from frames[FP].pc; see
-// NativeExit and NativePreempted.
-type NativeLoop func(c NativeCall) NativeResult
-
-// NativeProgram is a program flattened for a native loop, made once per
-// verified program (Program.Native) and immutable afterwards. It holds no
-// Go pointers.
-type NativeProgram struct {
-	// Words holds the code of every function, one instruction word each,
-	// then the KInt pool, then the KFlt pool as bit patterns, then one
-	// padding word (so that &Words[KIntOff] is valid when the pools are
-	// empty).
-	Words []uint64
-	// Funcs holds NativeFuncWords int64 per function: the offset of its
-	// code in Words, its NRegs and its number of parameters.
-	Funcs   []int64
-	KIntOff int // offset of KInt in Words
-	KFltOff int // offset of KFlt in Words
-
-	// Ext is the native loop's own form of the program (package native
-	// keeps its prepared code there), made from the fields above on first
-	// use and set once; vmloop never reads it.
-	Ext atomic.Pointer[[]uint64]
-}
-
-// NativeFuncWords is the number of int64 per function in NativeProgram.Funcs.
-const NativeFuncWords = 3
-
-var nativeLoop atomic.Pointer[NativeLoop]
-
-// SetNativeLoop registers the native loop that Run uses for every task
-// that did not opt out with SetNative(false); nil unregisters it (Run then
-// uses the Go loop). It is called by package native at init (and by
-// native.Enable / native.Disable).
-func SetNativeLoop(f NativeLoop) {
-	if f == nil {
-		nativeLoop.Store(nil)
-		return
-	}
-	nativeLoop.Store(&f)
-}
-
-// NativeSupported reports whether this build of vmloop can use a native
-// loop: false in the jadecheck build, whose register type tags only the Go
-// loop keeps.
-func NativeSupported() bool { return !jadecheck }
-
-// NativeLoopSet reports whether a native loop is registered.
-func NativeLoopSet() bool { return nativeLoop.Load() != nil }
 
 // nativeMode says which loop Run uses.
 type nativeMode uint8
@@ -238,22 +126,23 @@ func (e *Exec) wantNative() bool {
 
 // NativeUsed reports whether the next Run of e uses the native loop.
 func (e *Exec) NativeUsed() bool {
-	return !jadecheck && e.wantNative() && nativeLoop.Load() != nil
+	return !jadecheck && e.wantNative() && vmhook.LoopSet()
 }
 
-// Native returns p flattened for a native loop, made on first use. p must
-// be verified (the native loop trusts the verifier like the Go loop).
-func (p *Program) Native() *NativeProgram {
-	if np := (*NativeProgram)(atomic.LoadPointer(&p.native)); np != nil {
+// nativeProgram returns p flattened for a native loop, made on first use.
+// p must be verified (the native loop trusts the verifier like the Go
+// loop).
+func (p *Program) nativeProgram() *vmhook.Program {
+	if np := (*vmhook.Program)(atomic.LoadPointer(&p.native)); np != nil {
 		return np
 	}
-	np := &NativeProgram{}
+	np := &vmhook.Program{}
 	n := 0
 	for i := range p.Funcs {
 		n += len(p.Funcs[i].Code)
 	}
 	np.Words = make([]uint64, 0, n+len(p.KInt)+len(p.KFlt)+1)
-	np.Funcs = make([]int64, 0, NativeFuncWords*len(p.Funcs))
+	np.Funcs = make([]int64, 0, vmhook.FuncWords*len(p.Funcs))
 	for i := range p.Funcs {
 		f := &p.Funcs[i]
 		np.Funcs = append(np.Funcs, int64(len(np.Words)), int64(f.NRegs), int64(len(f.Params)))
@@ -274,28 +163,8 @@ func (p *Program) Native() *NativeProgram {
 	return np
 }
 
-// nativeFallback: see SetNativeFallback.
-var nativeFallback atomic.Int64
-
-func init() { nativeFallback.Store(DefaultNativeFallback) }
-
-// DefaultNativeFallback is the default of SetNativeFallback.
-const DefaultNativeFallback = 32
-
-// SetNativeFallback sets the region rule of the native loop: when a call
-// into the native loop runs fewer than n reductions before it exits to Go
-// at an instruction outside the hot subset (a region dense in them, such
-// as a byte-scanning loop of bget; exits of hot instructions, for stack
-// growth or a trap, do not count), the rest of that Run slice runs in the Go
-// loop, whose inline paths cover those instructions without a cgo
-// crossing each; the next Run starts in the native loop again. n <= 0
-// never falls back (every exit returns to the native loop: the tests use
-// it to keep the whole run in C). Both loops have the same semantics, so
-// the rule changes only speed.
-func SetNativeFallback(n int) { nativeFallback.Store(int64(n)) }
-
 // nativeBufArgs returns the handles of the byte buffers that the native
-// loop needs in its table (NativeBufs) to run ins, an instruction it
+// loop needs in its table (vmhook.Bufs) to run ins, an instruction it
 // exited on, with r the current frame's registers: n is 0 for an
 // instruction that names none.
 func nativeBufArgs(ins Instr, r []uint64) (hs [2]uint64, n int) {
@@ -316,11 +185,11 @@ func nativeBufArgs(ins Instr, r []uint64) (hs [2]uint64, n int) {
 // the Go loop's slow path exactly: an exited instruction is charged, run
 // by step, and a safe point preempts when the budget is spent. done is
 // false when the rest of the slice is handed to the Go loop (see
-// SetNativeFallback) with left budget; the instruction at frames[fp].pc
+// vmhook.SetFallback) with left budget; the instruction at frames[fp].pc
 // is then not yet run nor charged, and the reductions so far are counted.
-func (e *Exec) runNative(loop NativeLoop, budget int64) (sig Signal, left int64, done bool) {
-	np := e.prog.Native()
-	fallback := nativeFallback.Load()
+func (e *Exec) runNative(loop vmhook.Loop, budget int64) (sig Signal, left int64, done bool) {
+	np := e.prog.nativeProgram()
+	fallback := vmhook.Fallback()
 	left = budget
 	var bufs *nativeBufCache // the buffers of BLEN BGET BSET, taken on first use
 	for {
@@ -328,7 +197,7 @@ func (e *Exec) runNative(loop NativeLoop, budget int64) (sig Signal, left int64,
 		if bufs != nil {
 			bp = unsafe.Pointer(bufs.t)
 		}
-		res := loop(NativeCall{
+		res := loop(vmhook.Call{
 			Regs:      unsafe.Pointer(unsafe.SliceData(e.regs)),
 			NRegs:     len(e.regs),
 			Frames:    unsafe.Pointer(unsafe.SliceData(e.frames)),
@@ -342,7 +211,7 @@ func (e *Exec) runNative(loop NativeLoop, budget int64) (sig Signal, left int64,
 		})
 		ran := left - res.Left
 		e.fp, left = res.FP, res.Left
-		if res.Exit == NativePreempted {
+		if res.Exit == vmhook.Preempted {
 			e.nativeBackoff = 0
 			e.left = left
 			e.reductions += uint64(budget - left)
@@ -351,7 +220,7 @@ func (e *Exec) runNative(loop NativeLoop, budget int64) (sig Signal, left int64,
 			}
 			return SigPreempted, left, true
 		}
-		if res.Exit != NativeExit {
+		if res.Exit != vmhook.Exit {
 			panic(fmt.Sprintf("vmloop: native loop returned exit code %d", res.Exit))
 		}
 		cur := &e.frames[e.fp]
@@ -369,7 +238,7 @@ func (e *Exec) runNative(loop NativeLoop, budget int64) (sig Signal, left int64,
 		}
 		if hs, n := nativeBufArgs(ins, e.regs[cur.base:]); n > 0 {
 			// A buffer the native loop does not have yet: give it (see
-			// NativeBufs) and run the instruction natively. Handles
+			// vmhook.Bufs) and run the instruction natively. Handles
 			// already given (an index out of range, work the native
 			// loop leaves to Go) or bad ones run in Go below, which
 			// traps or chunks.
@@ -429,3 +298,7 @@ func (e *Exec) runNative(loop NativeLoop, budget int64) (sig Signal, left int64,
 		}
 	}
 }
+
+// The jadecheck build keeps register type tags only the Go loop keeps: no
+// native loop may run there (native.Available reads it).
+func init() { vmhook.Unsupported = jadecheck }

@@ -26,7 +26,7 @@ type Program struct {
 	// Filled by Verify.
 	verified bool
 
-	native unsafe.Pointer // *NativeProgram, made by Native on first use
+	native unsafe.Pointer // *vmhook.Program, made by nativeProgram on first use
 }
 
 // Import names an intrinsic a program uses through INTR. Verify resolves it
