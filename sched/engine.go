@@ -13,8 +13,9 @@ import (
 )
 
 // DefaultReductionLimit is the reductions one dispatch may spend before the
-// task is preempted. At ~2–3 ns per instruction on the reference machine
-// (2 vCPU EPYC) a full slice lasts roughly 50–75 µs (README, "Results").
+// task is preempted: a full slice of plain bytecode lasts some tens of
+// microseconds (BenchmarkSliceTimeIntrinsics and fairness's "p99 slice
+// time" row measure it).
 const DefaultReductionLimit = 25_000
 
 // MaxReductionLimit is the runtime-wide cap on ReductionLimit: larger

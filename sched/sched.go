@@ -809,8 +809,8 @@ func (s *Scheduler) notify() bool {
 // safe point rather than a slice boundary (S-6, spec §1.2): it stops the
 // slice running on one worker (rotating), whose next pick then looks at
 // the inject queue first. Without it the woken task waited for the first
-// of the workers' slices to end — up to a whole slice (~25 µs at the
-// default limit) plus the thread's scheduling. The stopped task loses the
+// of the workers' slices to end — up to a whole slice plus the thread's
+// scheduling (TestOutsideWakeKicksBusyWorker). The stopped task loses the
 // rest of its slice and goes behind the others, as if preempted; at most
 // one kick is outstanding until a worker takes from the inject queue.
 func (s *Scheduler) kickOne() {

@@ -28,18 +28,18 @@ func lifoCost(limit int64) int64 { return max(limit/lifoPicksPerSlice, 1) }
 // same share of a slice as a pick from the lifo slot (a spawn is a
 // dispatch's worth of work, not one reduction). A task fanning out is thus
 // preempted after about lifoPicksPerSlice spawns, and the children queued
-// so far run while their records are still in this core's cache — a
-// fan-out of 10k tasks on one worker went 0.9 → 0.55-0.7 µs per task —
-// and the spawner's slice bounds its queue's wait as any slice does (S-6).
+// so far run while their records are still in this core's cache
+// (TestFanOutYieldsToChildren; spawn_many measures the gain), and the
+// spawner's slice bounds its queue's wait as any slice does (S-6).
 func spawnCost(limit int64) int64 { return lifoCost(limit) }
 
 // intrCost is the reductions every other intrinsic costs beside its
 // instruction's one: the round trip from the VM loop through the worker
 // and the dispatcher and back takes about as long as that many simple
-// instructions (a loop calling time.now ran ~40 ns a reduction uncharged,
-// a loop of adds ~3 ns), so a slice of intrinsic calls lasts about as long
-// as a slice of plain bytecode, which S-6's bound counts in. Measured by
-// BenchmarkSliceTimeIntrinsics.
+// instructions, so a slice of intrinsic calls lasts about as long as a
+// slice of plain bytecode, which S-6's bound counts in. Measured by
+// BenchmarkSliceTimeIntrinsics (the slice time of a time.now loop against
+// a loop of adds).
 const intrCost = 32
 
 // ioPollEvery is how many dispatches a busy worker with I/O in flight runs
@@ -50,8 +50,9 @@ const ioPollEvery = 16
 // sysmon's 10 ms long-running threshold (forcePreemptNS in Go's runtime)
 // by more than the 64 picks between two checks of a busy worker (about
 // 1.4 ms of default slices), so that sysmon sees the worker's P change
-// between two of its looks, and not lower, because each hand-over costs
-// the worker 10-70 µs on this VM.
+// between two of its looks, and not lower, because each hand-over of a
+// locked thread costs the worker tens of microseconds
+// (BenchmarkFairness's tail shows it).
 const goYieldEvery = 8_000_000 // ns
 
 // execPoolSize bounds a worker's pool of recycled Execs.
@@ -463,12 +464,10 @@ func (w *worker) shareBacklog() {
 // for more than 10 ms and, every 10 ms, either preempts it (a signal and a
 // hand-over of the locked thread) or, when it catches the worker blocked
 // in its park's system call, takes the P away and starts another thread
-// for it; each time it also drops back to polling every 20 µs. Measured
-// under redis-benchmark (resp_ping, --workers 1, 40 % of a CPU): sysmon
-// made ~2,000 sleeps and ~2,200 context switches a second, and the
-// server's CPU per request fell 7 % once the worker yields here (a
-// yield costs one such hand-over, but at most every goYieldEvery and at a
-// moment of our choosing); see docs/STATUS.md.
+// for it; each time it also drops back to its fastest polling. A yield
+// costs one such hand-over, but at most every goYieldEvery and at a
+// moment of our choosing (TestWorkerYieldsToGo; resp_ping's server CPU
+// per request measures it, docs/PERFORMANCE.md).
 func (w *worker) yieldGo() bool {
 	if now := nanotime(); now-w.lastYield > goYieldEvery {
 		w.lastYield = now

@@ -133,29 +133,25 @@
 //     writes the eventfd; Wait re-arms the read after each wake.
 //
 // Wakes coalesce (an atomic flag) until a Wait observes one, so a burst of
-// Wakes costs one syscall. Measured p50 Wake→Wait-return on the CI machine
-// kind (2-vCPU Firecracker VM, kernel 6.18; medians of five runs, stable
-// to ±0.2 µs): msgring 3.1 µs (owner ring 3.4 µs), eventfd 5.1 µs (owner
-// ring 5.1 µs), epoll's eventfd 4.6 µs. The waiter makes one syscall per
-// wake with msgring and two with eventfd (the re-arm). p99 is 120–240 µs
-// and the mean 10–50 µs for every mechanism alike: vCPU wake-up noise of
-// the VM, not the mechanism. Hence msgring.
+// Wakes costs one syscall. BenchmarkWake measures Wake→Wait-return: msgring
+// is the fastest at the median, and the waiter makes one syscall per wake
+// with it against two with eventfd (the re-arm); the tails are alike for
+// every mechanism (the VM's vCPU wake-up). Hence msgring.
 //
 // # Topology decision: one ring per worker
 //
 // The scheduler should open one Ring per worker with Options.OwnerThread,
 // on the worker's locked OS thread, and let every idle worker wait in its
-// own ring. Measured with BenchmarkTopology (two workers, each submitting
-// and reaping NOPs, which complete inside io_uring_enter, so the figure
-// is pure ring overhead): 1.2–2.2 µs per op with a ring per worker versus
-// 3.2–6.7 µs per op on one shared ring (medians of three sessions; single
-// shared runs up to 12 µs, per-worker runs never above 3 µs). On a shared
+// own ring. BenchmarkTopology (two workers, each submitting and reaping
+// NOPs, which complete inside io_uring_enter, so the figure is pure ring
+// overhead) finds a ring per worker about twice as fast per op as one
+// shared ring, and steadier. On a shared
 // ring the mutex, the cache lines of the ring indices and the kernel's
 // uring_lock bounce between the CPUs, and that grows with the number of
 // workers. Per-worker rings also allow SINGLE_ISSUER|
 // DEFER_TASKRUN: no IPIs, completions batched at the owner's enter.
-// Single-connection echo costs the same on both (≈10 µs per round trip,
-// BenchmarkEchoRoundTrip), so nothing argues for sharing.
+// Single-connection echo costs the same on both (BenchmarkEchoRoundTrip),
+// so nothing argues for sharing.
 //
 // What a worker ring needs from other threads works from any goroutine:
 //   - Wake sends MSG_RING from the waker ring;
@@ -196,15 +192,11 @@
 // Descriptors must be closed through Close ops (or never be reused while
 // registered), as with any epoll-based poller.
 //
-// # Figures
-//
-// Measured with
+// # Benchmarks
 //
 //	go test -run '^$' -bench 'Wake|Echo|Topology' -benchtime 20000x -count 5 ./uring
 //
-// on the 2-vCPU CI machine kind (medians of five runs, machine shared with
-// other jobs): see the Wake and Topology sections. BenchmarkEchoRoundTrip
-// (64-byte messages, both ends on the backend, one goroutine): io_uring
-// 10.1 µs (2 syscalls per round trip), epoll 19.5 µs (8 syscalls), Go net
-// with two goroutines 19–25 µs per round trip.
+// BenchmarkWake, BenchmarkTopology and BenchmarkEchoRoundTrip (64-byte
+// messages, both ends on the backend, one goroutine, beside Go net); their
+// figures are in docs/PERFORMANCE.md.
 package uring
