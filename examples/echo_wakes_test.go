@@ -17,7 +17,7 @@ import (
 // workers' parks (JADE_ECHO_ROUNDS round trips, default 2,000). One
 // connection has one runnable task at a time, so the worker that reaps a
 // completion runs its task and wakes nobody, whatever the worker count
-// (found by review: a worker reaping completions in its park was still on
+// (the failure it guards against: a worker reaping completions in its park was still on
 // the idle list and woke itself, a Wake system call per completion).
 func TestEchoRoundTripWakes(t *testing.T) {
 	if runtime.GOOS != "linux" {

@@ -114,7 +114,7 @@ func TestLiveBanksNeverPassTheLimit(t *testing.T) {
 
 // TestLiveTasksNeverUndercounts: Engine.LiveTasks read while a worker
 // refills its bank (live first, then the bank) never misses a live task
-// (found by review: reading live and the banks once each read 0 here).
+// (the failure it guards against: reading live and the banks once each read 0 here).
 func TestLiveTasksNeverUndercounts(t *testing.T) {
 	const lim = 1 << 20
 	zero := 0
@@ -149,7 +149,7 @@ func TestLiveTasksNeverUndercounts(t *testing.T) {
 
 // TestLoweredLimitHoldsAfterUpdate: once UpdateEngine has lowered the
 // liveTasks limit below the live count, no spawn that starts afterwards
-// succeeds, even where a refill raced the update (found by review: a refill
+// succeeds, even where a refill raced the update (the failure it guards against: a refill
 // under the old limit banked 31 credits that later spawns used).
 func TestLoweredLimitHoldsAfterUpdate(t *testing.T) {
 	for range 300 {
@@ -193,7 +193,7 @@ func TestLoweredLimitHoldsAfterUpdate(t *testing.T) {
 // TestBankedPlacesServeConcurrentSpawns: with the engine's count full and
 // free places only in other workers' banks, spawns made at once on
 // workers with empty banks (and by the host) all succeed while the banks
-// hold a place for each (found by review: two such spawns both
+// hold a place for each (the failure it guards against: two such spawns both
 // reclaimed, one got every credit and the other was refused below the
 // limit).
 func TestBankedPlacesServeConcurrentSpawns(t *testing.T) {
@@ -236,7 +236,7 @@ func TestBankedPlacesServeConcurrentSpawns(t *testing.T) {
 // TestLiveTasksNeverMissesALiveTask: Engine.LiveTasks read while tasks
 // are spawned on one worker and complete on another (places move from
 // bank to bank, refills and batch returns change the engine's count)
-// never reads 0 with a host task live the whole time (found by review:
+// never reads 0 with a host task live the whole time (the failure it guards against:
 // a read could take one bank before a spawn and another after the
 // spawned task's completion, and a refill on one worker with a batch
 // return on another left the engine's count as it was between the two

@@ -109,8 +109,7 @@ done:
 // does): every successful join returns its own child's argument, so no
 // stale completion ever completes the wait of the task that reuses its
 // record. Three mains at once on 2 and 4 workers; under -race it also
-// checks that recycling a record does not race with a stale holder. (A
-// review of the reuse change wrote the mixed form.)
+// checks that recycling a record does not race with a stale holder.
 func TestRecycledRecordsIgnoreStaleCompletions(t *testing.T) {
 	for _, workers := range []int{2, 4} {
 		staleCompletions(t, workers)
