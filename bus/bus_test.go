@@ -411,7 +411,7 @@ h:
 // and creates no task; a spawn passing a string still works. It traps
 // whatever the engine's limits: at its liveTasks limit too (the limit is
 // looked at after the arguments are taken; otherwise the spawn would throw
-// a ResourceError and hide the fault;).
+// a ResourceError and hide the fault).
 func TestSpawnStaleArgumentTraps(t *testing.T) {
 	b := newBus(t)
 	for _, c := range []struct {
