@@ -6,17 +6,27 @@
 // client: it checks capabilities and turns intrinsic requests into calls
 // on Control.
 //
-// Where things are:
+// Where things are (one job per file):
 //
-//	task.go, records.go   the task record, its states, record reuse
-//	wait.go, waitlist.go  the wait word, tokens, waiter lists
-//	worker.go, deque.go   the worker loop, slices, the LIFO slot, run queues
-//	sched.go, queue.go    spawn, wake, notify/kick, cancel, drain, shutdown
-//	engine.go, livebank.go engine configuration, limits, live-task banks
+//	sched.go               Scheduler, Control, Config, New, Start, finish
+//	engine.go, livebank.go engines: configuration, registration, limits, live-task banks
+//	spawn.go               Spawn, Prepare, PrepareSpawn, Launch, Cancel
+//	task.go, records.go    the task record, its states, record reuse
+//	spares.go              recycled Execs shared between workers
+//	wait.go, waitlist.go   the wait word, tokens, waiter lists
+//	wake.go                joins, event waits, host suspensions and completions, wakes
+//	idle.go                enqueue, notify, kickOne, parking and unidling (this essay)
+//	worker.go              the worker loop, Exec pools, task ids
+//	search.go, deque.go    finding work: LIFO slot, local ring, inject queue, stealing
+//	queue.go               the inject queue
+//	slice.go               one slice: run, dispatcher actions, end, requeue
 //	timers.go, periodic.go timer shards, timeouts, periodic jobs
-//	io.go, fd.go          completion backends, I/O waits, descriptor lifetime
-//	event.go              events (auto-reset, signal/broadcast)
-//	profile.go            CPU samples of Jade stacks at safe points (jprof)
+//	io.go, fd.go           completion backends, I/O waits, descriptor lifetime
+//	event.go               events (auto-reset, signal/broadcast)
+//	shutdown.go, report.go drain, shutdown, task reports
+//	registry.go            the sharded registry of live tasks
+//	metrics.go             the read-only snapshot
+//	profile.go             CPU samples of Jade stacks at safe points (jprof)
 //
 // This essay covers the two protocols that are spread over many fields:
 // how idle workers are found and woken, and how task records are reused.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/pprof"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -283,4 +285,61 @@ func (e *Engine) reserve(c *atomic.Int64, lim int64, op, what, limit string) err
 // noWheel is the error of a timer request on an engine without a wheel.
 func (e *Engine) noWheel(op string) error {
 	return fmt.Errorf("sched: %s: engine %q (id %d) has no timer wheel; give it a timerWheelConfig: %w", op, e.name, e.id, ErrNoWheel)
+}
+
+// RegisterEngine adds an engine with the given configuration.
+func (c *Control) RegisterEngine(name string, cfg EngineRuntimeConfig) (*Engine, error) {
+	if cfg.EngineID != 0 {
+		return nil, fmt.Errorf("sched: register engine %q: engineId %d given; RegisterEngine assigns ids: %w", name, cfg.EngineID, ErrConfig)
+	}
+	cfg, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{id: c.s.nextEngine.Add(1), name: name, banks: make([]liveBank, len(c.s.workers)), mem: vmloop.NewBudget(cfg.Limits.MemoryBytes)}
+	cfg.EngineID = e.id
+	if cfg.TimerWheel != nil {
+		e.wheel.Store(cfg.TimerWheel)
+	}
+	e.labels = pprof.WithLabels(context.Background(), pprof.Labels("jade_engine", name, "jade_engine_id", strconv.FormatUint(uint64(e.id), 10)))
+	e.cfg.Store(&cfg)
+	c.s.mu.Lock()
+	c.s.engines = append(c.s.engines, e)
+	c.s.mu.Unlock()
+	return e, nil
+}
+
+// UpdateEngine replaces an engine's configuration; running tasks see the
+// new reduction limit from their next dispatch, and new limits apply to
+// later requests. A timer wheel can be added to an engine without one; an
+// engine's wheel, once set, cannot be changed or removed (its shards live
+// on every worker): give the same TimerWheel, or nil to keep it.
+func (c *Control) UpdateEngine(e *Engine, cfg EngineRuntimeConfig) error {
+	if cfg.EngineID != 0 && cfg.EngineID != e.id {
+		return fmt.Errorf("sched: update engine %q: engineId %d is not the engine's id %d: %w", e.name, cfg.EngineID, e.id, ErrConfig)
+	}
+	cfg, err := cfg.normalize()
+	if err != nil {
+		return err
+	}
+	cfg.EngineID = e.id
+	c.s.mu.Lock() // serialises wheel changes
+	defer c.s.mu.Unlock()
+	if old := e.wheel.Load(); old != nil {
+		if cfg.TimerWheel != nil && *cfg.TimerWheel != *old {
+			return fmt.Errorf("sched: update engine %q: its timer wheel %+v cannot be changed to %+v once set: %w", e.name, *old, *cfg.TimerWheel, ErrConfig)
+		}
+		cfg.TimerWheel = old
+	} else if cfg.TimerWheel != nil {
+		e.wheel.Store(cfg.TimerWheel)
+	}
+	e.cfg.Store(&cfg)
+	e.mem.SetLimit(cfg.Limits.MemoryBytes)
+	// Credits the workers banked under the old liveTasks limit go back,
+	// and the banks stay closed until a spawn refills one under the new
+	// limit: a lowered limit holds from the next spawn on.
+	e.liveMu.Lock()
+	e.closeBanksLocked()
+	e.liveMu.Unlock()
+	return nil
 }

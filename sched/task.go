@@ -2,10 +2,11 @@ package sched
 
 import (
 	"fmt"
-	"github.com/jadevm/jade/internal/vmhook"
 	"math"
 	"sync"
 	"sync/atomic"
+
+	"github.com/jadevm/jade/internal/vmhook"
 
 	"github.com/jadevm/jade/vmloop"
 )

@@ -1,0 +1,132 @@
+package sched
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sort"
+	"time"
+)
+
+// Graceful drain, forced shutdown and the reports of live tasks.
+
+// Drain waits until every task has completed (graceful shutdown), or ctx
+// ends. New spawns are still accepted while draining.
+func (c *Control) Drain(ctx context.Context) error {
+	s := c.s
+	s.mu.Lock()
+	s.draining.Store(true) // before the look: see finish
+	if s.registry.count() == 0 {
+		s.endDrainLocked() // other waiters too (finish ends it first)
+		s.mu.Unlock()
+		return nil
+	}
+	if s.zeroCh == nil {
+		s.zeroCh = make(chan struct{})
+	}
+	ch := s.zeroCh
+	s.drainers++
+	s.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		if s.zeroCh == ch {
+			if s.drainers--; s.drainers == 0 {
+				s.endDrainLocked() // the last waiter left: finishes stop looking
+			}
+		}
+		s.mu.Unlock()
+		return fmt.Errorf("sched: drain: %d tasks still live: %w", s.LiveTasks(), ctx.Err())
+	}
+}
+
+// endDrainLocked ends the current drain wait (s.mu held): its waiters, if
+// any, return, and completions stop looking for the last task.
+func (s *Scheduler) endDrainLocked() {
+	if s.zeroCh != nil {
+		close(s.zeroCh)
+		s.zeroCh = nil
+	}
+	s.drainers = 0
+	s.draining.Store(false)
+}
+
+// TaskReport describes a live task (introspection, forced shutdown).
+type TaskReport struct {
+	ID     uint64
+	Engine string
+	State  State
+	Func   string
+	PC     int
+}
+
+func (r TaskReport) String() string {
+	return fmt.Sprintf("task %d (engine %s) %s at %s@%d", r.ID, r.Engine, r.State, r.Func, r.PC)
+}
+
+// Tasks lists the live tasks, by id. A running task reports the location
+// it published at its last safe point.
+func (s *Scheduler) Tasks() []TaskReport {
+	var out []TaskReport
+	s.registry.each(func(t *Task) {
+		fn, pc := t.Where()
+		out = append(out, TaskReport{ID: t.id, Engine: t.engine.name, State: t.State(), Func: fn, PC: pc})
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Shutdown stops the scheduler. It refuses new spawns, cancels every live
+// task and waits until they complete or ctx ends; then it stops the
+// workers. Tasks still live at the deadline (a host intrinsic that never
+// returns, say) are reported and abandoned untouched: the spec forbids
+// interrupting VM or FFI code; completed tasks are never among them
+// (SummarizeReports describes a long list in bounded space). Callers wanting a graceful stop call Drain
+// first. A host spawn that passed its stopping check before Shutdown began
+// is waited for and cancelled like the rest; if ctx has already ended,
+// such a spawn may be left registered and never run (it is among the
+// tasks Drain and LiveTasks still count).
+func (c *Control) Shutdown(ctx context.Context) []TaskReport {
+	s := c.s
+	s.stopping.Store(true)
+	// Host spawns that passed the stopping check register before the
+	// cancel pass (see prepare); the window is a few microseconds.
+	for s.hostLaunches.Load() != 0 && ctx.Err() == nil {
+		time.Sleep(10 * time.Microsecond)
+	}
+	s.registry.each(func(t *Task) { c.Cancel(nil, t) })
+	var stuck []TaskReport
+	if err := c.Drain(ctx); err != nil {
+		// A task still registered may have completed by now: it is not
+		// stuck, so it is not reported.
+		stuck = slices.DeleteFunc(s.Tasks(), func(r TaskReport) bool { return r.State == Completed })
+	}
+	// Stop the workers; a worker stuck inside a task is abandoned.
+	s.mu.Lock()
+	started := s.started
+	s.mu.Unlock()
+	if !started {
+		return stuck
+	}
+	for _, w := range s.workers {
+		w.stop.Store(true)
+		w.unpark()
+	}
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	// Give back the GOMAXPROCS raise unless someone changed it since.
+	s.mu.Lock()
+	if s.setProcs != 0 && runtime.GOMAXPROCS(0) == s.setProcs {
+		runtime.GOMAXPROCS(s.savedProcs)
+	}
+	s.setProcs = 0
+	s.mu.Unlock()
+	return stuck
+}

@@ -1,0 +1,201 @@
+package sched
+
+import "github.com/jadevm/jade/vmloop"
+
+// One slice of a task on a worker: running it, carrying out the
+// dispatcher's actions, and ending, requeueing or publishing it.
+
+// slice runs t until its slice ends: it completes, suspends, yields or
+// uses up *budget.
+func (w *worker) slice(t *Task, budget *int64) {
+	s := w.s
+	ex := t.exec
+	if t.tm != nil && t.tm.owner != nil {
+		dropTaskTimer(w, t) // its wait ended: the timer must not fire later
+	}
+	if st := t.io(); st != nil && st.owner != nil {
+		dropTaskIO(t)
+	}
+	if ex.Stopped() {
+		// Where a stop is cleared (and samplePreempted, during a slice a
+		// sample request stopped): the stop that ended the last slice, a
+		// kick meant for an earlier slice (kickOne), a cancel's, a sample
+		// request's. Cleared before the cancel flag is read: Cancel sets
+		// that flag before it stops the Exec, so a cancel's stop is never
+		// lost.
+		ex.ClearStop()
+	}
+	if t.has(flagCancel) {
+		if t.resume {
+			t.resume = false
+			w.abandonWait(t)
+		}
+		s.finish(w, t, Outcome{Kind: Cancelled})
+		return
+	}
+	if t.resume {
+		t.resume = false
+		t.disarm()
+		// A resumed request that completes goes straight on: the task has
+		// received its result, and a cancel that arrived meanwhile is
+		// observed at its next safe point, not here (where it would end
+		// the task with the result unseen).
+		if a := s.disp.Resume(t, ex.Request()); a != ActContinue && !w.act(t, a, budget) {
+			return
+		}
+	}
+	for {
+		sig := ex.Run(*budget)
+		w.spent += *budget - ex.Left()
+		*budget = ex.Left()
+		switch sig {
+		case vmloop.SigCompleted:
+			w.end(t, Outcome{Kind: Success, Value: ex.Result()})
+			return
+		case vmloop.SigThrown:
+			w.end(t, Outcome{Kind: Failure, Value: ex.Thrown(), Stack: ex.ThrownStack()})
+			return
+		case vmloop.SigTrap:
+			w.end(t, Outcome{Kind: Trapped, Trap: ex.Trap(), Stack: ex.TrapStack()})
+			return
+		case vmloop.SigPreempted:
+			if w.sampleReq.Load() != 0 && w.samplePreempted(t, *budget) {
+				continue // the stop was a sample request's only
+			}
+			if *budget <= 0 {
+				// A whole slice: a task that runs long gets register and
+				// frame stacks no other task's share a cache line with
+				// (vmloop.Exec.Isolate; once, then a no-op check).
+				ex.Isolate()
+			}
+			w.endSlice(t)
+			return
+		case vmloop.SigIntrinsic:
+			req := ex.Request()
+			c := int64(intrCost)
+			if req.Op == vmloop.SPAWN {
+				c = spawnCost(t.engine.cfg.Load().ReductionLimit)
+			}
+			*budget -= c
+			w.spent += c
+			if !w.act(t, s.disp.Intrinsic(t, req), budget) {
+				return
+			}
+		}
+	}
+}
+
+// abandonWait ends the wait of a cancelled task that will not resume: a
+// completer that won its wake before the cancel carried a result, which
+// the dispatcher releases or passes on (wait.go).
+func (w *worker) abandonWait(t *Task) {
+	if ph := t.wokenBy(); ph == phWoken || ph == phSignalled {
+		w.s.disp.Abandon(t, t.exec.Request(), ph == phSignalled)
+	}
+	t.disarm()
+}
+
+// act carries out a dispatcher action; it returns true when the worker
+// keeps running t.
+func (w *worker) act(t *Task, a Action, budget *int64) bool {
+	s := w.s
+	ex := t.exec
+	switch a {
+	case ActContinue:
+		// An intrinsic is a safe point: the budget and cancellation are
+		// looked at here.
+		if t.has(flagCancel) || *budget <= 0 {
+			if *budget <= 0 {
+				ex.Isolate() // a whole slice, ended at an intrinsic (see SigPreempted)
+			}
+			w.endSlice(t)
+			return false
+		}
+		return true
+	case ActYield:
+		w.endSlice(t)
+		return false
+	case ActSuspend:
+		if w.sampleReq.Load() != 0 {
+			w.takeSample(t)
+		}
+		w.publish(t)
+		if t.has(flagCancel) {
+			// Suspension points observe cancellation. The armed wait is
+			// abandoned: ending it here with a cancelled phase shuts out
+			// completers (a host completion, a signal from another
+			// worker); one that won already has its result released, and
+			// an operation submitted for it is cancelled.
+			if tok, ok := t.current(); ok {
+				tok.wakeAs(phCancelled)
+			}
+			if st := t.io(); st != nil && st.owner != nil {
+				dropTaskIO(t)
+			}
+			w.abandonWait(t)
+			s.finish(w, t, Outcome{Kind: Cancelled})
+			return false
+		}
+		t.resume = true
+		t.w = nil
+		s.waiting.Add(1)
+		if !t.park() {
+			// Woken before it parked: it is Runnable again.
+			s.waiting.Add(-1)
+			w.local.push(t, &s.inject)
+		}
+		return false
+	case ActThrown:
+		w.end(t, Outcome{Kind: Failure, Value: ex.Thrown(), Stack: ex.ThrownStack()})
+		return false
+	default: // ActTrap
+		w.end(t, Outcome{Kind: Trapped, Trap: ex.Trap(), Stack: ex.TrapStack()})
+		return false
+	}
+}
+
+// end completes t with o. Where it stopped is not published: only live
+// tasks are listed (a locked store per task saved).
+func (w *worker) end(t *Task, o Outcome) {
+	if w.sampleReq.Load() != 0 {
+		w.takeSample(t) // before finish recycles the Exec
+	}
+	w.s.finish(w, t, o)
+}
+
+// endSlice ends t's slice at a safe point: a cancelled task completes
+// Cancelled (S-13), any other goes behind the others (S-6).
+func (w *worker) endSlice(t *Task) {
+	if w.sampleReq.Load() != 0 {
+		w.takeSample(t)
+	}
+	if t.has(flagCancel) {
+		w.end(t, Outcome{Kind: Cancelled})
+		return
+	}
+	w.publish(t) // its stop, if any, is cleared when it next runs (slice)
+	w.requeue(t)
+}
+
+// requeue puts a preempted or yielding task behind the others (S-6).
+func (w *worker) requeue(t *Task) {
+	t.w = nil
+	t.transition(Running, Runnable)
+	if n := w.lifo.Swap(nil); n != nil {
+		// What t spawned or woke goes before t, not behind it: it must
+		// not wait for another of t's slices.
+		w.local.push(n, &w.s.inject)
+	}
+	w.local.push(t, &w.s.inject)
+	w.injectFirst = true
+	if len(w.s.workers) > 1 && w.local.len() > 1 {
+		// Others wait behind it here: let an idle worker steal them.
+		w.s.notify()
+	}
+}
+
+// publish records where t stopped, for introspection.
+func (w *worker) publish(t *Task) {
+	fn, pc := t.exec.Loc()
+	t.where.Store(uint64(fn)<<32 | uint64(uint32(pc)))
+}

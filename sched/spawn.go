@@ -1,0 +1,149 @@
+package sched
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/jadevm/jade/vmloop"
+)
+
+// Spawning: the host and bytecode entry points that make a task, and
+// cancellation.
+
+// ErrLimit is wrapped by errors for exhausted engine limits; the bus turns
+// them into a catchable ResourceError for the requester.
+var ErrLimit = errors.New("resource limit reached")
+
+// ErrStopped is returned for spawns after the scheduler began stopping.
+var ErrStopped = errors.New("scheduler is stopping")
+
+// Spawn creates a task running function fn of the verified program p in
+// engine e with args and makes it Runnable. from is the spawning task, or
+// nil for the host.
+func (c *Control) Spawn(from *Task, e *Engine, p *vmloop.Program, fn int, args []vmloop.Value) (*Task, error) {
+	t, err := c.Prepare(from, e, p, fn, args)
+	if err != nil {
+		return nil, err
+	}
+	t.flags.Or(flagPinned) // the caller holds it
+	c.Launch(from, t)
+	return t, nil
+}
+
+// Launch makes a task from Prepare Runnable; from is as for Prepare.
+func (c *Control) Launch(from *Task, t *Task) {
+	s := c.s
+	s.registry.add(t)
+	if s.stopping.Load() {
+		// Prepared before Shutdown set stopping; its cancel-all may have
+		// passed this shard already.
+		t.flags.Or(flagCancel)
+	}
+	s.enqueue(from.worker(), t)
+	if from == nil {
+		s.hostLaunches.Add(-1) // registered: Shutdown's drain sees it now
+	}
+}
+
+// Prepare is Spawn without making the task Runnable: the caller can act
+// on the task before anything else can see it (the bus gives it the
+// descriptors among its arguments, so that they are closed before anyone
+// sees it completed) and must then call Launch. A prepared task holds a
+// place in its engine's liveTasks limit until it completes.
+//
+// A task prepared by the host (from == nil) is pinned: its record stays
+// valid for as long as anything holds it. A task prepared by a task is
+// not: its record is reused once it has completed and no heap object names
+// it (Task.refs), so the caller must put the child's handle into a heap
+// (the spawn's result) before Launch, and keep the pointer no longer than
+// that handle lives (it is pinned when the handle is exported as a Value).
+func (c *Control) Prepare(from *Task, e *Engine, p *vmloop.Program, fn int, args []vmloop.Value) (*Task, error) {
+	return c.prepare(from, e, p, fn, args, nil)
+}
+
+// PrepareSpawn is Prepare for the spawn request that from (running on a
+// worker) is stopped at: a task of from's engine running the requested
+// function of from's program, with the request's arguments copied
+// straight from from's registers (vmloop.Exec.ResetSpawn: no Values for
+// scalar arguments). The rules of Prepare for a task prepared by a task
+// apply.
+func (c *Control) PrepareSpawn(from *Task) (*Task, error) {
+	return c.prepare(from, from.engine, nil, 0, nil, from.exec)
+}
+
+// prepare is Prepare (src nil) and PrepareSpawn (src the spawner's Exec).
+func (c *Control) prepare(from *Task, e *Engine, p *vmloop.Program, fn int, args []vmloop.Value, src *vmloop.Exec) (*Task, error) {
+	s := c.s
+	if from == nil {
+		// Counted before the stopping check, given back by Launch (or
+		// below on failure): Shutdown waits for the count to drop after
+		// it sets stopping, so a host spawn that passed the check is
+		// registered before Shutdown's cancel pass and drain, and never
+		// launched onto stopped workers (a spawn from a task needs no
+		// count: its spawner stays registered until it has launched).
+		s.hostLaunches.Add(1)
+	}
+	t, err := c.makeTask(from, e, p, fn, args, src)
+	if err != nil && from == nil {
+		s.hostLaunches.Add(-1)
+	}
+	return t, err
+}
+
+func (c *Control) makeTask(from *Task, e *Engine, p *vmloop.Program, fn int, args []vmloop.Value, src *vmloop.Exec) (*Task, error) {
+	s := c.s
+	if s.stopping.Load() {
+		return nil, fmt.Errorf("sched: spawn: %w", ErrStopped)
+	}
+	cfg := e.cfg.Load()
+	w := from.worker()
+	id := w.newID(s)
+	ex := w.takeExec()
+	var err error
+	if src != nil {
+		err = ex.ResetSpawn(src, cfg.Limits.task(e.mem), uint32(id))
+		p = src.Program()
+	} else {
+		err = ex.Reset(p, fn, args, cfg.Limits.task(e.mem), uint32(id))
+	}
+	if err != nil {
+		err = fmt.Errorf("sched: spawn: %w", err)
+	} else {
+		// The limit is looked at once the arguments are taken: a bad
+		// argument (a stale handle traps the spawner) is reported first,
+		// as it is on every other path.
+		err = e.reserveLive(w)
+	}
+	if err != nil {
+		ex.Recycle() // gives back the references its heap took
+		w.putExec(ex)
+		return nil, err
+	}
+	if cfg.GoLoop {
+		ex.SetNative(false)
+	}
+	t, _ := taskPool.Get().(*Task)
+	if t == nil {
+		t = new(Task)
+		tasksMade.Add(1)
+	}
+	t.id, t.engine, t.exec, t.prog = id, e, ex, p
+	t.refs.Store(1) // live: dropped by finish
+	if from == nil {
+		t.flags.Or(flagPinned) // the host holds it
+	}
+	return t, nil
+}
+
+// Cancel requests cancellation of target (sticky, S-13). A waiting target
+// is woken; a running one stops at its next safe point (its budget is
+// zeroed); a runnable one completes Cancelled when dispatched.
+func (c *Control) Cancel(from, target *Task) {
+	if target.State() == Completed || target.flags.Or(flagCancel)&flagCancel != 0 {
+		return
+	}
+	target.exec.Stop()
+	if tok, ok := target.current(); ok {
+		c.s.wakeAs(from.worker(), tok, phCancelled)
+	}
+}
