@@ -286,7 +286,7 @@ func raise(ex *vmloop.Exec, err vmloop.Value) sched.Action {
 		return sched.ActContinue
 	}
 	if ex.Trap().Code != vmloop.TrapNone {
-		return sched.ActTrap // the request could not throw: Raise trapped
+		return sched.ActTrapped // the request could not throw: Raise trapped
 	}
 	return sched.ActThrown
 }
@@ -298,5 +298,5 @@ func trap(ex *vmloop.Exec, err error) sched.Action {
 	} else {
 		ex.SetTrap(vmloop.TrapIntrinsic, err.Error())
 	}
-	return sched.ActTrap
+	return sched.ActTrapped
 }

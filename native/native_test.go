@@ -381,7 +381,7 @@ func TestDiffArith(t *testing.T) {
 		for _, b := range vals {
 			for _, c := range vals {
 				st := diff(t, "arith", p, 0, []vmloop.Value{vmloop.I64(k), vmloop.I64(b), vmloop.I64(c)}, vmloop.DefaultLimits, budgets(1000))
-				if st.sig == vmloop.SigTrap {
+				if st.sig == vmloop.SigTrapped {
 					traps++
 				}
 			}
@@ -407,7 +407,7 @@ func TestDiffLimits(t *testing.T) {
 	p := mustProgram(t, "fib", srcFib)
 	for _, maxf := range []int{1, 2, 5, 17} {
 		st := diff(t, "depth", p, 0, []vmloop.Value{vmloop.I64(25)}, vmloop.Limits{MaxFrames: maxf}, budgets(10, 1000))
-		if st.sig != vmloop.SigTrap {
+		if st.sig != vmloop.SigTrapped {
 			t.Fatalf("MaxFrames %d: %v", maxf, st.sig)
 		}
 	}
@@ -588,7 +588,7 @@ func TestDiffBufs(t *testing.T) {
 				t.Fatalf("bufs: %v", st.sig)
 			}
 			for m := int64(0); m < 5; m++ {
-				if st := diff(t, "buftraps", q, 0, []vmloop.Value{vmloop.I64(m)}, lim, b); st.sig != vmloop.SigTrap {
+				if st := diff(t, "buftraps", q, 0, []vmloop.Value{vmloop.I64(m)}, lim, b); st.sig != vmloop.SigTrapped {
 					t.Fatalf("buftraps %d: %v", m, st.sig)
 				}
 			}

@@ -96,10 +96,10 @@ func TestDiffNestedStacks(t *testing.T) {
 		leaf   string // innermost function of the stack
 		caller string // the next frame
 	}{
-		{"divide by zero 5 frames deep", 1, 0, vmloop.SigTrap, "leaf", "down"},
+		{"divide by zero 5 frames deep", 1, 0, vmloop.SigTrapped, "leaf", "down"},
 		{"uncaught throw 6 frames deep", 2, 1, vmloop.SigThrown, "leaf", "down"},
-		{"buffer index 4 frames deep", 0, 2, vmloop.SigTrap, "leaf", "down"},
-		{"trap after a caught throw", 3, 3, vmloop.SigTrap, "leaf", "down"},
+		{"buffer index 4 frames deep", 0, 2, vmloop.SigTrapped, "leaf", "down"},
+		{"trap after a caught throw", 3, 3, vmloop.SigTrapped, "leaf", "down"},
 		{"uncaught throw past MaxStackFrames", vmloop.MaxStackFrames + 8, 1, vmloop.SigThrown, "leaf", "down"},
 		{"returns", 3, 4, vmloop.SigCompleted, "", ""},
 	}

@@ -10,7 +10,7 @@
 //
 //	sched.go               Scheduler, Control, Config, New, Start, finish
 //	engine.go, livebank.go engines: configuration, registration, limits, live-task banks
-//	spawn.go               Spawn, Prepare, PrepareSpawn, Launch, Cancel
+//	spawn.go               Prepare (host), PrepareSpawn (bytecode), Launch, Cancel
 //	task.go, records.go    the task record, its states, record reuse
 //	spares.go              recycled Execs shared between workers
 //	wait.go, waitlist.go   the wait word, tokens, waiter lists

@@ -12,8 +12,8 @@ import (
 
 type nopDispatcher struct{}
 
-func (nopDispatcher) Intrinsic(*Task, *vmloop.Request) Action { return ActTrap }
-func (nopDispatcher) Resume(*Task, *vmloop.Request) Action    { return ActTrap }
+func (nopDispatcher) Intrinsic(*Task, *vmloop.Request) Action { return ActTrapped }
+func (nopDispatcher) Resume(*Task, *vmloop.Request) Action    { return ActTrapped }
 func (nopDispatcher) Abandon(*Task, *vmloop.Request, bool)    {}
 
 // TestPinCPUs: with PinCPUs each worker gets a CPU of the affinity mask

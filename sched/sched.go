@@ -28,8 +28,8 @@ const (
 	ActSuspend
 	// ActThrown: a Raise was not caught; the task fails with Exec.Thrown.
 	ActThrown
-	// ActTrap: SetTrap was called; the task traps.
-	ActTrap
+	// ActTrapped: SetTrap was called; the task traps.
+	ActTrapped
 )
 
 // Dispatcher receives every intrinsic request of every task. The RuntimeBus

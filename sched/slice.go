@@ -55,7 +55,7 @@ func (w *worker) slice(t *Task, budget *int64) {
 		case vmloop.SigThrown:
 			w.end(t, Outcome{Kind: Failure, Value: ex.Thrown(), Stack: ex.ThrownStack()})
 			return
-		case vmloop.SigTrap:
+		case vmloop.SigTrapped:
 			w.end(t, Outcome{Kind: Trapped, Trap: ex.Trap(), Stack: ex.TrapStack()})
 			return
 		case vmloop.SigPreempted:
@@ -148,7 +148,7 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 	case ActThrown:
 		w.end(t, Outcome{Kind: Failure, Value: ex.Thrown(), Stack: ex.ThrownStack()})
 		return false
-	default: // ActTrap
+	default: // ActTrapped
 		w.end(t, Outcome{Kind: Trapped, Trap: ex.Trap(), Stack: ex.TrapStack()})
 		return false
 	}

@@ -17,19 +17,6 @@ var ErrLimit = errors.New("resource limit reached")
 // ErrStopped is returned for spawns after the scheduler began stopping.
 var ErrStopped = errors.New("scheduler is stopping")
 
-// Spawn creates a task running function fn of the verified program p in
-// engine e with args and makes it Runnable. from is the spawning task, or
-// nil for the host.
-func (c *Control) Spawn(from *Task, e *Engine, p *vmloop.Program, fn int, args []vmloop.Value) (*Task, error) {
-	t, err := c.Prepare(from, e, p, fn, args)
-	if err != nil {
-		return nil, err
-	}
-	t.flags.Or(flagPinned) // the caller holds it
-	c.Launch(from, t)
-	return t, nil
-}
-
 // Launch makes a task from Prepare Runnable; from is as for Prepare.
 func (c *Control) Launch(from *Task, t *Task) {
 	s := c.s
@@ -45,7 +32,7 @@ func (c *Control) Launch(from *Task, t *Task) {
 	}
 }
 
-// Prepare is Spawn without making the task Runnable: the caller can act
+// Prepare makes a task without making it Runnable (Launch does): the caller can act
 // on the task before anything else can see it (the bus gives it the
 // descriptors among its arguments, so that they are closed before anyone
 // sees it completed) and must then call Launch. A prepared task holds a

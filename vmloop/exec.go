@@ -360,7 +360,7 @@ func (e *Exec) Thrown() Value {
 	return e.x().out
 }
 
-// Trap returns the trap after SigTrap (Code TrapNone otherwise).
+// Trap returns the trap after SigTrapped (Code TrapNone otherwise).
 func (e *Exec) Trap() TrapInfo {
 	if e.rare == nil {
 		return TrapInfo{}
@@ -675,7 +675,7 @@ func (e *Exec) reqTrapInfo(err error) error {
 // for ref, which is imported into the heap. A request without a
 // destination drops v. A mismatch (TrapKind) or a full heap (TrapHeapLimit)
 // traps the task: the TrapInfo is returned, Trap reports it and the next
-// Run returns SigTrap.
+// Run returns SigTrapped.
 func (e *Exec) Complete(v Value) error {
 	_, err := e.complete(v, false)
 	return err
@@ -749,7 +749,7 @@ func (e *Exec) abandonRequest() {
 // value that is not an error, or with no request pending, traps the task
 // (TrapIntrinsic) instead, and so does a full heap (TrapHeapLimit); caught
 // is false then too, so tell the two endings apart by Trap().Code (or by
-// the signal of the next Run: SigThrown or SigTrap).
+// the signal of the next Run: SigThrown or SigTrapped).
 func (e *Exec) Raise(err Value) (caught bool) {
 	if e.state != stRequest {
 		if e.state == stReady {

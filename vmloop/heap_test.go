@@ -183,7 +183,7 @@ func TestLargestObject(t *testing.T) {
 			}
 			continue
 		}
-		if sig != SigTrap || e.Trap().Code != TrapHeapLimit || !strings.Contains(e.Trap().Msg, "largest object") {
+		if sig != SigTrapped || e.Trap().Code != TrapHeapLimit || !strings.Contains(e.Trap().Msg, "largest object") {
 			t.Fatalf("bnew %d: %v %v", c.n, sig, e.Trap())
 		}
 	}

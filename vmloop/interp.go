@@ -24,7 +24,7 @@ import (
 //
 // After SigIntrinsic, complete the request (Complete, Raise, SetTrap)
 // before the next Run; a Run without it completes the request with no
-// value. After SigCompleted, SigThrown and SigTrap, Run returns the same
+// value. After SigCompleted, SigThrown and SigTrapped, Run returns the same
 // signal again without running anything.
 //
 // Shape of the loop. One switch over the opcode, which Go compiles to a
@@ -52,7 +52,7 @@ func (e *Exec) Run(budget int64) Signal {
 	case stThrown:
 		return SigThrown
 	default:
-		return SigTrap
+		return SigTrapped
 	}
 	if !jadecheck && e.wantNative() {
 		if e.nativeSkip > 0 {

@@ -56,7 +56,7 @@ func TestBfindr(t *testing.T) {
 	}
 	for _, r := range [][2]int64{{-1, 2}, {2, 1}, {0, 4}} {
 		sig, e := itCall(t, p, "findr", B("abc"), B("a"), I64(r[0]), I64(r[1]))
-		require.Equal(t, SigTrap, sig)
+		require.Equal(t, SigTrapped, sig)
 		require.Equal(t, TrapBounds, e.Trap().Code)
 		require.Contains(t, e.Trap().Msg, "bfindr: range")
 	}
@@ -93,7 +93,7 @@ func TestBcmp(t *testing.T) {
 	for _, fn := range []string{"cmp", "casecmp"} {
 		for _, r := range [][2]int64{{-1, 2}, {2, 1}, {0, 4}} {
 			sig, e := itCall(t, p, fn, B("abc"), I64(r[0]), I64(r[1]), B("a"))
-			require.Equal(t, SigTrap, sig)
+			require.Equal(t, SigTrapped, sig)
 			require.Equal(t, TrapBounds, e.Trap().Code)
 		}
 	}
@@ -136,7 +136,7 @@ func TestBtoiStoi(t *testing.T) {
 		}
 		for _, r := range [][2]int64{{-1, 2}, {2, 1}, {0, 4}} {
 			sig, e := itCall(t, p, fn, arg, I64(r[0]), I64(r[1]))
-			require.Equal(t, SigTrap, sig)
+			require.Equal(t, SigTrapped, sig)
 			require.Equal(t, TrapBounds, e.Trap().Code)
 		}
 	}
@@ -163,7 +163,7 @@ func TestItob(t *testing.T) {
 	}
 	for _, c := range [][3]int64{{2, 0, 100}, {3, 1, 100}, {3, -1, 1}, {3, 4, 1}, {3, math.MaxInt64, 1}} {
 		sig, e := itCall(t, p, "itob", Bytes(make([]byte, c[0])), I64(c[1]), I64(c[2]))
-		require.Equal(t, SigTrap, sig, "%v", c)
+		require.Equal(t, SigTrapped, sig, "%v", c)
 		require.Equal(t, TrapBounds, e.Trap().Code)
 		require.Contains(t, e.Trap().Msg, "itob: ")
 	}
@@ -254,9 +254,9 @@ func TestBytes13Chunked(t *testing.T) {
 func TestBytes13WrongKind(t *testing.T) {
 	p := itBytes13(t)
 	sig, e := itCall(t, p, "cmp", Str("abc"), I64(0), I64(1), Bytes([]byte("a")))
-	require.Equal(t, SigTrap, sig)
+	require.Equal(t, SigTrapped, sig)
 	require.Equal(t, TrapHandle, e.Trap().Code)
 	sig, e = itCall(t, p, "stoi", Bytes([]byte("1")), I64(0), I64(1))
-	require.Equal(t, SigTrap, sig)
+	require.Equal(t, SigTrapped, sig)
 	require.Equal(t, TrapHandle, e.Trap().Code)
 }

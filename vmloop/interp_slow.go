@@ -179,7 +179,7 @@ func (e *Exec) trapped(pc int) ctl {
 	e.placeTrap(&x.trap, pc)
 	e.state = stTrapped
 	x.bulk = bulkState{} // drops a chunked instruction's destination
-	return exit(SigTrap)
+	return exit(SigTrapped)
 }
 
 // access runs the handle reads and writes whose inline fast path failed:

@@ -77,7 +77,7 @@ func TestIntOps(t *testing.T) {
 		}
 		sig, e := itCall(t, p, "f", I64(c.x), I64(c.y))
 		if c.trap != 0 {
-			if sig != SigTrap || e.Trap().Code != c.trap {
+			if sig != SigTrapped || e.Trap().Code != c.trap {
 				t.Errorf("%s %d, %d: got %v %v, want trap %v", c.op, c.x, c.y, sig, e.Trap(), c.trap)
 			} else if tr := e.Trap(); tr.Func != "f" || tr.PC != 0 {
 				t.Errorf("%s %d, %d: trap at %s@%d, want f@0", c.op, c.x, c.y, tr.Func, tr.PC)
@@ -344,7 +344,7 @@ func TestStackOverflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sig := itRun(t, e, 1<<30); sig != SigTrap || e.Trap().Code != TrapStackOverflow {
+	if sig := itRun(t, e, 1<<30); sig != SigTrapped || e.Trap().Code != TrapStackOverflow {
 		t.Fatalf("got %v %v", sig, e.Trap())
 	}
 	if tr := e.Trap(); tr.Func != "down" || tr.PC != 1 {
@@ -356,7 +356,7 @@ func TestStackOverflow(t *testing.T) {
 	// the default limit, with a wide window so that the register stack grows
 	p = itProg(t, nil, itFn("down", "(i64)->i64", 201, "addi r200, r0, 1; call r200, 1, 0; ret r200"))
 	sig, e := itCall(t, p, "down", I64(0))
-	if sig != SigTrap || e.Trap().Code != TrapStackOverflow {
+	if sig != SigTrapped || e.Trap().Code != TrapStackOverflow {
 		t.Fatalf("got %v %v", sig, e.Trap())
 	}
 	if len(e.regs) < 200*(DefaultLimits.MaxFrames-1) {
@@ -538,7 +538,7 @@ func TestBytes(t *testing.T) {
 		{"new", []Value{I64(-1)}},
 	}
 	for _, c := range bounds {
-		if sig, e := itCall(t, p, c.fn, c.args...); sig != SigTrap || e.Trap().Code != TrapBounds {
+		if sig, e := itCall(t, p, c.fn, c.args...); sig != SigTrapped || e.Trap().Code != TrapBounds {
 			t.Errorf("%s%v = %v %v, want a bounds trap", c.fn, c.args, sig, e.Trap())
 		}
 	}
@@ -609,7 +609,7 @@ func TestLDSReusesHandle(t *testing.T) {
 	if sig != SigPreempted || after != objHeader+8 {
 		t.Fatalf("after 50 reductions: %v, heap %d", sig, after)
 	}
-	if sig := itRun(t, e, 1<<30); sig != SigTrap || e.Trap().Code != TrapHandle || !strings.Contains(e.Trap().Msg, "stale") {
+	if sig := itRun(t, e, 1<<30); sig != SigTrapped || e.Trap().Code != TrapHandle || !strings.Contains(e.Trap().Msg, "stale") {
 		// r2 holds the handle freed through r1: returning it is a use of a stale handle
 		t.Fatalf("ret of the freed constant handle: %v %v", sig, e.Trap())
 	}
@@ -660,7 +660,7 @@ func TestArrays(t *testing.T) {
 		itFn("setf", "(ref,i64,f64)->ref", 3, "asetf r0, r1, r2; ret r0"),
 		itFn("new", "(i64)->ref", 2, "anew r1, r0, f64; ret r1"),
 	)
-	if sig, e := itCall(t, p, "f", I64(2)); sig != SigTrap || e.Trap().Code != TrapBounds || e.Trap().PC != 21 {
+	if sig, e := itCall(t, p, "f", I64(2)); sig != SigTrapped || e.Trap().Code != TrapBounds || e.Trap().PC != 21 {
 		t.Errorf("f = %v %v", sig, e.Trap())
 	}
 	sig, e := itCall(t, p, "g", I64(3))
@@ -708,7 +708,7 @@ func TestArrays(t *testing.T) {
 		{"new", []Value{I64(maxI64)}, TrapHeapLimit},
 		{"new", []Value{I64(1 << 40)}, TrapHeapLimit},
 	} {
-		if sig, e := itCall(t, p, c.fn, c.args...); sig != SigTrap || e.Trap().Code != c.code {
+		if sig, e := itCall(t, p, c.fn, c.args...); sig != SigTrapped || e.Trap().Code != c.code {
 			t.Errorf("%s%v = %v %v, want %v", c.fn, c.args, sig, e.Trap(), c.code)
 		}
 	}
@@ -737,7 +737,7 @@ func TestArrayCycle(t *testing.T) {
 			asetr r1, r0, r2    # a = [b, b]
 			ret r1`))
 	for _, fn := range []string{"self", "loop"} {
-		if sig, e := itCall(t, p, fn); sig != SigTrap || e.Trap().Code != TrapHandle || !strings.Contains(e.Trap().Msg, "acyclic") {
+		if sig, e := itCall(t, p, fn); sig != SigTrapped || e.Trap().Code != TrapHandle || !strings.Contains(e.Trap().Msg, "acyclic") {
 			t.Errorf("%s = %v %v", fn, sig, e.Trap())
 		}
 	}
@@ -874,7 +874,7 @@ func TestHandleTraps(t *testing.T) {
 		{"throwstr", "wrong kind: want error got string"},
 	} {
 		sig, e := itCall(t, p, c.fn)
-		if sig != SigTrap || e.Trap().Code != TrapHandle || !strings.Contains(e.Trap().Msg, c.msg) {
+		if sig != SigTrapped || e.Trap().Code != TrapHandle || !strings.Contains(e.Trap().Msg, c.msg) {
 			t.Errorf("%s = %v %v, want %q", c.fn, sig, e.Trap(), c.msg)
 		}
 	}
@@ -886,7 +886,7 @@ func TestHandleTraps(t *testing.T) {
 	}
 	e2.setAbs(0, other.regs[0], TRef)
 	sig := itRun(t, e2, 100)
-	if sig != SigTrap || e2.Trap().Code != TrapHandle || !strings.Contains(e2.Trap().Msg, "foreign handle") {
+	if sig != SigTrapped || e2.Trap().Code != TrapHandle || !strings.Contains(e2.Trap().Msg, "foreign handle") {
 		t.Errorf("foreign handle: %v %v", sig, e2.Trap())
 	}
 }
@@ -905,7 +905,7 @@ func TestHeapLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	sig := itRun(t, e, 1000)
-	if sig != SigTrap || e.Trap().Code != TrapHeapLimit || e.Trap().PC != 1 {
+	if sig != SigTrapped || e.Trap().Code != TrapHeapLimit || e.Trap().PC != 1 {
 		t.Fatalf("got %v %v", sig, e.Trap())
 	}
 	if n := e.HeapBytes(); n > 100_000 || n < 100_000-1032 {
@@ -914,7 +914,7 @@ func TestHeapLimit(t *testing.T) {
 	// sconcat doubling hits the limit too
 	p = itProg(t, &Program{KStr: []string{"x"}}, itFn("dbl", "()->i64", 2, "lds r0, 0; loop: sconcat r0, r0, r0; jmp loop; ret r1"))
 	e, _ = NewExec(p, 0, nil, Limits{MaxHeapBytes: 1 << 20}, 1)
-	if sig := itRun(t, e, 1000); sig != SigTrap || e.Trap().Code != TrapHeapLimit {
+	if sig := itRun(t, e, 1000); sig != SigTrapped || e.Trap().Code != TrapHeapLimit {
 		t.Fatalf("sconcat: %v %v", sig, e.Trap())
 	}
 	// NewExec refuses arguments over the limit
@@ -1171,7 +1171,7 @@ func TestRequestEdges(t *testing.T) {
 	if err == nil || !asTrap(err, &ti) || ti.Code != TrapKind || ti.PC != 0 || ti.Func != "join" {
 		t.Fatalf("Complete(string) into i64: %v", err)
 	}
-	if sig := e.Run(100); sig != SigTrap || e.Trap().Code != TrapKind {
+	if sig := e.Run(100); sig != SigTrapped || e.Trap().Code != TrapKind {
 		t.Errorf("Run after a kind mismatch: %v %v", sig, e.Trap())
 	}
 	for _, v := range []Value{F64(1), Void(), Str("x")} {
@@ -1220,7 +1220,7 @@ func TestRequestEdges(t *testing.T) {
 	}
 	// Raise at an instruction that cannot throw, or of a non-error, traps
 	e = start("yield")
-	if e.Raise(Err(ErrKindError, "x")) || e.Run(100) != SigTrap || e.Trap().Code != TrapIntrinsic {
+	if e.Raise(Err(ErrKindError, "x")) || e.Run(100) != SigTrapped || e.Trap().Code != TrapIntrinsic {
 		t.Errorf("Raise at yield: %v", e.Trap())
 	}
 	// outcome and evwait may throw (a wait timeout, ABI 1.1)
@@ -1235,7 +1235,7 @@ func TestRequestEdges(t *testing.T) {
 	// SetTrap
 	e = start("evnew")
 	e.SetTrap(TrapHostPanic, "host blew up")
-	if sig := e.Run(100); sig != SigTrap || e.Trap() != (TrapInfo{Code: TrapHostPanic, Msg: "host blew up", Func: "evnew", PC: 0}) {
+	if sig := e.Run(100); sig != SigTrapped || e.Trap() != (TrapInfo{Code: TrapHostPanic, Msg: "host blew up", Func: "evnew", PC: 0}) {
 		t.Errorf("SetTrap: %v %v", sig, e.Trap())
 	}
 	// ArgObj of a string, ArgValue of a ref
@@ -1314,7 +1314,7 @@ func TestNewExec(t *testing.T) {
 	// Free of a running task ends it
 	e, _ := NewExec(p, 0, []Value{I64(1), F64(2), Void()}, DefaultLimits, 1)
 	e.Free()
-	if e.Run(10) != SigTrap {
+	if e.Run(10) != SigTrapped {
 		t.Error("Run after Free did not trap")
 	}
 }

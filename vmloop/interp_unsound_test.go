@@ -62,7 +62,7 @@ func TestUnsoundPrograms(t *testing.T) {
 		switch {
 		case panicked != "":
 			t.Errorf("%s: the fast build panicked: %s", c.name, panicked)
-		case c.fast == 0 && sig != SigCompleted, c.fast != 0 && (sig != SigTrap || e.Trap().Code != c.fast):
+		case c.fast == 0 && sig != SigCompleted, c.fast != 0 && (sig != SigTrapped || e.Trap().Code != c.fast):
 			t.Errorf("%s: fast build %v %v, want %v", c.name, sig, e.Trap(), c.fast)
 		}
 	}

@@ -103,7 +103,7 @@ func TestChunkedAllocHoldsHeap(t *testing.T) {
 
 	e, err = NewExec(p, 0, []Value{I64(n)}, Limits{MaxHeapBytes: n}, 1)
 	require.NoError(t, err)
-	require.Equal(t, SigTrap, e.Run(1))
+	require.Equal(t, SigTrapped, e.Run(1))
 	require.Equal(t, TrapHeapLimit, e.Trap().Code)
 	require.Equal(t, uint64(1), e.Reductions(), "refused before any chunk")
 }
@@ -156,7 +156,7 @@ func TestCycleCheckChunked(t *testing.T) {
 	for e.Run(1) == SigPreempted {
 		slices++
 	}
-	require.Equal(t, SigTrap, e.Run(1))
+	require.Equal(t, SigTrapped, e.Run(1))
 	require.Equal(t, TrapHandle, e.Trap().Code)
 	require.Contains(t, e.Trap().Msg, "acyclic")
 	require.Equal(t, 2, e.Trap().PC)

@@ -13,8 +13,8 @@ const (
 	// SigThrown: a Throw escaped the entry function; Exec.Thrown holds the
 	// error. The scheduler materialises it as the Failure outcome (S-12).
 	SigThrown
-	// SigTrap: a fault (division by zero, bad handle, limit); Exec.Trap.
-	SigTrap
+	// SigTrapped: a fault (division by zero, bad handle, limit); Exec.Trap.
+	SigTrapped
 	// SigPreempted: the reduction budget ran out (or Stop was called) at a
 	// safe point; pc points at the next instruction to run.
 	SigPreempted
