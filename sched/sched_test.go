@@ -91,45 +91,47 @@ done:
 // exactly once with its own value (the sum proves no loss or duplicate).
 func TestExactlyOnce(t *testing.T) {
 	for _, workers := range []int{1, 2, 4, 8} {
-		rt := newRT(t, jade.Options{Workers: workers})
-		p := load(t, rt, fanout)
-		n := int64(100_000)
-		if testing.Short() || (raceEnabled && workers != 2) {
-			n = 10_000
-		}
-		if h, err := strconv.ParseInt(os.Getenv("JADE_HAMMER"), 10, 64); err == nil && h > 0 {
-			n = h // make hammer: 1M tasks per worker count
-		}
-		// Tasks are not goroutines: the count stays flat while they run.
-		before := runtime.NumGoroutine()
-		var peak atomic.Int64
-		stop := make(chan struct{})
-		sampled := make(chan struct{})
-		go func() {
-			defer close(sampled)
-			for {
-				if g := int64(runtime.NumGoroutine()); g > peak.Load() {
-					peak.Store(g)
-				}
-				select {
-				case <-stop:
-					return
-				case <-time.After(time.Millisecond):
-				}
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			rt := newRT(t, jade.Options{Workers: workers})
+			p := load(t, rt, fanout)
+			n := int64(100_000)
+			if testing.Short() || (raceEnabled && workers != 2) {
+				n = 10_000
 			}
-		}()
-		o := run(t, rt, p, vmloop.I64(n))
-		close(stop)
-		<-sampled
-		if g := peak.Load(); g > int64(before)+3 {
-			t.Fatalf("workers=%d: %d goroutines while running (%d before)", workers, g, before)
-		}
-		if o.Kind != sched.Success || o.Value.Int() != n*(n-1)/2 {
-			t.Fatalf("workers=%d: %v, want Success(%d)", workers, o, n*(n-1)/2)
-		}
-		// main's outcome is published before its worker decrements the
-		// live count: wait for the count, do not sample it.
-		waitFor(t, func() bool { return rt.Bus().Scheduler().LiveTasks() == 0 })
+			if h, err := strconv.ParseInt(os.Getenv("JADE_HAMMER"), 10, 64); err == nil && h > 0 {
+				n = h // make hammer: 1M tasks per worker count
+			}
+			// Tasks are not goroutines: the count stays flat while they run.
+			before := runtime.NumGoroutine()
+			var peak atomic.Int64
+			stop := make(chan struct{})
+			sampled := make(chan struct{})
+			go func() {
+				defer close(sampled)
+				for {
+					if g := int64(runtime.NumGoroutine()); g > peak.Load() {
+						peak.Store(g)
+					}
+					select {
+					case <-stop:
+						return
+					case <-time.After(time.Millisecond):
+					}
+				}
+			}()
+			o := run(t, rt, p, vmloop.I64(n))
+			close(stop)
+			<-sampled
+			if g := peak.Load(); g > int64(before)+3 {
+				t.Fatalf("workers=%d: %d goroutines while running (%d before)", workers, g, before)
+			}
+			if o.Kind != sched.Success || o.Value.Int() != n*(n-1)/2 {
+				t.Fatalf("workers=%d: %v, want Success(%d)", workers, o, n*(n-1)/2)
+			}
+			// main's outcome is published before its worker decrements the
+			// live count: wait for the count, do not sample it.
+			waitFor(t, func() bool { return rt.Bus().Scheduler().LiveTasks() == 0 })
+		})
 	}
 }
 
