@@ -13,6 +13,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/examples"
 	"github.com/jadevm/jade/native"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -72,7 +73,7 @@ func NewEnv(workers int) (*Env, error) {
 	}
 	for name, src := range map[string]string{
 		"spawn_join": srcSpawnJoin, "ping_pong": srcPingPong, "yield": srcYield,
-		"fib": srcFib, "parked": srcParked, "waker": srcWaker, "hog": srcHog, "sleeper": srcSleeper, "sleeper_marked": srcSleeperMarked,
+		"fib": string(examples.Fib), "parked": srcParked, "waker": srcWaker, "hog": srcHog, "sleeper": srcSleeper, "sleeper_marked": srcSleeperMarked,
 		"timer_ticker": srcTimerTicker, "block_caller": srcBlockCaller, "plain_loop": srcPlainLoop, "now_loop": srcNowLoop,
 		"spawn_many": srcSpawnMany, "chained": srcChained, "yield_many": srcYieldMany,
 	} {
@@ -91,7 +92,13 @@ func (e *Env) Close() { e.RT.Shutdown(context.Background()) }
 
 // Run runs program prog's main with args and returns its i64 result.
 func (e *Env) Run(prog string, args ...vmloop.Value) (int64, error) {
-	o, err := e.RT.Run(context.Background(), e.progs[prog], "main", args...)
+	return e.RunFunc(prog, "main", args...)
+}
+
+// RunFunc runs function fn of program prog with args and returns its i64
+// result.
+func (e *Env) RunFunc(prog, fn string, args ...vmloop.Value) (int64, error) {
+	o, err := e.RT.Run(context.Background(), e.progs[prog], fn, args...)
 	if err != nil {
 		return 0, err
 	}
@@ -160,11 +167,11 @@ func YieldGo(n int) {
 
 // FibJade computes fib(n) on the Jade VM (the default loop: the cgo loop
 // where available, else the Go loop).
-func (e *Env) FibJade(n int) (int64, error) { return e.Run("fib", vmloop.I64(int64(n))) }
+func (e *Env) FibJade(n int) (int64, error) { return e.RunFunc("fib", "fib", vmloop.I64(int64(n))) }
 
 // FibJadeGo computes fib(n) on the pure-Go VM loop.
 func (e *Env) FibJadeGo(n int) (int64, error) {
-	t, err := e.goEng.Spawn(nil, e.progs["fib"], "main", vmloop.I64(int64(n)))
+	t, err := e.goEng.Spawn(nil, e.progs["fib"], "fib", vmloop.I64(int64(n)))
 	if err != nil {
 		return 0, err
 	}

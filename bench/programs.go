@@ -72,26 +72,6 @@ done:
   ret   i
 .end
 `
-	srcFib = `
-.abi 1.0
-.func main(n:i64) -> i64
-  .local r:i64
-  call r, fib, n
-  ret  r
-.end
-.func fib(n:i64) -> i64
-  .local a:i64, b:i64
-  jlti n, 2, base
-  subi a, n, 1
-  call a, fib, a
-  subi b, n, 2
-  call b, fib, b
-  add  a, a, b
-  ret  a
-base:
-  ret  n
-.end
-`
 	// srcParked parks n tasks on one event and returns.
 	srcParked = `
 .abi 1.0

@@ -20,3 +20,14 @@ var RespPing []byte
 //
 //go:embed http.jasm
 var HTTP []byte
+
+// Fib is examples/fib.jasm: naive recursive Fibonacci (fib(n), main: 30).
+//
+//go:embed fib.jasm
+var Fib []byte
+
+// Fanout is examples/fanout.jasm: fanout(n) spawns n tasks that yield
+// once and joins them (main: 10,000).
+//
+//go:embed fanout.jasm
+var Fanout []byte

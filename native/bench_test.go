@@ -33,7 +33,7 @@ func benchRun(b *testing.B, p *vmloop.Program, args []vmloop.Value, native bool,
 		vmhook.SetLoop(func(c vmhook.Call) vmhook.Result { calls++; return run(c) })
 	}
 	one := func() uint64 {
-		e, err := vmloop.NewExec(p, 0, args, vmloop.DefaultLimits, 1)
+		e, err := vmloop.NewExec(p, entryOf(p), args, vmloop.DefaultLimits, 1)
 		if err != nil {
 			b.Fatal(err)
 		}

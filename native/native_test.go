@@ -2,13 +2,15 @@ package native
 
 import (
 	"fmt"
-	"github.com/jadevm/jade/internal/vmhook"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jadevm/jade/examples"
+	"github.com/jadevm/jade/internal/vmhook"
 
 	"github.com/jadevm/jade/vmloop"
 )
@@ -58,7 +60,7 @@ func TestOpcodeNumbering(t *testing.T) {
 func TestSelection(t *testing.T) {
 	needC(t)
 	p := mustProgram(t, "fib", srcFib)
-	e, err := vmloop.NewExec(p, 0, []vmloop.Value{vmloop.I64(10)}, vmloop.DefaultLimits, 1)
+	e, err := vmloop.NewExec(p, entryOf(p), []vmloop.Value{vmloop.I64(10)}, vmloop.DefaultLimits, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,26 +91,18 @@ func TestSelection(t *testing.T) {
 	}
 }
 
-const srcFib = `
-.abi 1.0
-.func main(n:i64) -> i64
-  .local r:i64
-  call r, fib, n
-  ret  r
-.end
-.func fib(n:i64) -> i64
-  .local a:i64, b:i64
-  jlti n, 2, base
-  subi a, n, 1
-  call a, fib, a
-  subi b, n, 2
-  call b, fib, b
-  add  a, a, b
-  ret  a
-base:
-  ret  n
-.end
-`
+// srcFib is examples/fib.jasm; its entry for these tests is fib(n)
+// (entryOf), not main.
+var srcFib = string(examples.Fib)
+
+// entryOf is the function the tests start in: fib(n) for
+// examples/fib.jasm, main (function 0) for the other programs.
+func entryOf(p *vmloop.Program) int {
+	if i := p.FuncIndex("fib"); i >= 0 {
+		return i
+	}
+	return 0
+}
 
 // srcLoop sums i*i mod 7 and float work for i < n (a hot inner loop).
 const srcLoop = `
@@ -344,14 +338,14 @@ func TestDiffPrograms(t *testing.T) {
 		for _, fb := range []int{0, vmhook.DefaultFallback} {
 			vmhook.SetFallback(fb)
 			for _, b := range []func() int64{budgets(1), budgets(2, 3, 5, 7), budgets(97), budgets(25_000), budgets(math.MaxInt64 / 2)} {
-				st := diff(t, c.name, p, 0, c.args, lim, b)
+				st := diff(t, c.name, p, entryOf(p), c.args, lim, b)
 				if st.sig != vmloop.SigCompleted {
 					t.Fatalf("%s: %v", c.name, st.sig)
 				}
 			}
 		}
 		// the result itself, on the C loop
-		e, _ := vmloop.NewExec(p, 0, c.args, lim, 1)
+		e, _ := vmloop.NewExec(p, entryOf(p), c.args, lim, 1)
 		for {
 			sig := e.Run(1000)
 			if sig == vmloop.SigIntrinsic {
@@ -406,7 +400,7 @@ func TestDiffLimits(t *testing.T) {
 	defer vmhook.SetFallback(vmhook.DefaultFallback)
 	p := mustProgram(t, "fib", srcFib)
 	for _, maxf := range []int{1, 2, 5, 17} {
-		st := diff(t, "depth", p, 0, []vmloop.Value{vmloop.I64(25)}, vmloop.Limits{MaxFrames: maxf}, budgets(10, 1000))
+		st := diff(t, "depth", p, entryOf(p), []vmloop.Value{vmloop.I64(25)}, vmloop.Limits{MaxFrames: maxf}, budgets(10, 1000))
 		if st.sig != vmloop.SigTrapped {
 			t.Fatalf("MaxFrames %d: %v", maxf, st.sig)
 		}

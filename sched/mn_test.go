@@ -71,7 +71,7 @@ d:
 func TestIdleWorkersPark(t *testing.T) {
 	rt := newRT(t, jade.Options{Workers: 4})
 	p := load(t, rt, fanout)
-	if o := run(t, rt, p, vmloop.I64(2000)); o.Kind != sched.Success {
+	if o := runFanout(t, rt, p, 2000); o.Kind != sched.Success {
 		t.Fatal(o)
 	}
 	s := rt.Bus().Scheduler()
@@ -82,7 +82,7 @@ func TestIdleWorkersPark(t *testing.T) {
 		t.Fatalf("idle runtime moved: dispatches %d→%d, parks %d→%d, idle %d", d, d2, pk, pk2, s.IdleWorkers())
 	}
 	// Parked workers are woken by new work.
-	if o := run(t, rt, p, vmloop.I64(100)); o.Kind != sched.Success {
+	if o := runFanout(t, rt, p, 100); o.Kind != sched.Success {
 		t.Fatal(o)
 	}
 }
@@ -92,7 +92,7 @@ func TestIdleWorkersPark(t *testing.T) {
 func TestGCWhileIdle(t *testing.T) {
 	rt := newRT(t, jade.Options{Workers: 4})
 	p := load(t, rt, fanout)
-	run(t, rt, p, vmloop.I64(100))
+	runFanout(t, rt, p, 100)
 	s := rt.Bus().Scheduler()
 	waitFor(t, func() bool { return s.IdleWorkers() == 4 })
 	done := make(chan struct{})

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jadevm/jade/examples"
+
 	"go.uber.org/goleak"
 
 	"github.com/jadevm/jade"
@@ -57,35 +59,21 @@ func run(t *testing.T, rt *jade.Runtime, p *vmloop.Program, args ...vmloop.Value
 	return o
 }
 
-const fanout = `
-.func main(n:i64) -> i64
-  .local i:i64, sum:i64, v:i64, ts:ref, t:ref
-  anew  ts, n, ref
-  const i, 0
-sp:
-  jge   i, n, js
-  spawn t, child, i
-  asetr ts, i, t
-  addi  i, i, 1
-  jmp   sp
-js:
-  const i, 0
-  const sum, 0
-jl:
-  jge   i, n, done
-  agetr t, ts, i
-  joini v, t
-  add   sum, sum, v
-  addi  i, i, 1
-  jmp   jl
-done:
-  ret   sum
-.end
-.func child(x:i64) -> i64
-  yield
-  ret x
-.end
-`
+// fanout is examples/fanout.jasm: its fanout(n) spawns n tasks that
+// yield once and joins them (runFanout).
+var fanout = string(examples.Fanout)
+
+// runFanout runs fanout(n) of the loaded examples/fanout.jasm.
+func runFanout(t *testing.T, rt *jade.Runtime, p *vmloop.Program, n int64) sched.Outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	o, err := rt.Run(ctx, p, "fanout", vmloop.I64(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
 
 // TestExactlyOnce spawns many tasks that yield once; every one completes
 // exactly once with its own value (the sum proves no loss or duplicate).
@@ -119,7 +107,7 @@ func TestExactlyOnce(t *testing.T) {
 					}
 				}
 			}()
-			o := run(t, rt, p, vmloop.I64(n))
+			o := runFanout(t, rt, p, n)
 			close(stop)
 			<-sampled
 			if g := peak.Load(); g > int64(before)+3 {
@@ -548,7 +536,7 @@ func TestNoLeakAfterShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o, _ := rt.Run(context.Background(), p, "main", vmloop.I64(1000)); o.Kind != sched.Success {
+	if o, _ := rt.Run(context.Background(), p, "fanout", vmloop.I64(1000)); o.Kind != sched.Success {
 		t.Fatal(o)
 	}
 	if err := rt.Close(context.Background()); err != nil {
