@@ -80,6 +80,11 @@ type Config struct {
 	// CloseFD closes a descriptor directly (Control.CloseFD); nil: such
 	// descriptors are only forgotten by the backends.
 	CloseFD func(fd int)
+	// LatencySample: one enqueue in LatencySample is timestamped for the
+	// run-queue and wake latency histograms (Metrics.Engines[i].Latency).
+	// 0 means DefaultLatencySample, 1 every enqueue, a negative value
+	// none (metrics_lat.go says what a stamp costs).
+	LatencySample int
 }
 
 // Scheduler runs tasks on workers. Its exported methods only read; every
@@ -122,6 +127,12 @@ type Scheduler struct {
 	// sampleBusy is RequestSamples' scratch, guarded by idleMu.
 	sampler    atomic.Pointer[samplerBox]
 	sampleBusy []bool
+
+	// latEvery is Config.LatencySample normalised (0: off); hostTicks
+	// counts the enqueues from outside the workers for its sampling
+	// (metrics_lat.go).
+	latEvery  int32
+	hostTicks atomic.Uint32
 
 	note       string // what Start changed (GOMAXPROCS); guarded by mu
 	setProcs   int    // GOMAXPROCS value Start set, or 0; guarded by mu
@@ -187,13 +198,14 @@ func New(cfg Config) (*Scheduler, *Control, error) {
 	if cfg.Workers < 0 || cfg.Workers > maxWorkers {
 		return nil, nil, fmt.Errorf("sched: new: %d workers outside [1, %d]", cfg.Workers, maxWorkers)
 	}
-	s := &Scheduler{disp: cfg.Dispatcher, openIO: cfg.OpenIO, closeFn: cfg.CloseFD, pin: cfg.PinCPUs && pinSupported}
+	s := &Scheduler{disp: cfg.Dispatcher, openIO: cfg.OpenIO, closeFn: cfg.CloseFD, pin: cfg.PinCPUs && pinSupported,
+		latEvery: latencyEvery(cfg.LatencySample)}
 	var cpus []int
 	if s.pin {
 		cpus = allowedCPUs()
 	}
 	for i := 0; i < cfg.Workers; i++ {
-		w := &worker{s: s, id: i, park: newParker(), cpu: -1}
+		w := &worker{s: s, id: i, park: newParker(), cpu: -1, latLeft: s.latEvery}
 		if len(cpus) > 0 {
 			w.cpu = cpus[i%len(cpus)]
 		}
@@ -318,7 +330,8 @@ func (c *Control) RegisterEngine(name string, cfg EngineRuntimeConfig) (*Engine,
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{id: c.s.nextEngine.Add(1), name: name, banks: make([]liveBank, len(c.s.workers)), mem: vmloop.NewBudget(cfg.Limits.MemoryBytes)}
+	e := &Engine{id: c.s.nextEngine.Add(1), name: name, banks: make([]liveBank, len(c.s.workers)), mem: vmloop.NewBudget(cfg.Limits.MemoryBytes),
+		hists: make([]engineHists, len(c.s.workers))}
 	cfg.EngineID = e.id
 	if cfg.TimerWheel != nil {
 		e.wheel.Store(cfg.TimerWheel)
@@ -457,6 +470,7 @@ func (c *Control) Launch(from *Task, t *Task) {
 		// passed this shard already.
 		t.flags.Or(flagCancel)
 	}
+	s.stampEnqueue(from.worker(), t, false)
 	s.enqueue(from.worker(), t)
 	if from == nil {
 		s.hostLaunches.Add(-1) // registered: Shutdown's drain sees it now
@@ -547,6 +561,9 @@ func (c *Control) makeTask(from *Task, e *Engine, p *vmloop.Program, fn int, arg
 	}
 	t.id, t.engine, t.exec, t.prog = id, e, ex, p
 	t.refs.Store(1) // live: dropped by finish
+	if cfg.Metrics.TaskStats || from != nil && from.rare.Load() != nil {
+		initTaskMetrics(t, from, cfg.Metrics.TaskStats) // before t is visible
+	}
 	if from == nil {
 		t.flags.Or(flagPinned) // the host holds it
 	}
@@ -719,6 +736,7 @@ func (s *Scheduler) wakeAs(w *worker, tok Token, ph uint64) bool {
 	woke, enq := tok.wakeAs(ph)
 	if enq {
 		s.waiting.Add(-1)
+		s.stampEnqueue(w, tok.t, true)
 		s.enqueue(w, tok.t)
 	}
 	return woke
@@ -907,9 +925,17 @@ type TaskReport struct {
 	State  State
 	Func   string
 	PC     int
+	// Name is the task's name, "" when it has none (Task.Name).
+	Name string `json:",omitempty"`
+	// Stats are its statistics, nil unless its engine kept them
+	// (MetricsConfig.TaskStats) when it was spawned.
+	Stats *TaskStats `json:",omitempty"`
 }
 
 func (r TaskReport) String() string {
+	if r.Name != "" {
+		return fmt.Sprintf("task %d %q (engine %s) %s at %s@%d", r.ID, r.Name, r.Engine, r.State, r.Func, r.PC)
+	}
 	return fmt.Sprintf("task %d (engine %s) %s at %s@%d", r.ID, r.Engine, r.State, r.Func, r.PC)
 }
 
@@ -919,7 +945,8 @@ func (s *Scheduler) Tasks() []TaskReport {
 	var out []TaskReport
 	s.registry.each(func(t *Task) {
 		fn, pc := t.Where()
-		out = append(out, TaskReport{ID: t.id, Engine: t.engine.name, State: t.State(), Func: fn, PC: pc})
+		out = append(out, TaskReport{ID: t.id, Engine: t.engine.name, State: t.State(), Func: fn, PC: pc,
+			Name: t.Name(), Stats: t.Stats()})
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out

@@ -110,6 +110,11 @@ type worker struct {
 	sampleReq atomic.Uint64
 	// stack is the buffer of the owner's samples (profile.go).
 	stack []vmloop.ProfFrame
+	// latLeft counts down the enqueues to the next timestamped one
+	// (owner only; metrics_lat.go).
+	latLeft int32
+	// times is where the worker's wall time went (metrics_worker.go).
+	times workerTimes
 	// inGo is true while yieldGo has the worker's goroutine in Go's
 	// scheduler (owner writes, kickOne reads): a kick goes to another
 	// worker then.
@@ -173,6 +178,7 @@ func (w *worker) loop() {
 		defer runtime.UnlockOSThread()
 	}
 	w.tid.Store(int64(threadID()))
+	w.times.start.Store(nanotime())
 	tightTimers()
 	if open := w.s.openIO; open != nil {
 		// On the locked thread: an owner-thread ring belongs to it.
@@ -252,13 +258,13 @@ func (w *worker) find() (t *Task) {
 		// it) — unless the worker finds a task first (flushed below).
 		if w.ticks%ioPollEvery != 0 && x.ready != nil && !x.ready() {
 			deferred = true
-		} else if w.pollIO(x, 0) > 0 {
+		} else if w.pollBusy(x) > 0 {
 			w.shareBacklog()
 		}
 	}
 	if deferred {
 		defer func() {
-			if t != nil && w.pollIO(x, 0) > 0 { // not parking: submit before running t
+			if t != nil && w.pollBusy(x) > 0 { // not parking: submit before running t
 				w.shareBacklog()
 			}
 		}()
@@ -362,6 +368,7 @@ func (w *worker) beginSearch() bool {
 		}
 		if s.nSearching.CompareAndSwap(n, n+1) {
 			w.searching = true
+			w.searchBegin()
 			return true
 		}
 	}
@@ -372,6 +379,7 @@ func (w *worker) beginSearch() bool {
 // (there may be more work than this worker can take).
 func (w *worker) endSearch() {
 	w.searching = false
+	w.searchEnd()
 	if w.s.nSearching.Add(-1) == 0 {
 		w.s.notify()
 	}
@@ -416,6 +424,7 @@ func (w *worker) sleep() {
 	last := false
 	if w.searching {
 		w.searching = false
+		w.searchEnd()
 		last = s.nSearching.Add(-1) == 0
 	}
 	if s.inject.len() > 0 || w.stop.Load() || (last && s.localWork()) {
@@ -427,14 +436,18 @@ func (w *worker) sleep() {
 		w.parkYields.Add(1)
 	}
 	if x := w.io.Load(); x != nil {
+		w.parkBegin()
 		n := w.pollIO(x, w.parkTimeout())
+		w.parkEnd()
 		w.unidle()
 		if n > 0 {
 			w.shareBacklog() // off s.idle now: it cannot pick itself
 		}
 		return
 	}
+	w.parkBegin()
 	w.park.park(w.parkTimeout())
+	w.parkEnd()
 	w.unidle()
 }
 
@@ -469,6 +482,7 @@ func (w *worker) yieldGo() bool {
 		w.inGo.Store(true)
 		runtime.Gosched()
 		w.inGo.Store(false)
+		addTo(&w.times.goYield, nanotime()-now)
 		w.goYields.Add(1)
 		return true
 	}
@@ -493,6 +507,7 @@ func (w *worker) unidle() {
 	if w.notified {
 		w.notified = false
 		w.searching = true
+		w.searchBegin()
 	}
 	s.idleMu.Unlock()
 }
@@ -508,6 +523,9 @@ func (w *worker) run(t *Task) {
 		pprof.SetGoroutineLabels(t.engine.labels)
 	}
 	t.transition(Runnable, Running)
+	if f := t.flags.Load(); f&(flagStamped|flagStats) != 0 {
+		w.dispatched(t, f) // run-queue latency, per-task statistics
+	}
 	t.w = w // cleared before t becomes visible to other workers
 	budget := t.engine.cfg.Load().ReductionLimit
 	if w.inherit > 0 {
@@ -646,7 +664,15 @@ func (w *worker) slice(t *Task, budget *int64) {
 			}
 			*budget -= c
 			w.spent += c
-			if !w.act(t, s.disp.Intrinsic(t, req), budget) {
+			var a Action
+			if req.Intr != nil && req.Intr.ID >= vmloop.HostIntrinsicBase {
+				t0 := nanotime()
+				a = s.disp.Intrinsic(t, req)
+				addTo(&w.times.host, nanotime()-t0)
+			} else {
+				a = s.disp.Intrinsic(t, req)
+			}
+			if !w.act(t, a, budget) {
 				return
 			}
 		}
@@ -710,6 +736,7 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 		if !t.park() {
 			// Woken before it parked: it is Runnable again.
 			s.waiting.Add(-1)
+			s.stampEnqueue(w, t, true)
 			w.local.push(t, &s.inject)
 		}
 		return false
@@ -749,6 +776,7 @@ func (w *worker) endSlice(t *Task) {
 func (w *worker) requeue(t *Task) {
 	t.w = nil
 	t.transition(Running, Runnable)
+	w.s.stampEnqueue(w, t, false)
 	if n := w.lifo.Swap(nil); n != nil {
 		// What t spawned or woke goes before t, not behind it: it must
 		// not wait for another of t's slices.
@@ -766,4 +794,7 @@ func (w *worker) requeue(t *Task) {
 func (w *worker) publish(t *Task) {
 	fn, pc := t.exec.Loc()
 	t.where.Store(uint64(fn)<<32 | uint64(uint32(pc)))
+	if t.has(flagStats) {
+		t.rare.Load().reductions.Store(t.exec.Reductions())
+	}
 }
