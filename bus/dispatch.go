@@ -57,6 +57,8 @@ func (d *dispatcher) Intrinsic(t *sched.Task, req *vmloop.Request) sched.Action 
 		return complete(ex, vmloop.I64(v), sched.ActContinue)
 	case vmloop.IntrTaskID:
 		return complete(ex, vmloop.I64(int64(t.ID())), sched.ActContinue)
+	case vmloop.IntrTaskSetName:
+		return b.setTaskName(t, ex)
 	case vmloop.IntrEventNew:
 		return complete(ex, vmloop.Ext(vmloop.KindEvent, sched.NewEvent()), sched.ActContinue)
 	case vmloop.IntrEventWait, vmloop.IntrEventSignal, vmloop.IntrEventBroadcast:
