@@ -134,6 +134,14 @@ type Scheduler struct {
 	latEvery  int32
 	hostTicks atomic.Uint32
 
+	// pause is the last stop of the world (metrics_stacks.go), nil when
+	// none or once Shutdown stops the workers; pauseMu serialises pauses
+	// and that stop, and guards halted (set when Shutdown stops the
+	// workers).
+	pauseMu sync.Mutex
+	pause   atomic.Pointer[pauseState]
+	halted  bool
+
 	note       string // what Start changed (GOMAXPROCS); guarded by mu
 	setProcs   int    // GOMAXPROCS value Start set, or 0; guarded by mu
 	savedProcs int    // GOMAXPROCS before Start raised it; guarded by mu
@@ -930,6 +938,8 @@ type TaskReport struct {
 	// Stats are its statistics, nil unless its engine kept them
 	// (MetricsConfig.TaskStats) when it was spawned.
 	Stats *TaskStats `json:",omitempty"`
+	// Stack is its Jade stack, innermost first (TasksWithStacks only).
+	Stack []Frame `json:",omitempty"`
 }
 
 func (r TaskReport) String() string {
@@ -984,10 +994,14 @@ func (c *Control) Shutdown(ctx context.Context) []TaskReport {
 	if !started {
 		return stuck
 	}
+	s.pauseMu.Lock() // no stop of the world from now on: w.stop means stop
+	s.halted = true
+	s.pause.Store(nil)
 	for _, w := range s.workers {
 		w.stop.Store(true)
 		w.unpark()
 	}
+	s.pauseMu.Unlock()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	select {

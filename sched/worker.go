@@ -223,6 +223,9 @@ func (s *Scheduler) WorkerThreads() []int {
 func (w *worker) next() *Task {
 	for {
 		if w.stop.Load() {
+			if w.paused() { // a stop of the world, not Shutdown
+				continue
+			}
 			return nil
 		}
 		if t := w.find(); t != nil {
