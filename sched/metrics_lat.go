@@ -61,7 +61,8 @@ func stampTime(now int64) uint32 { return uint32(now>>stampShift) & stampTimeMas
 // stampEnqueue is called wherever t becomes Runnable, before it is
 // visible on a run queue; w is the enqueuing worker or nil (the host, a
 // completion from outside the workers). wake says a wake made it
-// Runnable.
+// Runnable, unless w.stampSkip(t) said it need not be (the callers look
+// first: that check is inlined).
 func (s *Scheduler) stampEnqueue(w *worker, t *Task, wake bool) {
 	var due bool
 	if w != nil {
@@ -79,6 +80,17 @@ func (s *Scheduler) stampEnqueue(w *worker, t *Task, wake bool) {
 		f |= flagStampWake
 	}
 	t.flags.Or(f)
+}
+
+// stampSkip reports whether an enqueue of t by w (nil: from outside the
+// workers) is neither sampled nor needed for t's statistics, and counts it
+// when so: the common case, small enough to be inlined.
+func (w *worker) stampSkip(t *Task) bool {
+	if w != nil && w.latLeft > 1 && t.flags.Load()&flagStats == 0 {
+		w.latLeft--
+		return true
+	}
+	return false
 }
 
 // resetTick restarts w's sampling countdown after it reached 0 and

@@ -478,7 +478,9 @@ func (c *Control) Launch(from *Task, t *Task) {
 		// passed this shard already.
 		t.flags.Or(flagCancel)
 	}
-	s.stampEnqueue(from.worker(), t, false)
+	if !from.worker().stampSkip(t) {
+		s.stampEnqueue(from.worker(), t, false)
+	}
 	s.enqueue(from.worker(), t)
 	if from == nil {
 		s.hostLaunches.Add(-1) // registered: Shutdown's drain sees it now
@@ -744,7 +746,9 @@ func (s *Scheduler) wakeAs(w *worker, tok Token, ph uint64) bool {
 	woke, enq := tok.wakeAs(ph)
 	if enq {
 		s.waiting.Add(-1)
-		s.stampEnqueue(w, tok.t, true)
+		if !w.stampSkip(tok.t) {
+			s.stampEnqueue(w, tok.t, true)
+		}
 		s.enqueue(w, tok.t)
 	}
 	return woke

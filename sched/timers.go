@@ -358,7 +358,9 @@ func (s *Scheduler) fireTimer(w *worker, rec timerRec) {
 	}
 	if enq {
 		s.waiting.Add(-1)
-		s.stampEnqueue(w, rec.t, true)
+		if !w.stampSkip(rec.t) {
+			s.stampEnqueue(w, rec.t, true)
+		}
 		s.enqueue(w, rec.t)
 	}
 }

@@ -739,7 +739,9 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 		if !t.park() {
 			// Woken before it parked: it is Runnable again.
 			s.waiting.Add(-1)
-			s.stampEnqueue(w, t, true)
+			if !w.stampSkip(t) {
+				s.stampEnqueue(w, t, true)
+			}
 			w.local.push(t, &s.inject)
 		}
 		return false
@@ -779,7 +781,9 @@ func (w *worker) endSlice(t *Task) {
 func (w *worker) requeue(t *Task) {
 	t.w = nil
 	t.transition(Running, Runnable)
-	w.s.stampEnqueue(w, t, false)
+	if !w.stampSkip(t) {
+		w.s.stampEnqueue(w, t, false)
+	}
 	if n := w.lifo.Swap(nil); n != nil {
 		// What t spawned or woke goes before t, not behind it: it must
 		// not wait for another of t's slices.
