@@ -59,7 +59,7 @@ type Options struct {
 	// a CPU profile (StartProfile; 0: jprof.DefaultPeriod, 10 ms).
 	ProfilePeriod time.Duration
 	// LatencySample: one enqueue in LatencySample is timestamped for the
-	// latency histograms (0: sched.DefaultLatencySample, 64; 1: all;
+	// latency histograms (0: sched.DefaultLatencySample, 256; 1: all;
 	// negative: none). See sched.Config.LatencySample.
 	LatencySample int
 	// TaskStats keeps per-task statistics (slices, reductions, time

@@ -31,8 +31,9 @@ more:
 
 // BenchmarkChainedSpawnLatency is the chained spawn (perf's
 // chained_spawn, 10k links) with the latency histograms off
-// (LatencySample -1), sampled at the default rate (one enqueue in 64),
-// stamping every enqueue, and with per-task statistics (TaskStats, which
+// (LatencySample -1), sampled at the default rate (DefaultLatencySample)
+// and at one enqueue in 64, stamping every enqueue, and with per-task
+// statistics (TaskStats, which
 // also stamps every enqueue of the engine's tasks). "sampled" against
 // "off" is the cost of the default; alternate the runs (-count 10) and
 // compare with benchstat.
@@ -44,6 +45,7 @@ func BenchmarkChainedSpawnLatency(b *testing.B) {
 	}{
 		{"off", jade.Options{LatencySample: -1}},
 		{"sampled", jade.Options{}},
+		{"sampled64", jade.Options{LatencySample: 64}},
 		{"every", jade.Options{LatencySample: 1}},
 		{"taskstats", jade.Options{TaskStats: true}},
 	} {

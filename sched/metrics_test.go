@@ -95,13 +95,14 @@ func TestLatencyHistogramsCountDispatches(t *testing.T) {
 	}
 }
 
-// TestLatencySampling: the default samples one enqueue in 64 — a share of
+// TestLatencySampling: the default samples one enqueue in 256, 64 one in
+// 64 — a share of
 // the dispatches, never more — and a negative LatencySample none; timer
 // lateness is not sampled.
 func TestLatencySampling(t *testing.T) {
 	for _, c := range []struct {
 		sample, every int
-	}{{0, sched.DefaultLatencySample}, {-1, 0}} {
+	}{{0, sched.DefaultLatencySample}, {64, 64}, {-1, 0}} {
 		rt := newRT(t, jade.Options{Workers: 1, LatencySample: c.sample})
 		p := load(t, rt, latencyProgram)
 		const n = 200
