@@ -17,6 +17,9 @@
 //	io.go, fd.go          completion backends, I/O waits, descriptor lifetime
 //	event.go              events (auto-reset, signal/broadcast)
 //	profile.go            CPU samples of Jade stacks at safe points (jprof)
+//	metrics*.go           the Metrics snapshot; latency histograms and
+//	                      their sampled stamps; worker times; task names,
+//	                      per-task statistics; task stacks (stop the world)
 //
 // This essay covers the two protocols that are spread over many fields:
 // how idle workers are found and woken, and how task records are reused.

@@ -490,7 +490,8 @@ func (t *Task) recycle() {
 	t.joiner1 = Token{}
 	// Atomic stores cost a locked instruction each: only where needed.
 	// flags holds no flagPinned here (a pinned record is never recycled):
-	// this clears flagCancel and flagWatched. rare takes the I/O state
+	// this clears flagCancel, flagWatched and flagStats (a stamp is
+	// cleared at dispatch, and every task ends Running). rare takes the I/O state
 	// with it.
 	if t.flags.Load() != 0 {
 		t.flags.Store(0)
