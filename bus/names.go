@@ -1,12 +1,15 @@
 package bus
 
 import (
+	"fmt"
+	"unicode/utf8"
+
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
 
-// MaxTaskName bounds a task name in bytes: a longer name is cut there (it
-// is a label in profiles and dumps, not data).
+// MaxTaskName bounds a task name in bytes: a longer name is cut there, at
+// a rune boundary (it is a label in profiles and dumps, not data).
 const MaxTaskName = 256
 
 // Spawn starts a task running function fn of the verified program p in
@@ -22,12 +25,16 @@ func (m *Member) SpawnNamed(target *Member, name string, p *vmloop.Program, fn s
 	return m.spawn(target, clipName(name), p, fn, args...)
 }
 
-// clipName cuts name to MaxTaskName bytes.
+// clipName cuts name to at most MaxTaskName bytes, at a rune boundary.
 func clipName(name string) string {
-	if len(name) > MaxTaskName {
-		return name[:MaxTaskName]
+	if len(name) <= MaxTaskName {
+		return name
 	}
-	return name
+	n := MaxTaskName
+	for n > 0 && !utf8.RuneStart(name[n]) {
+		n--
+	}
+	return name[:n]
 }
 
 // setTaskName is task.set_name: t names itself (a string; "" removes the
@@ -42,4 +49,13 @@ func (b *Bus) setTaskName(t *sched.Task, ex *vmloop.Exec) sched.Action {
 	}
 	b.ctl.SetTaskName(t, clipName(v.String()))
 	return complete(ex, vmloop.Void(), sched.ActContinue)
+}
+
+// taskLabel names t in an error text: `task 5`, or `task 5 "name"` for a
+// named task.
+func taskLabel(t *sched.Task) string {
+	if n := t.Name(); n != "" {
+		return fmt.Sprintf("task %d %q", t.ID(), n)
+	}
+	return fmt.Sprintf("task %d", t.ID())
 }
