@@ -98,7 +98,10 @@ func (f Frame) String() string {
 
 // TasksWithStacks is Tasks with each task's Jade stack, innermost frame
 // first (TaskReport.Stack). It stops the world while it reads the stacks
-// (see above), waiting at most timeout for the workers to stop.
+// (see above), waiting at most timeout for the workers to stop: every
+// running slice loses the rest of its budget, as at a kick. Called from a
+// worker (a host intrinsic) it fails with ErrPauseTimeout, since that
+// worker cannot stop while it waits.
 func (s *Scheduler) TasksWithStacks(timeout time.Duration) ([]TaskReport, error) {
 	var out []TaskReport
 	var buf []vmloop.ProfFrame
