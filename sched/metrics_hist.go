@@ -90,7 +90,7 @@ type Histogram struct {
 	SumNs    int64    `json:"sumNs"`
 }
 
-// histBounds is every Histogram's BoundsNs (shared, read-only).
+// histBounds are the buckets' lower bounds, copied into every Histogram.
 var histBounds = func() []int64 {
 	b := make([]int64, histBuckets)
 	for i := range b {
@@ -103,7 +103,7 @@ var histBounds = func() []int64 {
 func (x *Histogram) merge(h *hist) {
 	if x.Counts == nil {
 		x.Counts = make([]uint64, histBuckets)
-		x.BoundsNs = histBounds
+		x.BoundsNs = append([]int64(nil), histBounds...) // the caller's to keep
 	}
 	for i := range h.counts {
 		c := h.counts[i].Load()
