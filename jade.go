@@ -58,6 +58,13 @@ type Options struct {
 	// ProfilePeriod is the time between two samples of a busy worker in
 	// a CPU profile (StartProfile; 0: jprof.DefaultPeriod, 10 ms).
 	ProfilePeriod time.Duration
+	// LatencySample: one enqueue in LatencySample is timestamped for the
+	// latency histograms (0: sched.DefaultLatencySample, 256; 1: all;
+	// negative: none). See sched.Config.LatencySample.
+	LatencySample int
+	// TaskStats keeps per-task statistics (slices, reductions, time
+	// Runnable) for the default engine's tasks (sched.MetricsConfig).
+	TaskStats bool
 }
 
 // Runtime is a running Jade VM: a bus, a scheduler with its workers and a
@@ -71,7 +78,8 @@ type Runtime struct {
 
 // New starts a runtime.
 func New(opts Options) (*Runtime, error) {
-	b, err := bus.New(bus.Config{Workers: opts.Workers, PinCPUs: opts.PinCPUs, Stdout: opts.Stdout, BlockingPool: opts.BlockingPool})
+	b, err := bus.New(bus.Config{Workers: opts.Workers, PinCPUs: opts.PinCPUs, Stdout: opts.Stdout, BlockingPool: opts.BlockingPool,
+		LatencySample: opts.LatencySample})
 	if err != nil {
 		return nil, fmt.Errorf("jade: new: %w", err)
 	}
@@ -83,6 +91,7 @@ func New(opts Options) (*Runtime, error) {
 	def, err := b.RegisterEngine("main", sched.EngineRuntimeConfig{
 		ReductionLimit: opts.ReductionLimit, Limits: opts.Limits, TimerWheel: wheel,
 		OverrunPolicy: opts.OverrunPolicy, GoLoop: opts.GoLoop,
+		Metrics: sched.MetricsConfig{TaskStats: opts.TaskStats},
 	}, bus.CapAll)
 	if err != nil {
 		return nil, fmt.Errorf("jade: new: %w", err)
@@ -137,6 +146,17 @@ func (r *Runtime) RegisterEngine(name string, cfg sched.EngineRuntimeConfig, cap
 // of m.
 func (r *Runtime) SpawnOn(m *bus.Member, p *vmloop.Program, fn string, args ...Value) (*Task, error) {
 	t, err := r.def.Spawn(m, p, fn, args...)
+	if err != nil {
+		return nil, err
+	}
+	return &Task{t: t, rt: r}, nil
+}
+
+// SpawnNamed is Spawn giving the task a name: it labels the task's CPU
+// profile samples, shows in task dumps, /debug/tasks and shutdown
+// reports, and is inherited by the tasks it spawns.
+func (r *Runtime) SpawnNamed(name string, p *vmloop.Program, fn string, args ...Value) (*Task, error) {
+	t, err := r.def.SpawnNamed(r.def, name, p, fn, args...)
 	if err != nil {
 		return nil, err
 	}

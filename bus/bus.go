@@ -117,6 +117,9 @@ type Config struct {
 	// BlockingPool is how many blocking host calls run at once
 	// (RegisterBlockingIntrinsic; 0: DefaultBlockingPool).
 	BlockingPool int
+	// LatencySample is sched.Config.LatencySample: one enqueue in
+	// LatencySample is timestamped for the latency histograms.
+	LatencySample int
 }
 
 // HostPanic describes a host intrinsic that panicked (Config.HostPanic).
@@ -166,7 +169,8 @@ func New(cfg Config) (*Bus, error) {
 	if b.stdout == nil {
 		b.stdout = os.Stdout
 	}
-	sc := sched.Config{Workers: cfg.Workers, PinCPUs: cfg.PinCPUs, Dispatcher: (*dispatcher)(b), OpenIO: iosys.Open, CloseFD: iosys.Close}
+	sc := sched.Config{Workers: cfg.Workers, PinCPUs: cfg.PinCPUs, Dispatcher: (*dispatcher)(b), OpenIO: iosys.Open, CloseFD: iosys.Close,
+		LatencySample: cfg.LatencySample}
 	if cfg.NoIO {
 		sc.OpenIO = nil
 	} else if err := iosys.CheckConfig(); err != nil {
@@ -228,9 +232,8 @@ func (m *Member) require(c Capability, op string) error {
 	return nil
 }
 
-// Spawn starts a task running function fn of the verified program p in
-// engine target (nil: the member's own engine) with JadeValue args.
-func (m *Member) Spawn(target *Member, p *vmloop.Program, fn string, args ...vmloop.Value) (*sched.Task, error) {
+// spawn is Spawn, naming the task name ("": unnamed) before it can run.
+func (m *Member) spawn(target *Member, name string, p *vmloop.Program, fn string, args ...vmloop.Value) (*sched.Task, error) {
 	if target == nil {
 		target = m
 	}
@@ -250,6 +253,9 @@ func (m *Member) Spawn(target *Member, p *vmloop.Program, fn string, args ...vml
 		return nil, fmt.Errorf("bus: spawn: %w", err)
 	}
 	m.b.passHandles(t, args) // a handle passed at spawn belongs to the child
+	if name != "" {
+		m.b.ctl.SetTaskName(t, name)
+	}
 	m.b.ctl.Launch(nil, t)
 	return t, nil
 }

@@ -58,6 +58,7 @@ func init() {
 		vmloop.IntrJoinI64, vmloop.IntrJoinF64, vmloop.IntrJoinRef, vmloop.IntrJoinVoid, vmloop.IntrOutcome)
 	row(command{grant: grantSelf, handle: (*Bus).selfCommand},
 		vmloop.IntrYield, vmloop.IntrCancelled, vmloop.IntrTaskID)
+	row(command{grant: grantSelf, handle: (*Bus).setTaskName}, vmloop.IntrTaskSetName)
 	// Cancelling a task of another engine needs CapCancelOther on top of
 	// the handle (checked in cancel through authorizeCap).
 	row(command{grant: grantHandle, mutates: true, handle: (*Bus).cancel}, vmloop.IntrCancel)

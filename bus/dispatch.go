@@ -260,9 +260,9 @@ func (b *Bus) completeJoin(ex *vmloop.Exec, req *vmloop.Request, target *sched.T
 	case sched.Failure:
 		return raise(ex, o.Value)
 	case sched.Trapped:
-		return raise(ex, vmloop.Err(vmloop.ErrKindTask, fmt.Sprintf("task %d trapped: %s", target.ID(), o.Trap.Error())))
+		return raise(ex, vmloop.Err(vmloop.ErrKindTask, fmt.Sprintf("%s trapped: %s", taskLabel(target), o.Trap.Error())))
 	default:
-		return raise(ex, vmloop.Err(vmloop.ErrKindTask, fmt.Sprintf("task %d was cancelled", target.ID())))
+		return raise(ex, vmloop.Err(vmloop.ErrKindTask, fmt.Sprintf("%s was cancelled", taskLabel(target))))
 	}
 }
 

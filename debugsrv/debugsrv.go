@@ -1,10 +1,11 @@
 // Package debugsrv exposes a running Jade runtime for people and tools: a
-// read-only metrics snapshot published through expvar (/debug/vars), the
-// live tasks by state and engine with the function@pc each published at its
-// last safe point (/debug/tasks), Go's pprof handlers (/debug/pprof/) and
-// a CPU profile of the Jade code (/debug/jade/profile, package jprof).
-// Nothing here mutates the scheduler (S-16): a profile only asks the
-// workers for samples.
+// read-only metrics snapshot published through expvar (/debug/vars: the
+// latency histograms, worker times and counters of sched.Metrics), the
+// live tasks by state and engine with their names, statistics and Jade
+// stacks (/debug/tasks), Go's pprof handlers (/debug/pprof/) and a CPU
+// profile of the Jade code (/debug/jade/profile, package jprof). Nothing
+// here mutates the scheduler (S-16): a profile only asks the workers for
+// samples, and a task dump stops them for as long as it reads the stacks.
 package debugsrv
 
 import (
@@ -16,6 +17,7 @@ import (
 	"net/http/pprof"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/jadevm/jade/jprof"
 	"github.com/jadevm/jade/sched"
@@ -40,10 +42,36 @@ func Publish(name string, src Source) {
 	expvar.Publish(name, expvar.Func(func() any { return src.Metrics() }))
 }
 
+// StackSource is a Source that can also list the tasks with their Jade
+// stacks (a *sched.Scheduler: TasksWithStacks stops the world while it
+// reads them).
+type StackSource interface {
+	TasksWithStacks(timeout time.Duration) ([]sched.TaskReport, error)
+}
+
+// StackTimeout bounds how long a dump waits for the workers to stop so
+// that it can read the tasks' stacks; past it the dump lists the tasks
+// without stacks.
+const StackTimeout = time.Second
+
+// tasks lists src's tasks, with their stacks when src can give them.
+func tasks(src Source) ([]sched.TaskReport, error) {
+	if ss, ok := src.(StackSource); ok {
+		ts, err := ss.TasksWithStacks(StackTimeout)
+		if err == nil {
+			return ts, nil
+		}
+		return src.Tasks(), err
+	}
+	return src.Tasks(), nil
+}
+
 // DumpTasks writes the live tasks grouped by state, then engine, one line
-// each with id and function@pc (the SIGUSR1 dump of `jade run`).
+// each with id, name, function@pc and statistics, then each task's Jade
+// stack with file:line when src can give it (the SIGUSR1 dump of `jade
+// run`).
 func DumpTasks(w io.Writer, src Source) {
-	ts := src.Tasks()
+	ts, err := tasks(src)
 	sort.SliceStable(ts, func(i, j int) bool {
 		if ts[i].State != ts[j].State {
 			return ts[i].State < ts[j].State
@@ -53,8 +81,22 @@ func DumpTasks(w io.Writer, src Source) {
 	m := src.Metrics()
 	fmt.Fprintf(w, "jade: %d live tasks (%d runnable in queues, %d waiting), %d/%d workers active\n",
 		m.LiveTasks, m.RunnableTasks, m.WaitingTasks, m.ActiveWorkers, len(m.Workers))
+	if err != nil {
+		fmt.Fprintf(w, "jade: no stacks: %v\n", err)
+	}
 	for _, t := range ts {
-		fmt.Fprintf(w, "  %-9s engine %-10s task %-8d at %s@%d\n", t.State, t.Engine, t.ID, t.Func, t.PC)
+		fmt.Fprintf(w, "  %-9s engine %-10s task %-8d", t.State, t.Engine, t.ID)
+		if t.Name != "" {
+			fmt.Fprintf(w, " %q", t.Name)
+		}
+		fmt.Fprintf(w, " at %s@%d", t.Func, t.PC)
+		if st := t.Stats; st != nil {
+			fmt.Fprintf(w, " (%d slices, %d reductions, %s runnable)", st.Slices, st.Reductions, time.Duration(st.RunnableNs))
+		}
+		fmt.Fprintln(w)
+		for _, f := range t.Stack {
+			fmt.Fprintf(w, "      %s\n", f)
+		}
 	}
 }
 
@@ -80,7 +122,8 @@ func Handler(src Source) http.Handler {
 	mux.HandleFunc("/debug/tasks", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("format") == "json" {
 			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(src.Tasks())
+			ts, _ := tasks(src) // without stacks if the workers did not stop
+			json.NewEncoder(w).Encode(ts)
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -30,8 +30,8 @@ type Options struct {
 	// DefaultPeriod); each sample is worth one Period of CPU time.
 	Period time.Duration
 	// TaskName names a task for the jade_task_name label ("": no label).
-	// nil leaves the label out; task names come with the spawn option of
-	// issue #22 part 2, whose accessor goes here.
+	// nil means the task's own name (sched.Task.Name: task.set_name, a
+	// host spawn's name, or the spawner's, inherited).
 	TaskName func(*sched.Task) string
 }
 
@@ -71,6 +71,9 @@ func StartCPU(tgt Target, w io.Writer, opts Options) (*CPUProfile, error) {
 	}
 	if opts.Period <= 0 {
 		opts.Period = DefaultPeriod
+	}
+	if opts.TaskName == nil {
+		opts.TaskName = (*sched.Task).Name
 	}
 	p := &CPUProfile{tgt: tgt, w: w, period: opts.Period, name: opts.TaskName, start: time.Now(),
 		stop: make(chan struct{}), done: make(chan struct{}), samples: map[cpuKey]*cpuRec{}}

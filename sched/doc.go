@@ -26,6 +26,9 @@
 //	shutdown.go, report.go drain, shutdown, task reports
 //	registry.go            the sharded registry of live tasks
 //	metrics.go             the read-only snapshot
+//	metrics_*.go           latency histograms and their sampled stamps,
+//	                       worker times, task names and statistics, task
+//	                       stacks (stop the world)
 //	profile.go             CPU samples of Jade stacks at safe points (jprof)
 //
 // This essay covers the two protocols that are spread over many fields:

@@ -129,6 +129,11 @@ type MetricsConfig struct {
 	// Periodic selects the periodic-job metrics (targetRate, actualRate,
 	// handlerDuration, overrunCount; see Metrics.Engines[i].Periodic).
 	Periodic MetricsLevel
+	// TaskStats keeps per-task statistics for the engine's tasks spawned
+	// while it is set: slices, reductions and time Runnable (TaskReport).
+	// Off by default: each such task carries its rare part (an allocation
+	// at spawn) and every enqueue of it is timestamped.
+	TaskStats bool
 }
 
 // ErrConfig is wrapped by every configuration error.
@@ -207,6 +212,10 @@ type Engine struct {
 	// UpdateEngine. Every live-task place (live, below) holds taskBytes of
 	// it, moved with the place.
 	mem *vmloop.Budget
+	// hists are the engine's latency histograms, one set per worker
+	// (index: worker id), each written only by its worker; made at
+	// registration (metrics_lat.go).
+	hists []engineHists
 
 	_ [cacheLinePad]byte
 	// liveMu orders every change of live with the banks it moves credits
@@ -296,7 +305,8 @@ func (c *Control) RegisterEngine(name string, cfg EngineRuntimeConfig) (*Engine,
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{id: c.s.nextEngine.Add(1), name: name, banks: make([]liveBank, len(c.s.workers)), mem: vmloop.NewBudget(cfg.Limits.MemoryBytes)}
+	e := &Engine{id: c.s.nextEngine.Add(1), name: name, banks: make([]liveBank, len(c.s.workers)), mem: vmloop.NewBudget(cfg.Limits.MemoryBytes),
+		hists: make([]engineHists, len(c.s.workers))}
 	cfg.EngineID = e.id
 	if cfg.TimerWheel != nil {
 		e.wheel.Store(cfg.TimerWheel)

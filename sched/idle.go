@@ -160,6 +160,7 @@ func (w *worker) sleep() {
 	last := false
 	if w.searching {
 		w.searching = false
+		w.searchEnd()
 		last = s.nSearching.Add(-1) == 0
 	}
 	if s.inject.len() > 0 || w.stop.Load() || (last && s.localWork()) {
@@ -171,14 +172,18 @@ func (w *worker) sleep() {
 		w.parkYields.Add(1)
 	}
 	if x := w.io.Load(); x != nil {
+		w.parkBegin()
 		n := w.pollIO(x, w.parkTimeout())
+		w.parkEnd()
 		w.unidle()
 		if n > 0 {
 			w.shareBacklog() // off s.idle now: it cannot pick itself
 		}
 		return
 	}
+	w.parkBegin()
 	w.park.park(w.parkTimeout())
+	w.parkEnd()
 	w.unidle()
 }
 
@@ -211,6 +216,7 @@ func (w *worker) yieldGo() bool {
 		w.inGo.Store(true)
 		runtime.Gosched()
 		w.inGo.Store(false)
+		addTo(&w.times.goYield, nanotime()-now)
 		w.goYields.Add(1)
 		return true
 	}
@@ -235,6 +241,7 @@ func (w *worker) unidle() {
 	if w.notified {
 		w.notified = false
 		w.searching = true
+		w.searchBegin()
 	}
 	s.idleMu.Unlock()
 }

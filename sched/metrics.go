@@ -48,6 +48,8 @@ type WorkerMetrics struct {
 	// GoYields counts its hand-overs to Go's scheduler (at most one per
 	// 8 ms; see ARCHITECTURE.md, "Run queues, stealing and parking").
 	GoYields uint64 `json:"goYields"`
+	// Times: where its wall time went; Times.Utilisation = busy / wall.
+	Times WorkerTimes `json:"times"`
 }
 
 // EngineMetrics are the counts of one engine.
@@ -67,6 +69,8 @@ type EngineMetrics struct {
 	// Periodic: the engine's periodic-job metrics, nil when its
 	// metricsConfig turns them off.
 	Periodic *PeriodicMetrics `json:"periodic,omitempty"`
+	// Latency: the engine's run-queue, wake and timer latency histograms.
+	Latency LatencyMetrics `json:"latency"`
 }
 
 // PeriodicMetrics are the spec §4.5 periodic-work quantities of one engine:
@@ -105,6 +109,7 @@ func (s *Scheduler) Metrics() Metrics {
 		IOBackend: s.IOBackend(),
 	}
 	m.RunnableTasks = m.InjectQueue
+	now := nanotime()
 	for _, w := range s.workers {
 		n := w.local.len()
 		m.RunnableTasks += int64(n)
@@ -112,7 +117,8 @@ func (s *Scheduler) Metrics() Metrics {
 			m.RunnableTasks++ // the lifo slot: runnable, not in the ring
 		}
 		m.Workers = append(m.Workers, WorkerMetrics{ID: w.id, LocalQueue: n,
-			Dispatches: w.dispatches.Load(), Steals: w.steals.Load(), Parks: w.parks.Load(), GoYields: w.goYields.Load()})
+			Dispatches: w.dispatches.Load(), Steals: w.steals.Load(), Parks: w.parks.Load(), GoYields: w.goYields.Load(),
+			Times: w.readTimes(now)})
 	}
 	if len(s.workers) > 0 {
 		m.QueuePressure = float64(m.RunnableTasks) / float64(len(s.workers))
@@ -120,7 +126,7 @@ func (s *Scheduler) Metrics() Metrics {
 	for _, e := range s.Engines() {
 		cfg := e.cfg.Load()
 		em := EngineMetrics{ID: e.id, Name: e.name, LiveTasks: e.LiveTasks(), ReductionLimit: cfg.ReductionLimit,
-			PendingTimers: e.timers.Load(), InFlightIO: e.ioOps.Load()}
+			PendingTimers: e.timers.Load(), InFlightIO: e.ioOps.Load(), Latency: e.latencyMetrics(s.latEvery)}
 		if cfg.Metrics.Periodic != MetricsOff {
 			em.Periodic = e.periodicMetrics(cfg.Metrics.Periodic == MetricsPerJob)
 		}

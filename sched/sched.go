@@ -75,6 +75,11 @@ type Config struct {
 	// CloseFD closes a descriptor directly (Control.CloseFD); nil: such
 	// descriptors are only forgotten by the backends.
 	CloseFD func(fd int)
+	// LatencySample: one enqueue in LatencySample is timestamped for the
+	// run-queue and wake latency histograms (Metrics.Engines[i].Latency).
+	// 0 means DefaultLatencySample, 1 every enqueue, a negative value
+	// none (metrics_lat.go says what a stamp costs).
+	LatencySample int
 }
 
 // Scheduler runs tasks on workers. Its exported methods only read; every
@@ -117,6 +122,20 @@ type Scheduler struct {
 	// sampleBusy is RequestSamples' scratch, guarded by idleMu.
 	sampler    atomic.Pointer[samplerBox]
 	sampleBusy []bool
+
+	// latEvery is Config.LatencySample normalised (0: off); hostTicks
+	// counts the enqueues from outside the workers for its sampling
+	// (metrics_lat.go).
+	latEvery  int32
+	hostTicks atomic.Uint32
+
+	// pause is the last stop of the world (metrics_stacks.go), nil when
+	// none or once Shutdown stops the workers; pauseMu serialises pauses
+	// and that stop, and guards halted (set when Shutdown stops the
+	// workers).
+	pauseMu sync.Mutex
+	pause   atomic.Pointer[pauseState]
+	halted  bool
 
 	note       string // what Start changed (GOMAXPROCS); guarded by mu
 	setProcs   int    // GOMAXPROCS value Start set, or 0; guarded by mu
@@ -182,13 +201,14 @@ func New(cfg Config) (*Scheduler, *Control, error) {
 	if cfg.Workers < 0 || cfg.Workers > maxWorkers {
 		return nil, nil, fmt.Errorf("sched: new: %d workers outside [1, %d]", cfg.Workers, maxWorkers)
 	}
-	s := &Scheduler{disp: cfg.Dispatcher, openIO: cfg.OpenIO, closeFn: cfg.CloseFD, pin: cfg.PinCPUs && pinSupported}
+	s := &Scheduler{disp: cfg.Dispatcher, openIO: cfg.OpenIO, closeFn: cfg.CloseFD, pin: cfg.PinCPUs && pinSupported,
+		latEvery: latencyEvery(cfg.LatencySample)}
 	var cpus []int
 	if s.pin {
 		cpus = allowedCPUs()
 	}
 	for i := 0; i < cfg.Workers; i++ {
-		w := &worker{s: s, id: i, park: newParker(), cpu: -1}
+		w := &worker{s: s, id: i, park: newParker(), cpu: -1, latLeft: s.latEvery}
 		if len(cpus) > 0 {
 			w.cpu = cpus[i%len(cpus)]
 		}

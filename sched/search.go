@@ -34,13 +34,13 @@ func (w *worker) find() (t *Task) {
 		// it) — unless the worker finds a task first (flushed below).
 		if w.ticks%ioPollEvery != 0 && !sliceDue && x.ready != nil && !x.ready() {
 			deferred = true
-		} else if w.pollIO(x, 0) > 0 {
+		} else if w.pollBusy(x) > 0 {
 			w.shareBacklog()
 		}
 	}
 	if deferred {
 		defer func() {
-			if t != nil && w.pollIO(x, 0) > 0 { // not parking: submit before running t
+			if t != nil && w.pollBusy(x) > 0 { // not parking: submit before running t
 				w.shareBacklog()
 			}
 		}()
@@ -144,6 +144,7 @@ func (w *worker) beginSearch() bool {
 		}
 		if s.nSearching.CompareAndSwap(n, n+1) {
 			w.searching = true
+			w.searchBegin()
 			return true
 		}
 	}
@@ -154,6 +155,7 @@ func (w *worker) beginSearch() bool {
 // (there may be more work than this worker can take).
 func (w *worker) endSearch() {
 	w.searching = false
+	w.searchEnd()
 	if w.s.nSearching.Add(-1) == 0 {
 		w.s.notify()
 	}

@@ -61,9 +61,19 @@ type TaskReport struct {
 	State  State
 	Func   string
 	PC     int
+	// Name is the task's name, "" when it has none (Task.Name).
+	Name string `json:",omitempty"`
+	// Stats are its statistics, nil unless its engine kept them
+	// (MetricsConfig.TaskStats) when it was spawned.
+	Stats *TaskStats `json:",omitempty"`
+	// Stack is its Jade stack, innermost first (TasksWithStacks only).
+	Stack []Frame `json:",omitempty"`
 }
 
 func (r TaskReport) String() string {
+	if r.Name != "" {
+		return fmt.Sprintf("task %d %q (engine %s) %s at %s@%d", r.ID, r.Name, r.Engine, r.State, r.Func, r.PC)
+	}
 	return fmt.Sprintf("task %d (engine %s) %s at %s@%d", r.ID, r.Engine, r.State, r.Func, r.PC)
 }
 
@@ -73,7 +83,8 @@ func (s *Scheduler) Tasks() []TaskReport {
 	var out []TaskReport
 	s.registry.each(func(t *Task) {
 		fn, pc := t.Where()
-		out = append(out, TaskReport{ID: t.id, Engine: t.engine.name, State: t.State(), Func: fn, PC: pc})
+		out = append(out, TaskReport{ID: t.id, Engine: t.engine.name, State: t.State(), Func: fn, PC: pc,
+			Name: t.Name(), Stats: t.Stats()})
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
@@ -111,10 +122,14 @@ func (c *Control) Shutdown(ctx context.Context) []TaskReport {
 	if !started {
 		return stuck
 	}
+	s.pauseMu.Lock() // no stop of the world from now on: w.stop means stop
+	s.halted = true
+	s.pause.Store(nil)
 	for _, w := range s.workers {
 		w.stop.Store(true)
 		w.unpark()
 	}
+	s.pauseMu.Unlock()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	select {

@@ -78,7 +78,15 @@ func (w *worker) slice(t *Task, budget *int64) {
 			}
 			*budget -= c
 			w.spent += c
-			if !w.act(t, s.disp.Intrinsic(t, req), budget) {
+			var a Action
+			if req.Intr != nil && req.Intr.ID >= vmloop.HostIntrinsicBase {
+				t0 := nanotime()
+				a = s.disp.Intrinsic(t, req)
+				addTo(&w.times.host, nanotime()-t0)
+			} else {
+				a = s.disp.Intrinsic(t, req)
+			}
+			if !w.act(t, a, budget) {
 				return
 			}
 		}
@@ -142,6 +150,9 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 		if !t.park() {
 			// Woken before it parked: it is Runnable again.
 			s.waiting.Add(-1)
+			if !w.stampSkip(t) {
+				s.stampEnqueue(w, t, true)
+			}
 			w.local.push(t, &s.inject)
 		}
 		return false
@@ -181,6 +192,9 @@ func (w *worker) endSlice(t *Task) {
 func (w *worker) requeue(t *Task) {
 	t.w = nil
 	t.transition(Running, Runnable)
+	if !w.stampSkip(t) {
+		w.s.stampEnqueue(w, t, false)
+	}
 	if n := w.lifo.Swap(nil); n != nil {
 		// What t spawned or woke goes before t, not behind it: it must
 		// not wait for another of t's slices.
@@ -198,4 +212,7 @@ func (w *worker) requeue(t *Task) {
 func (w *worker) publish(t *Task) {
 	fn, pc := t.exec.Loc()
 	t.where.Store(uint64(fn)<<32 | uint64(uint32(pc)))
+	if t.has(flagStats) {
+		t.rare.Load().reductions.Store(t.exec.Reductions())
+	}
 }

@@ -26,6 +26,9 @@ func (c *Control) Launch(from *Task, t *Task) {
 		// passed this shard already.
 		t.flags.Or(flagCancel)
 	}
+	if !from.worker().stampSkip(t) {
+		s.stampEnqueue(from.worker(), t, false)
+	}
 	s.enqueue(from.worker(), t)
 	if from == nil {
 		s.hostLaunches.Add(-1) // registered: Shutdown's drain sees it now
@@ -116,6 +119,9 @@ func (c *Control) makeTask(from *Task, e *Engine, p *vmloop.Program, fn int, arg
 	}
 	t.id, t.engine, t.exec, t.prog = id, e, ex, p
 	t.refs.Store(1) // live: dropped by finish
+	if cfg.Metrics.TaskStats || from != nil && from.rare.Load() != nil {
+		initTaskMetrics(t, from, cfg.Metrics.TaskStats) // before t is visible
+	}
 	if from == nil {
 		t.flags.Or(flagPinned) // the host holds it
 	}

@@ -109,7 +109,10 @@ type Task struct {
 	// winning the wait-word CAS (see wait.go), so every edge has one writer.
 	state atomic.Uint32
 
-	// flags holds three one-way bits, set with an atomic Or and read with
+	// flags holds three one-way bits and the run-queue stamp (below: the
+	// stamp bits are set by whoever makes t Runnable and cleared by the
+	// worker that dispatches it, so they never change while t is queued
+	// but by Or of the one-way bits), set with an atomic Or and read with
 	// one load (one word, not three atomic.Bools of 4 bytes each: the
 	// record stays in the 144-byte size class, TestRecordSizes):
 	//
@@ -195,6 +198,15 @@ const (
 	flagCancel uint32 = 1 << iota
 	flagPinned
 	flagWatched
+	// flagStamped: bits stampBits hold the time t became Runnable (set by
+	// the enqueuer before t is visible, cleared by the dispatching worker;
+	// metrics_lat.go). flagStampWake: a wake made it Runnable.
+	flagStamped
+	flagStampWake
+	// flagStats: t keeps per-task statistics in its rare part (its
+	// engine's MetricsConfig.Tasks at spawn; set once, before t is
+	// visible).
+	flagStats
 )
 
 // has reports whether flag f of t is set.
@@ -227,6 +239,16 @@ type taskRare struct {
 	hostGen    uint64
 	hostInline bool
 	closed     bool // done was closed (by finish, or by Done after completion)
+
+	// name is the task's name (SetTaskName, a spawn option, or its
+	// spawner's, inherited at spawn), nil when it has none; replaced
+	// whole, read without the lock.
+	name atomic.Pointer[string]
+	// Per-task statistics, kept only with flagStats (metrics_task.go):
+	// written by the worker running the task, read by Tasks at any time.
+	slices     atomic.Int64  // dispatches
+	runnable   atomic.Int64  // nanoseconds Runnable before those dispatches
+	reductions atomic.Uint64 // reductions used, published where a slice ends
 }
 
 // rareLocked returns t's rare part, making it (t.mu held).
@@ -475,7 +497,8 @@ func (t *Task) recycle() {
 	t.joiner1 = Token{}
 	// Atomic stores cost a locked instruction each: only where needed.
 	// flags holds no flagPinned here (a pinned record is never recycled):
-	// this clears flagCancel and flagWatched. rare takes the I/O state
+	// this clears flagCancel, flagWatched and flagStats (a stamp is
+	// cleared at dispatch, and every task ends Running). rare takes the I/O state
 	// with it.
 	if t.flags.Load() != 0 {
 		t.flags.Store(0)

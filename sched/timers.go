@@ -327,6 +327,7 @@ func (w *worker) fire() {
 		e := wt.engine[id]
 		wt.exp = sh.Advance(now, wt.exp[:0])
 		for _, x := range wt.exp {
+			w.timerLate(e, x.Deadline, now)
 			w.s.fireTimer(w, wt.release(uint32(x.Payload), e))
 		}
 		wt.gone = sh.TakeCancelled(wt.gone[:0])
@@ -357,6 +358,9 @@ func (s *Scheduler) fireTimer(w *worker, rec timerRec) {
 	}
 	if enq {
 		s.waiting.Add(-1)
+		if !w.stampSkip(rec.t) {
+			s.stampEnqueue(w, rec.t, true)
+		}
 		s.enqueue(w, rec.t)
 	}
 }

@@ -159,6 +159,9 @@ func (s *Scheduler) wakeAs(w *worker, tok Token, ph uint64) bool {
 	woke, enq := tok.wakeAs(ph)
 	if enq {
 		s.waiting.Add(-1)
+		if !w.stampSkip(tok.t) {
+			s.stampEnqueue(w, tok.t, true)
+		}
 		s.enqueue(w, tok.t)
 	}
 	return woke

@@ -110,6 +110,11 @@ type worker struct {
 	sampleReq atomic.Uint64
 	// stack is the buffer of the owner's samples (profile.go).
 	stack []vmloop.ProfFrame
+	// latLeft counts down the enqueues to the next timestamped one
+	// (owner only; metrics_lat.go).
+	latLeft int32
+	// times is where the worker's wall time went (metrics_worker.go).
+	times workerTimes
 	// inGo is true while yieldGo has the worker's goroutine in Go's
 	// scheduler (owner writes, kickOne reads): a kick goes to another
 	// worker then.
@@ -173,6 +178,7 @@ func (w *worker) loop() {
 		defer runtime.UnlockOSThread()
 	}
 	w.tid.Store(int64(threadID()))
+	w.times.start.Store(nanotime())
 	tightTimers()
 	if open := w.s.openIO; open != nil {
 		// On the locked thread: an owner-thread ring belongs to it.
@@ -217,6 +223,9 @@ func (s *Scheduler) WorkerThreads() []int {
 func (w *worker) next() *Task {
 	for {
 		if w.stop.Load() {
+			if w.paused() { // a stop of the world, not Shutdown
+				continue
+			}
 			return nil
 		}
 		if t := w.find(); t != nil {
@@ -240,6 +249,9 @@ func (w *worker) run(t *Task) {
 		pprof.SetGoroutineLabels(t.engine.labels)
 	}
 	t.transition(Runnable, Running)
+	if f := t.flags.Load(); f&(flagStamped|flagStats) != 0 {
+		w.dispatched(t, f) // run-queue latency, per-task statistics
+	}
 	t.w = w // cleared before t becomes visible to other workers
 	budget := t.engine.cfg.Load().ReductionLimit
 	if w.inherit > 0 {

@@ -14,7 +14,7 @@ func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor)
 // opcode a program must declare (opSince: 1.3 added the bounded byte and
 // string opcodes of isa_bytes.go), bumps the minor version; changing or
 // removing one bumps the major.
-var ABI = Version{1, 3}
+var ABI = Version{1, 4}
 
 // CheckABI reports whether a program needing version need can run here.
 func CheckABI(need Version) error {
@@ -104,6 +104,9 @@ const (
 	IntrNetPeerAddr
 	IntrNetListenOpts
 	IntrFileReadN
+
+	// ABI 1.4, observability: task names.
+	IntrTaskSetName
 )
 
 var (
@@ -111,6 +114,7 @@ var (
 	v11 = Version{1, 1}
 	v12 = Version{1, 2}
 	v13 = Version{1, 3}
+	v14 = Version{1, 4}
 )
 
 var centralTable = []Intrinsic{
@@ -158,6 +162,8 @@ var centralTable = []Intrinsic{
 	{IntrNetPeerAddr, "net.peer_addr", []Type{TRef}, TRef, v13, NOP, true},
 	{IntrNetListenOpts, "net.listen_opts", []Type{TRef, TI64}, TRef, v13, NOP, true},
 	{IntrFileReadN, "file.read_n", []Type{TRef, TRef, TI64, TI64}, TI64, v13, NOP, true},
+
+	{IntrTaskSetName, "task.set_name", []Type{TRef}, TVoid, v14, NOP, true},
 }
 
 var (

@@ -28,6 +28,10 @@ type Collector struct {
 	engineTimers, engineIO                            *prometheus.Desc
 	jobs, targetRate, actualRate, handlerDur, overrun *prometheus.Desc
 	jobTarget, jobActual, jobHandler, jobOverrun      *prometheus.Desc
+	// Latency histograms (per engine) and worker times (metrics.go).
+	runQueue, wake, timerLate, sampleEvery *prometheus.Desc
+	wall, busy, parked, searching, goYield *prometheus.Desc
+	syscall, hostCall, utilisation         *prometheus.Desc
 }
 
 // NewCollector returns a collector for src; register it with a
@@ -63,6 +67,18 @@ func NewCollector(src Source) *Collector {
 		jobActual:        d("job_actual_rate", "Runs per second a periodic job achieved recently.", "engine", "job"),
 		jobHandler:       d("job_handler_seconds", "Mean handler duration of a periodic job.", "engine", "job"),
 		jobOverrun:       d("job_overruns_total", "Overrunning runs of a periodic job.", "engine", "job"),
+		runQueue:         d("engine_run_queue_latency_seconds", "Time from Runnable to Running of the sampled dispatches of an engine's tasks (Go's /sched/latencies:seconds).", "engine"),
+		wake:             d("engine_wake_latency_seconds", "Time from a wake to Running of the sampled dispatches after a wake.", "engine"),
+		timerLate:        d("engine_timer_lateness_seconds", "How long after its deadline each timer of an engine fired.", "engine"),
+		sampleEvery:      d("engine_latency_sample_every", "One enqueue in this many is timestamped for the latency histograms (0: off).", "engine"),
+		wall:             d("worker_wall_seconds_total", "Wall time since a worker started.", "worker"),
+		busy:             d("worker_busy_seconds_total", "Wall time a worker was neither parked, searching nor handed to Go's scheduler.", "worker"),
+		parked:           d("worker_parked_seconds_total", "Time a worker was parked.", "worker"),
+		searching:        d("worker_searching_seconds_total", "Time a worker spun looking for work to steal.", "worker"),
+		goYield:          d("worker_go_yield_seconds_total", "Time a worker was handed to Go's scheduler.", "worker"),
+		syscall:          d("worker_syscall_seconds_total", "Time a worker spent in non-blocking polls of its completion backend (part of busy).", "worker"),
+		hostCall:         d("worker_host_call_seconds_total", "Time a worker spent in host intrinsics (part of busy).", "worker"),
+		utilisation:      d("worker_utilisation", "Busy time over wall time of a worker since it started.", "worker"),
 	}
 }
 
@@ -71,7 +87,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.runnable, c.waiting, c.live, c.active, c.pressure, c.inject, c.injectKicks,
 		c.dispatches, c.steals, c.parks, c.goYields, c.localQueue, c.engineLive, c.engineReductions,
 		c.engineTimers, c.engineIO, c.jobs, c.targetRate, c.actualRate, c.handlerDur, c.overrun,
-		c.jobTarget, c.jobActual, c.jobHandler, c.jobOverrun} {
+		c.jobTarget, c.jobActual, c.jobHandler, c.jobOverrun,
+		c.runQueue, c.wake, c.timerLate, c.sampleEvery, c.wall, c.busy, c.parked, c.searching, c.goYield,
+		c.syscall, c.hostCall, c.utilisation} {
 		ch <- d
 	}
 }
@@ -99,12 +117,28 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		k(c.parks, w.Parks, id)
 		k(c.goYields, w.GoYields, id)
 		g(c.localQueue, float64(w.LocalQueue), id)
+		x := w.Times
+		s := func(d *prometheus.Desc, ns int64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(ns)/1e9, id)
+		}
+		s(c.wall, x.WallNs)
+		s(c.busy, x.BusyNs)
+		s(c.parked, x.ParkedNs)
+		s(c.searching, x.SearchingNs)
+		s(c.goYield, x.GoYieldNs)
+		s(c.syscall, x.SyscallNs)
+		s(c.hostCall, x.HostCallNs)
+		g(c.utilisation, x.Utilisation, id)
 	}
 	for _, e := range m.Engines {
 		g(c.engineLive, float64(e.LiveTasks), e.Name)
 		g(c.engineReductions, float64(e.ReductionLimit), e.Name)
 		g(c.engineTimers, float64(e.PendingTimers), e.Name)
 		g(c.engineIO, float64(e.InFlightIO), e.Name)
+		g(c.sampleEvery, float64(e.Latency.SampleEvery), e.Name)
+		ch <- histogram(c.runQueue, e.Latency.RunQueue, e.Name)
+		ch <- histogram(c.wake, e.Latency.Wake, e.Name)
+		ch <- histogram(c.timerLate, e.Latency.TimerLateness, e.Name)
 		if p := e.Periodic; p != nil {
 			g(c.jobs, float64(p.Jobs), e.Name)
 			g(c.targetRate, p.TargetRate, e.Name)
@@ -120,4 +154,22 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
+}
+
+// histogram converts a latency histogram to a Prometheus one with a
+// bucket boundary at every power of two nanoseconds of h (its fine
+// buckets split each octave; summing them at octave bounds keeps a
+// scrape to ~31 series per histogram).
+func histogram(d *prometheus.Desc, h sched.Histogram, labels ...string) prometheus.Metric {
+	buckets := map[float64]uint64{}
+	var cum uint64
+	for i, c := range h.Counts {
+		if i > 0 && i < len(h.BoundsNs) {
+			if b := h.BoundsNs[i]; b&(b-1) == 0 {
+				buckets[float64(b)/1e9] = cum
+			}
+		}
+		cum += c
+	}
+	return prometheus.MustNewConstHistogram(d, h.Count, float64(h.SumNs)/1e9, buckets, labels...)
 }

@@ -4,6 +4,8 @@ go 1.26.8
 
 require github.com/jadevm/jade v0.0.0
 
+require github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b // indirect
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

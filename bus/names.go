@@ -1,0 +1,61 @@
+package bus
+
+import (
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// MaxTaskName bounds a task name in bytes: a longer name is cut there, at
+// a rune boundary (it is a label in profiles and dumps, not data).
+const MaxTaskName = 256
+
+// Spawn starts a task running function fn of the verified program p in
+// engine target (nil: the member's own engine) with JadeValue args.
+func (m *Member) Spawn(target *Member, p *vmloop.Program, fn string, args ...vmloop.Value) (*sched.Task, error) {
+	return m.spawn(target, "", p, fn, args...)
+}
+
+// SpawnNamed is Spawn naming the task name before it can run (see
+// sched.Control.SetTaskName: the name labels its profile samples, shows
+// in task dumps and reports, and is inherited by the tasks it spawns).
+func (m *Member) SpawnNamed(target *Member, name string, p *vmloop.Program, fn string, args ...vmloop.Value) (*sched.Task, error) {
+	return m.spawn(target, clipName(name), p, fn, args...)
+}
+
+// clipName cuts name to at most MaxTaskName bytes, at a rune boundary.
+func clipName(name string) string {
+	if len(name) <= MaxTaskName {
+		return name
+	}
+	n := MaxTaskName
+	for n > 0 && !utf8.RuneStart(name[n]) {
+		n--
+	}
+	return name[:n]
+}
+
+// setTaskName is task.set_name: t names itself (a string; "" removes the
+// name). The tasks it spawns from then on inherit the name.
+func (b *Bus) setTaskName(t *sched.Task, ex *vmloop.Exec, _ *vmloop.Request) sched.Action {
+	v, err := ex.ArgValue(0)
+	if err != nil {
+		return trap(ex, err)
+	}
+	if v.Kind() != vmloop.KindString {
+		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: "task.set_name: argument is " + v.Kind().String() + ", want string"})
+	}
+	b.ctl.SetTaskName(t, clipName(v.String()))
+	return complete(ex, vmloop.Void(), sched.ActContinue)
+}
+
+// taskLabel names t in an error text: `task 5`, or `task 5 "name"` for a
+// named task.
+func taskLabel(t *sched.Task) string {
+	if n := t.Name(); n != "" {
+		return fmt.Sprintf("task %d %q", t.ID(), n)
+	}
+	return fmt.Sprintf("task %d", t.ID())
+}

@@ -1,0 +1,71 @@
+package prometheus_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/jadevm/jade"
+	jadeprom "github.com/jadevm/jade/contrib/prometheus"
+)
+
+// TestLatencyHistograms: the run-queue histogram is a Prometheus
+// histogram with one sample per dispatch (every enqueue sampled), bounds
+// at the powers of two from 128 ns, cumulative counts ending at the
+// total; the worker times are there.
+func TestLatencyHistograms(t *testing.T) {
+	rt, err := jade.New(jade.Options{Workers: 1, LatencySample: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	p, err := rt.Load("y.jasm", []byte(`
+.func main() -> i64
+  .local z:i64
+  yield
+  yield
+  const z, 0
+  ret z
+.end`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Run(context.Background(), p, "main"); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(jadeprom.NewCollector(rt.Bus().Scheduler())); err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, mf := range mfs {
+		found[mf.GetName()] = true
+		if mf.GetName() != "jade_engine_run_queue_latency_seconds" {
+			continue
+		}
+		h := mf.GetMetric()[0].GetHistogram()
+		if h.GetSampleCount() != 3 {
+			t.Errorf("%d samples, want 3 (three dispatches)", h.GetSampleCount())
+		}
+		bs := h.GetBucket()
+		if len(bs) != 31 || bs[0].GetUpperBound() != 64e-9 {
+			t.Fatalf("%d buckets from %g", len(bs), bs[0].GetUpperBound())
+		}
+		for i := 1; i < len(bs); i++ {
+			if bs[i].GetUpperBound() != 2*bs[i-1].GetUpperBound() || bs[i].GetCumulativeCount() < bs[i-1].GetCumulativeCount() {
+				t.Fatalf("bucket %d: %v after %v", i, bs[i], bs[i-1])
+			}
+		}
+	}
+	for _, name := range []string{"jade_engine_run_queue_latency_seconds", "jade_engine_wake_latency_seconds",
+		"jade_engine_timer_lateness_seconds", "jade_worker_busy_seconds_total", "jade_worker_utilisation"} {
+		if !found[name] {
+			t.Errorf("no %s", name)
+		}
+	}
+}
