@@ -16,9 +16,10 @@ import "math"
 // enqueue costs a decrement and a branch, an unstamped dispatch a load
 // and a branch.
 //
-// Why sampled: a clock read costs about 20 ns here (time.Since of the
-// runtime's monotonic clock), two per dispatch more than 1 % of a spawn
-// and join chain (chained_spawn). Sampling is by count, not by time or
+// Why sampled: a clock read (time.Since of the runtime's monotonic clock)
+// costs tens of nanoseconds (BenchmarkNanotime), and two per dispatch are
+// more than 1 % of a spawn and join chain (BenchmarkChainedSpawnLatency:
+// "every" against "off"). Sampling is by count, not by time or
 // task, so every kind of dispatch is sampled at the same rate: a
 // histogram's shape is that of all dispatches, its counts are a share of
 // them (1/LatencySample; Metrics reports the rate).
@@ -39,10 +40,10 @@ const (
 
 // DefaultLatencySample is Config.LatencySample's default: one enqueue in
 // 256 is timestamped. A stamped enqueue and its dispatch cost two clock
-// reads and four locked instructions (~120 ns on the chained spawn,
-// BenchmarkChainedSpawnLatency/every); at 1/256 that is under 0.5 ns a
-// dispatch, and a runtime doing 100k dispatches a second still records
-// ~400 latencies a second.
+// reads and four locked instructions (BenchmarkLatencyHooksStamped; an
+// unsampled pair, BenchmarkLatencyHooksSkip), so at this rate the stamps
+// cost each dispatch about a 256th of that, and a runtime doing 100k
+// dispatches a second still records ~400 latencies a second.
 const DefaultLatencySample = 256
 
 // latencyEvery normalises Config.LatencySample: 0 is the default, a
