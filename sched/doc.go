@@ -11,7 +11,8 @@
 //	sched.go               Scheduler, Control, Config, New, Start, finish
 //	engine.go, livebank.go engines: configuration, registration, limits, live-task banks
 //	spawn.go               Prepare (host), PrepareSpawn (bytecode), Launch, Cancel
-//	task.go, records.go    the task record, its states, record reuse
+//	task.go, reuse.go      the task record, its states, record reuse
+//	records.go             owner-only index tables (timers, I/O records)
 //	spares.go              recycled Execs shared between workers
 //	wait.go, waitlist.go   the wait word, tokens, waiter lists
 //	wake.go                joins, event waits, host suspensions and completions, wakes

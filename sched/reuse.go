@@ -1,0 +1,89 @@
+package sched
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/jadevm/jade/internal/vmhook"
+)
+
+// Reuse of task records (sched/doc.go, "Record reuse"): a record is
+// counted while its task is live and once per heap object naming it
+// (vmloop reports those through vmhook.TaskRefs); at zero it goes back to
+// taskPool.
+
+func init() { vmhook.TaskRefs = taskRef }
+
+// taskPool holds task records nothing refers to any more (recycle), for
+// Prepare: a spawn from a task allocates no record in the steady state.
+var taskPool sync.Pool
+
+// tasksMade counts the records Prepare allocated (tests).
+var tasksMade atomic.Uint64
+
+// taskRef is vmloop's task hook: a heap object naming the task was made
+// (+1) or dropped (-1), or the task left a heap as a Value (0: pin it).
+func taskRef(obj any, delta int) {
+	t, ok := obj.(*Task)
+	if !ok {
+		return
+	}
+	switch {
+	case delta > 0:
+		t.refs.Add(1)
+	case delta < 0:
+		t.unref()
+	default:
+		t.flags.Or(flagPinned)
+	}
+}
+
+// unref drops one reference; the last one recycles an unpinned record.
+func (t *Task) unref() {
+	if t.refs.Add(-1) == 0 {
+		if r := t.rare.Load(); r != nil {
+			t.engine.mem.Give(r.outBytes.Swap(0))
+		}
+		if !t.has(flagPinned) {
+			t.recycle()
+		}
+	}
+}
+
+// recycle clears a record nothing refers to and pools it. Under mu when
+// the task armed a host wait in this life: a stale completer (completeHost
+// with a token of this life) may still lock it and read the rare part; it
+// finds the wait generation moved on. Tokens of earlier lives were made
+// stale under mu when those ended, and every other waker only CASes the
+// wait word: without a host wait, nothing else can touch the record, and
+// the lock (two locked instructions per task) is skipped.
+func (t *Task) recycle() {
+	host := t.hostWait
+	if host {
+		t.mu.Lock()
+	}
+	t.wait.Store((t.wait.Load()>>phaseBits + 1) << phaseBits) // generation on, phase idle
+	t.id, t.engine, t.exec, t.prog = 0, nil, nil, nil
+	t.resume, t.ended, t.hostWait, t.outVKind, t.outBits = false, false, false, 0, 0
+	t.tm, t.next, t.rprev, t.rnext, t.w = nil, nil, nil, nil, nil
+	t.joiner1 = Token{}
+	// Atomic stores cost a locked instruction each: only where needed.
+	// flags holds no flagPinned here (a pinned record is never recycled):
+	// this clears flagCancel, flagWatched and flagStats (a stamp is
+	// cleared at dispatch, and every task ends Running). rare takes the I/O state
+	// with it.
+	if t.flags.Load() != 0 {
+		t.flags.Store(0)
+	}
+	if t.rare.Load() != nil {
+		t.rare.Store(nil)
+	}
+	if t.where.Load() != 0 {
+		t.where.Store(0)
+	}
+	t.state.Store(uint32(Runnable))
+	if host {
+		t.mu.Unlock()
+	}
+	taskPool.Put(t)
+}
