@@ -45,15 +45,15 @@ var _ evpoll.Backend = (*Port)(nil)
 // fdState is what the backend knows of one handle associated with the
 // port (an association lasts as long as the handle).
 type fdState struct {
-	kind    uint8   // fdOther, fdSocket, fdFile
-	closed  bool    // a Close op closed the handle
-	append  bool    // opened with evpoll.Append: Offset -1 writes go to the end
+	kind    uint8       // fdOther, fdSocket, fdFile
+	closed  bool        // a Close op closed the handle
+	append  bool        // opened with evpoll.Append: Offset -1 writes go to the end
 	family  int32       // a listener's address family, learnt at its first Accept
 	ops     []int32     // slots with an overlapped call in the kernel on this handle
 	hi      *handleInfo // what every Port shares of the handle: its home port, its file position
 	posBusy bool        // an Offset -1 op of this port holds the position
-	posq    []int32 // Offset -1 ops waiting for the position, in order
-	running bool    // runPosQueueLocked is active (no recursion)
+	posq    []int32     // Offset -1 ops waiting for the position, in order
+	running bool        // runPosQueueLocked is active (no recursion)
 }
 
 // Handle kinds.
