@@ -73,7 +73,7 @@ func TestFile(t *testing.T) {
 // backend-kept file position in order, and appends go to the end.
 func TestFilePosition(t *testing.T) {
 	h := evpolltest.Open(t, opener(Options{PoolSize: 2}))
-	path := filepath.Join(evpolltest.TempDir(t), "f")
+	path := filepath.Join(t.TempDir(), "f")
 	fd := h.Do(&evpoll.Op{Kind: evpoll.Open, Path: path, OpenFlags: evpoll.ReadWrite | evpoll.Create | evpoll.Truncate, Mode: 0o644}, 1)
 	h.Submit(&evpoll.Op{Kind: evpoll.Write, Fd: fd, Buf: []byte("hello "), Offset: -1}, 2)
 	h.Submit(&evpoll.Op{Kind: evpoll.Write, Fd: fd, Buf: []byte("world"), Offset: -1}, 3)

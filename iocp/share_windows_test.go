@@ -111,7 +111,7 @@ func TestSocketOpsOnAnotherPort(t *testing.T) {
 // one another, and an append through the other Port goes to the end.
 func TestFilePositionAcrossPorts(t *testing.T) {
 	home, away, done := twoPorts(t)
-	path := filepath.Join(evpolltest.TempDir(t), "f")
+	path := filepath.Join(t.TempDir(), "f")
 	home.Submit(&evpoll.Op{Kind: evpoll.Open, Path: path, OpenFlags: evpoll.ReadWrite | evpoll.Create | evpoll.Truncate, Mode: 0o644}, 1)
 	fd := homeOK(t, done, 1)
 	home.Submit(&evpoll.Op{Kind: evpoll.Write, Fd: fd, Buf: []byte("hello "), Offset: -1}, 2)

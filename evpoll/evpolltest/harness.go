@@ -11,10 +11,7 @@ package evpolltest
 
 import (
 	"errors"
-	"io/fs"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -198,34 +195,4 @@ func Unsupported(t *testing.T, b evpoll.Backend, err, notSupported error) {
 	if b != nil || !errors.Is(err, errors.ErrUnsupported) || !errors.Is(err, notSupported) {
 		t.Fatalf("Open = %v, %v; want nil and %v", b, err, notSupported)
 	}
-}
-
-// TempDir returns t.TempDir() and registers a cleanup, run before
-// t.TempDir's own, that removes the directory and what the test left in
-// it one entry at a time, deepest first, with os.Remove. t.TempDir's
-// os.RemoveAll then finds an empty parent, which it removes with os.Remove
-// as well: under Wine
-// 8 Go's os.RemoveAll of any directory that is not empty fails with
-// "unlinkat …: Invalid function" (Wine lacks the
-// FileDispositionInformationEx that Go's Windows unlinkat asks for; Go's
-// own os package fails the same way, see scripts/windows/removeall), while
-// os.Remove works. On real systems this only removes what RemoveAll would.
-func TempDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	t.Cleanup(func() {
-		var paths []string
-		_ = filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
-			if err == nil {
-				paths = append(paths, p)
-			}
-			return nil
-		})
-		for i := len(paths) - 1; i >= 0; i-- {
-			if err := os.Remove(paths[i]); err != nil {
-				t.Errorf("evpolltest: remove %s: %v", paths[i], err)
-			}
-		}
-	})
-	return dir
 }

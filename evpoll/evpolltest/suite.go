@@ -244,7 +244,7 @@ func Timeout(t *testing.T, open Opener) {
 // open a path below a regular file. It returns the backend's stats.
 func File(t *testing.T, open Opener) evpoll.Stats {
 	h := Open(t, open)
-	path := filepath.Join(TempDir(t), "f")
+	path := filepath.Join(t.TempDir(), "f")
 	fd := h.Do(&evpoll.Op{Kind: evpoll.Open, Path: path, OpenFlags: evpoll.ReadWrite | evpoll.Create | evpoll.Truncate, Mode: 0o644}, 1)
 	if n := h.Do(&evpoll.Op{Kind: evpoll.Write, Fd: fd, Buf: []byte("hello "), Offset: -1}, 2); n != 6 {
 		t.Fatalf("write = %d", n)

@@ -1,9 +1,10 @@
-// Command removeall shows a Wine limitation with Go's own os package, the
-// one evpolltest.TempDir works around: under Wine 8, os.RemoveAll of a
-// directory that is not empty fails with "unlinkat …: Invalid function"
-// (Go's Windows unlinkat sets FileDispositionInformationEx, which Wine 8
-// rejects with a status Go does not take as "unsupported"), so every
-// t.TempDir cleanup of a directory a test wrote into fails, while
+// Command removeall shows, with Go's own os package alone, the Wine
+// limitation that scripts/windows/run.sh works around with a build
+// overlay: under Wine 8, os.RemoveAll of a directory that is not empty
+// fails with "unlinkat …: Invalid function" (Go's Windows unlinkat sets
+// FileDispositionInformationEx, Wine 8 answers STATUS_NOT_IMPLEMENTED, and
+// Go falls back to the older call only for the statuses Windows gives), so
+// every t.TempDir cleanup of a directory a test wrote into fails, while
 // os.Remove of each entry works. It prints what each call returned and
 // exits 1 if RemoveAll failed where the entry-by-entry removal succeeded.
 //
