@@ -18,7 +18,9 @@ import (
 	"time"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/feature"
 	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/uring"
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -34,11 +36,28 @@ func forBackends(t *testing.T, f func(t *testing.T)) {
 	}
 	for _, b := range []string{"uring", "epoll"} {
 		t.Run(b, func(t *testing.T) {
+			if err := uringUnavailable(); b == "uring" && err != nil {
+				feature.Missing(t, "io_uring", err) // qemu-user, old kernels, seccomp
+			}
 			t.Setenv("JADE_POLLER", b)
 			f(t)
 		})
 	}
 }
+
+// uringUnavailable is why io_uring cannot be used on this machine, or nil
+// (probed once).
+var uringUnavailable = sync.OnceValue(func() error {
+	b, err := uring.Open(uring.Options{Poller: "uring"})
+	if err != nil {
+		if uring.Unavailable(err) {
+			return err
+		}
+		return nil // another error: the test will meet and report it
+	}
+	b.Close()
+	return nil
+})
 
 // ioServer is a Jade program serving on a loopback port.
 type ioServer struct {

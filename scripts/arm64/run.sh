@@ -26,8 +26,9 @@
 # range"), so -race runs only where the probe passes.
 #
 # qemu-user has no io_uring (io_uring_setup is ENOSYS): the uring-forced
-# tests skip with that reason (JADE_REQUIRE_IO_URING is unset here) and
-# the auto poller falls back to epoll, which is what runs.
+# tests skip with that reason (internal/feature; JADE_REQUIRE, which CI
+# sets to io_uring on its own kernel, is unset here) and the auto poller
+# falls back to epoll, which is what runs.
 #
 # -ci runs the subset meant for CI: sched (the race and hammer tests among
 # them, -short) and vmloop.
@@ -50,7 +51,7 @@ if [ -z "$qemu" ] || ! command -v aarch64-linux-gnu-gcc >/dev/null 2>&1; then
 fi
 [ -n "$qemu" ] || { echo "$target: skipped: qemu-user is missing and cannot be installed"; exit 0; }
 export QEMU_LD_PREFIX=/usr/aarch64-linux-gnu
-unset JADE_REQUIRE_IO_URING
+unset JADE_REQUIRE
 
 export GOOS=linux GOARCH=arm64
 if command -v aarch64-linux-gnu-gcc >/dev/null 2>&1; then
