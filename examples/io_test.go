@@ -20,7 +20,6 @@ import (
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/internal/feature"
 	"github.com/jadevm/jade/sched"
-	"github.com/jadevm/jade/uring"
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -45,19 +44,6 @@ func forBackends(t *testing.T, f func(t *testing.T)) {
 	}
 }
 
-// uringUnavailable is why io_uring cannot be used on this machine, or nil
-// (probed once).
-var uringUnavailable = sync.OnceValue(func() error {
-	b, err := uring.Open(uring.Options{Poller: "uring"})
-	if err != nil {
-		if uring.Unavailable(err) {
-			return err
-		}
-		return nil // another error: the test will meet and report it
-	}
-	b.Close()
-	return nil
-})
 
 // ioServer is a Jade program serving on a loopback port.
 type ioServer struct {
