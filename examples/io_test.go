@@ -44,7 +44,6 @@ func forBackends(t *testing.T, f func(t *testing.T)) {
 	}
 }
 
-
 // ioServer is a Jade program serving on a loopback port.
 type ioServer struct {
 	rt   *jade.Runtime
