@@ -34,7 +34,8 @@ install_pkgs() {
 	return 1
 }
 
-# build_tests DIR PKG...: go test -c of each package into DIR/NAME.test
+# build_tests DIR PKG...: go test -c of each package (patterns as go list
+# takes them) into DIR/NAME.test
 # (NAME: the import path below the module, / as _; "root" for the module
 # itself), in the environment of the caller (GOOS, GOARCH, CGO_ENABLED,
 # CC). Packages without test files produce no binary.
@@ -44,7 +45,7 @@ build_tests() {
 	mkdir -p "$dir"
 	rm -f "$dir"/*.test "$dir"/*.test.exe
 	mod=$(go list -m)
-	for p in "$@"; do
+	for p in $(go list "$@"); do
 		name=${p#"$mod"}
 		name=${name#/}
 		name=${name//\//_}
