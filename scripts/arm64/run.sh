@@ -53,12 +53,14 @@ fi
 export QEMU_LD_PREFIX=/usr/aarch64-linux-gnu
 unset JADE_REQUIRE
 
-export GOOS=linux GOARCH=arm64
+# The cross-build environment, for the builds only: a test that runs the go
+# command (the soak's driver) builds for this machine, as it should.
+cross=(GOOS=linux GOARCH=arm64)
 if command -v aarch64-linux-gnu-gcc >/dev/null 2>&1; then
-	export CGO_ENABLED=1 CC=aarch64-linux-gnu-gcc
-	echo "$target: cgo with $CC: the cgo loop runs"
+	cross+=(CGO_ENABLED=1 CC=aarch64-linux-gnu-gcc)
+	echo "$target: cgo with aarch64-linux-gnu-gcc: the cgo loop runs"
 else
-	export CGO_ENABLED=0
+	cross+=(CGO_ENABLED=0)
 	echo "$target: no aarch64-linux-gnu-gcc: CGO_ENABLED=0, the cgo loop (native/loop.c) is not run"
 fi
 
@@ -71,8 +73,7 @@ else
 	pkgs=$(go list ./...)
 fi
 # shellcheck disable=SC2086
-build_tests "$bins" $pkgs || exit 1
-go build -o "$bins/jade" ./cmd/jade || exit 1
+(export "${cross[@]}" && build_tests "$bins" $pkgs && go build -o "$bins/jade" ./cmd/jade) || exit 1
 echo "$target: built in $(($(date +%s) - t0))s; running under $("$qemu" --version | head -1)"
 
 # Tests that run the jade command get the arm64 one through qemu (the go
@@ -86,13 +87,14 @@ rc=0
 TESTFLAGS=${TESTFLAGS:-} run_tests "$bins" 600 "$qemu" || rc=1
 
 mkdir -p "$bins/race"
-probe=$bins/race/probe.test
-if go test -race -c -o "$probe" ./internal/syncbuf >/dev/null 2>&1 &&
-	out=$(cd internal/syncbuf && "$qemu" "$PWD/../../$probe" -test.run '^$' 2>&1); then
-	echo "$target: the race detector runs under qemu: -race on sched"
-	build_tests "$bins/race" ./sched || exit 1
-	TESTFLAGS="-test.short ${TESTFLAGS:-}" run_tests "$bins/race" 600 "$qemu" || rc=1
+probe=$PWD/$bins/race/probe.test
+if ! out=$(env "${cross[@]}" go test -race -c -o "$probe" ./internal/syncbuf 2>&1); then
+	echo "$target: no -race: the race build failed: $(echo "$out" | head -1)"
+elif ! out=$(cd internal/syncbuf && "$qemu" "$probe" -test.run '^$' 2>&1); then
+	echo "$target: no -race under qemu-user: $(echo "$out" | head -2 | tr '\n' ' ')"
 else
-	echo "$target: no -race under qemu-user: ${out:-the race build failed}" | head -3
+	echo "$target: the race detector runs under qemu: -race on sched"
+	(export "${cross[@]}" && build_tests "$bins/race" ./sched) || exit 1
+	TESTFLAGS="-test.short ${TESTFLAGS:-}" run_tests "$bins/race" 600 "$qemu" || rc=1
 fi
 exit $rc

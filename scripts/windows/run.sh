@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the windows/amd64 test binaries of every package under Wine, and
-# jade.exe on the examples (TestExamples with JADE_BIN set), on Linux:
+# jade.exe on the examples (TestExamples with JADE_BIN set), on Linux,
+# built with cgo through MinGW so that the cgo loop runs too:
 #
 #   scripts/windows/run.sh [-ci]
 #
@@ -74,8 +75,13 @@ else
 	pkgs=$(go list ./...)
 fi
 # shellcheck disable=SC2086
-GOFLAGS=$goflags GOOS=windows GOARCH=amd64 CGO_ENABLED=0 build_tests "$bins" $pkgs || exit 1
-GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go build -o "$bins/jade.exe" ./cmd/jade || exit 1
+# With cgo through MinGW, so the cgo loop (native/loop.c) runs on Windows
+# too, built by the compiler a Windows user's cgo would use.
+(
+	export GOOS=windows GOARCH=amd64 CGO_ENABLED=1 CC=x86_64-w64-mingw32-gcc
+	# shellcheck disable=SC2086
+	GOFLAGS=$goflags build_tests "$bins" $pkgs && go build -o "$bins/jade.exe" ./cmd/jade
+) || exit 1
 echo "$target: built in $(($(date +%s) - t0))s; running under $("$wine" --version)"
 
 # TestExamples runs this jade.exe instead of building one with go, which
