@@ -37,6 +37,9 @@ func TestSelection(t *testing.T) {
 		t.Helper()
 		b, err := Open(o)
 		if err != nil {
+			if Unavailable(err) {
+				feature.Missing(t, "io_uring", err)
+			}
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { b.Close() })

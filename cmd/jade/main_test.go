@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jadevm/jade/internal/feature"
 )
 
 func write(t *testing.T, name, src string) string {
@@ -86,6 +88,7 @@ func TestInterruptCancels(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("os.Process.Signal cannot send SIGINT on Windows (only Kill)")
 	}
+	feature.Signals(t)
 	bin := jadeBinary(t)
 	path := write(t, "w.jasm", ".func main() -> i64\n .local ev:ref, z:i64\n evnew ev\n evwait ev\n const z, 0\n ret z\n.end\n")
 	cmd := exec.Command(bin, "run", path)

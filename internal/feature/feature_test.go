@@ -2,6 +2,9 @@ package feature
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -41,4 +44,31 @@ func TestMissing(t *testing.T) {
 		require.Equal(t, c.fail, f.failed, "JADE_REQUIRE=%q", c.env)
 		require.Equal(t, c.skip, f.skipped, "JADE_REQUIRE=%q", c.env)
 	}
+}
+
+func TestSignals(t *testing.T) {
+	t.Setenv(EmulatorEnv, "qemu-user")
+	f := &fakeTB{}
+	Signals(f)
+	require.True(t, f.skipped)
+	t.Setenv(EmulatorEnv, "")
+	f = &fakeTB{}
+	Signals(f)
+	require.False(t, f.skipped)
+}
+
+// TestExec: the test binary itself can be executed here (the emulated runs
+// are where it cannot), and a file that is no program is reported missing.
+func TestExec(t *testing.T) {
+	f := &fakeTB{}
+	Exec(f, os.Args[0])
+	require.False(t, f.skipped || f.failed, f.msg)
+	if runtime.GOOS == "windows" {
+		return // no ENOEXEC for a file that is not a program there
+	}
+	junk := filepath.Join(t.TempDir(), "junk")
+	require.NoError(t, os.WriteFile(junk, []byte{0x7f, 'E', 'L', 'F', 0, 0, 0, 0}, 0o755))
+	f = &fakeTB{}
+	Exec(f, junk)
+	require.True(t, f.skipped, "a file the kernel cannot execute")
 }

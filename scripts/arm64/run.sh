@@ -52,6 +52,7 @@ fi
 [ -n "$qemu" ] || { echo "$target: skipped: qemu-user is missing and cannot be installed"; exit 0; }
 export QEMU_LD_PREFIX=/usr/aarch64-linux-gnu
 unset JADE_REQUIRE
+export JADE_EMULATOR=qemu-user # the signal tests skip (internal/feature, sigloss.sh)
 
 # The cross-build environment, for the builds only: a test that runs the go
 # command (the soak's driver) builds for this machine, as it should.
