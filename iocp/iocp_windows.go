@@ -219,7 +219,7 @@ func (b *Port) fdLocked(h windows.Handle) (*fdState, error) {
 	if t, err := windows.GetFileType(h); err == nil && t == windows.FILE_TYPE_DISK {
 		kind = fdFile
 	}
-	hi, err := b.associate(h, kind, false)
+	hi, err := b.associate(h)
 	if err != nil {
 		return nil, err
 	}
@@ -450,7 +450,7 @@ func (b *Port) acceptDoneLocked(s *slot, res int32) int32 {
 	if _, err := windows.CreateIoCompletionPort(ah, b.port, keyIO, 0); err != nil {
 		return fail(err)
 	}
-	b.fds[ah] = &fdState{kind: fdSocket, hi: register(ah, b, fdSocket, false)}
+	b.fds[ah] = &fdState{kind: fdSocket, hi: register(ah, b, false)}
 	return int32(ah)
 }
 

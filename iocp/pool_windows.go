@@ -133,7 +133,7 @@ func (b *Port) postPoolResult(j poolJob, h windows.Handle, kind uint8, err error
 		b.finishLocked(idx, -int32(errnoOf(err)))
 	default:
 		app := j.op.OpenFlags&evpoll.Append != 0
-		b.fds[h] = &fdState{kind: kind, append: app, hi: register(h, b, kind, app)}
+		b.fds[h] = &fdState{kind: kind, append: app, hi: register(h, b, app)}
 		b.finishLocked(idx, int32(h))
 	}
 }

@@ -39,7 +39,6 @@ import (
 // associated with one of their completion ports.
 type handleInfo struct {
 	home   *Port // the Port whose completion port the handle is bound to
-	kind   uint8 // fdFile, fdSocket or fdOther, as the home learnt it
 	append bool  // opened with evpoll.Append
 	// pos is the file position of Offset -1 ops on a disk file. Each Port
 	// runs its own Offset -1 ops one at a time; a file's ops come from the
@@ -56,8 +55,8 @@ var handles = struct {
 
 // register records that h has just been bound to b's completion port (an
 // entry left by a closed handle whose value was reused is replaced).
-func register(h windows.Handle, b *Port, kind uint8, app bool) *handleInfo {
-	hi := &handleInfo{home: b, kind: kind, append: app}
+func register(h windows.Handle, b *Port, app bool) *handleInfo {
+	hi := &handleInfo{home: b, append: app}
 	handles.Lock()
 	handles.m[h] = hi
 	handles.Unlock()
@@ -76,7 +75,7 @@ func unregister(h windows.Handle, b *Port) {
 // associate binds h to b's completion port, or, if h is bound already to
 // another Port's, returns that Port's record of it. A handle bound to a
 // port that is not ours is an error (ERROR_INVALID_PARAMETER).
-func (b *Port) associate(h windows.Handle, kind uint8, app bool) (*handleInfo, error) {
+func (b *Port) associate(h windows.Handle) (*handleInfo, error) {
 	if _, err := windows.CreateIoCompletionPort(h, b.port, keyIO, 0); err != nil {
 		handles.Lock()
 		hi := handles.m[h]
@@ -86,7 +85,7 @@ func (b *Port) associate(h windows.Handle, kind uint8, app bool) (*handleInfo, e
 		}
 		return nil, err
 	}
-	return register(h, b, kind, app), nil
+	return register(h, b, false), nil
 }
 
 // unregisterAllLocked forgets the handles whose home is b (b is closing:
