@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 RACEPKG := ./sched/... ./bus/... ./vmloop/... ./timerwheel/... ./evpoll/... ./uring/... ./native/... ./debugsrv/...
 
-.PHONY: peers all build test unit unit-purego unit-native workers hammer sanitize race cross fuzz-smoke bench perf vet staticcheck clean soak soak-short
+.PHONY: peers all build test unit unit-purego unit-native workers hammer sanitize race cross fuzz-smoke bench perf vet staticcheck clean soak soak-short windows arm64 platforms platforms-ci
 
 all: build test
 
@@ -74,6 +74,26 @@ cross:
 	  done; \
 	done; done
 
+# The platforms CI cannot run natively, executed on this Linux machine
+# (each installs what it needs with apt-get when it can, and otherwise
+# says so and passes having run nothing; see docs/PLATFORMS.md):
+# windows runs every package's windows/amd64 test binaries under Wine and
+# jade.exe on the examples; arm64 runs every package's linux/arm64 test
+# binaries under qemu-user, the cgo loop included (-race where qemu
+# allows it). platforms-ci is their subset for CI: the IOCP backend's
+# tests and the examples under Wine, sched and vmloop (-short) under qemu.
+windows:
+	bash scripts/windows/run.sh
+
+arm64:
+	bash scripts/arm64/run.sh
+
+platforms: windows arm64
+
+platforms-ci:
+	bash scripts/windows/run.sh -ci
+	bash scripts/arm64/run.sh -ci
+
 # Execution counts, not durations: a duration-based -fuzztime can fail with
 # "context deadline exceeded" and no crasher when the deadline races a busy
 # worker (Go toolchain race golang/go#75804, fixed in Go 1.27). The counts
@@ -94,7 +114,7 @@ staticcheck:
 	$(GO) run $(STATICCHECK) $(PKGS)
 
 clean:
-	rm -rf bin
+	rm -rf bin build/cache/windows build/cache/arm64
 
 # The side-by-side harness (about 1–2 minutes; PERFFLAGS=--quick for <30 s).
 perf:

@@ -6,10 +6,21 @@
 // never calls Go's net or os I/O.
 //
 // This package is compiled and vetted, tests included, for windows
-// (amd64 and arm64, CGO_ENABLED=0) by this project's CI, but it is not
-// executed by that CI, which runs on Linux only. Its tests are meant to be
-// run by hand on a Windows machine. On every other system only [Open]
-// exists, and it returns an error wrapping [ErrNotSupportedOnOS].
+// (amd64 and arm64, CGO_ENABLED=0) by this project's CI, and its tests run
+// under Wine on Linux (`make windows`, docs/PLATFORMS.md); on a Windows
+// machine they run with `go test ./iocp`. On every other system only
+// [Open] exists, and it returns an error wrapping [ErrNotSupportedOnOS].
+//
+// # Several Ports
+//
+// A scheduler opens one Port per worker and submits a task's op to the
+// Port of the worker running it, while Windows binds a handle to one
+// completion port for the life of the handle. The first Port to use a
+// handle is its home and gets every packet of every op on it; a packet of
+// another Port's op is forwarded to that Port, which completes it. The
+// file position of Offset -1 ops and the Append mode belong to the
+// handle, shared by all Ports. [Port.Forget] drops a Port's state of a
+// handle that another Port is about to close (share_windows.go).
 //
 // # Ops
 //

@@ -31,8 +31,10 @@ type Port struct {
 
 	port    windows.Handle
 	woken   atomic.Bool // a Wake packet is outstanding
-	wakeMu  sync.Mutex  // guards wakeOff against Close
+	wakeMu  sync.Mutex  // guards wakeOff, gone and inbox; a leaf lock
 	wakeOff bool
+	gone    bool              // the port handle is being closed: forward nothing more
+	inbox   []overlappedEntry // packets of this port's ops dequeued by another Port (share_windows.go)
 	pending atomic.Int64
 	reason  string
 	ctr     evpoll.Counters
@@ -43,15 +45,15 @@ var _ evpoll.Backend = (*Port)(nil)
 // fdState is what the backend knows of one handle associated with the
 // port (an association lasts as long as the handle).
 type fdState struct {
-	kind    uint8   // fdOther, fdSocket, fdFile
-	closed  bool    // a Close op closed the handle
-	append  bool    // opened with evpoll.Append: Offset -1 writes go to the end
-	family  int32   // a listener's address family, learnt at its first Accept
-	ops     []int32 // slots with an overlapped call in the kernel on this handle
-	pos     int64   // file position of Offset -1 ops on a disk file
-	posBusy bool    // an Offset -1 op holds the position
-	posq    []int32 // Offset -1 ops waiting for the position, in order
-	running bool    // runPosQueueLocked is active (no recursion)
+	kind    uint8       // fdOther, fdSocket, fdFile
+	closed  bool        // a Close op closed the handle
+	append  bool        // opened with evpoll.Append: Offset -1 writes go to the end
+	family  int32       // a listener's address family, learnt at its first Accept
+	ops     []int32     // slots with an overlapped call in the kernel on this handle
+	hi      *handleInfo // what every Port shares of the handle: its home port, its file position
+	posBusy bool        // an Offset -1 op of this port holds the position
+	posq    []int32     // Offset -1 ops waiting for the position, in order
+	running bool        // runPosQueueLocked is active (no recursion)
 }
 
 // Handle kinds.
@@ -67,6 +69,7 @@ const (
 	keyIO uintptr = iota
 	keyWake
 	keyKick
+	keyForward // the inbox has packets forwarded by another Port
 )
 
 // appendOffset in both OVERLAPPED offset words writes at the end of file.
@@ -106,7 +109,8 @@ func New(o Options) (*Port, error) {
 		n = defaultInFlight
 	}
 	n = min(n, maxSlots)
-	b := &Port{slots: newSlotTable(n), fds: make(map[windows.Handle]*fdState), port: port}
+	b := &Port{fds: make(map[windows.Handle]*fdState), port: port}
+	b.slots = newSlotTable(n, b)
 	b.pool = newOpenPool(b, o.PoolSize)
 	b.reason = fmt.Sprintf("iocp GetQueuedCompletionStatusEx(ms) pool=%d", b.pool.Size())
 	return b, nil
@@ -203,20 +207,23 @@ func (b *Port) startLocked(idx int32, s *slot) {
 }
 
 // fdLocked returns the state of h, associating it with the port at first
-// use. The association fails for handles not opened for overlapped I/O
-// in some cases (and for handles already bound to another port).
+// use unless another Port of the process has it already (associate). The
+// association fails for handles not opened for overlapped I/O in some
+// cases, and for handles bound to a port that is not one of ours.
 func (b *Port) fdLocked(h windows.Handle) (*fdState, error) {
 	if st, ok := b.fds[h]; ok {
 		return st, nil
 	}
 	b.ctr.Syscalls.Add(2)
-	if _, err := windows.CreateIoCompletionPort(h, b.port, keyIO, 0); err != nil {
+	kind := fdOther
+	if t, err := windows.GetFileType(h); err == nil && t == windows.FILE_TYPE_DISK {
+		kind = fdFile
+	}
+	hi, err := b.associate(h)
+	if err != nil {
 		return nil, err
 	}
-	st := &fdState{}
-	if t, err := windows.GetFileType(h); err == nil && t == windows.FILE_TYPE_DISK {
-		st.kind = fdFile
-	}
+	st := &fdState{kind: kind, append: hi.append, hi: hi}
 	b.fds[h] = st
 	return st, nil
 }
@@ -237,7 +244,7 @@ func (b *Port) runPosQueueLocked(st *fdState) {
 			continue
 		}
 		st.posBusy, s.posOp = true, true
-		b.issueLocked(idx, s, st.pos)
+		b.issueLocked(idx, s, st.hi.pos.Load())
 	}
 	st.running = false
 }
@@ -443,7 +450,7 @@ func (b *Port) acceptDoneLocked(s *slot, res int32) int32 {
 	if _, err := windows.CreateIoCompletionPort(ah, b.port, keyIO, 0); err != nil {
 		return fail(err)
 	}
-	b.fds[ah] = &fdState{kind: fdSocket}
+	b.fds[ah] = &fdState{kind: fdSocket, hi: register(ah, b, false)}
 	return int32(ah)
 }
 
@@ -457,7 +464,7 @@ func (b *Port) finishLocked(idx int32, res int32) {
 		s.posOp = false
 		st := s.st
 		if res > 0 {
-			st.pos += int64(res)
+			st.hi.pos.Add(int64(res))
 		}
 		st.posBusy = false
 		if !st.closed {
@@ -491,6 +498,7 @@ func (b *Port) post(key uintptr) {
 func (b *Port) closeLocked(idx int32, s *slot) {
 	st, ok := b.fds[s.h]
 	kind := fdOther
+	unregister(s.h, nil) // whichever Port is its home: the handle value may be reused
 	if ok {
 		delete(b.fds, s.h)
 		st.closed = true
@@ -635,7 +643,13 @@ func (b *Port) handleLocked(ents []overlappedEntry) (woke bool) {
 			}
 		case e.key == keyKick:
 			b.kicked = false
+		case e.key == keyForward:
+			b.takeInboxLocked()
 		case e.ov != nil:
+			if io := (*ioBlock)(unsafe.Pointer(e.ov)); io.owner != b {
+				io.owner.forward(*e) // an op of another Port on a handle homed here
+				continue
+			}
 			b.completeIOLocked(e)
 		}
 	}
@@ -730,6 +744,7 @@ func (b *Port) Close() error {
 			}
 		}
 	}
+	b.unregisterAllLocked()
 	if b.inKernel > 0 {
 		graveyard.Lock()
 		graveyard.tables = append(graveyard.tables, b.slots)
@@ -739,6 +754,9 @@ func (b *Port) Close() error {
 	b.mu.Unlock()
 	b.pool.Stop()
 	b.pending.Store(0)
+	b.wakeMu.Lock()
+	b.gone, b.inbox = true, nil // forward posts nothing to a closed handle
+	b.wakeMu.Unlock()
 	if err := windows.CloseHandle(b.port); err != nil {
 		return fmt.Errorf("iocp: close: %w", err)
 	}

@@ -132,7 +132,8 @@ func (b *Port) postPoolResult(j poolJob, h windows.Handle, kind uint8, err error
 	case err != nil:
 		b.finishLocked(idx, -int32(errnoOf(err)))
 	default:
-		b.fds[h] = &fdState{kind: kind, append: j.op.OpenFlags&evpoll.Append != 0}
+		app := j.op.OpenFlags&evpoll.Append != 0
+		b.fds[h] = &fdState{kind: kind, append: app, hi: register(h, b, app)}
 		b.finishLocked(idx, int32(h))
 	}
 }

@@ -30,6 +30,7 @@ type slot struct {
 // is checked against the slot table before it is trusted.
 type ioBlock struct {
 	ov     windows.Overlapped
+	owner  *Port // the Port whose slot table holds this block (set once)
 	idx    int32
 	qty    uint32 // bytes-transferred out-parameter (unused for overlapped results)
 	flags  uint32 // WSARecv flags in/out
@@ -61,10 +62,11 @@ const (
 // mutex.
 type slotTable struct {
 	slots.Table[slot]
+	owner *Port
 }
 
-func newSlotTable(n int) *slotTable {
-	return &slotTable{*slots.New[slot](n)}
+func newSlotTable(n int, owner *Port) *slotTable {
+	return &slotTable{*slots.New[slot](n), owner}
 }
 
 // alloc takes a free slot for op and tok.
@@ -76,7 +78,7 @@ func (t *slotTable) alloc(op *evpoll.Op, tok evpoll.Token) (int32, *slot, bool) 
 	s.op, s.tok, s.state, s.cancel, s.posOp = op, tok, slotPool, false, false
 	s.h, s.st, s.res = windows.Handle(uintptr(op.Fd)), nil, 0
 	if s.io == nil {
-		s.io = &ioBlock{}
+		s.io = &ioBlock{owner: t.owner}
 	}
 	s.io.idx = idx
 	return idx, s, true

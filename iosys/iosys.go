@@ -2,9 +2,10 @@
 // intrinsics and a completion backend: it opens one backend per worker and
 // creates the sockets the backends then drive. On Linux the backend is
 // io_uring with the epoll fallback (package uring; JADE_POLLER selects); on
-// darwin and freebsd it is kqueue, on windows IOCP (those two are compiled
-// and vetted by CI but never executed by it, see the README); elsewhere
-// Open reports that this build has no backend.
+// darwin and freebsd it is kqueue (compiled and vetted by CI, never
+// executed), on windows IOCP (executed under Wine by `make windows`, see
+// docs/PLATFORMS.md); elsewhere Open reports that this build has no
+// backend.
 package iosys
 
 // The halves of a connection that Shutdown stops.

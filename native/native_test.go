@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/jadevm/jade/examples"
+	"github.com/jadevm/jade/internal/feature"
 	"github.com/jadevm/jade/internal/vmhook"
-
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -476,6 +476,7 @@ func TestEnvVar(t *testing.T) {
 	if !Available() {
 		t.Skip("C loop not compiled in")
 	}
+	feature.Exec(t, os.Args[0])
 	cmd := exec.Command(os.Args[0], "-test.run=^TestEnvVar$")
 	cmd.Env = append(os.Environ(), EnvVar+"=0", "JADE_NATIVE_TEST_CHILD=1")
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade/bench"
+	"github.com/jadevm/jade/internal/feature"
 )
 
 // echoProcChild, set in a child's environment, makes this test binary
@@ -32,6 +33,7 @@ func TestEchoProcShape(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes and measures")
 	}
+	feature.Exec(t, os.Args[0])
 	t.Setenv(echoProcChild, "1")
 	sh := echoProcShape{conns: []int{1, 10}, warmup: 20 * time.Millisecond, measure: 200 * time.Millisecond,
 		reps: 1, syscalls: SyscallsNone, child: []string{os.Args[0]}}

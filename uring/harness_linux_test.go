@@ -11,6 +11,7 @@ import (
 
 	"github.com/jadevm/jade/evpoll"
 	"github.com/jadevm/jade/evpoll/evpolltest"
+	"github.com/jadevm/jade/internal/feature"
 	"golang.org/x/sys/unix"
 )
 
@@ -48,7 +49,7 @@ func openCase(tb testing.TB, c backendCase, adjust func(*Options)) evpoll.Backen
 	b, err := Open(o)
 	if err != nil {
 		if c.ring && (errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM)) {
-			tb.Skipf("io_uring_setup refused on this machine: %v", err)
+			feature.Missing(tb, "io_uring", err)
 		}
 		tb.Fatalf("open %s: %v", c.name, err)
 	}

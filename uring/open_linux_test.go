@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/internal/feature"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,7 +23,7 @@ func ringOrSkip(t *testing.T, o Options) *Ring {
 	r, err := OpenRing(o)
 	if err != nil {
 		if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
-			t.Skipf("io_uring_setup refused: %v", err)
+			feature.Missing(t, "io_uring", err)
 		}
 		t.Fatal(err)
 	}
@@ -36,6 +37,9 @@ func TestSelection(t *testing.T) {
 		t.Helper()
 		b, err := Open(o)
 		if err != nil {
+			if Unavailable(err) {
+				feature.Missing(t, "io_uring", err)
+			}
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { b.Close() })

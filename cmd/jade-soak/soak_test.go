@@ -13,6 +13,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jadevm/jade/internal/feature"
+	"github.com/jadevm/jade/uring"
 )
 
 // TestMismatchNamesTheOwner: bytes of another connection are reported as
@@ -42,6 +45,18 @@ func TestMemstat(t *testing.T) {
 	}
 	if got := memstat(p, "Nope"); got != -1 {
 		t.Errorf("absent = %d, want -1", got)
+	}
+}
+
+// needURing ends t when io_uring cannot be used here (qemu-user, old
+// kernels): the soaks have a leg on it. It skips, or fails where
+// JADE_REQUIRE lists io_uring.
+func needURing(t *testing.T) {
+	t.Helper()
+	if r, err := uring.OpenRing(uring.Options{}); err == nil {
+		r.Close()
+	} else if uring.Unavailable(err) {
+		feature.Missing(t, "io_uring", err)
 	}
 }
 
@@ -78,6 +93,7 @@ func TestSoakSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the jade binary and runs it")
 	}
+	needURing(t)
 	runSoak(t, []string{"== leg uring/1", "== leg epoll/2", "a concurrent 50 × 3", "e half-close 20", "jade-soak: ok"},
 		"-legs", "uring/1,epoll/2", "-conns", "50", "-rounds", "3", "-churn", "100", "-slow", "10",
 		"-slow-for", "1s", "-rst", "20", "-half", "20", "-repeat", "1", "-warmup", "1", "-heap-tolerance", "100")
@@ -92,6 +108,7 @@ func TestTenThousandConnections(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the jade binary and runs it")
 	}
+	needURing(t)
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Max < 10_500 {
 		t.Skipf("RLIMIT_NOFILE hard limit %d: 10,000 connections need about 10,100 descriptors in each process", lim.Max)

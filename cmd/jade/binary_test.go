@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -26,18 +27,30 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// jadeBinary builds the jade command once per test binary and returns its
-// path; it skips in -short mode.
+// jadeBinary returns the jade command for a test to run: JADE_BIN when it
+// is set (the platform runs of scripts/windows and scripts/arm64, where
+// there is no go command or it would build for another machine), else one
+// built once per test binary with go. It skips in -short mode, and when
+// there is neither JADE_BIN nor a go command.
 func jadeBinary(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the jade binary")
+	}
+	if bin := os.Getenv("JADE_BIN"); bin != "" {
+		return bin
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skipf("no go command to build jade with (%v) and JADE_BIN is not set", err)
 	}
 	binOnce.Do(func() {
 		if binDir, binErr = os.MkdirTemp("", "jade-bin-"); binErr != nil {
 			return
 		}
 		binPath = filepath.Join(binDir, "jade")
+		if runtime.GOOS == "windows" {
+			binPath += ".exe"
+		}
 		binOut, binErr = exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
 	})
 	if binErr != nil {

@@ -11,11 +11,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jadevm/jade/internal/feature"
 )
 
 // TestDebugAddrAndDump: --debug-addr serves the tasks page, SIGUSR1 dumps
 // the tasks to stderr, SIGINT still cancels main.
 func TestDebugAddrAndDump(t *testing.T) {
+	feature.Signals(t)
 	bin := jadeBinary(t)
 	path := write(t, "w.jasm", ".func main() -> i64\n .local ev:ref, z:i64\n evnew ev\n evwait ev\n const z, 0\n ret z\n.end\n")
 	cmd := exec.Command(bin, "run", "--debug-addr", "127.0.0.1:0", path)

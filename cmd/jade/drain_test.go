@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade/internal/draintest"
+	"github.com/jadevm/jade/internal/feature"
 )
 
 var drainServer = filepath.Join("..", "..", "examples", "testdata", "drain_server.jasm")
@@ -24,6 +25,7 @@ var drainServer = filepath.Join("..", "..", "examples", "testdata", "drain_serve
 // reply arrives, and jade exits 0 once the clients have closed — on both
 // Linux backends.
 func TestSIGTERMDrains(t *testing.T) {
+	feature.Signals(t)
 	bin := jadeBinary(t)
 	for _, poller := range pollers() {
 		t.Run(poller, func(t *testing.T) {
@@ -43,6 +45,7 @@ func TestSIGTERMDrains(t *testing.T) {
 // --drain-timeout are cancelled and listed, and jade exits with the drain
 // code (main itself succeeded).
 func TestSIGTERMDrainDeadline(t *testing.T) {
+	feature.Signals(t)
 	bin := jadeBinary(t)
 	cmd, addr, _, stderr := startJade(t, bin, "", "--drain-timeout", "300ms")
 	c, err := net.Dial("tcp", addr)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,10 +87,14 @@ func TestHostilePrograms(t *testing.T) {
 				}
 				for _, kv := range want.env {
 					k, v, _ := strings.Cut(kv, "=")
+					if k == "JADE_POLLER" && runtime.GOOS != "linux" {
+						t.Skip("JADE_POLLER chooses between the Linux backends; elsewhere nothing reads it")
+					}
 					t.Setenv(k, v)
 				}
 				var out, errb bytes.Buffer
-				args := append(append([]string{"run"}, loop.flags...), path)
+				// Slashes on every OS: the expected messages name the file so.
+				args := append(append([]string{"run"}, loop.flags...), filepath.ToSlash(path))
 				code := run(args, &out, &errb)
 				// Deep results print millions of brackets: show the ends.
 				show := func(s string) string {

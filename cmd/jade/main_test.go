@@ -5,12 +5,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jadevm/jade/internal/feature"
 )
 
 func write(t *testing.T, name, src string) string {
@@ -82,6 +85,10 @@ func TestAsm(t *testing.T) {
 // TestInterruptCancels: SIGINT cancels main, which exits with the
 // Cancelled code.
 func TestInterruptCancels(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("os.Process.Signal cannot send SIGINT on Windows (only Kill)")
+	}
+	feature.Signals(t)
 	bin := jadeBinary(t)
 	path := write(t, "w.jasm", ".func main() -> i64\n .local ev:ref, z:i64\n evnew ev\n evwait ev\n const z, 0\n ret z\n.end\n")
 	cmd := exec.Command(bin, "run", path)
