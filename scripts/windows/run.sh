@@ -10,8 +10,9 @@
 # exits 0 having run nothing. Debian's Wine 8 lacks bcryptprimitives.dll,
 # whose ProcessPrng every Go program since Go 1.22 needs before main, so
 # the script builds that DLL from processprng.c beside it into a private
-# Wine prefix under build/cache/wine (git ignores build/), initialised on
-# first use; the user's own ~/.wine is never touched.
+# Wine prefix, $JADE_WINEPREFIX or ~/.cache/jade/wine (kept across clones,
+# so a CI run on the same machine does not initialise it again),
+# initialised on first use; the user's own ~/.wine is never touched.
 #
 # -ci runs the subset meant for CI: the IOCP backend's tests and the
 # examples (50 concurrent echo clients, RESP, jade.exe on every example),
@@ -35,7 +36,7 @@ if [ -z "$wine" ] || ! command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1; then
 fi
 "$wine" --version >/dev/null 2>&1 || { echo "$target: skipped: $wine does not run"; exit 0; }
 
-export WINEPREFIX=$PWD/$cache/wine WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+export WINEPREFIX=${JADE_WINEPREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/jade/wine} WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
 unset DISPLAY
 dll=$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll
 if [ ! -d "$WINEPREFIX/drive_c/windows/system32" ]; then
