@@ -43,13 +43,25 @@ type command struct {
 	resume func(b *Bus, t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action
 }
 
-// commands is indexed by central intrinsic ID; built once at init.
-var commands = map[vmloop.IntrinsicID]*command{}
+// commands is indexed by central intrinsic ID (a slice, not a map: one
+// lookup per intrinsic call); built once at init.
+var commands []*command
+
+// commandOf returns id's row, or nil.
+func commandOf(id vmloop.IntrinsicID) *command {
+	if int(id) < len(commands) {
+		return commands[id]
+	}
+	return nil
+}
 
 func init() {
 	row := func(c command, ids ...vmloop.IntrinsicID) {
 		for _, id := range ids {
 			c := c
+			for int(id) >= len(commands) {
+				commands = append(commands, nil)
+			}
 			commands[id] = &c
 		}
 	}
@@ -103,7 +115,7 @@ func (m *Member) has(need Capability) bool { return m != nil && m.caps&need == n
 
 // dispatch runs the handler of req's row after the check.
 func (b *Bus) dispatch(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	c := commands[req.Intr.ID]
+	c := commandOf(req.Intr.ID)
 	if c == nil {
 		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: "no handler for intrinsic " + req.Intr.Name})
 	}
@@ -117,7 +129,7 @@ func (b *Bus) dispatch(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 
 // resumeCommand runs the resume of req's row.
 func (b *Bus) resumeCommand(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	if c := commands[req.Intr.ID]; c != nil && c.resume != nil {
+	if c := commandOf(req.Intr.ID); c != nil && c.resume != nil {
 		return c.resume(b, t, ex, req)
 	}
 	return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: "unexpected resume of " + req.Intr.Name})

@@ -19,7 +19,7 @@ func TestCommandTable(t *testing.T) {
 		vmloop.IntrTimeTick: true,
 	}
 	for _, in := range vmloop.CentralIntrinsics() {
-		c := commands[in.ID]
+		c := commandOf(in.ID)
 		require.NotNil(t, c, "%s has no row in the command table", in.Name)
 		require.NotNil(t, c.handle, "%s: no handler", in.Name)
 		switch c.grant {
@@ -41,5 +41,11 @@ func TestCommandTable(t *testing.T) {
 			require.NotNil(t, c.resume, "%s suspends but has no resume", in.Name)
 		}
 	}
-	require.Len(t, commands, len(vmloop.CentralIntrinsics()), "a row for an ID that is not a central intrinsic")
+	rows := 0
+	for _, c := range commands {
+		if c != nil {
+			rows++
+		}
+	}
+	require.Equal(t, len(vmloop.CentralIntrinsics()), rows, "a row for an ID that is not a central intrinsic")
 }
