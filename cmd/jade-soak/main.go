@@ -75,7 +75,7 @@ func main() {
 
 func run(args []string) int {
 	fs := flag.NewFlagSet("jade-soak", flag.ContinueOnError)
-	short := fs.Bool("short", false, "reduced counts (2,000 concurrent connections, 3 s slowloris): about a minute for all legs on 2 CPUs")
+	short := fs.Bool("short", false, "reduced counts (2,000 concurrent connections, 3 s slowloris, heap tolerance 15 %): about a minute for all legs on 2 CPUs")
 	c := config{}
 	fs.StringVar(&c.jade, "jade", "bin/jade", "the jade binary (`make build`)")
 	fs.StringVar(&c.prog, "prog", "examples/echo.jasm", "the echo server program")
