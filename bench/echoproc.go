@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -175,28 +176,45 @@ func (l *EchoLoader) Run(d time.Duration) (EchoLoad, error) {
 // The two-step start of load lets its parent attach a system-call counter
 // to the server between the warm-up and the measured run.
 func EchoProcMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return childMain("echoproc", []childMode{
+		{"serve", func(a []string) error { return echoServe(a, stdin, stdout, stderr) }},
+		{"load", func(a []string) error { return echoLoad(a, stdin, stdout, stderr) }},
+	}, args, stderr)
+}
+
+// childMode is one mode of a child command (echoproc, httpproc).
+type childMode struct {
+	name string
+	run  func(args []string) error
+}
+
+// childMain runs the mode args[0] of child command cmd with the rest of
+// args: 0 on success, 64 for a usage error, 1 for a failure.
+func childMain(cmd string, modes []childMode, args []string, stderr io.Writer) int {
+	var names []string
+	for _, m := range modes {
+		names = append(names, m.name)
+	}
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: echoproc serve|load [flags]")
+		fmt.Fprintf(stderr, "usage: %s %s [flags]\n", cmd, strings.Join(names, "|"))
 		return 64
 	}
-	var err error
-	switch args[0] {
-	case "serve":
-		err = echoServe(args[1:], stdin, stdout, stderr)
-	case "load":
-		err = echoLoad(args[1:], stdin, stdout, stderr)
-	default:
-		fmt.Fprintf(stderr, "echoproc: unknown mode %q (serve or load)\n", args[0])
-		return 64
+	for _, m := range modes {
+		if m.name != args[0] {
+			continue
+		}
+		err := m.run(args[1:])
+		if errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) {
+			return 64
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+			return 1
+		}
+		return 0
 	}
-	if errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) {
-		return 64
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "echoproc: %v\n", err)
-		return 1
-	}
-	return 0
+	fmt.Fprintf(stderr, "%s: unknown mode %q (%s)\n", cmd, args[0], strings.Join(names, " or "))
+	return 64
 }
 
 // errUsage is a usage error already described on stderr.

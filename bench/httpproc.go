@@ -2,7 +2,6 @@ package bench
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -19,28 +18,10 @@ import (
 //	httpproc mixed -addr HOST:PORT [-rate R] [-heavy K] [-ms N] [-warmup D] [-duration D]
 //	    runs RunHTTPMixed against the server and prints its result as JSON.
 func HTTPProcMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: httpproc serve|mixed [flags]")
-		return 64
-	}
-	var err error
-	switch args[0] {
-	case "serve":
-		err = httpServe(args[1:], stdin, stdout, stderr)
-	case "mixed":
-		err = httpMixedLoad(args[1:], stdout, stderr)
-	default:
-		fmt.Fprintf(stderr, "httpproc: unknown mode %q (serve or mixed)\n", args[0])
-		return 64
-	}
-	if errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) {
-		return 64
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "httpproc: %v\n", err)
-		return 1
-	}
-	return 0
+	return childMain("httpproc", []childMode{
+		{"serve", func(a []string) error { return httpServe(a, stdin, stdout, stderr) }},
+		{"mixed", func(a []string) error { return httpMixedLoad(a, stdout, stderr) }},
+	}, args, stderr)
 }
 
 func httpServe(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
