@@ -261,8 +261,16 @@ func (e *Engine) PendingTimers() int64 { return e.timers.Load() }
 func (e *Engine) InFlightIO() int64 { return e.ioOps.Load() }
 
 // MemoryBytes returns the bytes of the engine's memory budget its tasks
-// hold now (ResourceLimits.MemoryBytes).
-func (e *Engine) MemoryBytes() int64 { return e.mem.Used() }
+// hold now (ResourceLimits.MemoryBytes). Like LiveTasks it first takes the
+// workers' unused live-task credits back, with the task shares they
+// reserved, so that an idle engine reports what its tasks hold, not what
+// its workers banked for their next spawns.
+func (e *Engine) MemoryBytes() int64 {
+	e.liveMu.Lock()
+	e.reclaimLocked()
+	e.liveMu.Unlock()
+	return e.mem.Used()
+}
 
 // ReserveBlocking takes a place for one blocking host call under the
 // engine's blockingCalls limit; the error wraps ErrLimit. ReleaseBlocking
