@@ -65,6 +65,23 @@ type Options struct {
 	// TaskStats keeps per-task statistics (slices, reductions, time
 	// Runnable) for the default engine's tasks (sched.MetricsConfig).
 	TaskStats bool
+	// FlightEvents switches the flight recorder on: every worker keeps
+	// its last FlightEvents scheduler events for DumpTrace (0:
+	// $JADE_FLIGHT, off when unset, 1 for sched.DefaultFlightEvents;
+	// negative: off). See docs/TRACE.md.
+	FlightEvents int
+	// LongSlice and LongCall are the default engine's long-slice and
+	// long host-call thresholds (sched.EngineRuntimeConfig; 0: off).
+	LongSlice, LongCall time.Duration
+	// OnLong receives the long slices and host calls (at most one a
+	// second; it runs on a worker and must not block). Nil: each is
+	// logged with the standard log package and, with the flight
+	// recorder on, a dump is written to FlightDir (at most one every
+	// 10 s) and its file named in the log.
+	OnLong func(sched.LongRun)
+	// FlightDir is where automatic flight-recorder dumps go (default
+	// os.TempDir()).
+	FlightDir string
 }
 
 // Runtime is a running Jade VM: a bus, a scheduler with its workers and a
@@ -74,12 +91,18 @@ type Runtime struct {
 	def *bus.Member
 
 	prof profiles // StartProfile, StartHeapProfile (profile.go)
+	tr   tracing  // automatic flight-recorder dumps (trace.go)
 }
 
 // New starts a runtime.
 func New(opts Options) (*Runtime, error) {
+	r := &Runtime{prof: profiles{period: opts.ProfilePeriod}, tr: tracing{dir: opts.FlightDir}}
+	onLong := opts.OnLong
+	if onLong == nil {
+		onLong = r.reportLong
+	}
 	b, err := bus.New(bus.Config{Workers: opts.Workers, PinCPUs: opts.PinCPUs, Stdout: opts.Stdout, BlockingPool: opts.BlockingPool,
-		LatencySample: opts.LatencySample})
+		LatencySample: opts.LatencySample, FlightEvents: opts.FlightEvents, OnLong: onLong})
 	if err != nil {
 		return nil, fmt.Errorf("jade: new: %w", err)
 	}
@@ -91,7 +114,8 @@ func New(opts Options) (*Runtime, error) {
 	def, err := b.RegisterEngine("main", sched.EngineRuntimeConfig{
 		ReductionLimit: opts.ReductionLimit, Limits: opts.Limits, TimerWheel: wheel,
 		OverrunPolicy: opts.OverrunPolicy, GoLoop: opts.GoLoop,
-		Metrics: sched.MetricsConfig{TaskStats: opts.TaskStats},
+		Metrics:   sched.MetricsConfig{TaskStats: opts.TaskStats},
+		LongSlice: opts.LongSlice, LongCall: opts.LongCall,
 	}, bus.CapAll)
 	if err != nil {
 		return nil, fmt.Errorf("jade: new: %w", err)
@@ -99,7 +123,8 @@ func New(opts Options) (*Runtime, error) {
 	if err := b.Start(); err != nil {
 		return nil, fmt.Errorf("jade: new: %w", err)
 	}
-	return &Runtime{bus: b, def: def, prof: profiles{period: opts.ProfilePeriod}}, nil
+	r.bus, r.def = b, def
+	return r, nil
 }
 
 // Bus returns the runtime's RuntimeBus (to register more engines).

@@ -120,6 +120,10 @@ type Config struct {
 	// LatencySample is sched.Config.LatencySample: one enqueue in
 	// LatencySample is timestamped for the latency histograms.
 	LatencySample int
+	// FlightEvents and OnLong are sched.Config's: the flight recorder's
+	// size per worker, and the receiver of long slices and host calls.
+	FlightEvents int
+	OnLong       func(sched.LongRun)
 }
 
 // HostPanic describes a host intrinsic that panicked (Config.HostPanic).
@@ -170,7 +174,7 @@ func New(cfg Config) (*Bus, error) {
 		b.stdout = os.Stdout
 	}
 	sc := sched.Config{Workers: cfg.Workers, PinCPUs: cfg.PinCPUs, Dispatcher: (*dispatcher)(b), OpenIO: iosys.Open, CloseFD: iosys.Close,
-		LatencySample: cfg.LatencySample}
+		LatencySample: cfg.LatencySample, FlightEvents: cfg.FlightEvents, OnLong: cfg.OnLong}
 	if cfg.NoIO {
 		sc.OpenIO = nil
 	} else if err := iosys.CheckConfig(); err != nil {

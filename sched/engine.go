@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/jadevm/jade/timerwheel"
@@ -76,6 +77,16 @@ type EngineRuntimeConfig struct {
 	// cgo loop of package native is available and enabled (the global
 	// switches are native.Disable and JADE_NATIVE=0).
 	GoLoop bool
+	// LongSlice: a slice of the engine's tasks that runs longer is
+	// counted (EngineMetrics.LongSlices), recorded in the trace and
+	// reported (Config.OnLong, once per second). 0 is off: the check
+	// reads the clock at each dispatch and slice end of the engine's
+	// tasks. Measured when the slice ends: no timer.
+	LongSlice time.Duration
+	// LongCall is LongSlice for one non-blocking host intrinsic call
+	// (EngineMetrics.LongCalls); 0 is off. Host calls are timed anyway,
+	// so the check costs nothing more.
+	LongCall time.Duration
 }
 
 // ResourceLimits bound what an engine and its tasks may hold. Exhausting a
@@ -176,6 +187,9 @@ func (c EngineRuntimeConfig) normalize() (EngineRuntimeConfig, error) {
 	if c.OverrunPolicy > timerwheel.Queue {
 		return c, fmt.Errorf("sched: engine config: unknown overrunPolicy %d: %w", c.OverrunPolicy, ErrConfig)
 	}
+	if c.LongSlice < 0 || c.LongCall < 0 {
+		return c, fmt.Errorf("sched: engine config: longSlice %v and longCall %v must not be negative: %w", c.LongSlice, c.LongCall, ErrConfig)
+	}
 	if c.Metrics.Periodic > MetricsOff {
 		return c, fmt.Errorf("sched: engine config: unknown metrics level %d: %w", c.Metrics.Periodic, ErrConfig)
 	}
@@ -243,6 +257,10 @@ type Engine struct {
 	// (ReserveBlocking).
 	blocking atomic.Int64
 	_        [cacheLinePad - 8]byte
+	// longSlices and longCalls count the slices and host calls that ran
+	// longer than the engine's thresholds (trace.go).
+	longSlices, longCalls atomic.Uint64
+	_                     [cacheLinePad - 16]byte
 }
 
 // ID returns the engine id.

@@ -1,6 +1,10 @@
 package sched
 
-import "runtime"
+import (
+	"runtime"
+
+	"github.com/jadevm/jade/jtrace"
+)
 
 // The idle/search protocol: putting a woken task on a queue, waking a
 // parked worker for it (notify, kickOne), a worker parking (sleep) and
@@ -216,7 +220,11 @@ func (w *worker) yieldGo() bool {
 		w.inGo.Store(true)
 		runtime.Gosched()
 		w.inGo.Store(false)
-		addTo(&w.times.goYield, nanotime()-now)
+		end := nanotime()
+		addTo(&w.times.goYield, end-now)
+		if w.tr != nil {
+			w.traceAt(jtrace.KindGoYield, end, uint64(end-now))
+		}
 		w.goYields.Add(1)
 		return true
 	}

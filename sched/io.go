@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/jtrace"
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -77,6 +78,8 @@ type ioRec struct {
 	// timedOut: the wait's timeout fired and cancelled the operation; a
 	// cancelled completion then ends the wait as timed out.
 	timedOut bool
+	// task is t's id, for the trace's completion event (t may be reused).
+	task uint64
 }
 
 // ioTimedOut is the result value that tells TakeIO a wait timed out and
@@ -169,7 +172,7 @@ func (c *Control) SubmitIO(t *Task, op *evpoll.Op, f *FD) error {
 		w.s.forgetFD(w, op.Fd)
 	}
 	tok := t.armHost()
-	idx := x.recs.put(ioRec{t: t, gen: tok.gen, e: e, kind: op.Kind, fd: f})
+	idx := x.recs.put(ioRec{t: t, gen: tok.gen, e: e, kind: op.Kind, fd: f, task: t.id})
 	st := t.ioState()
 	id, err := x.b.Submit(op, evpoll.Token(idx))
 	if err != nil {
@@ -194,6 +197,9 @@ func (c *Control) SubmitIO(t *Task, op *evpoll.Op, f *FD) error {
 	st.owner, st.id, st.op, st.fd, st.rec, st.gen = w, id, op, f, idx, tok.gen
 	if st.spare == op {
 		st.spare = nil // resubmitted (the rest of a short write)
+	}
+	if w.tr != nil {
+		w.traceTask(jtrace.KindIOSubmit, t, uint64(op.Kind))
 	}
 	return nil
 }
@@ -294,6 +300,9 @@ func (w *worker) pollIO(x *workerIO, timeout int64) int {
 			w.s.releaseFD(rec.fd, w, rec.id)
 		}
 		tok := Token{rec.t, rec.gen}
+		if w.tr != nil {
+			w.tr.emit(jtrace.Event{Kind: jtrace.KindIOComplete, Task: rec.task, Arg: uint64(int64(c.Res))})
+		}
 		v := int64(c.Res)
 		if rec.timedOut && (c.Cancelled() || c.Res == -int32(syscall.ECANCELED)) {
 			v = ioTimedOut

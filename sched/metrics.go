@@ -71,6 +71,10 @@ type EngineMetrics struct {
 	Periodic *PeriodicMetrics `json:"periodic,omitempty"`
 	// Latency: the engine's run-queue, wake and timer latency histograms.
 	Latency LatencyMetrics `json:"latency"`
+	// LongSlices and LongCalls count the slices and host calls that ran
+	// longer than the engine's LongSlice and LongCall thresholds.
+	LongSlices uint64 `json:"longSlices"`
+	LongCalls  uint64 `json:"longCalls"`
 }
 
 // PeriodicMetrics are the spec §4.5 periodic-work quantities of one engine:
@@ -126,7 +130,8 @@ func (s *Scheduler) Metrics() Metrics {
 	for _, e := range s.Engines() {
 		cfg := e.cfg.Load()
 		em := EngineMetrics{ID: e.id, Name: e.name, LiveTasks: e.LiveTasks(), ReductionLimit: cfg.ReductionLimit,
-			PendingTimers: e.timers.Load(), InFlightIO: e.ioOps.Load(), Latency: e.latencyMetrics(s.latEvery)}
+			PendingTimers: e.timers.Load(), InFlightIO: e.ioOps.Load(), Latency: e.latencyMetrics(s.latEvery),
+			LongSlices: e.longSlices.Load(), LongCalls: e.longCalls.Load()}
 		if cfg.Metrics.Periodic != MetricsOff {
 			em.Periodic = e.periodicMetrics(cfg.Metrics.Periodic == MetricsPerJob)
 		}

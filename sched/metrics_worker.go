@@ -1,6 +1,10 @@
 package sched
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/jadevm/jade/jtrace"
+)
 
 // Worker time accounting: where each worker's wall time goes, so that
 // utilisation = busy / wall, as BEAM's scheduler_wall_time. Busy is the
@@ -30,12 +34,21 @@ type workerTimes struct {
 func addTo(a *atomic.Int64, d int64) { a.Store(a.Load() + d) }
 
 // parkBegin and parkEnd bracket a blocking park.
-func (w *worker) parkBegin() { w.times.parkSince.Store(nanotime()) }
+func (w *worker) parkBegin() {
+	now := nanotime()
+	w.times.parkSince.Store(now)
+	if w.tr != nil {
+		w.traceAt(jtrace.KindPark, now, 0)
+	}
+}
 
 func (w *worker) parkEnd() {
 	now := nanotime()
 	addTo(&w.times.parked, now-w.times.parkSince.Load())
 	w.times.parkSince.Store(0)
+	if w.tr != nil {
+		w.traceAt(jtrace.KindUnpark, now, 0)
+	}
 }
 
 // searchBegin marks the start of a search (beginSearch, or a notified

@@ -80,6 +80,15 @@ type Config struct {
 	// 0 means DefaultLatencySample, 1 every enqueue, a negative value
 	// none (metrics_lat.go says what a stamp costs).
 	LatencySample int
+	// FlightEvents switches the flight recorder on: each worker keeps
+	// its last FlightEvents events (at least; trace.go) for DumpTrace.
+	// 0 takes $JADE_FLIGHT (off when unset), a negative value is off.
+	FlightEvents int
+	// OnLong receives the long slices and host calls of engines that set
+	// LongSlice or LongCall, at most one per second (the rest are
+	// counted). It runs on the worker that ran the task: it must not
+	// block (hand a dump to a goroutine).
+	OnLong func(LongRun)
 }
 
 // Scheduler runs tasks on workers. Its exported methods only read; every
@@ -128,6 +137,10 @@ type Scheduler struct {
 	// (metrics_lat.go).
 	latEvery  int32
 	hostTicks atomic.Uint32
+
+	// trace is the tracing state (trace.go); onLong is Config.OnLong.
+	trace  traceState
+	onLong func(LongRun)
 
 	// pause is the last stop of the world (metrics_stacks.go), nil when
 	// none or once Shutdown stops the workers; pauseMu serialises pauses
@@ -201,8 +214,12 @@ func New(cfg Config) (*Scheduler, *Control, error) {
 	if cfg.Workers < 0 || cfg.Workers > maxWorkers {
 		return nil, nil, fmt.Errorf("sched: new: %d workers outside [1, %d]", cfg.Workers, maxWorkers)
 	}
+	flight, err := flightEvents(cfg.FlightEvents)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sched: new: %w", err)
+	}
 	s := &Scheduler{disp: cfg.Dispatcher, openIO: cfg.OpenIO, closeFn: cfg.CloseFD, pin: cfg.PinCPUs && pinSupported,
-		latEvery: latencyEvery(cfg.LatencySample)}
+		latEvery: latencyEvery(cfg.LatencySample), onLong: cfg.OnLong}
 	var cpus []int
 	if s.pin {
 		cpus = allowedCPUs()
@@ -214,6 +231,7 @@ func New(cfg Config) (*Scheduler, *Control, error) {
 		}
 		s.workers = append(s.workers, w)
 	}
+	s.initTrace(flight)
 	return s, &Control{s}, nil
 }
 

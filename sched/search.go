@@ -1,6 +1,10 @@
 package sched
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+
+	"github.com/jadevm/jade/jtrace"
+)
 
 // A worker looking for work without blocking: its lifo slot and local
 // ring, the inject queue, and stealing from the others.
@@ -86,6 +90,9 @@ func (w *worker) find() (t *Task) {
 	if len(s.workers) > 1 && w.beginSearch() {
 		if t := w.steal(); t != nil {
 			w.steals.Add(1)
+			if w.tr != nil {
+				w.traceTask(jtrace.KindSteal, t, uint64(w.local.len()+1))
+			}
 			return t
 		}
 		// The global queue once more: a producer that saw us searching did
@@ -115,6 +122,9 @@ func (w *worker) takeInject() *Task {
 		// take would otherwise stay outstanding with the task gone (kickOne
 		// withdraws one that finds the queue empty).
 		s.answerKick()
+		if w.tr != nil {
+			w.traceTask(jtrace.KindInject, t, uint64(share))
+		}
 		if share > 1 && len(s.workers) > 1 {
 			s.notify() // others may steal part of the batch
 		}

@@ -1,6 +1,9 @@
 package sched
 
-import "github.com/jadevm/jade/vmloop"
+import (
+	"github.com/jadevm/jade/jtrace"
+	"github.com/jadevm/jade/vmloop"
+)
 
 // One slice of a task on a worker: running it, carrying out the
 // dispatcher's actions, and ending, requeueing or publishing it.
@@ -29,6 +32,9 @@ func (w *worker) slice(t *Task, budget *int64) {
 		if t.resume {
 			t.resume = false
 			w.abandonWait(t)
+		}
+		if w.tr != nil || w.sliceT0 != 0 {
+			w.traceEnd(t, jtrace.EndCancel)
 		}
 		s.finish(w, t, Outcome{Kind: Cancelled})
 		return
@@ -68,7 +74,7 @@ func (w *worker) slice(t *Task, budget *int64) {
 				// (vmloop.Exec.Isolate; once, then a no-op check).
 				ex.Isolate()
 			}
-			w.endSlice(t)
+			w.endSlice(t, jtrace.EndPreempted)
 			return
 		case vmloop.SigIntrinsic:
 			req := ex.Request()
@@ -82,7 +88,11 @@ func (w *worker) slice(t *Task, budget *int64) {
 			if req.Intr != nil && req.Intr.ID >= vmloop.HostIntrinsicBase {
 				t0 := nanotime()
 				a = s.disp.Intrinsic(t, req)
-				addTo(&w.times.host, nanotime()-t0)
+				d := nanotime() - t0
+				addTo(&w.times.host, d)
+				if lim := int64(t.engine.cfg.Load().LongCall); lim > 0 && d > lim {
+					w.long(t, jtrace.LongCall, d, lim)
+				}
 			} else {
 				a = s.disp.Intrinsic(t, req)
 			}
@@ -116,12 +126,12 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 			if *budget <= 0 {
 				ex.Isolate() // a whole slice, ended at an intrinsic (see SigPreempted)
 			}
-			w.endSlice(t)
+			w.endSlice(t, jtrace.EndPreempted)
 			return false
 		}
 		return true
 	case ActYield:
-		w.endSlice(t)
+		w.endSlice(t, jtrace.EndYield)
 		return false
 	case ActSuspend:
 		if w.sampleReq.Load() != 0 {
@@ -141,8 +151,14 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 				dropTaskIO(t)
 			}
 			w.abandonWait(t)
+			if w.tr != nil || w.sliceT0 != 0 {
+				w.traceEnd(t, jtrace.EndCancel)
+			}
 			s.finish(w, t, Outcome{Kind: Cancelled})
 			return false
+		}
+		if w.tr != nil || w.sliceT0 != 0 {
+			w.traceEnd(t, jtrace.EndSuspend)
 		}
 		t.resume = true
 		t.w = nil
@@ -171,18 +187,25 @@ func (w *worker) end(t *Task, o Outcome) {
 	if w.sampleReq.Load() != 0 {
 		w.takeSample(t) // before finish recycles the Exec
 	}
+	if w.tr != nil || w.sliceT0 != 0 {
+		w.traceEnd(t, endReason(o))
+	}
 	w.s.finish(w, t, o)
 }
 
 // endSlice ends t's slice at a safe point: a cancelled task completes
-// Cancelled (S-13), any other goes behind the others (S-6).
-func (w *worker) endSlice(t *Task) {
+// Cancelled (S-13), any other goes behind the others (S-6); why is the
+// trace's reason (jtrace.EndPreempted, EndYield).
+func (w *worker) endSlice(t *Task, why uint8) {
 	if w.sampleReq.Load() != 0 {
 		w.takeSample(t)
 	}
 	if t.has(flagCancel) {
 		w.end(t, Outcome{Kind: Cancelled})
 		return
+	}
+	if w.tr != nil || w.sliceT0 != 0 {
+		w.traceEnd(t, why)
 	}
 	w.publish(t) // its stop, if any, is cleared when it next runs (slice)
 	w.requeue(t)

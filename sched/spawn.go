@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jadevm/jade/jtrace"
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -28,6 +29,11 @@ func (c *Control) Launch(from *Task, t *Task) {
 	}
 	if !from.worker().stampSkip(t) {
 		s.stampEnqueue(from.worker(), t, false)
+	}
+	if w := from.worker(); w != nil && w.tr != nil {
+		w.traceTask(jtrace.KindSpawn, t, from.id)
+	} else if w == nil && s.trace.on.Load() {
+		s.hostTask(jtrace.KindSpawn, t, 0)
 	}
 	s.enqueue(from.worker(), t)
 	if from == nil {

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jadevm/jade/jtrace"
 	"github.com/jadevm/jade/timerwheel"
 )
 
@@ -360,6 +361,10 @@ func (s *Scheduler) fireTimer(w *worker, rec timerRec) {
 		s.waiting.Add(-1)
 		if !w.stampSkip(rec.t) {
 			s.stampEnqueue(w, rec.t, true)
+		}
+		if w.tr != nil {
+			w.traceTask(jtrace.KindTimer, rec.t, 0)
+			w.traceTask(jtrace.KindWake, rec.t, 0)
 		}
 		s.enqueue(w, rec.t)
 	}

@@ -1,6 +1,9 @@
 package sched
 
-import "github.com/jadevm/jade/vmloop"
+import (
+	"github.com/jadevm/jade/jtrace"
+	"github.com/jadevm/jade/vmloop"
+)
 
 // Waits armed through the Control (joins, events, host suspensions) and
 // the wakes and host completions that end them; the wait word protocol
@@ -161,6 +164,11 @@ func (s *Scheduler) wakeAs(w *worker, tok Token, ph uint64) bool {
 		s.waiting.Add(-1)
 		if !w.stampSkip(tok.t) {
 			s.stampEnqueue(w, tok.t, true)
+		}
+		if w != nil && w.tr != nil {
+			w.traceWake(tok.t)
+		} else if w == nil && s.trace.on.Load() {
+			s.hostTask(jtrace.KindWake, tok.t, 0)
 		}
 		s.enqueue(w, tok.t)
 	}

@@ -115,6 +115,14 @@ type worker struct {
 	latLeft int32
 	// times is where the worker's wall time went (metrics_worker.go).
 	times workerTimes
+	// tr is the worker's tracing state, nil when it traces nothing
+	// (trace.go: written only while the worker is stopped, or before
+	// Start). sliceT0 is the clock at the start of the running slice
+	// when its engine checks for long slices (longLim, ns), else 0
+	// (owner only).
+	tr      *workerTrace
+	sliceT0 int64
+	longLim int64
 	// inGo is true while yieldGo has the worker's goroutine in Go's
 	// scheduler (owner writes, kickOne reads): a kick goes to another
 	// worker then.
@@ -253,7 +261,11 @@ func (w *worker) run(t *Task) {
 		w.dispatched(t, f) // run-queue latency, per-task statistics
 	}
 	t.w = w // cleared before t becomes visible to other workers
-	budget := t.engine.cfg.Load().ReductionLimit
+	cfg := t.engine.cfg.Load()
+	if w.tr != nil || cfg.LongSlice > 0 {
+		w.traceDispatch(t, cfg.LongSlice)
+	}
+	budget := cfg.ReductionLimit
 	if w.inherit > 0 {
 		// From the lifo slot: the rest of its waker's slice (find).
 		budget = min(budget, w.inherit)

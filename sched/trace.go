@@ -1,0 +1,514 @@
+package sched
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jadevm/jade/jtrace"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// The scheduler's own execution trace (package jtrace): a flight
+// recorder of the last events of every worker, a full trace streamed to
+// a writer, and long-slice and long-call detection.
+//
+// Hooks: every hook is `if w.tr != nil { w.traceX(...) }`, one load of a
+// field of the worker's own and a predictable branch when tracing is
+// off. w.tr (and the rings in it) are written only while the workers are
+// stopped (stopWorld: each worker has passed the barrier, so every event
+// it wrote happened before, and it reads the new value after the
+// release) or before Start; the worker's own code is the only reader.
+// Events of the host (spawns and wakes from outside the workers, Go's GC
+// cycles) go to the host track under traceState.mu, looked at only when
+// traceState.on is set.
+//
+// A hook that reads a task's fields runs while the task is the worker's
+// own (before it is enqueued, parked or finished), never after another
+// worker could run it or its record be reused.
+
+// DefaultFlightEvents is the flight recorder's size per worker when
+// JADE_FLIGHT=1 switches it on (Config.FlightEvents 0).
+const DefaultFlightEvents = 16384
+
+// FlightEnv names the environment variable that switches the flight
+// recorder on when Config.FlightEvents is 0: "1" for
+// DefaultFlightEvents per worker, or a number of events.
+const FlightEnv = "JADE_FLIGHT"
+
+// longWindow is the least time between two long-run reports (OnLong):
+// one per window, the others counted (LongRun.Suppressed) and in the
+// metrics.
+const longWindow = int64(time.Second)
+
+// traceStopTimeout bounds how long StartTrace, StopTrace and DumpTrace
+// wait for the workers to stop (a host call holding a worker).
+const traceStopTimeout = time.Second
+
+// workerTrace is a worker's (or the host track's) tracing state. The
+// rings are written by the worker only; the caches are the worker's.
+type workerTrace struct {
+	s      *Scheduler
+	flight *jtrace.Ring // last events (the flight recorder), or nil
+	stream *jtrace.Ring // a full trace in progress, or nil
+	// cur is the id of the task whose slice runs or ran last: the waker
+	// of the wakes made while w.inTask (its finish wakes its joiners
+	// after its slice-end event).
+	cur uint64
+	// dispFn, dispPC locate the dispatch of the slice that runs, for the
+	// end of a slice whose task completed (its frames are gone).
+	dispFn uint32
+	dispPC int32
+	// One-entry caches of the last program's function-name ids and the
+	// last task name's id.
+	prog  *vmloop.Program
+	fns   []uint32
+	nameP *string
+	name  uint32
+}
+
+// traceState is the scheduler's tracing state (Scheduler.trace).
+type traceState struct {
+	strs jtrace.Strings
+	// progMu guards progs, the name ids of each program's functions
+	// (taken by workers: never held while they are stopped).
+	progMu sync.Mutex
+	progs  map[*vmloop.Program][]uint32
+	// mu guards everything below and the host track's rings.
+	mu     sync.Mutex
+	on     atomic.Bool // some ring is installed: host events look
+	host   *workerTrace
+	flight int // events per worker ring of the flight recorder (0: off)
+	stream *jtrace.Stream
+	gcOn   bool // a GC watch is armed (gcWatch)
+	// Long-run reports: the clock after which the next may be made, and
+	// those suppressed since the last.
+	longNext       atomic.Int64
+	longSuppressed atomic.Uint64
+}
+
+// flightEvents normalises Config.FlightEvents: 0 takes $JADE_FLIGHT, a
+// negative value is off.
+func flightEvents(n int) (int, error) {
+	if n != 0 {
+		return max(n, 0), nil
+	}
+	v := os.Getenv(FlightEnv)
+	switch v {
+	case "", "0":
+		return 0, nil
+	case "1":
+		return DefaultFlightEvents, nil
+	}
+	k, err := strconv.Atoi(v)
+	if err != nil || k < 0 {
+		return 0, fmt.Errorf("%s=%q: want 1 or a number of events per worker", FlightEnv, v)
+	}
+	return k, nil
+}
+
+// initTrace sets up the flight recorder before the workers start.
+func (s *Scheduler) initTrace(events int) {
+	if events <= 0 {
+		return
+	}
+	st := &s.trace
+	st.flight = events
+	for _, w := range s.workers {
+		w.tr = &workerTrace{s: s, flight: jtrace.NewFlight(w.id, events, nanotime)}
+	}
+	st.host = &workerTrace{s: s, flight: jtrace.NewFlight(len(s.workers), events, nanotime)}
+	st.on.Store(true)
+	s.watchGC()
+}
+
+// FlightRecorder reports whether the flight recorder is on.
+func (s *Scheduler) FlightRecorder() bool {
+	s.trace.mu.Lock()
+	defer s.trace.mu.Unlock()
+	return s.trace.flight > 0
+}
+
+// tracks names the trace's tracks: one per worker, then the host's.
+func (s *Scheduler) tracks() []string {
+	names := make([]string, len(s.workers)+1)
+	for i := range s.workers {
+		names[i] = "worker " + strconv.Itoa(i)
+	}
+	names[len(s.workers)] = "host (outside the workers), Go GC"
+	return names
+}
+
+// StartTrace starts a full trace of the scheduler's events, written to
+// w as Chrome trace-event JSON (open it in ui.perfetto.dev or
+// chrome://tracing) until StopTrace. The workers are stopped for a
+// moment to install it (as for a task dump): it fails when they do not
+// stop within a second, when called from a worker, and while a trace
+// runs.
+func (s *Scheduler) StartTrace(w io.Writer) error {
+	st := &s.trace
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.stream != nil {
+		return errors.New("sched: start trace: a trace is running")
+	}
+	str := jtrace.NewStream(w, s.tracks(), &st.strs)
+	err := s.stopWorld(traceStopTimeout, func() {
+		for _, wk := range s.workers {
+			if wk.tr == nil {
+				wk.tr = &workerTrace{s: s}
+			}
+			wk.tr.stream = str.Ring(wk.id, nanotime)
+		}
+	})
+	if err != nil {
+		str.Close(nil, nanotime(), 0)
+		return fmt.Errorf("sched: start trace: %w", err)
+	}
+	if st.host == nil {
+		st.host = &workerTrace{s: s}
+	}
+	st.host.stream = str.Ring(len(s.workers), nanotime)
+	st.stream = str
+	st.on.Store(true)
+	s.watchGC()
+	return nil
+}
+
+// StopTrace ends the trace StartTrace began and writes the rest of it.
+func (s *Scheduler) StopTrace() error {
+	st := &s.trace
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	str := st.stream
+	if str == nil {
+		return errors.New("sched: stop trace: no trace is running")
+	}
+	var rest []*jtrace.Chunk
+	var dropped uint64
+	detach := func(x *workerTrace) {
+		if x == nil || x.stream == nil {
+			return
+		}
+		c, d := x.stream.Detach()
+		rest, dropped = append(rest, c), dropped+d
+		x.stream = nil
+	}
+	err := s.stopWorld(traceStopTimeout, func() {
+		for _, wk := range s.workers {
+			detach(wk.tr)
+			if st.flight == 0 {
+				wk.tr = nil
+			}
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("sched: stop trace: %w", err)
+	}
+	detach(st.host)
+	st.stream = nil
+	if st.flight == 0 {
+		st.host = nil
+		st.on.Store(false)
+	}
+	if err := str.Close(rest, nanotime(), dropped); err != nil {
+		return fmt.Errorf("sched: stop trace: %w", err)
+	}
+	return nil
+}
+
+// DumpTrace writes the flight recorder's events — the last
+// Config.FlightEvents of every worker and of the host — to w as Chrome
+// trace-event JSON. It stops the workers while it copies the rings (as a
+// task dump does; it fails when they do not stop within a second, or
+// when called from a worker) and fails when the flight recorder is off.
+func (s *Scheduler) DumpTrace(w io.Writer) error {
+	st := &s.trace
+	st.mu.Lock()
+	if st.flight == 0 {
+		st.mu.Unlock()
+		return fmt.Errorf("sched: dump trace: the flight recorder is off (set %s=1 or Config.FlightEvents)", FlightEnv)
+	}
+	evs := make([][]jtrace.Event, len(s.workers)+1)
+	err := s.stopWorld(traceStopTimeout, func() {
+		for i, wk := range s.workers {
+			evs[i] = wk.tr.flight.Snapshot(nil)
+		}
+	})
+	evs[len(s.workers)] = st.host.flight.Snapshot(nil)
+	st.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("sched: dump trace: %w", err)
+	}
+	enc := jtrace.NewEncoder(w, s.tracks(), &st.strs)
+	for i, e := range evs {
+		enc.Add(i, e)
+	}
+	if err := enc.Close(nanotime(), 0); err != nil {
+		return fmt.Errorf("sched: dump trace: %w", err)
+	}
+	return nil
+}
+
+// hostEvent writes e on the host track (events from outside the
+// workers); only when tracing is on.
+func (s *Scheduler) hostEvent(e jtrace.Event) {
+	st := &s.trace
+	st.mu.Lock()
+	if st.host != nil {
+		st.host.emit(e)
+	}
+	st.mu.Unlock()
+}
+
+// emit writes e to x's rings.
+func (x *workerTrace) emit(e jtrace.Event) {
+	if x.flight != nil {
+		x.flight.Emit(e)
+	}
+	if x.stream != nil {
+		x.stream.Emit(e)
+	}
+}
+
+// fn returns the name id of function fn of p.
+func (x *workerTrace) fn(p *vmloop.Program, fn int) uint32 {
+	if p != x.prog {
+		x.prog, x.fns = p, x.s.progNames(p)
+	}
+	if fn < 0 || fn >= len(x.fns) {
+		return 0
+	}
+	return x.fns[fn]
+}
+
+// progNames returns the name ids of p's functions.
+func (s *Scheduler) progNames(p *vmloop.Program) []uint32 {
+	st := &s.trace
+	st.progMu.Lock()
+	defer st.progMu.Unlock()
+	if ids, ok := st.progs[p]; ok {
+		return ids
+	}
+	ids := make([]uint32, 0)
+	if p != nil {
+		ids = make([]uint32, len(p.Funcs))
+		for i := range p.Funcs {
+			ids[i] = st.strs.ID(p.FuncName(i))
+		}
+	}
+	if st.progs == nil {
+		st.progs = map[*vmloop.Program][]uint32{}
+	}
+	st.progs[p] = ids
+	return ids
+}
+
+// taskName returns the name id of t's name (0: none).
+func (x *workerTrace) taskName(t *Task) uint32 {
+	r := t.rare.Load()
+	if r == nil {
+		return 0
+	}
+	n := r.name.Load()
+	if n == nil {
+		return 0
+	}
+	if n != x.nameP {
+		x.nameP, x.name = n, x.s.trace.strs.ID(*n)
+	}
+	return x.name
+}
+
+// flowOf is the arrow value of t's current wait generation.
+func flowOf(t *Task) uint32 { return uint32(t.wait.Load()>>phaseBits) + 1 }
+
+// traceDispatch starts t's slice: the dispatch event, and the clock read
+// of a long-slice check when t's engine sets one (lim).
+func (w *worker) traceDispatch(t *Task, lim time.Duration) {
+	var now int64
+	if lim > 0 {
+		now = nanotime()
+		w.sliceT0, w.longLim = now, int64(lim)
+	}
+	x := w.tr
+	if x == nil {
+		return
+	}
+	fn, pc := t.exec.Loc()
+	e := jtrace.Event{Kind: jtrace.KindDispatch, Task: t.id, Fn: x.fn(t.prog, fn), PC: int32(pc), Name: x.taskName(t)}
+	if t.resume || t.exec.Reductions() == 0 {
+		e.Flow = flowOf(t) // after a wake, or the first dispatch (after the spawn)
+	}
+	if now != 0 {
+		e.Time, e.Flags = now, jtrace.Exact
+	}
+	x.cur, x.dispFn, x.dispPC = t.id, e.Fn, e.PC
+	x.emit(e)
+}
+
+// traceEnd ends t's slice for reason why (jtrace.End*), while t is still
+// w's: the slice-end event, and the long-slice check.
+func (w *worker) traceEnd(t *Task, why uint8) {
+	var now int64
+	if w.sliceT0 != 0 {
+		now = nanotime()
+		if d := now - w.sliceT0; d > w.longLim {
+			w.long(t, jtrace.LongSlice, d, w.longLim)
+		}
+		w.sliceT0 = 0
+	}
+	x := w.tr
+	if x == nil {
+		return
+	}
+	e := jtrace.Event{Kind: jtrace.KindSliceEnd, Task: t.id, Reason: why, Fn: x.dispFn, PC: x.dispPC}
+	if fn, pc := t.exec.Loc(); fn >= 0 {
+		e.Fn, e.PC = x.fn(t.prog, fn), int32(pc)
+	}
+	if now != 0 {
+		e.Time, e.Flags = now, jtrace.Exact
+	}
+	x.emit(e)
+}
+
+// traceWake writes the wake of t by the task running on w (a join's
+// completion, an event's signal), or by w between tasks (a timer, a
+// completion: waker 0).
+func (w *worker) traceWake(t *Task) {
+	var by uint64
+	if w.inTask {
+		by = w.tr.cur
+	}
+	w.traceTask(jtrace.KindWake, t, by)
+}
+
+// endReason is the slice-end reason of outcome o.
+func endReason(o Outcome) uint8 {
+	if o.Kind == Cancelled {
+		return jtrace.EndCancel
+	}
+	return jtrace.EndComplete
+}
+
+// traceTask writes event kind k of t (w's, or being made Runnable by w).
+func (w *worker) traceTask(k jtrace.Kind, t *Task, arg uint64) {
+	e := jtrace.Event{Kind: k, Task: t.id, Arg: arg}
+	if k == jtrace.KindWake || k == jtrace.KindSpawn {
+		e.Flow = flowOf(t)
+	}
+	w.tr.emit(e)
+}
+
+// traceAt writes event kind k at time now (a clock read the worker made
+// anyway).
+func (w *worker) traceAt(k jtrace.Kind, now int64, arg uint64) {
+	w.tr.emit(jtrace.Event{Kind: k, Time: now, Flags: jtrace.Exact, Arg: arg})
+}
+
+// hostTask writes event kind k of t on the host track (t is being made
+// Runnable from outside the workers, and is not visible yet).
+func (s *Scheduler) hostTask(k jtrace.Kind, t *Task, arg uint64) {
+	s.hostEvent(jtrace.Event{Kind: k, Task: t.id, Arg: arg, Flow: flowOf(t)})
+}
+
+// LongRun is a slice, or a non-blocking host call, that ran longer than
+// its engine's threshold (EngineRuntimeConfig.LongSlice, LongCall).
+type LongRun struct {
+	Engine    string
+	Task      uint64
+	TaskName  string
+	Func      string // where the slice or call ended
+	PC        int
+	Call      bool // a host call, not a slice
+	Duration  time.Duration
+	Threshold time.Duration
+	// Suppressed counts the long runs not reported since the last
+	// report (one per second is).
+	Suppressed uint64
+}
+
+func (r LongRun) String() string {
+	what := "slice"
+	if r.Call {
+		what = "host call"
+	}
+	name := ""
+	if r.TaskName != "" {
+		name = " " + strconv.Quote(r.TaskName)
+	}
+	s := fmt.Sprintf("long %s: engine %s task %d%s at %s@%d ran %v (threshold %v)", what, r.Engine, r.Task, name, r.Func, r.PC, r.Duration, r.Threshold)
+	if r.Suppressed > 0 {
+		s += fmt.Sprintf("; %d more since the last report", r.Suppressed)
+	}
+	return s
+}
+
+// long counts a long slice or call (what: jtrace.LongSlice, LongCall) of
+// t, which ran d against threshold lim; records it, and reports it to
+// Config.OnLong once per longWindow. t is still w's.
+func (w *worker) long(t *Task, what uint8, d, lim int64) {
+	e := t.engine
+	if what == jtrace.LongCall {
+		e.longCalls.Add(1)
+	} else {
+		e.longSlices.Add(1)
+	}
+	fn, pc := t.exec.Loc()
+	if x := w.tr; x != nil {
+		x.emit(jtrace.Event{Kind: jtrace.KindLong, Task: t.id, Arg: uint64(d), Reason: what, Fn: x.fn(t.prog, fn), PC: int32(pc)})
+	}
+	s := w.s
+	if s.onLong == nil {
+		return
+	}
+	st := &s.trace
+	now := nanotime()
+	next := st.longNext.Load()
+	if now < next || !st.longNext.CompareAndSwap(next, now+longWindow) {
+		st.longSuppressed.Add(1)
+		return
+	}
+	s.onLong(LongRun{Engine: e.name, Task: t.id, TaskName: t.Name(), Func: t.prog.FuncName(fn), PC: pc, Call: what == jtrace.LongCall,
+		Duration: time.Duration(d), Threshold: time.Duration(lim), Suppressed: st.longSuppressed.Swap(0)})
+}
+
+// watchGC records Go's GC cycles on the host track while tracing is on:
+// a sentinel object's cleanup runs after each cycle that found it
+// unreachable and arms the next. It runs on Go's cleanup goroutine only
+// when Go collects (not on a timer), and stops once tracing is off.
+// Called with trace.mu held, or before Start.
+func (s *Scheduler) watchGC() {
+	if s.trace.gcOn {
+		return
+	}
+	s.trace.gcOn = true
+	var stats debug.GCStats
+	var arm func()
+	arm = func() {
+		sentinel := new([16]byte)
+		runtime.AddCleanup(sentinel, func(struct{}) {
+			st := &s.trace
+			st.mu.Lock()
+			defer st.mu.Unlock()
+			if !st.on.Load() {
+				st.gcOn = false
+				return
+			}
+			debug.ReadGCStats(&stats)
+			if len(stats.Pause) > 0 && st.host != nil {
+				end := nanotime() - int64(time.Since(stats.PauseEnd[0]))
+				st.host.emit(jtrace.Event{Kind: jtrace.KindGC, Time: end, Flags: jtrace.Exact, Task: uint64(stats.NumGC), Arg: uint64(stats.Pause[0])})
+			}
+			arm()
+		}, struct{}{})
+	}
+	arm()
+}

@@ -1,0 +1,185 @@
+package sched_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// chromeTrace is the part of a Chrome trace-event file the tests read.
+type chromeTrace struct {
+	TraceEvents []struct {
+		Name string         `json:"name"`
+		Cat  string         `json:"cat"`
+		Ph   string         `json:"ph"`
+		Ts   float64        `json:"ts"`
+		Dur  float64        `json:"dur"`
+		Tid  int            `json:"tid"`
+		ID   uint64         `json:"id"`
+		Args map[string]any `json:"args"`
+	} `json:"traceEvents"`
+	OtherData struct {
+		DroppedEvents uint64 `json:"droppedEvents"`
+	} `json:"otherData"`
+}
+
+func parseTrace(t *testing.T, b []byte) chromeTrace {
+	t.Helper()
+	var tr chromeTrace
+	require.NoError(t, json.Unmarshal(b, &tr), "the trace is not JSON")
+	return tr
+}
+
+// TestTraceFanout records a full trace of examples/fanout.jasm's
+// fanout(10000) and finds a dispatch and a completion of each of its
+// 10,000 children (and of fanout itself), and arrows from wakes to
+// dispatches.
+func TestTraceFanout(t *testing.T) {
+	rt := newRT(t, jade.Options{Workers: 2})
+	p := load(t, rt, fanout)
+	var buf bytes.Buffer
+	require.NoError(t, rt.StartTrace(&buf))
+	require.Error(t, rt.StartTrace(&buf), "a second trace started")
+	o := runFanout(t, rt, p, 10_000)
+	require.Equal(t, sched.Success, o.Kind)
+	require.Equal(t, int64(49_995_000), o.Value.Int())
+	require.NoError(t, rt.StopTrace())
+	require.Error(t, rt.StopTrace(), "stopped twice")
+
+	tr := parseTrace(t, buf.Bytes())
+	require.Zero(t, tr.OtherData.DroppedEvents)
+	dispatched := map[uint64]bool{}
+	completed := map[uint64]bool{}
+	var children, flowsS, flowsF int
+	for _, e := range tr.TraceEvents {
+		switch {
+		case e.Ph == "X" && e.Cat == "task":
+			id := uint64(e.Args["task"].(float64))
+			if _, ok := e.Args["at"]; ok {
+				dispatched[id] = true
+			}
+			if e.Args["end"] == "complete" {
+				require.False(t, completed[id], "task %d completed twice", id)
+				completed[id] = true
+				if e.Name == "child" {
+					children++
+				}
+			}
+		case e.Ph == "s":
+			flowsS++
+		case e.Ph == "f":
+			flowsF++
+		}
+	}
+	require.Equal(t, 10_000, children, "completed children")
+	require.Len(t, completed, 10_001, "fanout and its children")
+	for id := range completed {
+		require.True(t, dispatched[id], "task %d completed without a dispatch", id)
+	}
+	require.GreaterOrEqual(t, flowsS, 10_000, "spawn and wake arrows")
+	require.GreaterOrEqual(t, flowsF, 10_000, "arrow ends at dispatches")
+}
+
+// spinProgram calls test.spin (a host call that spins for its argument
+// in ms) from main.
+const spinProgram = `
+.func main(ms:i64) -> i64
+  .local r:i64
+  intr r, test.spin, ms
+  ret r
+.end
+`
+
+func registerSpin(t *testing.T, rt *jade.Runtime) {
+	t.Helper()
+	require.NoError(t, rt.RegisterIntrinsic("test.spin", []vmloop.Type{vmloop.TI64}, vmloop.TI64, 0,
+		func(c *bus.Call) (vmloop.Value, error) {
+			end := time.Now().Add(time.Duration(c.Args()[0].Int()) * time.Millisecond)
+			n := int64(0)
+			for time.Now().Before(end) {
+				n++
+			}
+			return vmloop.I64(n), nil
+		}))
+}
+
+// TestLongCallReported: a host call that spins 50 ms against a 10 ms
+// threshold is reported once (engine, task, function@pc, duration) and
+// counted in the engine's metrics.
+func TestLongCallReported(t *testing.T) {
+	got := make(chan sched.LongRun, 4)
+	rt := newRT(t, jade.Options{Workers: 1, LongCall: 10 * time.Millisecond,
+		OnLong: func(r sched.LongRun) { got <- r }})
+	registerSpin(t, rt)
+	p := load(t, rt, spinProgram)
+	require.Equal(t, sched.Success, run(t, rt, p, vmloop.I64(50)).Kind)
+	var r sched.LongRun
+	select {
+	case r = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no long call reported")
+	}
+	require.True(t, r.Call)
+	require.Equal(t, "main", r.Engine)
+	require.Equal(t, "main", r.Func)
+	require.GreaterOrEqual(t, r.Duration, 50*time.Millisecond)
+	require.Equal(t, 10*time.Millisecond, r.Threshold)
+	require.Contains(t, r.String(), "long host call: engine main task ")
+	require.Contains(t, r.String(), " at main@")
+	require.Equal(t, uint64(1), rt.Metrics().Engines[0].LongCalls)
+	require.Zero(t, rt.Metrics().Engines[0].LongSlices, "long slices are off")
+
+	require.Equal(t, sched.Success, run(t, rt, p, vmloop.I64(1)).Kind)
+	require.Equal(t, uint64(1), rt.Metrics().Engines[0].LongCalls, "a 1 ms call is not long")
+}
+
+// TestFlightDumpOnLongSlice: with the flight recorder on, a slice longer
+// than the engine's threshold is logged and dumps the recorder to a file
+// that holds that slice and its long-slice event.
+func TestFlightDumpOnLongSlice(t *testing.T) {
+	dir := t.TempDir()
+	rt := newRT(t, jade.Options{Workers: 2, FlightEvents: 4096, LongSlice: 10 * time.Millisecond, FlightDir: dir})
+	require.True(t, rt.Bus().Scheduler().FlightRecorder())
+	registerSpin(t, rt)
+	p := load(t, rt, spinProgram)
+	require.Equal(t, sched.Success, run(t, rt, p, vmloop.I64(30)).Kind)
+	waitFor(t, func() bool { return rt.LastFlightDump() != "" })
+	b, err := os.ReadFile(rt.LastFlightDump())
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(rt.LastFlightDump(), dir))
+	tr := parseTrace(t, b)
+	var long, slice bool
+	for _, e := range tr.TraceEvents {
+		if e.Name == "long" && e.Args["what"] == "slice" && e.Args["durNs"].(float64) >= 30e6 {
+			long = true
+		}
+		if e.Ph == "X" && e.Cat == "task" && e.Name == "main" && e.Dur >= 30_000 && e.Args["end"] == "complete" {
+			slice = true
+		}
+	}
+	require.True(t, long, "no long-slice event in the dump")
+	require.True(t, slice, "no 30 ms slice of main in the dump")
+	require.Equal(t, uint64(1), rt.Metrics().Engines[0].LongSlices)
+
+	// On demand too, and the dump is a valid trace.
+	var buf bytes.Buffer
+	require.NoError(t, rt.DumpTrace(&buf))
+	parseTrace(t, buf.Bytes())
+}
+
+// TestDumpTraceOff: without the flight recorder a dump is refused.
+func TestDumpTraceOff(t *testing.T) {
+	t.Setenv(sched.FlightEnv, "")
+	rt := newRT(t, jade.Options{Workers: 1})
+	require.ErrorContains(t, rt.DumpTrace(&bytes.Buffer{}), "flight recorder is off")
+}
