@@ -75,7 +75,7 @@ func (r *Runtime) reportLong(run sched.LongRun) {
 	}
 	go func() {
 		defer r.tr.dumping.Store(false)
-		path, err := r.dumpToFile()
+		path, err := r.DumpFlight()
 		if err != nil {
 			log.Printf("jade: flight recorder: %v", err)
 			return
@@ -84,9 +84,9 @@ func (r *Runtime) reportLong(run sched.LongRun) {
 	}()
 }
 
-// dumpToFile writes a flight-recorder dump to a new file in the flight
-// directory and returns its path.
-func (r *Runtime) dumpToFile() (string, error) {
+// DumpFlight writes a flight-recorder dump (DumpTrace) to a new file
+// jade-flight-PID-N.json in Options.FlightDir and returns its path.
+func (r *Runtime) DumpFlight() (string, error) {
 	dir := r.tr.dir
 	if dir == "" {
 		dir = os.TempDir()
@@ -107,8 +107,8 @@ func (r *Runtime) dumpToFile() (string, error) {
 	return path, nil
 }
 
-// LastFlightDump returns the file of the last automatic flight-recorder
-// dump, or "" when none was written.
+// LastFlightDump returns the file of the last flight-recorder dump
+// DumpFlight wrote (automatic or not), or "" when none was written.
 func (r *Runtime) LastFlightDump() string {
 	if p := r.tr.lastFile.Load(); p != nil {
 		return *p

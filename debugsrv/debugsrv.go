@@ -3,7 +3,8 @@
 // latency histograms, worker times and counters of sched.Metrics), the
 // live tasks by state and engine with their names, statistics and Jade
 // stacks (/debug/tasks), Go's pprof handlers (/debug/pprof/) and a CPU
-// profile of the Jade code (/debug/jade/profile, package jprof). Nothing
+// profile of the Jade code (/debug/jade/profile, package jprof) and the
+// scheduler's event trace (/debug/jade/trace, package jtrace). Nothing
 // here mutates the scheduler (S-16): a profile only asks the workers for
 // samples, and a task dump stops them for as long as it reads the stacks.
 package debugsrv
@@ -103,11 +104,16 @@ func DumpTasks(w io.Writer, src Source) {
 // Handler serves /debug/pprof/, /debug/vars, /debug/tasks (text; add
 // ?format=json for JSON), /debug/metrics (JSON snapshot) and, when src can
 // be sampled (a *sched.Scheduler is a jprof.Target),
-// /debug/jade/profile?seconds=N (a Jade CPU profile).
+// /debug/jade/profile?seconds=N (a Jade CPU profile), and when it can be
+// traced (a Tracer), /debug/jade/trace (the flight recorder's dump, or
+// ?seconds=N for a full trace of N seconds; Chrome trace-event JSON).
 func Handler(src Source) http.Handler {
 	mux := http.NewServeMux()
 	if tgt, ok := src.(jprof.Target); ok {
 		mux.HandleFunc("/debug/jade/profile", serveProfile(tgt))
+	}
+	if tr, ok := src.(Tracer); ok {
+		mux.HandleFunc("/debug/jade/trace", serveTrace(tr))
 	}
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)

@@ -145,10 +145,13 @@ type Scheduler struct {
 	// pause is the last stop of the world (metrics_stacks.go), nil when
 	// none or once Shutdown stops the workers; pauseMu serialises pauses
 	// and that stop, and guards halted (set when Shutdown stops the
-	// workers).
+	// workers) and workersDone.
 	pauseMu sync.Mutex
 	pause   atomic.Pointer[pauseState]
 	halted  bool
+	// workersDone is closed once every worker has returned after
+	// Shutdown stopped them (nil before); guarded by pauseMu.
+	workersDone chan struct{}
 
 	note       string // what Start changed (GOMAXPROCS); guarded by mu
 	setProcs   int    // GOMAXPROCS value Start set, or 0; guarded by mu

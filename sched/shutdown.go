@@ -122,15 +122,16 @@ func (c *Control) Shutdown(ctx context.Context) []TaskReport {
 	if !started {
 		return stuck
 	}
+	done := make(chan struct{})
 	s.pauseMu.Lock() // no stop of the world from now on: w.stop means stop
 	s.halted = true
+	s.workersDone = done
 	s.pause.Store(nil)
 	for _, w := range s.workers {
 		w.stop.Store(true)
 		w.unpark()
 	}
 	s.pauseMu.Unlock()
-	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	select {
 	case <-done:

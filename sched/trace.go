@@ -160,7 +160,7 @@ func (s *Scheduler) StartTrace(w io.Writer) error {
 		return errors.New("sched: start trace: a trace is running")
 	}
 	str := jtrace.NewStream(w, s.tracks(), &st.strs)
-	err := s.stopWorld(traceStopTimeout, func() {
+	err := s.whileStopped(func() {
 		for _, wk := range s.workers {
 			if wk.tr == nil {
 				wk.tr = &workerTrace{s: s}
@@ -201,7 +201,7 @@ func (s *Scheduler) StopTrace() error {
 		rest, dropped = append(rest, c), dropped+d
 		x.stream = nil
 	}
-	err := s.stopWorld(traceStopTimeout, func() {
+	err := s.whileStopped(func() {
 		for _, wk := range s.workers {
 			detach(wk.tr)
 			if st.flight == 0 {
@@ -237,7 +237,7 @@ func (s *Scheduler) DumpTrace(w io.Writer) error {
 		return fmt.Errorf("sched: dump trace: the flight recorder is off (set %s=1 or Config.FlightEvents)", FlightEnv)
 	}
 	evs := make([][]jtrace.Event, len(s.workers)+1)
-	err := s.stopWorld(traceStopTimeout, func() {
+	err := s.whileStopped(func() {
 		for i, wk := range s.workers {
 			evs[i] = wk.tr.flight.Snapshot(nil)
 		}
@@ -255,6 +255,24 @@ func (s *Scheduler) DumpTrace(w io.Writer) error {
 		return fmt.Errorf("sched: dump trace: %w", err)
 	}
 	return nil
+}
+
+// whileStopped runs f while no worker writes its rings: during a stop of
+// the world, or once Shutdown's workers have all returned.
+func (s *Scheduler) whileStopped(f func()) error {
+	s.pauseMu.Lock()
+	halted, done := s.halted, s.workersDone
+	s.pauseMu.Unlock()
+	if !halted {
+		return s.stopWorld(traceStopTimeout, f)
+	}
+	select {
+	case <-done: // every worker returned: their writes happened before
+		f()
+		return nil
+	case <-time.After(traceStopTimeout):
+		return ErrPauseTimeout
+	}
 }
 
 // hostEvent writes e on the host track (events from outside the

@@ -25,7 +25,7 @@ func startDebug(rt *jade.Runtime, addr string, stderr io.Writer) (stop func(), e
 		if err != nil {
 			return nil, fmt.Errorf("debug server: %w", err)
 		}
-		fmt.Fprintf(stderr, "jade: debug server on http://%s/debug/ (pprof, jade/profile, vars, metrics, tasks)\n", ln.Addr())
+		fmt.Fprintf(stderr, "jade: debug server on http://%s/debug/ (pprof, jade/profile, jade/trace, vars, metrics, tasks)\n", ln.Addr())
 		srv = &http.Server{Handler: debugsrv.Handler(s)}
 		go srv.Serve(ln)
 	}

@@ -66,6 +66,7 @@ func usage(stderr io.Writer) int {
   jade run [--workers N] [--pin] [--go-loop] [--reductions N] [--debug-addr ADDR] [-v]
            [--cpuprofile FILE] [--memprofile FILE]             Go-level profiles (the runtime)
            [--jade-cpuprofile FILE] [--jade-heapprofile FILE]  Jade-level profiles (the program)
+           [--trace FILE] [--flight N] [--long-slice D] [--long-call D]  scheduler trace (Perfetto)
            FILE.jasm|FILE.jbc [ARGS...]
   jade asm --check FILE.jasm
   jade asm --dis [--pcs] FILE.jasm|FILE.jbc
@@ -128,6 +129,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "describe the runtime on stderr")
 	engineCfg := fs.String("engine-config", "", "declare engines from the JSON `FILE` (docs/ENGINES.md); its \"main\" engine runs main")
 	drainTimeout := fs.Duration("drain-timeout", defaultDrainTimeout, "on SIGTERM, how long to wait for the tasks to end after the listeners close, before cancelling the rest")
+	traceFile := fs.String("trace", "", "record the scheduler's events (task slices, wakes, steals, parks, I/O, GC) to `FILE` as Chrome trace-event JSON: open it in ui.perfetto.dev (docs/TRACE.md)")
+	flight := fs.Int("flight", 0, "keep the last `N` scheduler events per worker (the flight recorder; 0: $JADE_FLIGHT, 1 there means 16384): kill -USR2 and /debug/jade/trace dump it")
+	flightDir := fs.String("flight-dir", "", "write flight-recorder dumps to `DIR` (default the temporary directory)")
+	longSlice := fs.Duration("long-slice", 0, "log (and with the flight recorder, dump) slices of the default engine longer than this (0: off)")
+	longCall := fs.Duration("long-call", 0, "log (and with the flight recorder, dump) non-blocking host calls longer than this (0: off)")
 	maxMem := fs.Int64("max-memory", 0, fmt.Sprintf("memory limit of the default engine's tasks in `BYTES` (memoryBytes; default %d)", int64(sched.DefaultMaxMemoryBytes)))
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
@@ -143,7 +149,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return exitLoad
 	}
 	rt, err := jade.New(jade.Options{Workers: *workers, PinCPUs: *pin, GoLoop: *goLoop, ReductionLimit: *reductions,
-		Limits: sched.ResourceLimits{MemoryBytes: *maxMem}, Stdout: stdout, ProfilePeriod: *jperiod})
+		Limits: sched.ResourceLimits{MemoryBytes: *maxMem}, Stdout: stdout, ProfilePeriod: *jperiod,
+		FlightEvents: *flight, FlightDir: *flightDir, LongSlice: *longSlice, LongCall: *longCall})
 	if err != nil {
 		fmt.Fprintf(stderr, "jade: %v\n", err)
 		if errors.Is(err, sched.ErrConfig) || errors.Is(err, uring.ErrUnknownPoller) {
@@ -202,6 +209,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer stopDebug()
+	stopTrace, err := startTrace(rt, *traceFile, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "jade: %v\n", err)
+		return exitUsage
+	}
+	defer stopTrace()
 	// Registered before the spawn, so a signal never meets the default.
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -214,6 +227,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	o, drainErr := runMain(rt, task, sig, *drainTimeout, stderr)
 	signal.Stop(sig)
 	if err := stopJade(); err != nil {
+		fmt.Fprintf(stderr, "jade: %v\n", err)
+	}
+	if err := stopTrace(); err != nil {
 		fmt.Fprintf(stderr, "jade: %v\n", err)
 	}
 	if drainErr != nil {

@@ -1,0 +1,68 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestFlightSignal: with --flight, SIGUSR2 dumps the flight recorder to
+// a file in --flight-dir while the program runs.
+func TestFlightSignal(t *testing.T) {
+	dir := t.TempDir()
+	src := write(t, "sleep.jasm", `.func main() -> i64
+  .local ms:i64
+  const ms, 1500000000
+  intr  _, time.sleep, ms
+  ret   ms
+.end
+`)
+	// Caught here too, so that a signal before jade's Notify does not
+	// end the test process.
+	guard := make(chan os.Signal, 1)
+	signal.Notify(guard, syscall.SIGUSR2)
+	defer signal.Stop(guard)
+	var stdout, stderr syncBuffer
+	done := make(chan int)
+	go func() {
+		done <- run([]string{"run", "--flight", "4096", "--flight-dir", dir, src}, &stdout, &stderr)
+	}()
+	time.Sleep(700 * time.Millisecond)
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGUSR2))
+	require.Equal(t, exitSuccess, <-done, stderr.String())
+	files, err := filepath.Glob(filepath.Join(dir, "jade-flight-*.json"))
+	require.NoError(t, err)
+	require.Len(t, files, 1, stderr.String())
+	require.Contains(t, stderr.String(), "flight recorder dumped to "+files[0])
+	b, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	require.True(t, json.Valid(b))
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
