@@ -31,6 +31,10 @@ type engineDecl struct {
 	Metrics        metricsDecl `json:"metrics"`
 	Capabilities   []string    `json:"capabilities"`
 	GoLoop         bool        `json:"goLoop"`
+	// LongSlice and LongCall are durations ("10ms"; "" is off, or for
+	// "main" the --long-slice and --long-call flags).
+	LongSlice string `json:"longSlice"`
+	LongCall  string `json:"longCall"`
 }
 
 type wheelDecl struct {
@@ -109,6 +113,19 @@ func (d engineDecl) config() (sched.EngineRuntimeConfig, bus.Capability, error) 
 		}
 		cfg.TimerWheel = &w
 	}
+	for _, f := range []struct {
+		name, v string
+		d       *time.Duration
+	}{{"longSlice", d.LongSlice, &cfg.LongSlice}, {"longCall", d.LongCall, &cfg.LongCall}} {
+		if f.v == "" {
+			continue
+		}
+		v, err := time.ParseDuration(f.v)
+		if err != nil {
+			return cfg, 0, fmt.Errorf("engine %q: %s: %w", d.Name, f.name, err)
+		}
+		*f.d = v
+	}
 	switch d.OverrunPolicy {
 	case "", "inherit":
 	case "drift":
@@ -154,8 +171,15 @@ func applyEngines(rt *jade.Runtime, f *engineFile) (*bus.Member, error) {
 			return nil, fmt.Errorf("engine config: %w", err)
 		}
 		if d.Name == "main" {
+			old := rt.Main().Engine().Config()
 			if cfg.TimerWheel == nil {
-				cfg.TimerWheel = rt.Main().Engine().Config().TimerWheel
+				cfg.TimerWheel = old.TimerWheel
+			}
+			if d.LongSlice == "" {
+				cfg.LongSlice = old.LongSlice
+			}
+			if d.LongCall == "" {
+				cfg.LongCall = old.LongCall
 			}
 			if err := rt.Main().UpdateConfig(nil, cfg); err != nil {
 				return nil, fmt.Errorf("engine config: engine %q: %w", d.Name, err)
