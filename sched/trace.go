@@ -81,13 +81,21 @@ type traceState struct {
 	// (taken by workers: never held while they are stopped).
 	progMu sync.Mutex
 	progs  map[*vmloop.Program][]uint32
-	// mu guards everything below and the host track's rings.
-	mu     sync.Mutex
-	on     atomic.Bool // some ring is installed: host events look
-	host   *workerTrace
-	flight int // events per worker ring of the flight recorder (0: off)
+	// flight is the flight recorder's events per worker ring (0: off);
+	// set before Start, never changed.
+	flight int
+	// ctl serialises StartTrace and StopTrace and guards stream, the
+	// full trace in progress. It is never taken by a worker, and is held
+	// while the workers are stopped.
+	ctl    sync.Mutex
 	stream *jtrace.Stream
-	gcOn   bool // a GC watch is armed (gcWatch)
+	// mu guards host (the host track, and its rings) and gcOn, briefly:
+	// a host call on a worker may take it, so it is never held while the
+	// workers are stopped.
+	mu   sync.Mutex
+	host *workerTrace
+	gcOn bool        // a GC watch is armed (watchGC)
+	on   atomic.Bool // some ring is installed: host events look
 	// Long-run reports: the clock after which the next may be made, and
 	// those suppressed since the last.
 	longNext       atomic.Int64
@@ -130,11 +138,7 @@ func (s *Scheduler) initTrace(events int) {
 }
 
 // FlightRecorder reports whether the flight recorder is on.
-func (s *Scheduler) FlightRecorder() bool {
-	s.trace.mu.Lock()
-	defer s.trace.mu.Unlock()
-	return s.trace.flight > 0
-}
+func (s *Scheduler) FlightRecorder() bool { return s.trace.flight > 0 }
 
 // tracks names the trace's tracks: one per worker, then the host's.
 func (s *Scheduler) tracks() []string {
@@ -154,8 +158,8 @@ func (s *Scheduler) tracks() []string {
 // runs.
 func (s *Scheduler) StartTrace(w io.Writer) error {
 	st := &s.trace
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.ctl.Lock()
+	defer st.ctl.Unlock()
 	if st.stream != nil {
 		return errors.New("sched: start trace: a trace is running")
 	}
@@ -172,21 +176,23 @@ func (s *Scheduler) StartTrace(w io.Writer) error {
 		str.Close(nil, nanotime(), 0)
 		return fmt.Errorf("sched: start trace: %w", err)
 	}
+	st.mu.Lock()
 	if st.host == nil {
 		st.host = &workerTrace{s: s}
 	}
 	st.host.stream = str.Ring(len(s.workers), nanotime)
-	st.stream = str
 	st.on.Store(true)
 	s.watchGC()
+	st.mu.Unlock()
+	st.stream = str
 	return nil
 }
 
 // StopTrace ends the trace StartTrace began and writes the rest of it.
 func (s *Scheduler) StopTrace() error {
 	st := &s.trace
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.ctl.Lock()
+	defer st.ctl.Unlock()
 	str := st.stream
 	if str == nil {
 		return errors.New("sched: stop trace: no trace is running")
@@ -212,12 +218,14 @@ func (s *Scheduler) StopTrace() error {
 	if err != nil {
 		return fmt.Errorf("sched: stop trace: %w", err)
 	}
+	st.mu.Lock()
 	detach(st.host)
-	st.stream = nil
 	if st.flight == 0 {
 		st.host = nil
 		st.on.Store(false)
 	}
+	st.mu.Unlock()
+	st.stream = nil
 	if err := str.Close(rest, nanotime(), dropped); err != nil {
 		return fmt.Errorf("sched: stop trace: %w", err)
 	}
@@ -231,9 +239,7 @@ func (s *Scheduler) StopTrace() error {
 // when called from a worker) and fails when the flight recorder is off.
 func (s *Scheduler) DumpTrace(w io.Writer) error {
 	st := &s.trace
-	st.mu.Lock()
 	if st.flight == 0 {
-		st.mu.Unlock()
 		return fmt.Errorf("sched: dump trace: the flight recorder is off (set %s=1 or Config.FlightEvents)", FlightEnv)
 	}
 	evs := make([][]jtrace.Event, len(s.workers)+1)
@@ -242,6 +248,7 @@ func (s *Scheduler) DumpTrace(w io.Writer) error {
 			evs[i] = wk.tr.flight.Snapshot(nil)
 		}
 	})
+	st.mu.Lock()
 	evs[len(s.workers)] = st.host.flight.Snapshot(nil)
 	st.mu.Unlock()
 	if err != nil {

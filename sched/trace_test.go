@@ -183,3 +183,39 @@ func TestDumpTraceOff(t *testing.T) {
 	rt := newRT(t, jade.Options{Workers: 1})
 	require.ErrorContains(t, rt.DumpTrace(&bytes.Buffer{}), "flight recorder is off")
 }
+
+// TestDumpWhileRunning dumps the flight recorder again and again while
+// the workers run fan-outs and a full trace starts and stops: every dump
+// is a valid trace, and the runs are undisturbed. With -race it checks
+// the rings' protocol (a dump reads them only while the writers stop).
+func TestDumpWhileRunning(t *testing.T) {
+	rt := newRT(t, jade.Options{Workers: 2, FlightEvents: 2048})
+	p := load(t, rt, fanout)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 20; i++ {
+			if o := runFanout(t, rt, p, 500); o.Kind != sched.Success || o.Value.Int() != 124_750 {
+				t.Errorf("fanout: %v", o)
+				return
+			}
+		}
+	}()
+	for i := 0; ; i++ {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		var buf bytes.Buffer
+		require.NoError(t, rt.DumpTrace(&buf))
+		parseTrace(t, buf.Bytes())
+		if i%4 == 0 {
+			var tb bytes.Buffer
+			require.NoError(t, rt.StartTrace(&tb))
+			time.Sleep(time.Millisecond)
+			require.NoError(t, rt.StopTrace())
+			parseTrace(t, tb.Bytes())
+		}
+	}
+}
