@@ -247,9 +247,9 @@ func (e *Encoder) slice(track int, from, to int64, d, end Event, note string) {
 	b = strconv.AppendInt(b, int64(track), 10)
 	b = append(b, `,"args":{"task":`...)
 	b = strconv.AppendUint(b, d.Task, 10)
-	if d.Name != 0 {
+	if d.Kind == KindDispatch && d.Arg != 0 {
 		b = append(b, `,"taskName":`...)
-		b = append(b, e.str(d.Name)...)
+		b = append(b, e.str(uint32(d.Arg))...)
 	}
 	if d.Kind == KindDispatch {
 		b = append(b, `,"at":`...)

@@ -23,7 +23,7 @@ func TestEncoderSlicesAndFlows(t *testing.T) {
 	var buf bytes.Buffer
 	enc := NewEncoder(&buf, []string{"worker 0", "worker 1"}, &strs)
 	enc.Add(0, []Event{
-		{Kind: KindDispatch, Task: 7, Fn: fn, PC: 0, Name: name, Time: 1000, Flags: Exact},
+		{Kind: KindDispatch, Task: 7, Fn: fn, PC: 0, Arg: uint64(name), Time: 1000, Flags: Exact},
 		{Kind: KindWake, Task: 8, Arg: 7, Flow: 3},
 		{Kind: KindSliceEnd, Task: 7, Fn: fn, PC: 4, Reason: EndComplete},
 		{Kind: KindPark, Time: 4000, Flags: Exact},

@@ -12,9 +12,9 @@ const (
 	// spawning task's id (0: the host). Flow starts the arrow to Task's
 	// first dispatch.
 	KindSpawn
-	// KindDispatch: a slice of Task begins at function Fn, pc PC; Name
-	// is the task's name. Flow, when not 0, ends the arrow of the spawn
-	// or wake that made it Runnable.
+	// KindDispatch: a slice of Task begins at function Fn, pc PC; Arg
+	// is the task's name in the Strings table (0: none). Flow, when not
+	// 0, ends the arrow of the spawn or wake that made it Runnable.
 	KindDispatch
 	// KindSliceEnd: the slice of Task ends for Reason at Fn@PC (the
 	// location where the slice began when the task completed).
@@ -105,7 +105,7 @@ const (
 	Exact uint8 = 1 << iota
 )
 
-// Event is one scheduler event: fixed-size and pointer-free, so that a
+// Event is one scheduler event: 40 bytes without pointers, so that a
 // ring of them is one allocation the garbage collector does not scan.
 // Which fields a kind uses is said at the kind.
 type Event struct {
@@ -114,7 +114,6 @@ type Event struct {
 	Arg  uint64 // kind-specific
 	Fn   uint32 // the function's name in the Strings table, 0 when none
 	PC   int32  // the pc in Fn
-	Name uint32 // the task's name in the Strings table, 0 when none
 	// Flow is the wait generation (low 32 bits) a wake ends, at a wake,
 	// a spawn and the dispatch that follows either; with Task it names
 	// one arrow (0: none).

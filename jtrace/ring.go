@@ -24,6 +24,10 @@ type Sink interface {
 	Full(c *Chunk) *Chunk
 }
 
+// noChunk is a stream ring's cur while its sink has no chunk for it: n
+// is kept at ChunkLen, so Next takes the slow path, which drops.
+var noChunk Chunk
+
 // Ring is the event buffer of one track, written by one goroutine (its
 // owner) without locks or atomics. In flight mode (NewFlight) it keeps
 // the last events in a ring of chunks, overwriting the oldest; in stream
@@ -33,9 +37,9 @@ type Sink interface {
 type Ring struct {
 	// All fields are the writer's (no reader runs while it writes).
 
-	// cur is the chunk being written (nil in stream mode while the sink
-	// has none to give); n is how many of its events are written: cur.N
-	// is set only when cur is handed on or read.
+	// cur is the chunk being written (&noChunk, never written, in stream
+	// mode while the sink has none to give); n is how many of its events
+	// are written: cur.N is set only when cur is handed on or read.
 	cur *Chunk
 	n   int
 	// chunks is the flight ring (nil in stream mode): cur is
@@ -75,33 +79,65 @@ func NewFlight(track, n int, now func() int64) *Ring {
 // NewStreamRing returns a ring for track that hands each full chunk to
 // sink and writes into the chunk sink gives back, starting with first.
 func NewStreamRing(track int, sink Sink, first *Chunk, now func() int64) *Ring {
-	if first != nil {
+	r := &Ring{cur: first, sink: sink, track: track, now: now}
+	if first == nil {
+		r.cur, r.n = &noChunk, ChunkLen
+	} else {
 		first.Track, first.N = track, 0
 	}
-	return &Ring{cur: first, sink: sink, track: track, now: now}
+	return r
 }
 
-// Emit appends e. When e has no Exact flag its Time is set here: the
-// time of the last exact event, or a fresh clock read every clockEvery
-// events (which makes it exact).
-func (r *Ring) Emit(e Event) {
-	if e.Flags&Exact != 0 {
-		r.last, r.left = e.Time, clockEvery
-	} else {
-		if r.left--; r.left <= 0 {
-			r.last, r.left = r.now(), clockEvery
-			e.Flags |= Exact
-		}
-		e.Time = r.last
+// Next appends an event and returns it for the writer to fill in place
+// (no copy of an Event per event): cleared but for Time and Flags. With
+// now != 0 (a time the writer read) the event is exact at now; else its
+// Time is the last exact event's, or a fresh clock read every
+// clockEvery events (which makes it exact). It returns nil when a stream
+// ring has no chunk to write to: the event is dropped (counted).
+func (r *Ring) Next(now int64) *Event {
+	if now != 0 || r.left <= 1 || r.n >= ChunkLen {
+		return r.nextSlow(now)
 	}
-	if r.cur == nil || r.n == ChunkLen {
+	// The common case: a slot of the current chunk, no clock read.
+	r.left--
+	e := &r.cur.Ev[r.n]
+	r.n++
+	*e = Event{Time: r.last}
+	return e
+}
+
+// nextSlow is Next with a clock read or a move to the next chunk.
+func (r *Ring) nextSlow(now int64) *Event {
+	var f uint8
+	if now != 0 {
+		r.last, r.left, f = now, clockEvery, Exact
+	} else if r.left--; r.left <= 0 {
+		r.last, r.left, f = r.now(), clockEvery, Exact
+	}
+	if r.cur == &noChunk || r.n == ChunkLen {
 		if !r.advance() {
 			r.dropped++
-			return
+			return nil
 		}
 	}
-	r.cur.Ev[r.n] = e
+	e := &r.cur.Ev[r.n]
 	r.n++
+	*e = Event{Time: r.last, Flags: f}
+	return e
+}
+
+// Emit appends a copy of e: exact at e.Time when e has the Exact flag,
+// else timed as Next does.
+func (r *Ring) Emit(e Event) {
+	var now int64
+	if e.Flags&Exact != 0 {
+		now = e.Time
+	}
+	if p := r.Next(now); p != nil {
+		t, f := p.Time, p.Flags
+		*p = e
+		p.Time, p.Flags = t, e.Flags|f
+	}
 }
 
 // Now reads the ring's clock.
@@ -110,14 +146,17 @@ func (r *Ring) Now() int64 { return r.now() }
 // advance moves to the next chunk; false when a stream ring has none.
 func (r *Ring) advance() bool {
 	if r.chunks == nil {
-		if r.cur != nil {
-			r.cur.N = r.n
+		var full *Chunk
+		if r.cur != &noChunk {
+			full = r.cur
+			full.N = r.n
 		}
-		c := r.sink.Full(r.cur)
-		r.cur, r.n = c, 0
+		c := r.sink.Full(full)
 		if c == nil {
+			r.cur, r.n = &noChunk, ChunkLen
 			return false
 		}
+		r.cur, r.n = c, 0
 		c.Track, c.N = r.track, 0
 		return true
 	}
@@ -134,7 +173,7 @@ func (r *Ring) advance() bool {
 // and returns it. The writer must be stopped (doc.go).
 func (r *Ring) Snapshot(dst []Event) []Event {
 	if r.chunks == nil {
-		if r.cur != nil {
+		if r.cur != &noChunk {
 			dst = append(dst, r.cur.Ev[:r.n]...)
 		}
 		return dst
@@ -157,6 +196,9 @@ func (r *Ring) Snapshot(dst []Event) []Event {
 // must be stopped.
 func (r *Ring) Len() int {
 	if r.chunks == nil {
+		if r.cur == &noChunk {
+			return 0
+		}
 		return r.n
 	}
 	if r.wrapped {
@@ -169,11 +211,12 @@ func (r *Ring) Len() int {
 // nil when none) and the events dropped, and leaves the ring empty. The
 // writer must be stopped, and must not write to the ring again.
 func (r *Ring) Detach() (*Chunk, uint64) {
-	c := r.cur
-	if c != nil {
+	var c *Chunk
+	if r.cur != &noChunk {
+		c = r.cur
 		c.N = r.n
 	}
-	r.cur, r.n = nil, 0
+	r.cur, r.n = &noChunk, ChunkLen
 	return c, r.dropped
 }
 

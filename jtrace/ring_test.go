@@ -43,7 +43,7 @@ func TestExactTimesReset(t *testing.T) {
 	now, reads := clock()
 	r := NewFlight(0, 10, now)
 	for i := 0; i < 100; i++ {
-		r.Emit(Event{Kind: KindPark, Time: int64(i), Flags: Exact})
+		r.Emit(Event{Kind: KindPark, Time: int64(i + 1), Flags: Exact})
 		r.Emit(Event{Kind: KindWake})
 	}
 	require.Zero(t, reads.Load())

@@ -36,7 +36,7 @@ import (
 
 // DefaultFlightEvents is the flight recorder's size per worker when
 // JADE_FLIGHT=1 switches it on (Config.FlightEvents 0).
-const DefaultFlightEvents = 16384
+const DefaultFlightEvents = 8192
 
 // FlightEnv names the environment variable that switches the flight
 // recorder on when Config.FlightEvents is 0: "1" for
@@ -72,6 +72,8 @@ type workerTrace struct {
 	fns   []uint32
 	nameP *string
 	name  uint32
+	// scratch takes an event a stream ring dropped.
+	scratch jtrace.Event
 }
 
 // traceState is the scheduler's tracing state (Scheduler.trace).
@@ -293,6 +295,32 @@ func (s *Scheduler) hostEvent(e jtrace.Event) {
 	st.mu.Unlock()
 }
 
+// next returns x's next event to fill in place, timed as jtrace's
+// Ring.Next (now != 0: exact at now); done must follow once it is
+// filled. The event goes to the flight ring, or to the stream ring when
+// only a full trace runs (or to scratch when the stream dropped it).
+func (x *workerTrace) next(now int64) *jtrace.Event {
+	var e *jtrace.Event
+	if x.flight != nil {
+		e = x.flight.Next(now)
+	} else if x.stream != nil {
+		e = x.stream.Next(now)
+	}
+	if e == nil {
+		x.scratch = jtrace.Event{}
+		e = &x.scratch
+	}
+	return e
+}
+
+// done copies e, filled after next, to the stream ring when a full
+// trace runs beside the flight recorder.
+func (x *workerTrace) done(e *jtrace.Event) {
+	if x.flight != nil && x.stream != nil {
+		x.stream.Emit(*e)
+	}
+}
+
 // emit writes e to x's rings.
 func (x *workerTrace) emit(e jtrace.Event) {
 	if x.flight != nil {
@@ -368,15 +396,14 @@ func (w *worker) traceDispatch(t *Task, lim time.Duration) {
 		return
 	}
 	fn, pc := t.exec.Loc()
-	e := jtrace.Event{Kind: jtrace.KindDispatch, Task: t.id, Fn: x.fn(t.prog, fn), PC: int32(pc), Name: x.taskName(t)}
+	x.cur, x.dispFn, x.dispPC = t.id, x.fn(t.prog, fn), int32(pc)
+	e := x.next(now)
+	e.Kind, e.Task, e.Fn, e.PC = jtrace.KindDispatch, t.id, x.dispFn, x.dispPC
+	e.Arg = uint64(x.taskName(t))
 	if t.resume || t.exec.Reductions() == 0 {
 		e.Flow = flowOf(t) // after a wake, or the first dispatch (after the spawn)
 	}
-	if now != 0 {
-		e.Time, e.Flags = now, jtrace.Exact
-	}
-	x.cur, x.dispFn, x.dispPC = t.id, e.Fn, e.PC
-	x.emit(e)
+	x.done(e)
 }
 
 // traceEnd ends t's slice for reason why (jtrace.End*), while t is still
@@ -394,14 +421,12 @@ func (w *worker) traceEnd(t *Task, why uint8) {
 	if x == nil {
 		return
 	}
-	e := jtrace.Event{Kind: jtrace.KindSliceEnd, Task: t.id, Reason: why, Fn: x.dispFn, PC: x.dispPC}
+	e := x.next(now)
+	e.Kind, e.Task, e.Reason, e.Fn, e.PC = jtrace.KindSliceEnd, t.id, why, x.dispFn, x.dispPC
 	if fn, pc := t.exec.Loc(); fn >= 0 {
 		e.Fn, e.PC = x.fn(t.prog, fn), int32(pc)
 	}
-	if now != 0 {
-		e.Time, e.Flags = now, jtrace.Exact
-	}
-	x.emit(e)
+	x.done(e)
 }
 
 // traceWake writes the wake of t by the task running on w (a join's
@@ -425,17 +450,22 @@ func endReason(o Outcome) uint8 {
 
 // traceTask writes event kind k of t (w's, or being made Runnable by w).
 func (w *worker) traceTask(k jtrace.Kind, t *Task, arg uint64) {
-	e := jtrace.Event{Kind: k, Task: t.id, Arg: arg}
+	x := w.tr
+	e := x.next(0)
+	e.Kind, e.Task, e.Arg = k, t.id, arg
 	if k == jtrace.KindWake || k == jtrace.KindSpawn {
 		e.Flow = flowOf(t)
 	}
-	w.tr.emit(e)
+	x.done(e)
 }
 
 // traceAt writes event kind k at time now (a clock read the worker made
 // anyway).
 func (w *worker) traceAt(k jtrace.Kind, now int64, arg uint64) {
-	w.tr.emit(jtrace.Event{Kind: k, Time: now, Flags: jtrace.Exact, Arg: arg})
+	x := w.tr
+	e := x.next(now)
+	e.Kind, e.Arg = k, arg
+	x.done(e)
 }
 
 // hostTask writes event kind k of t on the host track (t is being made

@@ -130,7 +130,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	engineCfg := fs.String("engine-config", "", "declare engines from the JSON `FILE` (docs/ENGINES.md); its \"main\" engine runs main")
 	drainTimeout := fs.Duration("drain-timeout", defaultDrainTimeout, "on SIGTERM, how long to wait for the tasks to end after the listeners close, before cancelling the rest")
 	traceFile := fs.String("trace", "", "record the scheduler's events (task slices, wakes, steals, parks, I/O, GC) to `FILE` as Chrome trace-event JSON: open it in ui.perfetto.dev (docs/TRACE.md)")
-	flight := fs.Int("flight", 0, "keep the last `N` scheduler events per worker (the flight recorder; 0: $JADE_FLIGHT, 1 there means 16384): kill -USR2 and /debug/jade/trace dump it")
+	flight := fs.Int("flight", 0, fmt.Sprintf("keep the last `N` scheduler events per worker (the flight recorder; 0: $JADE_FLIGHT, where 1 means %d): kill -USR2 and /debug/jade/trace dump it", sched.DefaultFlightEvents))
 	flightDir := fs.String("flight-dir", "", "write flight-recorder dumps to `DIR` (default the temporary directory)")
 	longSlice := fs.Duration("long-slice", 0, "log (and with the flight recorder, dump) slices of the default engine longer than this (0: off)")
 	longCall := fs.Duration("long-call", 0, "log (and with the flight recorder, dump) non-blocking host calls longer than this (0: off)")
