@@ -49,22 +49,22 @@ func NewEncoder(w io.Writer, tracks []string, strs *Strings) *Encoder {
 	e := &Encoder{w: bufio.NewWriterSize(w, 64<<10), strs: strs, quoted: map[uint32][]byte{},
 		tracks: make([]trackState, len(tracks))}
 	e.w.WriteString(`{"displayTimeUnit":"ns","traceEvents":[`)
-	e.raw(`{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"jade"}}`)
+	e.raw([]byte(`{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"jade"}}`))
 	for i, name := range tracks {
 		q, _ := json.Marshal(name)
-		e.raw(fmt.Sprintf(`{"name":"thread_name","ph":"M","pid":1,"tid":%d,"args":{"name":%s}}`, i, q))
-		e.raw(fmt.Sprintf(`{"name":"thread_sort_index","ph":"M","pid":1,"tid":%d,"args":{"sort_index":%d}}`, i, i))
+		e.raw(fmt.Appendf(nil, `{"name":"thread_name","ph":"M","pid":1,"tid":%d,"args":{"name":%s}}`, i, q))
+		e.raw(fmt.Appendf(nil, `{"name":"thread_sort_index","ph":"M","pid":1,"tid":%d,"args":{"sort_index":%d}}`, i, i))
 	}
 	return e
 }
 
 // raw writes one JSON object of the event array.
-func (e *Encoder) raw(s string) {
+func (e *Encoder) raw(b []byte) {
 	if e.n > 0 {
 		e.w.WriteByte(',')
 	}
 	e.n++
-	e.w.WriteString(s)
+	e.w.Write(b)
 }
 
 // Add encodes evs, the next events of track.
@@ -171,7 +171,7 @@ func (e *Encoder) emit(track int, tr *trackState, ev Event, t int64) {
 		e.span(track, "GC "+strconv.FormatUint(ev.Task, 10), "gc", t-int64(ev.Arg), t,
 			fmt.Sprintf(`"cycle":%d,"pausesNs":%d`, ev.Task, ev.Arg))
 	case KindSpawn, KindWake:
-		e.instant(track, ev, t, fmt.Sprintf(`"task":%d,"by":%d`, ev.Task, ev.Arg))
+		e.instant(track, ev, t, "by", int64(ev.Arg), "")
 		if ev.Flow != 0 {
 			ft := t
 			if ev.Arg != 0 && !(tr.isOpen && tr.open.Task == ev.Arg) && ev.Arg == tr.ended {
@@ -182,19 +182,19 @@ func (e *Encoder) emit(track int, tr *trackState, ev Event, t int64) {
 			e.flow(track, 's', ev, ft)
 		}
 	case KindSteal:
-		e.instant(track, ev, t, fmt.Sprintf(`"task":%d,"victim":%d`, ev.Task, ev.Arg))
+		e.instant(track, ev, t, "taken", int64(ev.Arg), "")
 	case KindInject:
-		e.instant(track, ev, t, fmt.Sprintf(`"task":%d,"taken":%d`, ev.Task, ev.Arg))
+		e.instant(track, ev, t, "taken", int64(ev.Arg), "")
 	case KindIOComplete:
-		e.instant(track, ev, t, fmt.Sprintf(`"task":%d,"res":%d`, ev.Task, int64(ev.Arg)))
+		e.instant(track, ev, t, "res", int64(ev.Arg), "")
 	case KindLong:
 		what := "slice"
 		if ev.Reason == LongCall {
 			what = "host call"
 		}
-		e.instant(track, ev, t, fmt.Sprintf(`"task":%d,"what":"%s","at":%s,"durNs":%d`, ev.Task, what, e.at(ev), ev.Arg))
+		e.instant(track, ev, t, "durNs", int64(ev.Arg), `"what":"`+what+`","at":`+e.at(ev))
 	default:
-		e.instant(track, ev, t, fmt.Sprintf(`"task":%d,"arg":%d`, ev.Task, ev.Arg))
+		e.instant(track, ev, t, "arg", int64(ev.Arg), "")
 	}
 }
 
@@ -209,12 +209,18 @@ func (e *Encoder) str(id uint32) []byte {
 }
 
 // at returns ev's function@pc as a JSON string.
-func (e *Encoder) at(ev Event) string {
+func (e *Encoder) at(ev Event) string { return string(e.appendAt(nil, ev)) }
+
+// appendAt appends ev's function@pc as a JSON string to b.
+func (e *Encoder) appendAt(b []byte, ev Event) []byte {
 	if ev.Fn == 0 {
-		return `"?"`
+		return append(b, `"?"`...)
 	}
 	q := e.str(ev.Fn)
-	return string(q[:len(q)-1]) + "@" + strconv.Itoa(int(ev.PC)) + `"`
+	b = append(b, q[:len(q)-1]...)
+	b = append(b, '@')
+	b = strconv.AppendInt(b, int64(ev.PC), 10)
+	return append(b, '"')
 }
 
 // us appends t (ns) in microseconds.
@@ -253,13 +259,13 @@ func (e *Encoder) slice(track int, from, to int64, d, end Event, note string) {
 	}
 	if d.Kind == KindDispatch {
 		b = append(b, `,"at":`...)
-		b = append(b, e.at(d)...)
+		b = e.appendAt(b, d)
 	}
 	if end.Kind == KindSliceEnd {
 		b = append(b, `,"end":"`...)
 		b = append(b, EndName(end.Reason)...)
 		b = append(b, `","endAt":`...)
-		b = append(b, e.at(end)...)
+		b = e.appendAt(b, end)
 	}
 	if note != "" {
 		b = append(b, `,"note":"`...)
@@ -268,7 +274,7 @@ func (e *Encoder) slice(track int, from, to int64, d, end Event, note string) {
 	}
 	b = append(b, "}}"...)
 	e.buf = b
-	e.raw(string(b))
+	e.raw(b)
 }
 
 // span writes a slice that is not a task's (a park, a Go hand-over, a
@@ -288,22 +294,31 @@ func (e *Encoder) span(track int, name, cat string, from, to int64, args string)
 	b = append(b, args...)
 	b = append(b, "}}"...)
 	e.buf = b
-	e.raw(string(b))
+	e.raw(b)
 }
 
-// instant writes ev as an instant event on its track.
-func (e *Encoder) instant(track int, ev Event, t int64, args string) {
+// instant writes ev as an instant event on its track, with arguments
+// task, key: val and the JSON object members extra (or "").
+func (e *Encoder) instant(track int, ev Event, t int64, key string, val int64, extra string) {
 	b := append(e.buf[:0], `{"name":"`...)
 	b = append(b, ev.Kind.String()...)
 	b = append(b, `","cat":"sched","ph":"i","s":"t","ts":`...)
 	b = us(b, t)
 	b = append(b, `,"pid":1,"tid":`...)
 	b = strconv.AppendInt(b, int64(track), 10)
-	b = append(b, `,"args":{`...)
-	b = append(b, args...)
+	b = append(b, `,"args":{"task":`...)
+	b = strconv.AppendUint(b, ev.Task, 10)
+	b = append(b, `,"`...)
+	b = append(b, key...)
+	b = append(b, `":`...)
+	b = strconv.AppendInt(b, val, 10)
+	if extra != "" {
+		b = append(b, ',')
+		b = append(b, extra...)
+	}
 	b = append(b, "}}"...)
 	e.buf = b
-	e.raw(string(b))
+	e.raw(b)
 }
 
 // FlowID is the id of the arrow a spawn or wake of task with flow value
@@ -325,5 +340,5 @@ func (e *Encoder) flow(track int, ph byte, ev Event, t int64) {
 	b = strconv.AppendInt(b, int64(track), 10)
 	b = append(b, '}')
 	e.buf = b
-	e.raw(string(b))
+	e.raw(b)
 }

@@ -23,8 +23,8 @@ const (
 	// outside the workers: a completion, a timer, the host). Flow starts
 	// the arrow to Task's next dispatch.
 	KindWake
-	// KindSteal: the worker stole from worker Arg's ring; Task is the
-	// first task it took.
+	// KindSteal: the worker stole Arg tasks from another worker's ring;
+	// Task is the first of them.
 	KindSteal
 	// KindInject: the worker took Arg tasks from the inject queue, Task
 	// the first of them.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -218,4 +219,21 @@ func TestDumpWhileRunning(t *testing.T) {
 			parseTrace(t, tb.Bytes())
 		}
 	}
+}
+
+// TestTraceGC: a GC cycle during a trace shows on the host track.
+func TestTraceGC(t *testing.T) {
+	rt := newRT(t, jade.Options{Workers: 1})
+	for try := 0; try < 5; try++ {
+		var buf bytes.Buffer
+		require.NoError(t, rt.StartTrace(&buf))
+		runtime.GC()
+		runtime.GC() // the first cycle's cleanup reports it after this one
+		time.Sleep(20 * time.Millisecond)
+		require.NoError(t, rt.StopTrace())
+		if bytes.Contains(buf.Bytes(), []byte(`"cat":"gc"`)) {
+			return
+		}
+	}
+	t.Fatal("no GC cycle in 5 traces")
 }
