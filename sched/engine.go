@@ -58,6 +58,17 @@ type EngineRuntimeConfig struct {
 	EngineID uint32
 	// ReductionLimit is the budget of one dispatch (0: default).
 	ReductionLimit int64
+	// LongSlice: a slice of the engine's tasks that runs longer is
+	// counted (EngineMetrics.LongSlices), recorded in the trace and
+	// reported (Config.OnLong, once per second); beside ReductionLimit,
+	// since every dispatch reads both. 0 is off: the check
+	// reads the clock at each dispatch and slice end of the engine's
+	// tasks. Measured when the slice ends: no timer.
+	LongSlice time.Duration
+	// LongCall is LongSlice for one non-blocking host intrinsic call
+	// (EngineMetrics.LongCalls); 0 is off. Host calls are timed anyway,
+	// so the check costs nothing more.
+	LongCall time.Duration
 	// TimerWheel is the geometry of the engine's timer wheel, or nil for an
 	// engine without one (an event-driven engine): its tasks get a
 	// catchable error naming the engine when they ask for any timer (sleep,
@@ -77,16 +88,6 @@ type EngineRuntimeConfig struct {
 	// cgo loop of package native is available and enabled (the global
 	// switches are native.Disable and JADE_NATIVE=0).
 	GoLoop bool
-	// LongSlice: a slice of the engine's tasks that runs longer is
-	// counted (EngineMetrics.LongSlices), recorded in the trace and
-	// reported (Config.OnLong, once per second). 0 is off: the check
-	// reads the clock at each dispatch and slice end of the engine's
-	// tasks. Measured when the slice ends: no timer.
-	LongSlice time.Duration
-	// LongCall is LongSlice for one non-blocking host intrinsic call
-	// (EngineMetrics.LongCalls); 0 is off. Host calls are timed anyway,
-	// so the check costs nothing more.
-	LongCall time.Duration
 }
 
 // ResourceLimits bound what an engine and its tasks may hold. Exhausting a
