@@ -13,7 +13,7 @@
 //
 // Each worker writes its events into a Ring of its own: chunks of
 // ChunkLen events, filled in order with plain stores — no lock, no
-// atomic instruction, no allocation per event (an Event is 48 bytes
+// atomic instruction, no allocation per event (an Event is 40 bytes
 // without pointers, so the garbage collector does not scan the rings).
 // A ring is in one of two modes:
 //

@@ -58,6 +58,7 @@ const (
 var kindNames = [numKinds]string{"none", "spawn", "dispatch", "slice end", "wake", "steal", "inject", "park", "unpark",
 	"go hand-over", "timer", "io submit", "io complete", "gc", "long"}
 
+// String names the kind as the trace shows it.
 func (k Kind) String() string {
 	if k < numKinds {
 		return kindNames[k]

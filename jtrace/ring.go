@@ -140,9 +140,6 @@ func (r *Ring) Emit(e Event) {
 	}
 }
 
-// Now reads the ring's clock.
-func (r *Ring) Now() int64 { return r.now() }
-
 // advance moves to the next chunk; false when a stream ring has none.
 func (r *Ring) advance() bool {
 	if r.chunks == nil {

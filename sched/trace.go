@@ -490,6 +490,7 @@ type LongRun struct {
 	Suppressed uint64
 }
 
+// String is the report's log line: engine, task, function@pc, duration.
 func (r LongRun) String() string {
 	what := "slice"
 	if r.Call {
