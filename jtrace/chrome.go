@@ -86,8 +86,13 @@ func (e *Encoder) Add(track int, evs []Event) {
 	}
 }
 
+// maxSpread bounds the time between two events without a clock read
+// that the encoder places between two exact ones (doc.go, "Time").
+const maxSpread = 1000 // ns
+
 // spread writes the pending events of tr at times spread evenly between
-// the last exact time and until (doc.go, "Time").
+// the last exact time and until, at most maxSpread apart (doc.go,
+// "Time").
 func (e *Encoder) spread(track int, tr *trackState, until int64) {
 	if len(tr.pend) == 0 {
 		return
@@ -96,13 +101,12 @@ func (e *Encoder) spread(track int, tr *trackState, until int64) {
 	if !tr.seen {
 		base = tr.pend[0].Time
 	}
-	k := int64(len(tr.pend) + 1)
+	step := int64(1)
+	if until > base {
+		step = min((until-base)/int64(len(tr.pend)+1), maxSpread)
+	}
 	for i, p := range tr.pend {
-		t := base + int64(i+1)
-		if until > base {
-			t = base + (until-base)*int64(i+1)/k
-		}
-		e.emit(track, tr, p, t)
+		e.emit(track, tr, p, base+step*int64(i+1))
 	}
 	tr.pend = tr.pend[:0]
 }

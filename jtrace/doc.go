@@ -51,15 +51,17 @@
 //
 // A clock read costs about as much as a short slice's whole dispatch
 // (tens of nanoseconds), so an event does not read the clock by itself.
-// An event is Exact when its writer passed a time it had read anyway (a
-// park, an unpark, a Go hand-over, a GC cycle, the ends of a slice timed
-// for long-slice detection) or when the ring read the clock, which it
-// does every clockEvery (16) events. Every other event carries the time
-// of the last exact one. The Encoder spreads the events between two
-// exact ones evenly over that interval: a run of sub-microsecond slices
-// shows in order within the microseconds it took, while anything that
-// takes long reads the clock at one of its ends (a park, a host call
-// timed for long-call detection) or within 16 events of them.
+// An event is Exact when its writer passed a time it read (a park, an
+// unpark, a Go hand-over, a GC cycle, an event of the host, the end of
+// a slice that ran a host call or thousands of reductions, both ends of
+// a slice timed for long-slice detection) or when the ring read the
+// clock, which it does every clockEvery (16) events. Every other event
+// carries the time of the last exact one. The Encoder spreads the
+// events between two exact ones evenly over that interval, but at most
+// maxSpread (1 µs) apart: a run of sub-microsecond slices shows in
+// order within the microseconds it took, and a long slice, whose end is
+// exact, starts within a microsecond per event after the exact event
+// before it.
 //
 // # Output
 //

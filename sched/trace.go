@@ -74,7 +74,18 @@ type workerTrace struct {
 	name  uint32
 	// scratch takes an event a stream ring dropped.
 	scratch jtrace.Event
+	// red0 and host0 are the task's reductions and the worker's host-call
+	// time at the dispatch: a slice that ran exactReductions or a host
+	// call ends with a clock read (traceEnd).
+	red0  uint64
+	host0 int64
 }
+
+// exactReductions is the reductions after which a slice's end reads the
+// clock: such a slice runs for microseconds, so the read costs it under
+// 1 %, and the trace shows it with its true length (doc.go of jtrace,
+// "Time").
+const exactReductions = 2048
 
 // traceState is the scheduler's tracing state (Scheduler.trace).
 type traceState struct {
@@ -287,6 +298,10 @@ func (s *Scheduler) whileStopped(f func()) error {
 // hostEvent writes e on the host track (events from outside the
 // workers); only when tracing is on.
 func (s *Scheduler) hostEvent(e jtrace.Event) {
+	if e.Flags&jtrace.Exact == 0 {
+		// Host events are few and far between: each reads the clock.
+		e.Time, e.Flags = nanotime(), jtrace.Exact
+	}
 	st := &s.trace
 	st.mu.Lock()
 	if st.host != nil {
@@ -397,6 +412,7 @@ func (w *worker) traceDispatch(t *Task, lim time.Duration) {
 	}
 	fn, pc := t.exec.Loc()
 	x.cur, x.dispFn, x.dispPC = t.id, x.fn(t.prog, fn), int32(pc)
+	x.red0, x.host0 = t.exec.Reductions(), w.times.host.Load()
 	e := x.next(now)
 	e.Kind, e.Task, e.Fn, e.PC = jtrace.KindDispatch, t.id, x.dispFn, x.dispPC
 	e.Arg = uint64(x.taskName(t))
@@ -420,6 +436,9 @@ func (w *worker) traceEnd(t *Task, why uint8) {
 	x := w.tr
 	if x == nil {
 		return
+	}
+	if now == 0 && (t.exec.Reductions()-x.red0 >= exactReductions || w.times.host.Load() != x.host0) {
+		now = nanotime()
 	}
 	e := x.next(now)
 	e.Kind, e.Task, e.Reason, e.Fn, e.PC = jtrace.KindSliceEnd, t.id, why, x.dispFn, x.dispPC
