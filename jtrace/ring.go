@@ -58,8 +58,9 @@ type Ring struct {
 	now  func() int64
 
 	// dropped counts the events a stream ring dropped for want of a
-	// chunk.
+	// chunk; discard is where Next lets the writer fill them.
 	dropped uint64
+	discard Event
 }
 
 // NewFlight returns a flight-recorder ring for track that keeps at least
@@ -92,18 +93,20 @@ func NewStreamRing(track int, sink Sink, first *Chunk, now func() int64) *Ring {
 // (no copy of an Event per event): cleared but for Time and Flags. With
 // now != 0 (a time the writer read) the event is exact at now; else its
 // Time is the last exact event's, or a fresh clock read every
-// clockEvery events (which makes it exact). It returns nil when a stream
-// ring has no chunk to write to: the event is dropped (counted).
+// clockEvery events (which makes it exact). When a stream ring has no
+// chunk to write to, the event is dropped (counted): Next returns a
+// scratch event that nothing reads.
 func (r *Ring) Next(now int64) *Event {
-	if now != 0 || r.left <= 1 || r.n >= ChunkLen {
-		return r.nextSlow(now)
+	if n := r.n; now == 0 && r.left > 1 && n < ChunkLen {
+		// The common case, inlined: a slot of the current chunk, no
+		// clock read.
+		r.left--
+		r.n = n + 1
+		e := &r.cur.Ev[n]
+		*e = Event{Time: r.last}
+		return e
 	}
-	// The common case: a slot of the current chunk, no clock read.
-	r.left--
-	e := &r.cur.Ev[r.n]
-	r.n++
-	*e = Event{Time: r.last}
-	return e
+	return r.nextSlow(now)
 }
 
 // nextSlow is Next with a clock read or a move to the next chunk.
@@ -117,7 +120,8 @@ func (r *Ring) nextSlow(now int64) *Event {
 	if r.cur == &noChunk || r.n == ChunkLen {
 		if !r.advance() {
 			r.dropped++
-			return nil
+			r.discard = Event{}
+			return &r.discard
 		}
 	}
 	e := &r.cur.Ev[r.n]
@@ -133,11 +137,10 @@ func (r *Ring) Emit(e Event) {
 	if e.Flags&Exact != 0 {
 		now = e.Time
 	}
-	if p := r.Next(now); p != nil {
-		t, f := p.Time, p.Flags
-		*p = e
-		p.Time, p.Flags = t, e.Flags|f
-	}
+	p := r.Next(now)
+	t, f := p.Time, p.Flags
+	*p = e
+	p.Time, p.Flags = t, e.Flags|f
 }
 
 // advance moves to the next chunk; false when a stream ring has none.

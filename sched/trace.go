@@ -72,8 +72,6 @@ type workerTrace struct {
 	fns   []uint32
 	nameP *string
 	name  uint32
-	// scratch takes an event a stream ring dropped.
-	scratch jtrace.Event
 	// red0 and host0 are the task's reductions and the worker's host-call
 	// time at the dispatch: a slice that ran exactReductions or a host
 	// call ends with a clock read (traceEnd).
@@ -313,19 +311,16 @@ func (s *Scheduler) hostEvent(e jtrace.Event) {
 // next returns x's next event to fill in place, timed as jtrace's
 // Ring.Next (now != 0: exact at now); done must follow once it is
 // filled. The event goes to the flight ring, or to the stream ring when
-// only a full trace runs (or to scratch when the stream dropped it).
-func (x *workerTrace) next(now int64) *jtrace.Event {
-	var e *jtrace.Event
+// only a full trace runs.
+func (x *workerTrace) next(now int64) *jtrace.Event { return x.ring().Next(now) }
+
+// ring is the ring x's events are written to first: the flight ring, or
+// the stream ring when only a full trace runs.
+func (x *workerTrace) ring() *jtrace.Ring {
 	if x.flight != nil {
-		e = x.flight.Next(now)
-	} else if x.stream != nil {
-		e = x.stream.Next(now)
+		return x.flight
 	}
-	if e == nil {
-		x.scratch = jtrace.Event{}
-		e = &x.scratch
-	}
-	return e
+	return x.stream
 }
 
 // done copies e, filled after next, to the stream ring when a full
