@@ -3,17 +3,17 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jadevm/jade/internal/syncbuf"
 )
 
 // TestFlightSignal: with --flight, SIGUSR2 dumps the flight recorder to
@@ -32,7 +32,7 @@ func TestFlightSignal(t *testing.T) {
 	guard := make(chan os.Signal, 1)
 	signal.Notify(guard, syscall.SIGUSR2)
 	defer signal.Stop(guard)
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	done := make(chan int)
 	go func() {
 		done <- run([]string{"run", "--flight", "4096", "--flight-dir", dir, src}, &stdout, &stderr)
@@ -47,22 +47,4 @@ func TestFlightSignal(t *testing.T) {
 	b, err := os.ReadFile(files[0])
 	require.NoError(t, err)
 	require.True(t, json.Valid(b))
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
