@@ -55,7 +55,7 @@
 // unpark, a Go hand-over, a GC cycle, an event of the host, the end of
 // a slice that ran a host call or thousands of reductions, both ends of
 // a slice timed for long-slice detection) or when the ring read the
-// clock, which it does every clockEvery (16) events. Every other event
+// clock, which it does every clockEvery (32) events. Every other event
 // carries the time of the last exact one. The Encoder spreads the
 // events between two exact ones evenly over that interval, but at most
 // maxSpread (1 µs) apart: a run of sub-microsecond slices shows in

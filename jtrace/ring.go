@@ -6,7 +6,7 @@ const ChunkLen = 1024
 
 // clockEvery is how many events a ring writes between two clock reads
 // of its own when its writer passes no exact times (doc.go).
-const clockEvery = 16
+const clockEvery = 32
 
 // Chunk is a block of events of one track, oldest first.
 type Chunk struct {

@@ -437,8 +437,12 @@ func (w *worker) traceEnd(t *Task, why uint8) {
 	}
 	e := x.next(now)
 	e.Kind, e.Task, e.Reason, e.Fn, e.PC = jtrace.KindSliceEnd, t.id, why, x.dispFn, x.dispPC
-	if fn, pc := t.exec.Loc(); fn >= 0 {
-		e.Fn, e.PC = x.fn(t.prog, fn), int32(pc)
+	if why != jtrace.EndComplete && why != jtrace.EndCancel {
+		// Where it stopped (a completed task's frames are gone: it is
+		// shown where its slice began).
+		if fn, pc := t.exec.Loc(); fn >= 0 {
+			e.Fn, e.PC = x.fn(t.prog, fn), int32(pc)
+		}
 	}
 	x.done(e)
 }
