@@ -81,9 +81,18 @@ func (e *Encoder) Add(track int, evs []Event) {
 			tr.pend = append(tr.pend, ev)
 			continue
 		}
-		e.spread(track, tr, ev.Time)
+		e.spread(track, tr, startOf(ev))
 		e.emit(track, tr, ev, ev.Time)
 	}
+}
+
+// startOf is when ev began: a Go hand-over and a GC pause end at Time
+// after Arg nanoseconds, every other event is an instant.
+func startOf(ev Event) int64 {
+	if ev.Kind == KindGoYield || ev.Kind == KindGC {
+		return ev.Time - int64(ev.Arg)
+	}
+	return ev.Time
 }
 
 // maxSpread bounds the time between two events without a clock read
@@ -136,6 +145,7 @@ func (e *Encoder) Close(end int64, dropped uint64) error {
 
 // emit encodes ev of track at time t.
 func (e *Encoder) emit(track int, tr *trackState, ev Event, t int64) {
+	from := tr.last // the track's time before ev: no slice of it starts earlier
 	t = max(t, tr.last)
 	if !tr.seen {
 		tr.seen, tr.first = true, t
@@ -170,7 +180,7 @@ func (e *Encoder) emit(track int, tr *trackState, ev Event, t int64) {
 		e.span(track, "parked", "park", from, t, fmt.Sprintf(`"reaped":%d`, ev.Arg))
 		tr.parked = false
 	case KindGoYield:
-		e.span(track, "go hand-over", "go", t-int64(ev.Arg), t, "")
+		e.span(track, "go hand-over", "go", max(t-int64(ev.Arg), from), t, "")
 	case KindGC:
 		e.span(track, "GC "+strconv.FormatUint(ev.Task, 10), "gc", t-int64(ev.Arg), t,
 			fmt.Sprintf(`"cycle":%d,"pausesNs":%d`, ev.Task, ev.Arg))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +90,28 @@ func TestTraceFanout(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, flowsS, 10_000, "spawn and wake arrows")
 	require.GreaterOrEqual(t, flowsF, 10_000, "arrow ends at dispatches")
+	requireNested(t, tr)
+}
+
+// requireNested fails when two slices of one track overlap without one
+// holding the other (the viewers need slices of a thread to nest).
+func requireNested(t *testing.T, tr chromeTrace) {
+	t.Helper()
+	type span struct{ from, to float64 }
+	byTid := map[int][]span{}
+	for _, e := range tr.TraceEvents {
+		if e.Ph == "X" {
+			byTid[e.Tid] = append(byTid[e.Tid], span{e.Ts, e.Ts + e.Dur})
+		}
+	}
+	const eps = 1e-6
+	for tid, ss := range byTid {
+		sort.Slice(ss, func(i, j int) bool { return ss[i].from < ss[j].from })
+		for i := 1; i < len(ss); i++ {
+			a, b := ss[i-1], ss[i]
+			require.False(t, b.from < a.to-eps && b.to > a.to+eps, "track %d: %v overlaps %v", tid, a, b)
+		}
+	}
 }
 
 // spinProgram calls test.spin (a host call that spins for its argument
