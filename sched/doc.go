@@ -31,8 +31,8 @@
 //	                       worker times, task names and statistics, task
 //	                       stacks (stop the world)
 //	profile.go             CPU samples of Jade stacks at safe points (jprof)
-//	trace.go               the event trace (jtrace): flight recorder, full
-//	                       traces, long slices and host calls
+//	trace.go, trace_hooks.go the event trace (jtrace): flight recorder,
+//	                       full traces, hooks, long slices and host calls
 //
 // This essay covers the two protocols that are spread over many fields:
 // how idle workers are found and woken, and how task records are reused.

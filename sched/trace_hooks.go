@@ -1,0 +1,295 @@
+package sched
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/jadevm/jade/jtrace"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// The trace's hooks (trace.go says how they are kept cheap and safe):
+// writing events in place, the names they refer to, the slow paths of
+// every hook, long slices and calls, and Go's GC cycles.
+
+// next returns x's next event to fill in place, timed as jtrace's
+// Ring.Next (now != 0: exact at now); done must follow once it is
+// filled. The event goes to the flight ring, or to the stream ring when
+// only a full trace runs.
+func (x *workerTrace) next(now int64) *jtrace.Event { return x.ring().Next(now) }
+
+// ring is the ring x's events are written to first: the flight ring, or
+// the stream ring when only a full trace runs.
+func (x *workerTrace) ring() *jtrace.Ring {
+	if x.flight != nil {
+		return x.flight
+	}
+	return x.stream
+}
+
+// done copies e, filled after next, to the stream ring when a full
+// trace runs beside the flight recorder.
+func (x *workerTrace) done(e *jtrace.Event) {
+	if x.flight != nil && x.stream != nil {
+		x.stream.Emit(*e)
+	}
+}
+
+// emit writes e to x's rings.
+func (x *workerTrace) emit(e jtrace.Event) {
+	if x.flight != nil {
+		x.flight.Emit(e)
+	}
+	if x.stream != nil {
+		x.stream.Emit(e)
+	}
+}
+
+// fn returns the name id of function fn of p.
+func (x *workerTrace) fn(p *vmloop.Program, fn int) uint32 {
+	if p != x.prog {
+		x.prog, x.fns = p, x.s.progNames(p)
+	}
+	if fn < 0 || fn >= len(x.fns) {
+		return 0
+	}
+	return x.fns[fn]
+}
+
+// progNames returns the name ids of p's functions.
+func (s *Scheduler) progNames(p *vmloop.Program) []uint32 {
+	st := &s.trace
+	st.progMu.Lock()
+	defer st.progMu.Unlock()
+	if ids, ok := st.progs[p]; ok {
+		return ids
+	}
+	ids := make([]uint32, 0)
+	if p != nil {
+		ids = make([]uint32, len(p.Funcs))
+		for i := range p.Funcs {
+			ids[i] = st.strs.ID(p.FuncName(i))
+		}
+	}
+	if st.progs == nil {
+		st.progs = map[*vmloop.Program][]uint32{}
+	}
+	st.progs[p] = ids
+	return ids
+}
+
+// taskName returns the name id of t's name (0: none).
+func (x *workerTrace) taskName(t *Task) uint32 {
+	r := t.rare.Load()
+	if r == nil {
+		return 0
+	}
+	n := r.name.Load()
+	if n == nil {
+		return 0
+	}
+	if n != x.nameP {
+		x.nameP, x.name = n, x.s.trace.strs.ID(*n)
+	}
+	return x.name
+}
+
+// flowOf is the arrow value of t's current wait generation.
+func flowOf(t *Task) uint32 { return uint32(t.wait.Load()>>phaseBits) + 1 }
+
+// traceDispatch starts t's slice: the dispatch event, and the clock read
+// of a long-slice check when t's engine sets one (lim).
+func (w *worker) traceDispatch(t *Task, lim time.Duration) {
+	var now int64
+	if lim > 0 {
+		now = nanotime()
+		w.sliceT0, w.longLim = now, int64(lim)
+	}
+	x := w.tr
+	if x == nil {
+		return
+	}
+	fn, pc := t.exec.Loc()
+	x.cur, x.dispFn, x.dispPC = t.id, x.fn(t.prog, fn), int32(pc)
+	x.red0, x.host0 = t.exec.Reductions(), w.times.host.Load()
+	e := x.next(now)
+	e.Kind, e.Task, e.Fn, e.PC = jtrace.KindDispatch, t.id, x.dispFn, x.dispPC
+	e.Arg = uint64(x.taskName(t))
+	if t.resume || t.exec.Reductions() == 0 {
+		e.Flow = flowOf(t) // after a wake, or the first dispatch (after the spawn)
+	}
+	x.done(e)
+}
+
+// traceEnd ends t's slice for reason why (jtrace.End*), while t is still
+// w's: the slice-end event, and the long-slice check.
+func (w *worker) traceEnd(t *Task, why uint8) {
+	var now int64
+	if w.sliceT0 != 0 {
+		now = nanotime()
+		if d := now - w.sliceT0; d > w.longLim {
+			w.long(t, jtrace.LongSlice, d, w.longLim)
+		}
+		w.sliceT0 = 0
+	}
+	x := w.tr
+	if x == nil {
+		return
+	}
+	if now == 0 && (t.exec.Reductions()-x.red0 >= exactReductions || w.times.host.Load() != x.host0) {
+		now = nanotime()
+	}
+	e := x.next(now)
+	e.Kind, e.Task, e.Reason, e.Fn, e.PC = jtrace.KindSliceEnd, t.id, why, x.dispFn, x.dispPC
+	if why != jtrace.EndComplete && why != jtrace.EndCancel {
+		// Where it stopped (a completed task's frames are gone: it is
+		// shown where its slice began).
+		if fn, pc := t.exec.Loc(); fn >= 0 {
+			e.Fn, e.PC = x.fn(t.prog, fn), int32(pc)
+		}
+	}
+	x.done(e)
+}
+
+// traceWake writes the wake of t by the task running on w (a join's
+// completion, an event's signal), or by w between tasks (a timer, a
+// completion: waker 0).
+func (w *worker) traceWake(t *Task) {
+	var by uint64
+	if w.inTask {
+		by = w.tr.cur
+	}
+	w.traceTask(jtrace.KindWake, t, by)
+}
+
+// endReason is the slice-end reason of outcome o.
+func endReason(o Outcome) uint8 {
+	if o.Kind == Cancelled {
+		return jtrace.EndCancel
+	}
+	return jtrace.EndComplete
+}
+
+// traceTask writes event kind k of t (w's, or being made Runnable by w).
+func (w *worker) traceTask(k jtrace.Kind, t *Task, arg uint64) {
+	x := w.tr
+	e := x.next(0)
+	e.Kind, e.Task, e.Arg = k, t.id, arg
+	if k == jtrace.KindWake || k == jtrace.KindSpawn {
+		e.Flow = flowOf(t)
+	}
+	x.done(e)
+}
+
+// traceAt writes event kind k at time now (a clock read the worker made
+// anyway).
+func (w *worker) traceAt(k jtrace.Kind, now int64, arg uint64) {
+	x := w.tr
+	e := x.next(now)
+	e.Kind, e.Arg = k, arg
+	x.done(e)
+}
+
+// hostTask writes event kind k of t on the host track (t is being made
+// Runnable from outside the workers, and is not visible yet).
+func (s *Scheduler) hostTask(k jtrace.Kind, t *Task, arg uint64) {
+	s.hostEvent(jtrace.Event{Kind: k, Task: t.id, Arg: arg, Flow: flowOf(t)})
+}
+
+// LongRun is a slice, or a non-blocking host call, that ran longer than
+// its engine's threshold (EngineRuntimeConfig.LongSlice, LongCall).
+type LongRun struct {
+	Engine    string
+	Task      uint64
+	TaskName  string
+	Func      string // where the slice or call ended
+	PC        int
+	Call      bool // a host call, not a slice
+	Duration  time.Duration
+	Threshold time.Duration
+	// Suppressed counts the long runs not reported since the last
+	// report (one per second is).
+	Suppressed uint64
+}
+
+// String is the report's log line: engine, task, function@pc, duration.
+func (r LongRun) String() string {
+	what := "slice"
+	if r.Call {
+		what = "host call"
+	}
+	name := ""
+	if r.TaskName != "" {
+		name = " " + strconv.Quote(r.TaskName)
+	}
+	s := fmt.Sprintf("long %s: engine %s task %d%s at %s@%d ran %v (threshold %v)", what, r.Engine, r.Task, name, r.Func, r.PC, r.Duration, r.Threshold)
+	if r.Suppressed > 0 {
+		s += fmt.Sprintf("; %d more since the last report", r.Suppressed)
+	}
+	return s
+}
+
+// long counts a long slice or call (what: jtrace.LongSlice, LongCall) of
+// t, which ran d against threshold lim; records it, and reports it to
+// Config.OnLong once per longWindow. t is still w's.
+func (w *worker) long(t *Task, what uint8, d, lim int64) {
+	e := t.engine
+	if what == jtrace.LongCall {
+		e.longCalls.Add(1)
+	} else {
+		e.longSlices.Add(1)
+	}
+	fn, pc := t.exec.Loc()
+	if x := w.tr; x != nil {
+		x.emit(jtrace.Event{Kind: jtrace.KindLong, Task: t.id, Arg: uint64(d), Reason: what, Fn: x.fn(t.prog, fn), PC: int32(pc)})
+	}
+	s := w.s
+	if s.onLong == nil {
+		return
+	}
+	st := &s.trace
+	now := nanotime()
+	next := st.longNext.Load()
+	if now < next || !st.longNext.CompareAndSwap(next, now+longWindow) {
+		st.longSuppressed.Add(1)
+		return
+	}
+	s.onLong(LongRun{Engine: e.name, Task: t.id, TaskName: t.Name(), Func: t.prog.FuncName(fn), PC: pc, Call: what == jtrace.LongCall,
+		Duration: time.Duration(d), Threshold: time.Duration(lim), Suppressed: st.longSuppressed.Swap(0)})
+}
+
+// watchGC records Go's GC cycles on the host track while tracing is on:
+// a sentinel object's cleanup runs after each cycle that found it
+// unreachable and arms the next. It runs on Go's cleanup goroutine only
+// when Go collects (not on a timer), and stops once tracing is off.
+// Called with trace.mu held, or before Start.
+func (s *Scheduler) watchGC() {
+	if s.trace.gcOn {
+		return
+	}
+	s.trace.gcOn = true
+	var stats debug.GCStats
+	var arm func()
+	arm = func() {
+		sentinel := new([16]byte)
+		runtime.AddCleanup(sentinel, func(struct{}) {
+			st := &s.trace
+			st.mu.Lock()
+			defer st.mu.Unlock()
+			if !st.on.Load() {
+				st.gcOn = false
+				return
+			}
+			debug.ReadGCStats(&stats)
+			if len(stats.Pause) > 0 && st.host != nil {
+				end := nanotime() - int64(time.Since(stats.PauseEnd[0]))
+				st.host.emit(jtrace.Event{Kind: jtrace.KindGC, Time: end, Flags: jtrace.Exact, Task: uint64(stats.NumGC), Arg: uint64(stats.Pause[0])})
+			}
+			arm()
+		}, struct{}{})
+	}
+	arm()
+}
