@@ -120,7 +120,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	jcpuprof := fs.String("jade-cpuprofile", "", "write a Jade-level CPU profile (Jade functions and .jasm lines; labelled by engine and task) to `FILE`")
 	jperiod := fs.Duration("jade-profile-period", 0, "time between two samples of a busy worker in the Jade CPU profile (default 10ms)")
 	jheapprof := fs.String("jade-heapprofile", "", "write a Jade-level heap profile (Jade heap bytes by allocation site: allocated during the run, in use at its end) to `FILE`")
-	debugAddr := fs.String("debug-addr", "", "serve /debug/pprof, /debug/jade/profile, /debug/vars, /debug/metrics and /debug/tasks on `ADDR`")
+	debugAddr := fs.String("debug-addr", "", "serve /debug/pprof, /debug/jade/profile, /debug/jade/heap, /debug/vars, /debug/metrics and /debug/tasks on `ADDR`")
 	goLoop := fs.Bool("go-loop", false, "run on the pure-Go VM loop even where the cgo loop is available")
 	pin := fs.Bool("pin", false, "pin each worker thread to one allowed CPU (Linux)")
 	workers := fs.Int("workers", 0, fmt.Sprintf("worker threads (0: $JADE_WORKERS, else GOMAXPROCS−1; here %d)", sched.DefaultWorkers()))
