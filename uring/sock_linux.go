@@ -15,7 +15,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/evpoll/unixsock"
 	"golang.org/x/sys/unix"
 )
 
@@ -74,17 +74,10 @@ func getSockaddr(sa *unix.RawSockaddrAny) netip.AddrPort {
 	return netip.AddrPort{}
 }
 
-func family(ap netip.AddrPort) int {
-	if ap.Addr().Unmap().Is4() {
-		return unix.AF_INET
-	}
-	return unix.AF_INET6
-}
-
 // Socket returns a new TCP socket for connecting to ap (matching its
 // family), non-blocking, close-on-exec, with TCP_NODELAY.
 func Socket(ap netip.AddrPort) (int, error) {
-	fd, err := unix.Socket(family(ap), unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	fd, err := unix.Socket(unixsock.Family(ap), unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
 	if err != nil {
 		return -1, fmt.Errorf("uring: socket: %w", err)
 	}
@@ -108,7 +101,7 @@ func ListenWith(addr string, reusePort bool) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	fd, err := unix.Socket(family(ap), unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	fd, err := unix.Socket(unixsock.Family(ap), unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
 	if err != nil {
 		return -1, fmt.Errorf("uring: listen: socket: %w", err)
 	}
@@ -156,30 +149,4 @@ func SetNoDelay(fd int) error {
 		return fmt.Errorf("uring: nodelay: %w", err)
 	}
 	return nil
-}
-
-// openFlags maps portable open flags to O_* bits (always O_CLOEXEC).
-func openFlags(f evpoll.OpenFlag) int {
-	fl := unix.O_CLOEXEC
-	switch {
-	case f&evpoll.ReadWrite != 0:
-		fl |= unix.O_RDWR
-	case f&evpoll.WriteOnly != 0:
-		fl |= unix.O_WRONLY
-	default:
-		fl |= unix.O_RDONLY
-	}
-	if f&evpoll.Create != 0 {
-		fl |= unix.O_CREAT
-	}
-	if f&evpoll.Truncate != 0 {
-		fl |= unix.O_TRUNC
-	}
-	if f&evpoll.Append != 0 {
-		fl |= unix.O_APPEND
-	}
-	if f&evpoll.Exclusive != 0 {
-		fl |= unix.O_EXCL
-	}
-	return fl
 }
