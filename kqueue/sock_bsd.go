@@ -9,45 +9,14 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/jadevm/jade/evpoll/unixsock"
 	"golang.org/x/sys/unix"
 )
-
-// toSockaddr converts ap to a unix.Sockaddr; IPv4-mapped IPv6 addresses
-// become IPv4.
-func toSockaddr(ap netip.AddrPort) (unix.Sockaddr, error) {
-	addr := ap.Addr().Unmap()
-	switch {
-	case addr.Is4():
-		return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: addr.As4()}, nil
-	case addr.Is6():
-		return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: addr.As16()}, nil
-	}
-	return nil, fmt.Errorf("invalid address %v", ap)
-}
-
-// fromSockaddr converts an AF_INET or AF_INET6 sockaddr; others give the
-// zero AddrPort.
-func fromSockaddr(sa unix.Sockaddr) netip.AddrPort {
-	switch sa := sa.(type) {
-	case *unix.SockaddrInet4:
-		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(sa.Port))
-	case *unix.SockaddrInet6:
-		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr), uint16(sa.Port))
-	}
-	return netip.AddrPort{}
-}
-
-func family(ap netip.AddrPort) int {
-	if ap.Addr().Unmap().Is4() {
-		return unix.AF_INET
-	}
-	return unix.AF_INET6
-}
 
 // Socket returns a new TCP socket for connecting to ap (matching its
 // family), non-blocking, close-on-exec, with TCP_NODELAY.
 func Socket(ap netip.AddrPort) (int, error) {
-	fd, err := socket(family(ap))
+	fd, err := socket(unixsock.Family(ap))
 	if err != nil {
 		return -1, fmt.Errorf("kqueue: socket: %w", err)
 	}
@@ -69,11 +38,11 @@ func ListenWith(addr string, reusePort bool) (int, error) {
 	if err != nil {
 		return -1, fmt.Errorf("kqueue: listen: %w", err)
 	}
-	sa, err := toSockaddr(ap)
+	sa, err := unixsock.ToSockaddr(ap)
 	if err != nil {
 		return -1, fmt.Errorf("kqueue: listen: %w", err)
 	}
-	fd, err := socket(family(ap))
+	fd, err := socket(unixsock.Family(ap))
 	if err != nil {
 		return -1, fmt.Errorf("kqueue: listen: socket: %w", err)
 	}
@@ -104,5 +73,5 @@ func LocalAddr(fd int) (netip.AddrPort, error) {
 	if err != nil {
 		return netip.AddrPort{}, fmt.Errorf("kqueue: getsockname: %w", err)
 	}
-	return fromSockaddr(sa), nil
+	return unixsock.FromSockaddr(sa), nil
 }

@@ -163,20 +163,8 @@ func (b *Core) Stats() evpoll.Stats { return b.ctr.Snapshot() }
 // Submit implements evpoll.Backend. Socket and pipe ops are tried at once;
 // file ops and Open go to the pool.
 func (b *Core) Submit(op *evpoll.Op, tok evpoll.Token) (evpoll.OpID, error) {
-	if op == nil || op.Kind >= evpoll.NumKinds {
-		return 0, fmt.Errorf("%s: submit: %w", b.name, evpoll.ErrInvalidOp)
-	}
-	switch op.Kind {
-	case evpoll.Connect:
-		if !op.Addr.Addr().IsValid() {
-			return 0, fmt.Errorf("%s: submit: connect: %w: invalid address %v", b.name, evpoll.ErrInvalidOp, op.Addr)
-		}
-	case evpoll.Open:
-		for i := 0; i < len(op.Path); i++ {
-			if op.Path[i] == 0 {
-				return 0, fmt.Errorf("%s: submit: open: NUL in path: %w", b.name, evpoll.ErrInvalidOp)
-			}
-		}
+	if err := evpoll.CheckOp(op); err != nil {
+		return 0, fmt.Errorf("%s: submit: %w", b.name, err)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
