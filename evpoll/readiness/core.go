@@ -77,7 +77,7 @@ type Config struct {
 // are safe for concurrent use; several goroutines may block in Wait at
 // once.
 type Core struct {
-	mu      sync.Mutex // guards the fields up to pool
+	mu      sync.Mutex // guards the fields up to evbufs
 	slots   *slots.Table[Slot]
 	fds     map[int]*fdState
 	ready   []int32 // done slots, in completion order
@@ -85,6 +85,7 @@ type Core struct {
 	waiters int  // goroutines blocked in OS.Poll
 	kicked  bool // an internal wake-event signal is outstanding
 	pool    *workpool.Pool[poolJob]
+	evbufs  []*[pollBatch]Event // free OS.Poll buffers (evbufLocked)
 
 	os      OS
 	name    string

@@ -26,7 +26,6 @@ func (b *Core) Wait(timeout time.Duration, out []evpoll.Completion) (int, error)
 	if timeout > 0 {
 		deadline = time.Now().Add(timeout)
 	}
-	var evs [pollBatch]Event
 	for {
 		b.mu.Lock()
 		if b.closed {
@@ -47,21 +46,36 @@ func (b *Core) Wait(timeout time.Duration, out []evpoll.Completion) (int, error)
 			}
 		}
 		b.waiters++
+		evs := b.evbufLocked()
 		b.mu.Unlock()
 		nev, err := b.os.Poll(evs[:], rem)
 		b.mu.Lock()
 		b.waiters--
 		if err != nil && !errors.Is(err, unix.EINTR) {
+			b.evbufs = append(b.evbufs, evs)
 			b.mu.Unlock()
 			return 0, fmt.Errorf("%s: %s: %w", b.name, b.pollOp, err)
 		}
 		woke := b.handleLocked(evs[:nev])
+		b.evbufs = append(b.evbufs, evs)
 		n := b.deliverLocked(out)
 		b.mu.Unlock()
 		if n > 0 || woke || rem == 0 {
 			return n, nil
 		}
 	}
+}
+
+// evbufLocked takes a free event buffer for one OS.Poll. Buffers are
+// reused, one per goroutine in Poll at once: an array on Wait's stack
+// would escape to the heap at every Wait, since Poll is an interface call.
+func (b *Core) evbufLocked() *[pollBatch]Event {
+	if n := len(b.evbufs); n > 0 {
+		evs := b.evbufs[n-1]
+		b.evbufs = b.evbufs[:n-1]
+		return evs
+	}
+	return new([pollBatch]Event)
 }
 
 // deliverLocked moves ready completions into out and releases their slots.
