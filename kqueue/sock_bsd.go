@@ -10,19 +10,14 @@ import (
 	"net/netip"
 
 	"github.com/jadevm/jade/evpoll/unixsock"
-	"golang.org/x/sys/unix"
 )
 
 // Socket returns a new TCP socket for connecting to ap (matching its
 // family), non-blocking, close-on-exec, with TCP_NODELAY.
 func Socket(ap netip.AddrPort) (int, error) {
-	fd, err := socket(unixsock.Family(ap))
+	fd, err := unixsock.Socket(ap, socket)
 	if err != nil {
-		return -1, fmt.Errorf("kqueue: socket: %w", err)
-	}
-	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
-		unix.Close(fd)
-		return -1, fmt.Errorf("kqueue: socket: nodelay: %w", err)
+		return -1, fmt.Errorf("kqueue: %w", err)
 	}
 	return fd, nil
 }
@@ -38,40 +33,18 @@ func ListenWith(addr string, reusePort bool) (int, error) {
 	if err != nil {
 		return -1, fmt.Errorf("kqueue: listen: %w", err)
 	}
-	sa, err := unixsock.ToSockaddr(ap)
+	fd, err := unixsock.Listen(ap, reusePort, socket)
 	if err != nil {
-		return -1, fmt.Errorf("kqueue: listen: %w", err)
-	}
-	fd, err := socket(unixsock.Family(ap))
-	if err != nil {
-		return -1, fmt.Errorf("kqueue: listen: socket: %w", err)
-	}
-	fail := func(op string, err error) (int, error) {
-		unix.Close(fd)
-		return -1, fmt.Errorf("kqueue: listen: %s %v: %w", op, ap, err)
-	}
-	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
-		return fail("reuseaddr", err)
-	}
-	if reusePort {
-		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
-			return fail("reuseport", err)
-		}
-	}
-	if err := unix.Bind(fd, sa); err != nil {
-		return fail("bind", err)
-	}
-	if err := unix.Listen(fd, unix.SOMAXCONN); err != nil {
-		return fail("listen", err)
+		return -1, fmt.Errorf("kqueue: %w", err)
 	}
 	return fd, nil
 }
 
 // LocalAddr returns the address a socket is bound to (getsockname).
 func LocalAddr(fd int) (netip.AddrPort, error) {
-	sa, err := unix.Getsockname(fd)
+	ap, err := unixsock.LocalAddr(fd)
 	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("kqueue: getsockname: %w", err)
+		return ap, fmt.Errorf("kqueue: %w", err)
 	}
-	return unixsock.FromSockaddr(sa), nil
+	return ap, nil
 }

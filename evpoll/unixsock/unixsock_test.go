@@ -48,3 +48,36 @@ func TestSockaddrRoundTrip(t *testing.T) {
 		t.Errorf("unix sockaddr gives %v", got)
 	}
 }
+
+func TestListenSocketLocalAddr(t *testing.T) {
+	socket := func(family int) (int, error) {
+		return unix.Socket(family, unix.SOCK_STREAM, unix.IPPROTO_TCP)
+	}
+	lfd, err := Listen(netip.MustParseAddrPort("127.0.0.1:0"), true, socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(lfd)
+	ap, err := LocalAddr(lfd)
+	if err != nil || !ap.Addr().IsLoopback() || ap.Port() == 0 {
+		t.Fatalf("LocalAddr = %v, %v", ap, err)
+	}
+	if _, err := Listen(ap, false, socket); err == nil {
+		t.Fatal("a second listener on a bound port without SO_REUSEPORT")
+	}
+	fd, err := Socket(ap, socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	sa, _ := ToSockaddr(ap)
+	if err := unix.Connect(fd, sa); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY); err != nil || v == 0 {
+		t.Fatalf("TCP_NODELAY = %d, %v", v, err)
+	}
+	if _, err := LocalAddr(-1); err == nil {
+		t.Fatal("LocalAddr(-1) succeeded")
+	}
+}
