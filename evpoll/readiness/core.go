@@ -66,7 +66,8 @@ type Config struct {
 	Name string
 	// PollOp names the wait call in Wait's errors ("wait", "kevent").
 	PollOp string
-	// MaxInFlight bounds the slot table (at most slots.Max).
+	// MaxInFlight bounds the slot table: the ops submitted and not yet
+	// returned by Wait (more than 0, at most slots.Max).
 	MaxInFlight int
 	// PoolSize is the number of blocking pool goroutines (workpool's
 	// default when <= 0).
