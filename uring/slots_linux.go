@@ -8,11 +8,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// slot is one in-flight io_uring op. The slot owns the Go references the kernel
-// depends on: op (and through it Buf), plus storage the kernel writes or
-// reads by pointer (sa, salen, path). A slot is released only at its op's
-// own final completion, so a cancelled op's sockaddr and buffer stay valid
-// until the kernel has let go of them.
+// slot is one in-flight io_uring op. The slot owns the Go references the
+// kernel depends on: op (and through it Buf), plus storage the kernel
+// writes or reads by pointer (sa, salen, path). A slot is released only
+// at its op's own final completion, so a cancelled op's sockaddr and
+// buffer stay valid until the kernel has let go of them.
 type slot struct {
 	op    *evpoll.Op   // nil when free
 	tok   evpoll.Token // handed back in the completion
