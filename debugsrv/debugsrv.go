@@ -103,14 +103,18 @@ func DumpTasks(w io.Writer, src Source) {
 
 // Handler serves /debug/pprof/, /debug/vars, /debug/tasks (text; add
 // ?format=json for JSON), /debug/metrics (JSON snapshot) and, when src can
-// be sampled (a *sched.Scheduler is a jprof.Target),
-// /debug/jade/profile?seconds=N (a Jade CPU profile), and when it can be
-// traced (a Tracer), /debug/jade/trace (the flight recorder's dump, or
-// ?seconds=N for a full trace of N seconds; Chrome trace-event JSON).
+// be sampled (a *sched.Scheduler is a jprof.Target and a
+// jprof.EngineSource), /debug/jade/profile?seconds=N (a Jade CPU profile)
+// and /debug/jade/heap?seconds=N (a Jade heap profile), and when it can
+// be traced (a Tracer), /debug/jade/trace (the flight recorder's dump,
+// or ?seconds=N for a full trace of N seconds; Chrome trace-event JSON).
 func Handler(src Source) http.Handler {
 	mux := http.NewServeMux()
 	if tgt, ok := src.(jprof.Target); ok {
 		mux.HandleFunc("/debug/jade/profile", serveProfile(tgt))
+	}
+	if es, ok := src.(jprof.EngineSource); ok {
+		mux.HandleFunc("/debug/jade/heap", serveHeapProfile(es))
 	}
 	if tr, ok := src.(Tracer); ok {
 		mux.HandleFunc("/debug/jade/trace", serveTrace(tr))

@@ -121,7 +121,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	jcpuprof := fs.String("jade-cpuprofile", "", "write a Jade-level CPU profile (Jade functions and .jasm lines; labelled by engine and task) to `FILE`")
 	jperiod := fs.Duration("jade-profile-period", 0, "time between two samples of a busy worker in the Jade CPU profile (default 10ms)")
 	jheapprof := fs.String("jade-heapprofile", "", "write a Jade-level heap profile (Jade heap bytes by allocation site: allocated during the run, in use at its end) to `FILE`")
-	debugAddr := fs.String("debug-addr", "", "serve /debug/pprof, /debug/jade/profile, /debug/vars, /debug/metrics and /debug/tasks on `ADDR`")
+	debugAddr := fs.String("debug-addr", "", "serve /debug/pprof, /debug/jade/profile, /debug/jade/heap, /debug/vars, /debug/metrics and /debug/tasks on `ADDR`")
 	goLoop := fs.Bool("go-loop", false, "run on the pure-Go VM loop even where the cgo loop is available")
 	pin := fs.Bool("pin", false, "pin each worker thread to one allowed CPU (Linux)")
 	workers := fs.Int("workers", 0, fmt.Sprintf("worker threads (0: $JADE_WORKERS, else GOMAXPROCS−1; here %d)", sched.DefaultWorkers()))
@@ -134,6 +134,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	flightDir := fs.String("flight-dir", "", "write flight-recorder dumps to `DIR` (default the temporary directory)")
 	longSlice := fs.Duration("long-slice", 0, "log (and with the flight recorder, dump) slices of the default engine longer than this (0: off)")
 	longCall := fs.Duration("long-call", 0, "log (and with the flight recorder, dump) non-blocking host calls longer than this (0: off)")
+	latSample := fs.Int("latency-sample", 0, fmt.Sprintf("timestamp one enqueue in `N` for the latency histograms of /debug/metrics (0: %d; 1: every enqueue; -1: none)", sched.DefaultLatencySample))
+	taskStats := fs.Bool("task-stats", false, "keep per-task statistics (slices, reductions, time Runnable) for the default engine's tasks, shown in /debug/tasks and the task dump")
 	maxMem := fs.Int64("max-memory", 0, fmt.Sprintf("memory limit of the default engine's tasks in `BYTES` (memoryBytes; default %d)", int64(sched.DefaultMaxMemoryBytes)))
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
@@ -150,6 +152,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	rt, err := jade.New(jade.Options{Workers: *workers, PinCPUs: *pin, GoLoop: *goLoop, ReductionLimit: *reductions,
 		Limits: sched.ResourceLimits{MemoryBytes: *maxMem}, Stdout: stdout, ProfilePeriod: *jperiod,
+		LatencySample: *latSample, TaskStats: *taskStats,
 		FlightEvents: *flight, FlightDir: *flightDir, LongSlice: *longSlice, LongCall: *longCall})
 	if err != nil {
 		fmt.Fprintf(stderr, "jade: %v\n", err)
