@@ -71,11 +71,12 @@ type Options struct {
 	// $JADE_FLIGHT, off when unset, 1 for sched.DefaultFlightEvents;
 	// negative: off). See docs/TRACE.md.
 	FlightEvents int
-	// LongSlice and LongCall are the default engine's long-slice and
-	// long host-call thresholds (sched.EngineRuntimeConfig; 0: off).
-	LongSlice, LongCall time.Duration
-	// OnLong receives the long slices and host calls (at most one a
-	// second; it runs on a worker and must not block). Nil: each is
+	// LongSlice, LongCall and LongWait are the default engine's
+	// thresholds for long slices, host calls and sampled run-queue waits
+	// (sched.EngineRuntimeConfig; 0: off).
+	LongSlice, LongCall, LongWait time.Duration
+	// OnLong receives the long slices, host calls and waits (at most one
+	// a second; it runs on a worker and must not block). Nil: each is
 	// logged with the standard log package and, with the flight
 	// recorder on, a dump is written to FlightDir (at most one every
 	// 10 s) and its file named in the log.
@@ -116,7 +117,7 @@ func New(opts Options) (*Runtime, error) {
 		ReductionLimit: opts.ReductionLimit, Limits: opts.Limits, TimerWheel: wheel,
 		OverrunPolicy: opts.OverrunPolicy, GoLoop: opts.GoLoop,
 		Metrics:   sched.MetricsConfig{TaskStats: opts.TaskStats},
-		LongSlice: opts.LongSlice, LongCall: opts.LongCall,
+		LongSlice: opts.LongSlice, LongCall: opts.LongCall, LongWait: opts.LongWait,
 	}, bus.CapAll)
 	if err != nil {
 		return nil, fmt.Errorf("jade: new: %w", err)

@@ -202,11 +202,7 @@ func (e *Encoder) emit(track int, tr *trackState, ev Event, t int64) {
 	case KindIOComplete:
 		e.instant(track, ev, t, "res", int64(ev.Arg), "")
 	case KindLong:
-		what := "slice"
-		if ev.Reason == LongCall {
-			what = "host call"
-		}
-		e.instant(track, ev, t, "durNs", int64(ev.Arg), `"what":"`+what+`","at":`+e.at(ev))
+		e.instant(track, ev, t, "durNs", int64(ev.Arg), `"what":"`+LongName(ev.Reason)+`","at":`+e.at(ev))
 	default:
 		e.instant(track, ev, t, "arg", int64(ev.Arg), "")
 	}

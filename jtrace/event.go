@@ -48,9 +48,9 @@ const (
 	// stop-the-world pauses took Arg nanoseconds in all; Time is when
 	// the last of them ended.
 	KindGC
-	// KindLong: the slice (Reason LongSlice) or host call (Reason
-	// LongCall) of Task at Fn@PC took Arg nanoseconds, more than its
-	// engine's threshold.
+	// KindLong: the slice (Reason LongSlice), host call (LongCall) or
+	// run-queue wait (LongWait) of Task at Fn@PC took Arg nanoseconds,
+	// more than its engine's threshold.
 	KindLong
 	numKinds
 )
@@ -86,7 +86,18 @@ const (
 const (
 	LongSlice uint8 = iota + 1 // a slice ran longer than the threshold
 	LongCall                   // a non-blocking host call did
+	LongWait                   // a sampled wait in a run queue did
 )
+
+var longNames = [...]string{"?", "slice", "host call", "run-queue wait"}
+
+// LongName names a KindLong reason.
+func LongName(r uint8) string {
+	if int(r) < len(longNames) {
+		return longNames[r]
+	}
+	return longNames[0]
+}
 
 var endNames = [...]string{"?", "preempted", "yield", "suspend", "complete", "cancel"}
 

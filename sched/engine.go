@@ -69,6 +69,13 @@ type EngineRuntimeConfig struct {
 	// (EngineMetrics.LongCalls); 0 is off. Host calls are timed anyway,
 	// so the check costs nothing more.
 	LongCall time.Duration
+	// LongWait is LongSlice for a task's wait in a run queue (Runnable
+	// to Running), looked at for the enqueues the latency histograms
+	// sample (Config.LatencySample: one in 256 by default) and every
+	// enqueue of a task with statistics (EngineMetrics.LongWaits); 0 is
+	// off. A latency outlier so dumps the flight recorder as a long
+	// slice does.
+	LongWait time.Duration
 	// TimerWheel is the geometry of the engine's timer wheel, or nil for an
 	// engine without one (an event-driven engine): its tasks get a
 	// catchable error naming the engine when they ask for any timer (sleep,
@@ -188,8 +195,8 @@ func (c EngineRuntimeConfig) normalize() (EngineRuntimeConfig, error) {
 	if c.OverrunPolicy > timerwheel.Queue {
 		return c, fmt.Errorf("sched: engine config: unknown overrunPolicy %d: %w", c.OverrunPolicy, ErrConfig)
 	}
-	if c.LongSlice < 0 || c.LongCall < 0 {
-		return c, fmt.Errorf("sched: engine config: longSlice %v and longCall %v must not be negative: %w", c.LongSlice, c.LongCall, ErrConfig)
+	if c.LongSlice < 0 || c.LongCall < 0 || c.LongWait < 0 {
+		return c, fmt.Errorf("sched: engine config: longSlice %v, longCall %v and longWait %v must not be negative: %w", c.LongSlice, c.LongCall, c.LongWait, ErrConfig)
 	}
 	if c.Metrics.Periodic > MetricsOff {
 		return c, fmt.Errorf("sched: engine config: unknown metrics level %d: %w", c.Metrics.Periodic, ErrConfig)
@@ -259,9 +266,10 @@ type Engine struct {
 	blocking atomic.Int64
 	_        [cacheLinePad - 8]byte
 	// longSlices and longCalls count the slices and host calls that ran
-	// longer than the engine's thresholds (trace.go).
-	longSlices, longCalls atomic.Uint64
-	_                     [cacheLinePad - 16]byte
+	// longer than the engine's thresholds (trace_hooks.go), and
+	// longWaits those of its sampled run-queue waits.
+	longSlices, longCalls, longWaits atomic.Uint64
+	_                                [cacheLinePad - 24]byte
 }
 
 // ID returns the engine id.

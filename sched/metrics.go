@@ -71,10 +71,12 @@ type EngineMetrics struct {
 	Periodic *PeriodicMetrics `json:"periodic,omitempty"`
 	// Latency: the engine's run-queue, wake and timer latency histograms.
 	Latency LatencyMetrics `json:"latency"`
-	// LongSlices and LongCalls count the slices and host calls that ran
-	// longer than the engine's LongSlice and LongCall thresholds.
+	// LongSlices, LongCalls and LongWaits count the slices, host calls
+	// and sampled run-queue waits that lasted longer than the engine's
+	// LongSlice, LongCall and LongWait thresholds.
 	LongSlices uint64 `json:"longSlices"`
 	LongCalls  uint64 `json:"longCalls"`
+	LongWaits  uint64 `json:"longWaits"`
 }
 
 // PeriodicMetrics are the spec §4.5 periodic-work quantities of one engine:
@@ -131,7 +133,7 @@ func (s *Scheduler) Metrics() Metrics {
 		cfg := e.cfg.Load()
 		em := EngineMetrics{ID: e.id, Name: e.name, LiveTasks: e.LiveTasks(), ReductionLimit: cfg.ReductionLimit,
 			PendingTimers: e.timers.Load(), InFlightIO: e.ioOps.Load(), Latency: e.latencyMetrics(s.latEvery),
-			LongSlices: e.longSlices.Load(), LongCalls: e.longCalls.Load()}
+			LongSlices: e.longSlices.Load(), LongCalls: e.longCalls.Load(), LongWaits: e.longWaits.Load()}
 		if cfg.Metrics.Periodic != MetricsOff {
 			em.Periodic = e.periodicMetrics(cfg.Metrics.Periodic == MetricsPerJob)
 		}

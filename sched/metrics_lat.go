@@ -1,6 +1,10 @@
 package sched
 
-import "math"
+import (
+	"math"
+
+	"github.com/jadevm/jade/jtrace"
+)
 
 // Run-queue latency sampling.
 //
@@ -130,6 +134,9 @@ func (w *worker) dispatched(t *Task, f uint32) {
 			if f&flagStampWake != 0 {
 				h.wake.add(d)
 			}
+		}
+		if lim := int64(t.engine.cfg.Load().LongWait); lim > 0 && d > lim {
+			w.long(t, jtrace.LongWait, d, lim) // a latency outlier (trace_hooks.go)
 		}
 	}
 	if f&flagStats != 0 {

@@ -199,15 +199,17 @@ func (s *Scheduler) hostTask(k jtrace.Kind, t *Task, arg uint64) {
 	s.hostEvent(jtrace.Event{Kind: k, Task: t.id, Arg: arg, Flow: flowOf(t)})
 }
 
-// LongRun is a slice, or a non-blocking host call, that ran longer than
-// its engine's threshold (EngineRuntimeConfig.LongSlice, LongCall).
+// LongRun is a slice, a non-blocking host call or a sampled run-queue
+// wait that lasted longer than its engine's threshold
+// (EngineRuntimeConfig.LongSlice, LongCall, LongWait).
 type LongRun struct {
-	Engine    string
-	Task      uint64
-	TaskName  string
-	Func      string // where the slice or call ended
-	PC        int
-	Call      bool // a host call, not a slice
+	Engine   string
+	Task     uint64
+	TaskName string
+	Func     string // where the slice or call ended, or the wait began
+	PC       int
+	// What is "slice", "host call" or "run-queue wait".
+	What      string
 	Duration  time.Duration
 	Threshold time.Duration
 	// Suppressed counts the long runs not reported since the last
@@ -217,29 +219,33 @@ type LongRun struct {
 
 // String is the report's log line: engine, task, function@pc, duration.
 func (r LongRun) String() string {
-	what := "slice"
-	if r.Call {
-		what = "host call"
-	}
 	name := ""
 	if r.TaskName != "" {
 		name = " " + strconv.Quote(r.TaskName)
 	}
-	s := fmt.Sprintf("long %s: engine %s task %d%s at %s@%d ran %v (threshold %v)", what, r.Engine, r.Task, name, r.Func, r.PC, r.Duration, r.Threshold)
+	verb := "ran"
+	if r.What == jtrace.LongName(jtrace.LongWait) {
+		verb = "took"
+	}
+	s := fmt.Sprintf("long %s: engine %s task %d%s at %s@%d %s %v (threshold %v)", r.What, r.Engine, r.Task, name, r.Func, r.PC, verb, r.Duration, r.Threshold)
 	if r.Suppressed > 0 {
 		s += fmt.Sprintf("; %d more since the last report", r.Suppressed)
 	}
 	return s
 }
 
-// long counts a long slice or call (what: jtrace.LongSlice, LongCall) of
-// t, which ran d against threshold lim; records it, and reports it to
-// Config.OnLong once per longWindow. t is still w's.
+// long counts a long slice, call or wait (what: jtrace.LongSlice,
+// LongCall, LongWait) of t, which lasted d against threshold lim;
+// records it, and reports it to Config.OnLong once per longWindow. t is
+// still w's.
 func (w *worker) long(t *Task, what uint8, d, lim int64) {
 	e := t.engine
-	if what == jtrace.LongCall {
+	switch what {
+	case jtrace.LongCall:
 		e.longCalls.Add(1)
-	} else {
+	case jtrace.LongWait:
+		e.longWaits.Add(1)
+	default:
 		e.longSlices.Add(1)
 	}
 	fn, pc := t.exec.Loc()
@@ -257,7 +263,7 @@ func (w *worker) long(t *Task, what uint8, d, lim int64) {
 		st.longSuppressed.Add(1)
 		return
 	}
-	s.onLong(LongRun{Engine: e.name, Task: t.id, TaskName: t.Name(), Func: t.prog.FuncName(fn), PC: pc, Call: what == jtrace.LongCall,
+	s.onLong(LongRun{Engine: e.name, Task: t.id, TaskName: t.Name(), Func: t.prog.FuncName(fn), PC: pc, What: jtrace.LongName(what),
 		Duration: time.Duration(d), Threshold: time.Duration(lim), Suppressed: st.longSuppressed.Swap(0)})
 }
 

@@ -2,6 +2,7 @@ package sched_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"runtime"
@@ -153,7 +154,7 @@ func TestLongCallReported(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no long call reported")
 	}
-	require.True(t, r.Call)
+	require.Equal(t, "host call", r.What)
 	require.Equal(t, "main", r.Engine)
 	require.Equal(t, "main", r.Func)
 	require.GreaterOrEqual(t, r.Duration, 50*time.Millisecond)
@@ -259,4 +260,37 @@ func TestTraceGC(t *testing.T) {
 		}
 	}
 	t.Fatal("no GC cycle in 5 traces")
+}
+
+// TestLongWaitReported: a task that waits 20 ms in the run queue behind
+// a host call holding the only worker is a latency outlier against a
+// 5 ms LongWait (every enqueue sampled), reported and counted.
+func TestLongWaitReported(t *testing.T) {
+	got := make(chan sched.LongRun, 4)
+	rt := newRT(t, jade.Options{Workers: 1, LatencySample: 1, LongWait: 5 * time.Millisecond,
+		OnLong: func(r sched.LongRun) { got <- r }})
+	registerSpin(t, rt)
+	p := load(t, rt, spinProgram)
+	hog, err := rt.Spawn(p, "main", vmloop.I64(30))
+	require.NoError(t, err)
+	waitFor(t, func() bool { return rt.Metrics().RunnableTasks == 0 }) // the hog is running
+	time.Sleep(5 * time.Millisecond)
+	quick, err := rt.Spawn(p, "main", vmloop.I64(0))
+	require.NoError(t, err)
+	for _, task := range []*jade.Task{hog, quick} {
+		o, err := task.Wait(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, sched.Success, o.Kind)
+	}
+	var r sched.LongRun
+	select {
+	case r = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no long wait reported")
+	}
+	require.Equal(t, "run-queue wait", r.What)
+	require.Equal(t, quick.ID(), r.Task)
+	require.GreaterOrEqual(t, r.Duration, 5*time.Millisecond)
+	require.Contains(t, r.String(), "long run-queue wait: engine main task ")
+	require.GreaterOrEqual(t, rt.Metrics().Engines[0].LongWaits, uint64(1))
 }

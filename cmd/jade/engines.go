@@ -31,10 +31,11 @@ type engineDecl struct {
 	Metrics        metricsDecl `json:"metrics"`
 	Capabilities   []string    `json:"capabilities"`
 	GoLoop         bool        `json:"goLoop"`
-	// LongSlice and LongCall are durations ("10ms"; "" is off, or for
-	// "main" the --long-slice and --long-call flags).
+	// LongSlice, LongCall and LongWait are durations ("10ms"; "" is off,
+	// or for "main" the --long-slice, --long-call and --long-wait flags).
 	LongSlice string `json:"longSlice"`
 	LongCall  string `json:"longCall"`
+	LongWait  string `json:"longWait"`
 }
 
 type wheelDecl struct {
@@ -116,7 +117,7 @@ func (d engineDecl) config() (sched.EngineRuntimeConfig, bus.Capability, error) 
 	for _, f := range []struct {
 		name, v string
 		d       *time.Duration
-	}{{"longSlice", d.LongSlice, &cfg.LongSlice}, {"longCall", d.LongCall, &cfg.LongCall}} {
+	}{{"longSlice", d.LongSlice, &cfg.LongSlice}, {"longCall", d.LongCall, &cfg.LongCall}, {"longWait", d.LongWait, &cfg.LongWait}} {
 		if f.v == "" {
 			continue
 		}
@@ -180,6 +181,9 @@ func applyEngines(rt *jade.Runtime, f *engineFile) (*bus.Member, error) {
 			}
 			if d.LongCall == "" {
 				cfg.LongCall = old.LongCall
+			}
+			if d.LongWait == "" {
+				cfg.LongWait = old.LongWait
 			}
 			if err := rt.Main().UpdateConfig(nil, cfg); err != nil {
 				return nil, fmt.Errorf("engine config: engine %q: %w", d.Name, err)

@@ -66,7 +66,7 @@ func usage(stderr io.Writer) int {
   jade run [--workers N] [--pin] [--go-loop] [--reductions N] [--debug-addr ADDR] [-v]
            [--cpuprofile FILE] [--memprofile FILE]             Go-level profiles (the runtime)
            [--jade-cpuprofile FILE] [--jade-heapprofile FILE]  Jade-level profiles (the program)
-           [--trace FILE] [--flight N] [--long-slice D] [--long-call D]  scheduler trace (Perfetto)
+           [--trace FILE] [--flight N] [--long-slice|--long-call|--long-wait D]  scheduler trace (Perfetto)
            FILE.jasm|FILE.jbc [ARGS...]
   jade asm --check FILE.jasm
   jade asm --dis [--pcs] FILE.jasm|FILE.jbc
@@ -134,6 +134,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	flightDir := fs.String("flight-dir", "", "write flight-recorder dumps to `DIR` (default the temporary directory)")
 	longSlice := fs.Duration("long-slice", 0, "log (and with the flight recorder, dump) slices of the default engine longer than this (0: off)")
 	longCall := fs.Duration("long-call", 0, "log (and with the flight recorder, dump) non-blocking host calls longer than this (0: off)")
+	longWait := fs.Duration("long-wait", 0, "log (and with the flight recorder, dump) sampled run-queue waits longer than this (--latency-sample; 0: off)")
 	latSample := fs.Int("latency-sample", 0, fmt.Sprintf("timestamp one enqueue in `N` for the latency histograms of /debug/metrics (0: %d; 1: every enqueue; -1: none)", sched.DefaultLatencySample))
 	taskStats := fs.Bool("task-stats", false, "keep per-task statistics (slices, reductions, time Runnable) for the default engine's tasks, shown in /debug/tasks and the task dump")
 	maxMem := fs.Int64("max-memory", 0, fmt.Sprintf("memory limit of the default engine's tasks in `BYTES` (memoryBytes; default %d)", int64(sched.DefaultMaxMemoryBytes)))
@@ -153,7 +154,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	rt, err := jade.New(jade.Options{Workers: *workers, PinCPUs: *pin, GoLoop: *goLoop, ReductionLimit: *reductions,
 		Limits: sched.ResourceLimits{MemoryBytes: *maxMem}, Stdout: stdout, ProfilePeriod: *jperiod,
 		LatencySample: *latSample, TaskStats: *taskStats,
-		FlightEvents: *flight, FlightDir: *flightDir, LongSlice: *longSlice, LongCall: *longCall})
+		FlightEvents: *flight, FlightDir: *flightDir, LongSlice: *longSlice, LongCall: *longCall, LongWait: *longWait})
 	if err != nil {
 		fmt.Fprintf(stderr, "jade: %v\n", err)
 		if errors.Is(err, sched.ErrConfig) || errors.Is(err, uring.ErrUnknownPoller) {
