@@ -31,7 +31,8 @@ type tracing struct {
 // and Go's GC cycles — written to w as Chrome trace-event JSON until
 // StopTrace: open it in ui.perfetto.dev or chrome://tracing
 // (docs/TRACE.md). Installing it stops the workers for a moment; it
-// fails while a trace runs. Stop it before Close or Shutdown.
+// fails while a trace runs. Close and Shutdown leave it running:
+// StopTrace after them writes it, once the workers have returned.
 func (r *Runtime) StartTrace(w io.Writer) error {
 	if err := r.bus.Scheduler().StartTrace(w); err != nil {
 		return fmt.Errorf("jade: start trace: %w", err)
