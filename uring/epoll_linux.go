@@ -495,7 +495,10 @@ func (b *Epoll) runQueueLocked(q *[]int32) {
 	}
 }
 
-// pwait waits for events; rem < 0 blocks without limit.
+// pwait waits for events; rem < 0 blocks without limit. It returns the
+// number of events, or 0 with an error: Wait slices evs by the count even
+// after EINTR, which a signal to the blocked thread causes (Go's
+// preemption signal among them; epoll_wait is never restarted).
 func (b *Epoll) pwait(evs []unix.EpollEvent, rem time.Duration) (int, error) {
 	b.ctr.Syscalls.Add(1)
 	if b.pwait2 {
@@ -505,7 +508,17 @@ func (b *Epoll) pwait(evs []unix.EpollEvent, rem time.Duration) (int, error) {
 	if rem >= 0 {
 		ms = int((rem + time.Millisecond - 1) / time.Millisecond) // round up: never early
 	}
-	return unix.EpollWait(b.epfd, evs, ms)
+	n, err := unix.EpollWait(b.epfd, evs, ms)
+	if err != nil {
+		// x/sys returns the raw result with the error: n is -1 here. Passed
+		// on, evs[:n] panicked in Wait with b.mu held, and the worker's
+		// deferred Close then blocked on b.mu for ever: the worker was
+		// lost without a trace (its tasks never ran, Shutdown waited for
+		// it until its deadline). Kernels before 5.11 and qemu-user, which
+		// lack epoll_pwait2, take this path.
+		return 0, err
+	}
+	return n, nil
 }
 
 // pwait2Call is epoll_pwait2(2): the timeout is a timespec. Syscall6 (not
