@@ -41,12 +41,17 @@ type Epoll struct {
 
 	epfd, efd int
 	pwait2    bool // epoll_pwait2 (5.11) works; else epoll_wait with ms
-	woken     atomic.Bool
-	wakeMu    sync.Mutex // guards wakeOff against Close
-	wakeOff   bool
-	pending   atomic.Int64
-	reason    string
-	ctr       evpoll.Counters
+	// woken coalesces Wakes. Invariant: while it is set, an eventfd write
+	// of the Wake that set it is done or on its way (Wake sets it before
+	// writing), so a Wake that finds it set writes nothing; only a Wait
+	// that has read the eventfd clears it (handleLocked: read, then
+	// Swap), and that Wait reports the wake.
+	woken   atomic.Bool
+	wakeMu  sync.Mutex // guards wakeOff against Close
+	wakeOff bool
+	pending atomic.Int64
+	reason  string
+	ctr     evpoll.Counters
 }
 
 var _ evpoll.Backend = (*Epoll)(nil)
