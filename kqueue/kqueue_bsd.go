@@ -445,8 +445,8 @@ func (b *Poller) Wait(timeout time.Duration, out []evpoll.Completion) (int, erro
 // kevent waits for events; rem < 0 blocks without limit. It returns the
 // number of events, or 0 with an error: x/sys returns -1 with the error,
 // and Wait slices evs by the count even after EINTR (a signal to the
-// blocked thread, Go's preemption signal among them), which panicked with
-// b.mu held (the epoll backend had the same bug: uring/epoll_linux.go).
+// blocked thread, Go's preemption signal among them), with b.mu held
+// (as the epoll backend does: uring/epoll_linux.go).
 func (b *Poller) kevent(evs []unix.Kevent_t, rem time.Duration) (int, error) {
 	b.ctr.Syscalls.Add(1)
 	var n int

@@ -15,8 +15,8 @@ import (
 )
 
 // lockedPanicBackend is a backend whose Wait panics with its lock held and
-// whose Close takes that lock, as the epoll backend did when epoll_wait's
-// EINTR came back as a count of -1.
+// whose Close takes that lock, as a backend's Wait does when it slices its
+// events by a count of -1 (epoll_wait's EINTR as x/sys returns it).
 type lockedPanicBackend struct{ mu sync.Mutex }
 
 func (b *lockedPanicBackend) Name() string { return "locked-panic" }
@@ -38,10 +38,10 @@ func (b *lockedPanicBackend) Close() error {
 }
 
 // TestWorkerPanicIsNotHidden: a panic on a worker whose backend's lock is
-// held ends the process with the panic's message. The worker's deferred
-// Close used to block on that lock instead: the panic was never printed
-// and the worker was silently lost (its tasks never ran, Shutdown waited
-// for it until its deadline).
+// held ends the process with the panic's message. Were the deferred Close
+// to run first, it would block on that lock: the panic never printed, the
+// worker silently lost (its tasks never run, Shutdown waits for it until
+// its deadline).
 func TestWorkerPanicIsNotHidden(t *testing.T) {
 	if os.Getenv("JADE_WORKER_PANIC_CHILD") == "1" {
 		_, c, err := New(Config{Workers: 1, Dispatcher: nopDispatcher{},

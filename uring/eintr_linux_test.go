@@ -17,11 +17,10 @@ import (
 // TestEpollWaitInterrupted: signals that interrupt the epoll backend's
 // blocked wait (EINTR) neither panic nor end the Wait; it goes on waiting
 // until the Wake. Both ways of waiting are run: epoll_pwait2, and the
-// epoll_wait fallback of kernels before 5.11 and of qemu-user, whose
-// EINTR came back as a count of -1 and panicked in Wait with the backend's
-// lock held (the worker's deferred Close then hung on that lock, so a
-// worker vanished without a trace and Shutdown waited for it until its
-// deadline).
+// epoll_wait fallback of kernels before 5.11 and of qemu-user, where
+// x/sys reports EINTR with a count of -1: taken as a count, it panics in
+// Wait with the backend's lock held, and the worker's deferred Close then
+// waits for that lock for ever (a worker lost without a trace).
 func TestEpollWaitInterrupted(t *testing.T) {
 	for _, pwait2 := range []bool{false, true} {
 		t.Run(fmt.Sprintf("pwait2=%v", pwait2), func(t *testing.T) {

@@ -515,12 +515,11 @@ func (b *Epoll) pwait(evs []unix.EpollEvent, rem time.Duration) (int, error) {
 	}
 	n, err := unix.EpollWait(b.epfd, evs, ms)
 	if err != nil {
-		// x/sys returns the raw result with the error: n is -1 here. Passed
-		// on, evs[:n] panicked in Wait with b.mu held, and the worker's
-		// deferred Close then blocked on b.mu for ever: the worker was
-		// lost without a trace (its tasks never ran, Shutdown waited for
-		// it until its deadline). Kernels before 5.11 and qemu-user, which
-		// lack epoll_pwait2, take this path.
+		// x/sys returns the raw result with the error: n is -1 here.
+		// Passed on, it would make Wait panic on evs[:n] with b.mu held,
+		// and the worker's deferred Close would wait for b.mu for ever.
+		// Kernels before 5.11 and qemu-user, which lack epoll_pwait2,
+		// take this path.
 		return 0, err
 	}
 	return n, nil
