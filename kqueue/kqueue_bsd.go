@@ -278,7 +278,8 @@ func (o *kqueueOS) Drain() {}
 
 // Poll implements readiness.OS with kevent(2), the timeout a timespec
 // (rem < 0 blocks without limit), and turns the kevents into readiness
-// events.
+// events. On an error it returns 0 events: x/sys's Kevent returns -1 with
+// EINTR, and the core slices by the count.
 func (o *kqueueOS) Poll(evs []readiness.Event, rem time.Duration) (int, error) {
 	var raw [128]unix.Kevent_t
 	var ts *unix.Timespec

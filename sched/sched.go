@@ -107,6 +107,10 @@ type Scheduler struct {
 	// nSearching counts workers looking for work to steal (at most half of
 	// them, Tokio's rule); a producer wakes a parked worker only when none
 	// searches, and the last searcher to find work wakes another.
+	// Invariant: every count is given back by a worker that runs on — its
+	// own (endSearch, sleep), or the one notify made for a woken worker,
+	// which that worker takes over in unidle; a count whose worker never
+	// comes back from its park stops every later wake (doc.go).
 	nSearching atomic.Int32
 	_          [cacheLinePad - 4]byte
 	// nIdle is len(idle), readable without the lock.

@@ -197,7 +197,16 @@ func (w *worker) loop() {
 			w.ioErr = err.Error()
 		} else {
 			w.io.Store(newWorkerIO(b))
-			defer b.Close() // before the thread is unlocked or ends
+			defer func() { // before the thread is unlocked or ends
+				// A panic on the worker (a backend's Wait with its lock
+				// held, say) goes on with its traceback: Close would block
+				// on that lock and hide it, the worker lost without a trace
+				// (TestWorkerPanicIsNotHidden).
+				if r := recover(); r != nil {
+					panic(r)
+				}
+				b.Close()
+			}()
 		}
 	}
 	for {

@@ -189,8 +189,14 @@
 // kicks the poller through an eventfd, so no worker blocks on disk. Wait
 // uses epoll_pwait2 with a timespec (5.11+); where it is missing (ENOSYS,
 // probed at open) it falls back to epoll_wait with the timeout rounded up
-// to whole milliseconds, so it never returns early. Wake writes the
-// eventfd. Cancel completes a waiting op at once with -ECANCELED; an op on
+// to whole milliseconds, so it never returns early. Either call returns
+// EINTR when a signal reaches the blocked thread (Go's preemption signal
+// does, and epoll waits are never restarted): Wait then counts no events
+// and waits again (TestEpollWaitInterrupted). Wake writes the eventfd,
+// coalesced by the woken flag: a Wake sets it (false → true) before its
+// write, and Wait clears it only after its read drained the eventfd, so
+// while it is set a write is done or on its way and a Wake that finds it
+// set may skip its own; the Wait that clears it reports the wake. Cancel completes a waiting op at once with -ECANCELED; an op on
 // the pool cannot be interrupted and completes with its real result. A
 // Close op fails the ops still queued on that descriptor with -ECANCELED.
 // Descriptors must be closed through Close ops (or never be reused while

@@ -262,7 +262,10 @@ func (o *epollOS) Drain() {
 }
 
 // Poll implements readiness.OS with epoll_pwait2 (or epoll_wait) and turns
-// the epoll events into readiness events.
+// the epoll events into readiness events. On an error it returns 0 events:
+// x/sys's EpollWait returns -1 with EINTR (a signal to the parked thread,
+// Go's preemption signal among them), and the core slices by the count
+// (TestEpollWaitInterrupted).
 func (o *epollOS) Poll(evs []readiness.Event, rem time.Duration) (int, error) {
 	var raw [128]unix.EpollEvent
 	n, err := o.pwait(raw[:min(len(evs), len(raw))], rem)

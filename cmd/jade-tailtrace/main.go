@@ -18,6 +18,16 @@
 //
 // It prints the counts and the events around the slowest samples.
 //
+// A sample's latency is measured with time.Now, but its window of events
+// is taken on the trace's own clock, from the host's start log to the log
+// of that latency (which the host writes once the woken task has told it
+// it ran). The two clocks differ on Windows: Go's tracer stamps events
+// with the CPU's tick counter there and time.Now reads the coarser
+// interrupt-time counter (the runtime's osHasLowResClock), and under Wine
+// a latency so measured came out shorter than the same wake on the
+// trace's timeline, so a window of start + latency often ended before the
+// worker ran again.
+//
 // Usage:
 //
 //	go run ./cmd/jade-tailtrace [-shape wake|sleep] [-n 3000] [-q 0.99] [-show 5] [-trace FILE]
@@ -121,10 +131,11 @@ type event struct {
 	text   string
 }
 
-// sample is one wake: when it started and how long it took.
+// sample is one wake: when it started and ended on the trace's clock,
+// and how long it took as the benchmark measured it (time.Now).
 type sample struct {
-	t0 xtrace.Time
-	d  time.Duration
+	t0, end xtrace.Time
+	d       time.Duration
 }
 
 // stw is one stop-the-world range.
@@ -164,7 +175,7 @@ func analyse(r io.Reader) (*analysis, error) {
 				// Logged by the task itself as its sample ended: no host
 				// goroutine to leave out.
 				if d, err := time.ParseDuration(rest); err == nil {
-					a.samples = append(a.samples, sample{ev.Time() - xtrace.Time(d), d})
+					a.samples = append(a.samples, sample{ev.Time() - xtrace.Time(d), ev.Time(), d})
 				}
 				continue
 			}
@@ -172,7 +183,7 @@ func analyse(r io.Reader) (*analysis, error) {
 			if l.Message == bench.TraceStart {
 				start = ev.Time()
 			} else if d, err := time.ParseDuration(l.Message); err == nil {
-				a.samples = append(a.samples, sample{start, d})
+				a.samples = append(a.samples, sample{start, ev.Time(), d})
 			}
 		case xtrace.EventStateTransition:
 			st := ev.StateTransition()
@@ -209,9 +220,9 @@ func analyse(r io.Reader) (*analysis, error) {
 	return a, nil
 }
 
-// window returns the events within [t0-before, t0+d+after].
+// window returns the events within [t0-before, end+after].
 func (a *analysis) window(s sample, before, after time.Duration) []event {
-	lo, hi := s.t0-xtrace.Time(before), s.t0+xtrace.Time(s.d)+xtrace.Time(after)
+	lo, hi := s.t0-xtrace.Time(before), s.end+xtrace.Time(after)
 	i := sort.Search(len(a.events), func(i int) bool { return a.events[i].t >= lo })
 	var out []event
 	for ; i < len(a.events) && a.events[i].t <= hi; i++ {
@@ -222,9 +233,8 @@ func (a *analysis) window(s sample, before, after time.Duration) []event {
 
 // classify names what delayed sample s (see the command's doc).
 func (a *analysis) classify(s sample, slack time.Duration) string {
-	end := s.t0 + xtrace.Time(s.d)
 	for _, w := range a.stws {
-		if w.begin < end && w.end > s.t0 {
+		if w.begin < s.end && w.end > s.t0 {
 			return "stw"
 		}
 	}
