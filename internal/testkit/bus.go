@@ -17,14 +17,14 @@ import (
 
 // BusShutdownTimeout bounds the Shutdown of a bus made by Bus: a task
 // still running then (a host call that ignores its context, say) is
-// abandoned, and the leak check is skipped.
+// abandoned, which fails the test.
 const BusShutdownTimeout = 5 * time.Second
 
 // Bus makes a bus with cfg for t, calls setup (when not nil) to register
 // the engines and intrinsics that must exist before the bus starts, and
-// starts it. t's cleanup shuts it down (forced: every task is cancelled)
-// and then, when no task was abandoned, fails t if a goroutine started
-// since Bus was called still runs.
+// starts it. t's cleanup shuts it down (forced: every task is cancelled),
+// fails t if a task had to be abandoned, and otherwise fails t if a
+// goroutine started since Bus was called still runs.
 func Bus(t testing.TB, cfg bus.Config, setup func(b *bus.Bus)) *bus.Bus {
 	t.Helper()
 	before := goleak.IgnoreCurrent()
@@ -38,8 +38,8 @@ func Bus(t testing.TB, cfg bus.Config, setup func(b *bus.Bus)) *bus.Bus {
 		ctx, cancel := context.WithTimeout(context.Background(), BusShutdownTimeout)
 		defer cancel()
 		if stuck := b.Shutdown(ctx); len(stuck) > 0 {
-			t.Logf("shutdown abandoned %s", sched.SummarizeReports(stuck, sched.MaxListedReports))
-			return // their goroutines are not a leak to report
+			t.Errorf("shutdown abandoned %s", sched.SummarizeReports(stuck, sched.MaxListedReports))
+			return // their goroutines are reported as the abandoned tasks
 		}
 		goleak.VerifyNone(t, before)
 	})
