@@ -31,9 +31,7 @@ func TestLiveBanksKeepTheLimitExact(t *testing.T) {
 	e, ws := bankEngine(2, lim)
 	// Each worker refills once: every credit is taken, most sit in banks.
 	for _, w := range ws {
-		if err := e.reserveLive(w); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, e.reserveLive(w))
 	}
 	if got := e.LiveTasks(); got != 2 {
 		t.Fatalf("LiveTasks %d after 2 spawns", got)
@@ -154,13 +152,9 @@ func TestLiveTasksNeverUndercounts(t *testing.T) {
 func TestLoweredLimitHoldsAfterUpdate(t *testing.T) {
 	for range 300 {
 		s, c, err := New(Config{Dispatcher: nopDispatcher{}, Workers: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		e, err := c.RegisterEngine("e", EngineRuntimeConfig{Limits: ResourceLimits{LiveTasks: 1 << 20}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var updated atomic.Bool
 		var late atomic.Int64
 		var wg sync.WaitGroup
@@ -179,9 +173,7 @@ func TestLoweredLimitHoldsAfterUpdate(t *testing.T) {
 		for e.LiveTasks() < 64 {
 			runtime.Gosched()
 		}
-		if err := c.UpdateEngine(e, EngineRuntimeConfig{Limits: ResourceLimits{LiveTasks: 1}}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, c.UpdateEngine(e, EngineRuntimeConfig{Limits: ResourceLimits{LiveTasks: 1}}))
 		updated.Store(true)
 		wg.Wait()
 		if n := late.Load(); n > 0 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -52,8 +53,8 @@ func TestEveryTransitionHappens(t *testing.T) {
 		mu.Unlock()
 	})
 	t.Cleanup(func() { sched.SetTraceHook(nil) })
-	rt := newRT(t, jade.Options{ReductionLimit: 50})
-	p := load(t, rt, `
+	rt := testkit.Runtime(t, jade.Options{ReductionLimit: 50})
+	p := testkit.Load(t, rt, `
 .func main() -> i64
   .local c:ref, n:i64, v:i64
   const n, 1000
@@ -72,7 +73,7 @@ l:
 d:
   ret i
 .end`)
-	if o := run(t, rt, p); o.Kind != sched.Success || o.Value.Int() != 1000 {
+	if o := testkit.Run(t, rt, p, "main"); o.Kind != sched.Success || o.Value.Int() != 1000 {
 		t.Fatal(o)
 	}
 	mu.Lock()
