@@ -13,6 +13,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/internal/draintest"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -27,7 +28,7 @@ func TestCloseDrainsUnderLoad(t *testing.T) {
 	if testing.Short() {
 		conns = 50
 	}
-	forBackends(t, func(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
 		for _, workers := range []int{1, 2} {
 			t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
 				rt, main, addr := startDrainServer(t, workers)
@@ -54,7 +55,7 @@ func TestCloseDrainsUnderLoad(t *testing.T) {
 // listed by engine and state in a *jade.DrainError, and a net.listen
 // after the drain began throws ShutdownError.
 func TestCloseDeadlineCancelsTheRest(t *testing.T) {
-	forBackends(t, func(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
 		rt, main, addr := startDrainServer(t, 1)
 		var cs []net.Conn
 		for range 3 {

@@ -13,6 +13,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jadevm/jade/internal/testkit"
 )
 
 // TestAcceptEMFILE: a server out of file descriptors keeps serving its
@@ -40,7 +44,7 @@ func TestAcceptEMFILE(t *testing.T) {
 			func(i int) []byte { return []byte(bulk(strconv.Itoa(i))) }},
 	} {
 		t.Run(strings.TrimSuffix(prog.file, ".jasm"), func(t *testing.T) {
-			forBackends(t, func(t *testing.T) {
+			testkit.Pollers(t, func(t *testing.T) {
 				testAcceptEMFILE(t, prog.file, prog.req, prog.want)
 			})
 		})
@@ -57,9 +61,7 @@ func testAcceptEMFILE(t *testing.T, file string, req, want func(i int) []byte) {
 	for i := 0; i < existing; i++ {
 		c := s.dial(t)
 		defer c.Close()
-		if err := roundTrip(c, req(i), want(i)); err != nil {
-			t.Fatalf("existing connection %d: %v", i, err)
-		}
+		require.NoError(t, roundTrip(c, req(i), want(i)), "existing connection %d", i)
 		conns = append(conns, c)
 	}
 	s.waitLiveAtLeast(t, 1+existing)
@@ -69,9 +71,7 @@ func testAcceptEMFILE(t *testing.T, file string, req, want func(i int) []byte) {
 	var pending []*net.TCPConn
 	for i := 0; i < waiting; i++ {
 		c, err := spares.dial(s.addr)
-		if err != nil {
-			t.Fatalf("waiting client %d: %v", i, err)
-		}
+		require.NoError(t, err, "waiting client %d", i)
 		defer c.Close()
 		pending = append(pending, c)
 	}
@@ -86,9 +86,7 @@ func testAcceptEMFILE(t *testing.T, file string, req, want func(i int) []byte) {
 	// and the existing connections are served throughout.
 	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); {
 		for i, c := range conns {
-			if err := roundTrip(c, req(i), want(i)); err != nil {
-				t.Fatalf("existing connection %d while accepts fail: %v", i, err)
-			}
+			require.NoError(t, roundTrip(c, req(i), want(i)), "existing connection %d while accepts fail", i)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -116,17 +114,13 @@ func testAcceptEMFILE(t *testing.T, file string, req, want func(i int) []byte) {
 		if !bytes.Equal(got, want(existing+i)) {
 			t.Fatalf("waiting client %d: got %q, want %q", i, got, want(existing+i))
 		}
-		if err := roundTrip(c, req(100+i), want(100+i)); err != nil {
-			t.Fatalf("waiting client %d, second round trip: %v", i, err)
-		}
+		require.NoError(t, roundTrip(c, req(100+i), want(100+i)), "waiting client %d, second round trip", i)
 	}
 	// With the limit back, a new client is served at once.
 	spares.restore(t)
 	c := s.dial(t)
 	defer c.Close()
-	if err := roundTrip(c, req(200), want(200)); err != nil {
-		t.Fatalf("new client after recovery: %v", err)
-	}
+	require.NoError(t, roundTrip(c, req(200), want(200)), "new client after recovery")
 }
 
 // readFull is io.ReadFull on a connection.
@@ -170,13 +164,9 @@ type fdSpares struct {
 func exhaustFDs(t *testing.T) *fdSpares {
 	t.Helper()
 	sp := &fdSpares{}
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &sp.orig); err != nil {
-		t.Fatalf("getrlimit: %v", err)
-	}
+	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &sp.orig), "getrlimit")
 	es, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	highest := 0
 	for _, e := range es {
 		if n, err := strconv.Atoi(e.Name()); err == nil {
@@ -188,18 +178,14 @@ func exhaustFDs(t *testing.T) *fdSpares {
 	if lim.Cur >= sp.orig.Cur {
 		t.Skipf("RLIMIT_NOFILE %d is too low to lower below %d", sp.orig.Cur, lim.Cur)
 	}
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		t.Fatalf("setrlimit: %v", err)
-	}
+	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim), "setrlimit")
 	t.Cleanup(func() { sp.restore(t) })
 	for {
 		f, err := os.Open(os.DevNull)
 		if errors.Is(err, syscall.EMFILE) {
 			break
 		}
-		if err != nil {
-			t.Fatalf("open %s: %v", os.DevNull, err)
-		}
+		require.NoError(t, err, "open %s", os.DevNull)
 		sp.files = append(sp.files, f)
 	}
 	return sp

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade/bench"
+	"github.com/jadevm/jade/internal/testkit"
 )
 
 // The HTTP example's tests: Go's net/http client for the routes, methods
@@ -23,7 +24,7 @@ import (
 // argument).
 
 func TestHTTP(t *testing.T) {
-	forBackends(t, func(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
 		for _, workers := range []int{1, 2, 4} {
 			t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
 				s := startServer(t, "http.jasm", workers, "300")
