@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // fakeClock is the deterministic clock of these tests: time moves only when
@@ -21,16 +23,12 @@ const ms = int64(time.Millisecond)
 func newWheel(t testing.TB, cfg TimerWheelConfig, now int64) *Wheel {
 	t.Helper()
 	w, err := New(cfg, now)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return w
 }
 
 func TestConfigValidate(t *testing.T) {
-	if err := DefaultConfig().Validate(); err != nil {
-		t.Fatalf("default config: %v", err)
-	}
+	require.NoError(t, DefaultConfig().Validate(), "default config")
 	if got, want := DefaultConfig().Range(), time.Duration(1<<36)*time.Millisecond; got != want {
 		t.Errorf("default Range = %v, want %v", got, want)
 	}
