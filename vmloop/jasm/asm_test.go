@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -38,9 +40,7 @@ func examplePrograms(t testing.TB) map[string]string {
 		files, _ := filepath.Glob(pat)
 		for _, f := range files {
 			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			out[f] = string(b)
 		}
 	}
@@ -52,9 +52,7 @@ func examplePrograms(t testing.TB) map[string]string {
 
 func TestProposalFib(t *testing.T) {
 	src, err := os.ReadFile("testdata/fib.jasm")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p := mustAssemble(t, "fib.jasm", string(src))
 	mustVerify(t, "fib.jasm", p)
 	if p.ABI != (vmloop.Version{Major: 1, Minor: 0}) {
@@ -114,9 +112,7 @@ func TestProposalFib(t *testing.T) {
 
 func TestProposalOutcome(t *testing.T) {
 	src, err := os.ReadFile("testdata/outcome.jasm")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p := mustAssemble(t, "outcome.jasm", string(src))
 	mustVerify(t, "outcome.jasm", p)
 	main := p.Funcs[0]

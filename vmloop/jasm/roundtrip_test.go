@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -109,13 +111,9 @@ func TestRoundTripExamples(t *testing.T) {
 			}
 		}
 		// Annotated output of a verified program assembles to the same.
-		if err := vmloop.Verify(p, nil); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		require.NoError(t, vmloop.Verify(p, nil), "%s", name)
 		var sb strings.Builder
-		if err := Fprint(&sb, p, Options{Annotate: true}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, Fprint(&sb, p, Options{Annotate: true}))
 		q, err := Assemble(name+".annotated", []byte(sb.String()))
 		if err != nil {
 			t.Fatalf("%s: annotated disassembly: %v\n%s", name, err, sb.String())

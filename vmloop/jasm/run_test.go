@@ -4,6 +4,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -13,15 +15,11 @@ import (
 func TestRun(t *testing.T) {
 	for _, file := range []string{"testdata/features.jasm", "testdata/bytes.jasm", "testdata/headers.jasm"} {
 		src, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		p := mustAssemble(t, file, string(src))
 		mustVerify(t, file, p)
 		e, err := vmloop.NewExec(p, p.FuncIndex("main"), []vmloop.Value{vmloop.StrArray(nil)}, vmloop.DefaultLimits, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		sig := vmloop.SigPreempted
 		for i := 0; i < 10000 && sig == vmloop.SigPreempted; i++ {
 			sig = e.Run(1000)
