@@ -42,16 +42,12 @@ func vtDebugProgram() *Program {
 func TestBinaryRoundTrip(t *testing.T) {
 	for _, p := range []*Program{vtDebugProgram(), vtFib(), vtProg(vtFn("main", nil, TVoid, 0, Encode(RETV, 0, 0, 0, 0)))} {
 		data, err := p.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if !bytes.HasPrefix(data, []byte("JADE")) {
 			t.Fatalf("no magic: % x", data[:8])
 		}
 		q, err := UnmarshalProgram(data)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if !reflect.DeepEqual(p, q) {
 			t.Fatalf("round trip differs\n got %+v\nwant %+v", q, p)
 		}
@@ -63,9 +59,7 @@ func TestBinaryRoundTrip(t *testing.T) {
 		// Verify state is not encoded: a verified program encodes the same.
 		vtMustVerify(t, p, nil)
 		again, err := p.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if !bytes.Equal(data, again) {
 			t.Fatal("encoding changed after Verify")
 		}
@@ -80,9 +74,7 @@ func TestBinaryCodeWordsLittleEndian(t *testing.T) {
 	ins := Encode(ADDI, 1, 2, 0, -7)
 	p := &Program{ABI: ABI, Funcs: []Function{vtFn("f", nil, TVoid, 3, ins)}}
 	data, err := p.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var want [8]byte
 	binary.LittleEndian.PutUint64(want[:], uint64(ins))
 	if !bytes.Contains(data, want[:]) {
@@ -163,9 +155,7 @@ func TestBinaryDecodeErrors(t *testing.T) {
 // panic.
 func TestBinaryDecodeEveryPrefixAndByte(t *testing.T) {
 	data, err := vtDebugProgram().MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for n := range len(data) {
 		if _, err := UnmarshalProgram(data[:n]); err == nil {
 			t.Fatalf("prefix of %d/%d bytes decoded", n, len(data))

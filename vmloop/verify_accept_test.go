@@ -3,6 +3,8 @@ package vmloop
 import (
 	"reflect"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // vtMustVerify verifies p and checks the invariants of every accepted
@@ -10,9 +12,7 @@ import (
 // contract, and the safe-point-free stretch is bounded by the code length.
 func vtMustVerify(t *testing.T, p *Program, r Resolver) {
 	t.Helper()
-	if err := Verify(p, r); err != nil {
-		t.Fatalf("Verify: %v", err)
-	}
+	require.NoError(t, Verify(p, r), "Verify")
 	if !p.Verified() {
 		t.Fatal("accepted program not marked verified")
 	}

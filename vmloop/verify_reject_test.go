@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // Test helpers of the verifier tests (prefixed vt to stay out of the way of
@@ -296,9 +298,7 @@ func TestVerifyRejects(t *testing.T) {
 // changed and verified again loses its verified mark.
 func TestVerifyRejectsAfterMutation(t *testing.T) {
 	p := vtProg(vtFn("main", vtI, TI64, 1, Encode(RET, 0, 0, 0, 0)))
-	if err := Verify(p, nil); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Verify(p, nil))
 	if !p.Verified() {
 		t.Fatal("not marked verified")
 	}
