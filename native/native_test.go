@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/examples"
 	"github.com/jadevm/jade/internal/feature"
 	"github.com/jadevm/jade/internal/vmhook"
@@ -61,9 +63,7 @@ func TestSelection(t *testing.T) {
 	needC(t)
 	p := mustProgram(t, "fib", srcFib)
 	e, err := vmloop.NewExec(p, entryOf(p), []vmloop.Value{vmloop.I64(10)}, vmloop.DefaultLimits, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !e.NativeUsed() {
 		t.Fatal("native loop not used by default")
 	}
@@ -308,9 +308,7 @@ func budgets(bs ...int64) func() int64 {
 func diff(t *testing.T, name string, p *vmloop.Program, fn int, args []vmloop.Value, lim vmloop.Limits, budget func() int64) diffStats {
 	t.Helper()
 	st, err := runDiff(p, fn, args, lim, budget, completeAnswer, 1_000_000)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
+	require.NoError(t, err, "%s", name)
 	return st
 }
 
@@ -434,9 +432,7 @@ func TestDiffJasmFiles(t *testing.T) {
 	defer vmhook.SetFallback(vmhook.DefaultFallback)
 	for _, file := range files {
 		src, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		p := mustProgram(t, file, string(src))
 		fn := p.FuncIndex("main")
 		if fn < 0 {
