@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/debugsrv"
 	"github.com/jadevm/jade/sched"
@@ -18,9 +20,7 @@ import (
 
 func TestDebugServer(t *testing.T) {
 	rt, err := jade.New(jade.Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer rt.Shutdown(context.Background())
 	p, err := rt.Load("w.jasm", []byte(`
 .func waiter(ev:ref) -> i64
@@ -29,14 +29,11 @@ func TestDebugServer(t *testing.T) {
   const z, 0
   ret z
 .end`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ev := rt.NewEvent()
 	for i := 0; i < 3; i++ {
-		if _, err := rt.Spawn(p, "waiter", ev); err != nil {
-			t.Fatal(err)
-		}
+		_, err := rt.Spawn(p, "waiter", ev)
+		require.NoError(t, err)
 	}
 	s := rt.Bus().Scheduler()
 	deadline := time.Now().Add(10 * time.Second)
@@ -51,9 +48,7 @@ func TestDebugServer(t *testing.T) {
 	defer srv.Close()
 	get := func(path string) string {
 		resp, err := srv.Client().Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != 200 {
