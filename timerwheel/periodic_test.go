@@ -28,9 +28,7 @@ func simulate(t *testing.T, cfg PeriodicConfig, first int64, n int, dur func(i i
 	var dst []Expired
 	for len(runs) < n {
 		d, ok := w.NextDeadline()
-		if !ok {
-			t.Fatal("job timer lost")
-		}
+		require.True(t, ok, "job timer lost")
 		if d > c.now {
 			c.Set(d)
 		}

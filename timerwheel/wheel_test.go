@@ -162,9 +162,7 @@ func TestAdvanceBackwardsNoop(t *testing.T) {
 func TestCancelEdgeCases(t *testing.T) {
 	w := newWheel(t, DefaultConfig(), 0)
 	h := w.Insert(10*ms, 1)
-	if !w.Cancel(h) {
-		t.Fatal("first cancel failed")
-	}
+	require.True(t, w.Cancel(h), "first cancel failed")
 	if w.Cancel(h) || w.CancelRemote(h) {
 		t.Fatal("double cancel succeeded")
 	}
@@ -213,9 +211,7 @@ func TestTenSecondTimerCascades(t *testing.T) {
 		for len(fired) == 0 {
 			if parked {
 				next, ok := w.NextDeadline()
-				if !ok {
-					t.Fatal("lost the timer")
-				}
+				require.True(t, ok, "lost the timer")
 				c.Set(next)
 			} else {
 				c.Add(time.Millisecond)
@@ -285,9 +281,7 @@ func TestHugeJump(t *testing.T) {
 	}
 	start := time.Now()
 	got := w.Advance(math.MaxInt64-1, nil)
-	if len(got) != 1000 {
-		t.Fatalf("fired %d", len(got))
-	}
+	require.Len(t, got, 1000, "fired %d", len(got))
 	for i, e := range got {
 		if e.Payload != uint64(i) {
 			t.Fatalf("fire %d = %v", i, e)
