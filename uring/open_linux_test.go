@@ -60,9 +60,7 @@ func TestSelection(t *testing.T) {
 	}
 	t.Setenv("JADE_POLLER", "")
 	b := open(Options{})
-	if b.Name() != "io_uring" {
-		t.Fatalf("auto on a kernel with io_uring: %s", b.Name())
-	}
+	require.Equal(t, "io_uring", b.Name(), "auto on a kernel with io_uring: %s", b.Name())
 	t.Logf("auto: %s", b.(*Ring).Reason())
 	if _, err := Open(Options{Poller: "kqueue"}); err == nil {
 		t.Fatal("unknown poller accepted")
