@@ -44,9 +44,7 @@ func examplePrograms(t testing.TB) map[string]string {
 			out[f] = string(b)
 		}
 	}
-	if len(out) == 0 {
-		t.Fatal("no example programs found")
-	}
+	require.NotZero(t, len(out), "no example programs found")
 	return out
 }
 
@@ -116,9 +114,7 @@ func TestProposalOutcome(t *testing.T) {
 	p := mustAssemble(t, "outcome.jasm", string(src))
 	mustVerify(t, "outcome.jasm", p)
 	main := p.Funcs[0]
-	if len(main.Handlers) != 1 {
-		t.Fatalf("handlers = %v", main.Handlers)
-	}
+	require.Len(t, main.Handlers, 1, "handlers = %v", main.Handlers)
 	// seven=r6, window r7: ldi; movi; spawn; movr t; outcome; joini (pc 5); ret; errmsg (pc 7)
 	if h := main.Handlers[0]; h != (vmloop.Handler{Start: 5, End: 6, Target: 7, Reg: 3}) {
 		t.Errorf("handler = %+v", h)
@@ -516,9 +512,7 @@ func TestLiterals(t *testing.T) {
 .end`)
 	code := p.Funcs[0].Code
 	ldi := func(pc int) int32 {
-		if code[pc].Op() != vmloop.LDI {
-			t.Fatalf("pc %d: %v, want ldi", pc, code[pc].Op())
-		}
+		require.Equal(t, vmloop.LDI, code[pc].Op(), "pc %d: %v, want ldi", pc, code[pc].Op())
 		return code[pc].D()
 	}
 	if ldi(0) != -1 || ldi(1) != -16 || ldi(2) != 5 || ldi(3) != 15 {

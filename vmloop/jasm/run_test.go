@@ -24,9 +24,7 @@ func TestRun(t *testing.T) {
 		for i := 0; i < 10000 && sig == vmloop.SigPreempted; i++ {
 			sig = e.Run(1000)
 		}
-		if sig != vmloop.SigCompleted {
-			t.Fatalf("%s: %v (trap %v, thrown %v)", file, sig, e.Trap(), e.Thrown())
-		}
+		require.Equal(t, vmloop.SigCompleted, sig, "%s: %v (trap %v, thrown %v)", file, sig, e.Trap(), e.Thrown())
 		if got := e.Result().Int(); got != 0 {
 			t.Errorf("%s: check %d failed\n%s", file, got, Disassemble(p))
 		}
