@@ -133,9 +133,7 @@ func TestBinaryDecodeErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
 			p, err := UnmarshalProgram(tc.data)
-			if err == nil {
-				t.Fatalf("decoded %+v", p)
-			}
+			require.Error(t, err, "decoded %+v", p)
 			var de *DecodeError
 			if !errors.As(err, &de) {
 				t.Fatalf("%T %v is not a *DecodeError", err, err)

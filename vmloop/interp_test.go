@@ -1390,9 +1390,7 @@ func TestSetTrapAfterFailedComplete(t *testing.T) {
 	}
 	err := e.Complete(Str("x"))
 	ti, ok := err.(TrapInfo)
-	if !ok {
-		t.Fatalf("Complete: %v", err)
-	}
+	require.True(t, ok, "Complete: %v", err)
 	e.SetTrap(ti.Code, ti.Msg)
 	if got := e.Trap(); got != ti || got.PC != 1 || got.Func != "join" {
 		t.Errorf("trap after SetTrap: %+v, want %+v at join@1", got, ti)

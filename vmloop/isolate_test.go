@@ -62,9 +62,7 @@ func TestIsolate(t *testing.T) {
 	e.Recycle()
 	require.NoError(t, e.Reset(p, p.FuncIndex("sum"), []Value{I64(1000)}, DefaultLimits, 2))
 	r, f := unsafe.SliceData(e.regs), unsafe.SliceData(e.frames)
-	if !e.Isolated() {
-		t.Fatal("a recycled Exec lost its isolated stacks at Reset")
-	}
+	require.True(t, e.Isolated(), "a recycled Exec lost its isolated stacks at Reset")
 	if sig := e.Run(50); sig != SigPreempted {
 		t.Fatalf("sum: %v", sig)
 	}

@@ -13,9 +13,7 @@ import (
 func vtMustVerify(t *testing.T, p *Program, r Resolver) {
 	t.Helper()
 	require.NoError(t, Verify(p, r), "Verify")
-	if !p.Verified() {
-		t.Fatal("accepted program not marked verified")
-	}
+	require.True(t, p.Verified(), "accepted program not marked verified")
 	for i, imp := range p.Intrinsics {
 		if imp.Resolved == nil {
 			t.Errorf("import %d %q not resolved", i, imp.Name)

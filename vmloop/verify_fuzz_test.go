@@ -30,9 +30,7 @@ func vtSeedPrograms() []*Program {
 // vtCheckAccepted checks the invariants of a program Verify accepted.
 func vtCheckAccepted(t *testing.T, p *Program) {
 	t.Helper()
-	if !p.Verified() {
-		t.Fatal("accepted program not marked verified")
-	}
+	require.True(t, p.Verified(), "accepted program not marked verified")
 	for i, imp := range p.Intrinsics {
 		if imp.Resolved == nil {
 			t.Fatalf("import %d not resolved", i)
