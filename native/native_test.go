@@ -64,9 +64,7 @@ func TestSelection(t *testing.T) {
 	p := mustProgram(t, "fib", srcFib)
 	e, err := vmloop.NewExec(p, entryOf(p), []vmloop.Value{vmloop.I64(10)}, vmloop.DefaultLimits, 1)
 	require.NoError(t, err)
-	if !e.NativeUsed() {
-		t.Fatal("native loop not used by default")
-	}
+	require.True(t, e.NativeUsed(), "native loop not used by default")
 	e.SetNative(false)
 	if e.NativeUsed() {
 		t.Fatal("SetNative(false) ignored")
@@ -337,9 +335,7 @@ func TestDiffPrograms(t *testing.T) {
 			vmhook.SetFallback(fb)
 			for _, b := range []func() int64{budgets(1), budgets(2, 3, 5, 7), budgets(97), budgets(25_000), budgets(math.MaxInt64 / 2)} {
 				st := diff(t, c.name, p, entryOf(p), c.args, lim, b)
-				if st.sig != vmloop.SigCompleted {
-					t.Fatalf("%s: %v", c.name, st.sig)
-				}
+				require.Equal(t, vmloop.SigCompleted, st.sig, "%s: %v", c.name, st.sig)
 			}
 		}
 		// the result itself, on the C loop
@@ -384,9 +380,7 @@ func TestDiffArith(t *testing.T) {
 	}
 	for _, x := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), 1e300, -1e300, 0x1p63, -0x1p63, 9.2e18, -9.2e18, 0.5, -0.5, 2, -2, math.Copysign(0, -1)} {
 		st := diff(t, "fconv", p, 1, []vmloop.Value{vmloop.F64(x)}, vmloop.DefaultLimits, budgets(1000))
-		if st.sig != vmloop.SigCompleted {
-			t.Fatalf("fconv(%v): %v", x, st.sig)
-		}
+		require.Equal(t, vmloop.SigCompleted, st.sig, "fconv(%v): %v", x, st.sig)
 	}
 }
 
@@ -399,9 +393,7 @@ func TestDiffLimits(t *testing.T) {
 	p := mustProgram(t, "fib", srcFib)
 	for _, maxf := range []int{1, 2, 5, 17} {
 		st := diff(t, "depth", p, entryOf(p), []vmloop.Value{vmloop.I64(25)}, vmloop.Limits{MaxFrames: maxf}, budgets(10, 1000))
-		if st.sig != vmloop.SigTrapped {
-			t.Fatalf("MaxFrames %d: %v", maxf, st.sig)
-		}
+		require.Equal(t, vmloop.SigTrapped, st.sig, "MaxFrames %d: %v", maxf, st.sig)
 	}
 	// Stop: both loops return at the first safe point, with budget left
 	lp := mustProgram(t, "loop", srcLoop)
