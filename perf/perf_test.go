@@ -19,9 +19,7 @@ func TestRunSubset(t *testing.T) {
 	require.NoError(t, err)
 	// Every scenario can run somewhere; an absent one looks like this.
 	rep.Scenarios = append(rep.Scenarios, Result{Name: "resp_ping", Absent: "redis-benchmark not installed"})
-	if len(rep.Scenarios) != 3 {
-		t.Fatalf("got %d results: %+v", len(rep.Scenarios), rep.Scenarios)
-	}
+	require.Len(t, rep.Scenarios, 3, "got %d results: %+v", len(rep.Scenarios), rep.Scenarios)
 	for _, r := range rep.Scenarios {
 		switch r.Name {
 		case "resp_ping":
