@@ -41,9 +41,7 @@ func TestDebugAddrAndDump(t *testing.T) {
 		for {
 			select {
 			case l, ok := <-lines:
-				if !ok {
-					t.Fatalf("stderr closed before %q", want)
-				}
+				require.True(t, ok, "stderr closed before %q", want)
 				if strings.Contains(l, want) {
 					return l
 				}
