@@ -38,8 +38,8 @@ var Fanout = string(examples.Fanout)
 // for a loaded machine under the race detector, so that only a hang fails.
 const Patience = 3 * time.Minute
 
-// CloseTimeout bounds the Close or Shutdown that a cleanup of the kit
-// makes.
+// CloseTimeout bounds the Close or Shutdown that the cleanup of a
+// runtime of the kit makes.
 const CloseTimeout = time.Minute
 
 // Runtime starts a jade runtime with opts for t. t's cleanup closes it
@@ -50,14 +50,31 @@ const CloseTimeout = time.Minute
 // client that the test stops in a later cleanup is gone by then.
 func Runtime(t testing.TB, opts jade.Options) *jade.Runtime {
 	t.Helper()
+	return start(t, opts, "close", (*jade.Runtime).Close)
+}
+
+// ForcedRuntime is Runtime for a test that leaves tasks waiting at its
+// end: the cleanup is the forced Shutdown (every task cancelled) instead
+// of Close's drain, which would wait for them. t fails if a task had to
+// be abandoned at the deadline, and otherwise if a goroutine started since
+// ForcedRuntime was called still runs.
+func ForcedRuntime(t testing.TB, opts jade.Options) *jade.Runtime {
+	t.Helper()
+	return start(t, opts, "shutdown", (*jade.Runtime).Shutdown)
+}
+
+// start is Runtime and ForcedRuntime: stop, named what, ends the runtime
+// in t's cleanup.
+func start(t testing.TB, opts jade.Options, what string, stop func(*jade.Runtime, context.Context) error) *jade.Runtime {
+	t.Helper()
 	before := goleak.IgnoreCurrent()
 	rt, err := jade.New(opts)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), CloseTimeout)
 		defer cancel()
-		if err := rt.Close(ctx); err != nil {
-			t.Errorf("close: %v", err)
+		if err := stop(rt, ctx); err != nil {
+			t.Errorf("%s: %v", what, err)
 			return // abandoned tasks keep their goroutines: not a leak to report
 		}
 		goleak.VerifyNone(t, before)
