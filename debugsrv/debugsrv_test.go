@@ -2,7 +2,6 @@ package debugsrv_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http/httptest"
@@ -14,14 +13,13 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/debugsrv"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
 
 func TestDebugServer(t *testing.T) {
-	rt, err := jade.New(jade.Options{Workers: 1})
-	require.NoError(t, err)
-	defer rt.Shutdown(context.Background())
+	rt := testkit.ForcedRuntime(t, jade.Options{Workers: 1})
 	p, err := rt.Load("w.jasm", []byte(`
 .func waiter(ev:ref) -> i64
   .local z:i64
