@@ -164,24 +164,22 @@ func waitTimers(t *testing.T, e *sched.Engine) {
 }
 
 func TestSleep(t *testing.T) {
-	for _, workers := range []int{1, 2, 4} {
-		t.Run(fmt.Sprint("workers=", workers), func(t *testing.T) {
-			b, m := timeBus(t, workers, sched.ResourceLimits{})
-			p := testkit.Prog(t, b, timeProg)
-			for _, fn := range []string{"sleep", "sleep_until"} {
-				o := testkit.SpawnAwait(t, m, p, fn, ms(5))
-				if o.Kind != sched.Success || o.Value.Int() < int64(5*time.Millisecond) {
-					t.Fatalf("%s 5ms: %v", fn, o)
-				}
+	testkit.Workers(t, []int{1, 2, 4}, func(t *testing.T, workers int) {
+		b, m := timeBus(t, workers, sched.ResourceLimits{})
+		p := testkit.Prog(t, b, timeProg)
+		for _, fn := range []string{"sleep", "sleep_until"} {
+			o := testkit.SpawnAwait(t, m, p, fn, ms(5))
+			if o.Kind != sched.Success || o.Value.Int() < int64(5*time.Millisecond) {
+				t.Fatalf("%s 5ms: %v", fn, o)
 			}
-			// zero and negative sleeps return at once
-			for _, d := range []int64{0, -1} {
-				o := testkit.SpawnAwait(t, m, p, "sleep", vmloop.I64(d))
-				require.Equal(t, sched.Success, o.Kind, "sleep %d: %v", d, o)
-			}
-			waitTimers(t, m.Engine())
-		})
-	}
+		}
+		// zero and negative sleeps return at once
+		for _, d := range []int64{0, -1} {
+			o := testkit.SpawnAwait(t, m, p, "sleep", vmloop.I64(d))
+			require.Equal(t, sched.Success, o.Kind, "sleep %d: %v", d, o)
+		}
+		waitTimers(t, m.Engine())
+	})
 }
 
 // TestManySleepers: thousands of tasks sleep random short durations on
