@@ -2,8 +2,6 @@ package examples_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net"
 	"os"
 	"testing"
@@ -29,24 +27,22 @@ func TestCloseDrainsUnderLoad(t *testing.T) {
 		conns = 50
 	}
 	testkit.Pollers(t, func(t *testing.T) {
-		for _, workers := range []int{1, 2} {
-			t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
-				rt, main, addr := startDrainServer(t, workers)
-				closed := make(chan error, 1)
-				draintest.Drive(t, addr, conns, func() {
-					go func() {
-						ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-						defer cancel()
-						closed <- rt.Close(ctx)
-					}()
-				})
-				o, err := main.Wait(context.Background())
-				require.NoError(t, err)
-				require.Equal(t, sched.Success, o.Kind, "main: %s", o)
-				require.Equal(t, int64(0), o.Value.Int())
-				require.NoError(t, <-closed)
+		testkit.Workers(t, []int{1, 2}, func(t *testing.T, workers int) {
+			rt, main, addr := startDrainServer(t, workers)
+			closed := make(chan error, 1)
+			draintest.Drive(t, addr, conns, func() {
+				go func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+					defer cancel()
+					closed <- rt.Close(ctx)
+				}()
 			})
-		}
+			o, err := main.Wait(context.Background())
+			require.NoError(t, err)
+			require.Equal(t, sched.Success, o.Kind, "main: %s", o)
+			require.Equal(t, int64(0), o.Value.Int())
+			require.NoError(t, <-closed)
+		})
 	})
 }
 
@@ -122,15 +118,7 @@ func startDrainServer(t *testing.T, workers int) (*jade.Runtime, *jade.Task, str
 	t.Helper()
 	src, err := os.ReadFile("testdata/drain_server.jasm")
 	require.NoError(t, err)
-	rt, err := jade.New(jade.Options{Workers: workers})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := rt.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
+	rt := testkit.ForcedRuntime(t, jade.Options{Workers: workers})
 	p, err := rt.Load("drain_server.jasm", src)
 	require.NoError(t, err)
 	addr := freeAddr(t)

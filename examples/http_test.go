@@ -2,7 +2,6 @@ package examples_test
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -25,13 +24,11 @@ import (
 
 func TestHTTP(t *testing.T) {
 	testkit.Pollers(t, func(t *testing.T) {
-		for _, workers := range []int{1, 2, 4} {
-			t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
-				s := startServer(t, "http.jasm", workers, "300")
-				t.Run("client", func(t *testing.T) { httpClientRoutes(t, s.addr) })
-				t.Run("raw", func(t *testing.T) { httpRaw(t, s.addr) })
-			})
-		}
+		testkit.Workers(t, []int{1, 2, 4}, func(t *testing.T, workers int) {
+			s := startServer(t, "http.jasm", workers, "300")
+			t.Run("client", func(t *testing.T) { httpClientRoutes(t, s.addr) })
+			t.Run("raw", func(t *testing.T) { httpRaw(t, s.addr) })
+		})
 	})
 }
 
