@@ -211,9 +211,9 @@ l:
 d:
   ret   i
 .end`)
-	if o := testkit.Run(t, rt, p, "main", vmloop.I64(50)); o.Kind != sched.Success || o.Value.Int() != 50 {
-		t.Fatalf("got %v", o)
-	}
+	o := testkit.Run(t, rt, p, "main", vmloop.I64(50))
+	require.Equal(t, sched.Success, o.Kind, "got %v", o)
+	require.Equal(t, int64(50), o.Value.Int(), "got %v", o)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	require.Len(t, m.at, 50, "%d marks", len(m.at))
@@ -260,9 +260,9 @@ d:
   ret   x
 .end`)
 	const n = 1000
-	if o := testkit.Run(t, rt, p, "main", vmloop.I64(n)); o.Kind != sched.Success || o.Value.Int() != n {
-		t.Fatalf("got %v", o)
-	}
+	o := testkit.Run(t, rt, p, "main", vmloop.I64(n))
+	require.Equal(t, sched.Success, o.Kind, "got %v", o)
+	require.Equal(t, int64(n), o.Value.Int(), "got %v", o)
 	testkit.WaitFor(t, func() bool { m.mu.Lock(); defer m.mu.Unlock(); return len(m.arg) == n+1 })
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -300,9 +300,9 @@ l:
   intr  _, test.mark, two
   ret   two
 .end`)
-	if o := testkit.Run(t, rt, p, "main"); o.Kind != sched.Success || o.Value.Int() != 2 {
-		t.Fatalf("got %v", o)
-	}
+	o := testkit.Run(t, rt, p, "main")
+	require.Equal(t, sched.Success, o.Kind, "got %v", o)
+	require.Equal(t, int64(2), o.Value.Int(), "got %v", o)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.arg) != 2 || m.arg[0] != 2 || m.arg[1] != 1 {
@@ -334,9 +334,9 @@ func TestLIFOSlotInMetrics(t *testing.T) {
   const x, 7
   ret   x
 .end`)
-	if o := testkit.Run(t, rt, p, "main"); o.Kind != sched.Success || o.Value.Int() != 7 {
-		t.Fatalf("got %v", o)
-	}
+	o := testkit.Run(t, rt, p, "main")
+	require.Equal(t, sched.Success, o.Kind, "got %v", o)
+	require.Equal(t, int64(7), o.Value.Int(), "got %v", o)
 	if got.RunnableTasks != 1 || len(got.Workers) != 1 || got.Workers[0].LocalQueue != 0 {
 		t.Fatalf("with the child in the lifo slot: runnable %d, workers %+v", got.RunnableTasks, got.Workers)
 	}

@@ -209,8 +209,8 @@ d:
   ret   v
 .end`)
 	for _, n := range []int64{1, 3000} {
-		if o := testkit.Run(t, rt, p, "main", vmloop.I64(n)); o.Kind != sched.Success || o.Value.Int() != 0 {
-			t.Fatalf("n=%d: %v (want Success(0): each joiner returns its own task's value)", n, o)
-		}
+		o := testkit.Run(t, rt, p, "main", vmloop.I64(n))
+		require.Equal(t, sched.Success, o.Kind, "n=%d: %v (want Success(0): each joiner returns its own task's value)", n, o)
+		require.Equal(t, int64(0), o.Value.Int(), "n=%d: %v (want Success(0): each joiner returns its own task's value)", n, o)
 	}
 }

@@ -61,9 +61,8 @@ func TestExactlyOnce(t *testing.T) {
 		if g := peak.Load(); g > int64(before)+3 {
 			t.Fatalf("workers=%d: %d goroutines while running (%d before)", workers, g, before)
 		}
-		if o.Kind != sched.Success || o.Value.Int() != n*(n-1)/2 {
-			t.Fatalf("workers=%d: %v, want Success(%d)", workers, o, n*(n-1)/2)
-		}
+		require.Equal(t, sched.Success, o.Kind, "workers=%d: %v, want Success(%d)", workers, o, n*(n-1)/2)
+		require.Equal(t, int64(n*(n-1)/2), o.Value.Int(), "workers=%d: %v, want Success(%d)", workers, o, n*(n-1)/2)
 		// main's outcome is published before its worker decrements the
 		// live count: wait for the count, do not sample it.
 		testkit.WaitFor(t, func() bool { return rt.Bus().Scheduler().LiveTasks() == 0 })
@@ -144,9 +143,9 @@ l:
 d:
   ret  i
 .end`)
-	if o := testkit.Run(t, rt, p, "main"); o.Kind != sched.Success || o.Value.Int() != 200000 {
-		t.Fatalf("got %v", o)
-	}
+	o := testkit.Run(t, rt, p, "main")
+	require.Equal(t, sched.Success, o.Kind, "got %v", o)
+	require.Equal(t, int64(200000), o.Value.Int(), "got %v", o)
 }
 
 // TestOutcomes covers S-11, S-12 and S-13: Completed is a state, the
@@ -324,9 +323,8 @@ d:
 			rounds = 100
 		}
 		o := testkit.Run(t, rt, p, "main", vmloop.I64(pairs), vmloop.I64(rounds))
-		if o.Kind != sched.Success || o.Value.Int() != 2*pairs*rounds {
-			t.Fatalf("workers=%d: %v want %d", workers, o, 2*pairs*rounds)
-		}
+		require.Equal(t, sched.Success, o.Kind, "workers=%d: %v want %d", workers, o, 2*pairs*rounds)
+		require.Equal(t, int64(2*pairs*rounds), o.Value.Int(), "workers=%d: %v want %d", workers, o, 2*pairs*rounds)
 	})
 }
 

@@ -9,6 +9,8 @@ import (
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestTransitionTable: exactly the edges of spec §2.1 are legal, and an
@@ -73,9 +75,9 @@ l:
 d:
   ret i
 .end`)
-	if o := testkit.Run(t, rt, p, "main"); o.Kind != sched.Success || o.Value.Int() != 1000 {
-		t.Fatal(o)
-	}
+	o := testkit.Run(t, rt, p, "main")
+	require.Equal(t, sched.Success, o.Kind, "%v", o)
+	require.Equal(t, int64(1000), o.Value.Int(), "%v", o)
 	mu.Lock()
 	defer mu.Unlock()
 	for _, e := range [][2]sched.State{
