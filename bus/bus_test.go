@@ -95,14 +95,14 @@ func TestCapabilities(t *testing.T) {
 	// From bytecode: the refusal is a catchable CapabilityError.
 	sp, err := full.Spawn(none, p, "spawner")
 	require.NoError(t, err)
-	if o := testkit.Await(t, sp); o.Kind != sched.Success || o.Value.String() != vmloop.ErrKindCapability {
-		t.Fatalf("spawn from bytecode without CapSpawn: %v", o)
-	}
+	o := testkit.Await(t, sp)
+	require.Equal(t, sched.Success, o.Kind, "spawn from bytecode without CapSpawn: %v", o)
+	require.Equal(t, vmloop.ErrKindCapability, o.Value.String(), "spawn from bytecode without CapSpawn: %v", o)
 	cn, err := spawnOnly.Spawn(nil, p, "canceller", vmloop.Ext(vmloop.KindTask, victim))
 	require.NoError(t, err)
-	if o := testkit.Await(t, cn); o.Kind != sched.Success || o.Value.String() != vmloop.ErrKindCapability {
-		t.Fatalf("cancel from bytecode without CapCancelOther: %v", o)
-	}
+	o = testkit.Await(t, cn)
+	require.Equal(t, sched.Success, o.Kind, "cancel from bytecode without CapCancelOther: %v", o)
+	require.Equal(t, vmloop.ErrKindCapability, o.Value.String(), "cancel from bytecode without CapCancelOther: %v", o)
 	if victim.State() == sched.Completed {
 		t.Fatal("refused cancel took effect")
 	}
@@ -112,7 +112,7 @@ func TestCapabilities(t *testing.T) {
 		t.Fatalf("granted spawn from bytecode: %v", o)
 	}
 	require.NoError(t, full.Cancel(victim))
-	o := testkit.Await(t, victim)
+	o = testkit.Await(t, victim)
 	require.Equal(t, sched.Cancelled, o.Kind, "victim: %v", o)
 }
 
@@ -319,9 +319,9 @@ h:
 	ev := m.NewEvent()
 	task, err := m.Spawn(nil, p, "main", ev)
 	require.NoError(t, err)
-	if o := testkit.Await(t, task); o.Kind != sched.Success || o.Value.String() != vmloop.ErrKindResource {
-		t.Fatalf("spawner: %v, want Success(ResourceError)", o)
-	}
+	o := testkit.Await(t, task)
+	require.Equal(t, sched.Success, o.Kind, "spawner: %v, want Success(ResourceError)", o)
+	require.Equal(t, vmloop.ErrKindResource, o.Value.String(), "spawner: %v, want Success(ResourceError)", o)
 	// main plus three waiters filled the engine; the waiters still run
 	// (main's count is given back just after its outcome is published).
 	waitLive(t, m, 3, "live tasks (the waiters)")
@@ -434,8 +434,8 @@ func TestSpawnPassesNullEventAndTaskHandles(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		task, err := m.Spawn(nil, p, "main")
 		require.NoError(t, err)
-		if o := testkit.Await(t, task); o.Kind != sched.Success || o.Value.Int() != 5 {
-			t.Fatalf("%v", o)
-		}
+		o := testkit.Await(t, task)
+		require.Equal(t, sched.Success, o.Kind, "%v", o)
+		require.Equal(t, int64(5), o.Value.Int(), "%v", o)
 	}
 }

@@ -134,9 +134,8 @@ func TestFileIO(t *testing.T) {
 		data := strings.Repeat("jade file io ", 1000)
 		require.NoError(t, os.WriteFile(src, []byte(data), 0o644))
 		o := testkit.SpawnAwait(t, m, p, "copyfile", vmloop.Str(src), vmloop.Str(dst))
-		if o.Kind != sched.Success || o.Value.Int() != int64(len(data)) {
-			t.Fatalf("copyfile: %v", o)
-		}
+		require.Equal(t, sched.Success, o.Kind, "copyfile: %v", o)
+		require.Equal(t, int64(len(data)), o.Value.Int(), "copyfile: %v", o)
 		if got, _ := os.ReadFile(dst); string(got) != data {
 			t.Fatalf("copy differs: %d bytes", len(got))
 		}
@@ -169,9 +168,8 @@ func TestIOTimeoutAndCancel(t *testing.T) {
 			}
 		}()
 		o := testkit.SpawnAwait(t, m, p, "read_timeout", vmloop.Str(ln.Addr().String()), ms(20))
-		if o.Kind != sched.Success || o.Value.String() != vmloop.ErrKindTimeout {
-			t.Fatalf("read with timeout: %v", o)
-		}
+		require.Equal(t, sched.Success, o.Kind, "read with timeout: %v", o)
+		require.Equal(t, vmloop.ErrKindTimeout, o.Value.String(), "read with timeout: %v", o)
 		// The socket operations went through the backend (the ring's own
 		// SQEs on io_uring), not Go's net package.
 		st := b.Scheduler().IOStats()
