@@ -366,7 +366,7 @@ func TestEndingReadNeverStealsAnotherConnectionsData(t *testing.T) {
 	testkit.Pollers(t, func(t *testing.T) {
 		b, m, _ := ioBus(t, bus.CapAll, sched.ResourceLimits{})
 		p := testkit.Prog(t, b, safetyProg)
-		srv := freeLoopback(t)
+		srv := testkit.FreeAddr(t)
 		serve, err := m.Spawn(nil, p, "serve", vmloop.Str(srv))
 		require.NoError(t, err)
 		waitListening(t, srv)
@@ -412,15 +412,6 @@ func TestEndingReadNeverStealsAnotherConnectionsData(t *testing.T) {
 	})
 }
 
-// freeLoopback returns a loopback address whose port was free a moment ago.
-func freeLoopback(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // waitListening waits until addr accepts connections.
 func waitListening(t *testing.T, addr string) {
 	for i := 0; ; i++ {
@@ -444,7 +435,7 @@ func TestTimedOutReadLosesNoBytes(t *testing.T) {
 		b, m, _ := ioBus(t, bus.CapAll, sched.ResourceLimits{})
 		p := testkit.Prog(t, b, safetyProg)
 		for _, d := range []int64{1000, 1} {
-			addr := freeLoopback(t)
+			addr := testkit.FreeAddr(t)
 			task, err := m.Spawn(nil, p, "count", vmloop.Str(addr), vmloop.I64(d))
 			require.NoError(t, err)
 			waitConn := func() net.Conn {
@@ -620,7 +611,7 @@ func TestCancelAfterAcceptClosesTheConnection(t *testing.T) {
 		p := testkit.Prog(t, b, safetyProg+abandonHog)
 		landed := 0
 		for range 5 {
-			addr := freeLoopback(t)
+			addr := testkit.FreeAddr(t)
 			acc, err := m.Spawn(nil, p, "accept_one", vmloop.Str(addr))
 			require.NoError(t, err)
 			waitListening(t, addr) // its connection is accepted and closed
