@@ -36,17 +36,6 @@ type ioServer struct {
 	addr string
 }
 
-// freeAddr returns a loopback address with a port that was free a moment
-// ago.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 // startServer loads file on a new runtime with the given workers, runs its
 // main with the address as args[0] (and args after it) and waits until the port accepts. The
 // cleanup cancels main and closes the runtime; tasks left behind (a
@@ -55,7 +44,7 @@ func startServer(t testing.TB, file string, workers int, args ...string) *ioServ
 	t.Helper()
 	src, err := os.ReadFile(file)
 	require.NoError(t, err)
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	rt, err := jade.New(jade.Options{Workers: workers})
 	require.NoError(t, err)
 	s := &ioServer{rt: rt, addr: addr}
