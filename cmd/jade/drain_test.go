@@ -16,6 +16,7 @@ import (
 
 	"github.com/jadevm/jade/internal/draintest"
 	"github.com/jadevm/jade/internal/feature"
+	"github.com/jadevm/jade/internal/testkit"
 )
 
 var drainServer = filepath.Join("..", "..", "examples", "testdata", "drain_server.jasm")
@@ -74,10 +75,7 @@ func pollers() []string {
 // waits until it accepts.
 func startJade(t *testing.T, bin, poller string, flags ...string) (*exec.Cmd, string, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	l.Close()
+	addr := testkit.FreeAddr(t)
 	args := append(append([]string{"run"}, flags...), drainServer, addr)
 	cmd := exec.Command(bin, args...)
 	if poller != "" {
