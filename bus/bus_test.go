@@ -73,12 +73,12 @@ func TestCapabilities(t *testing.T) {
 	require.NoError(t, err)
 
 	// Host commands.
-	if _, err := none.Spawn(nil, p, "main"); !errors.Is(err, bus.ErrDenied) || !strings.Contains(err.Error(), "spawn") {
-		t.Fatalf("spawn without CapSpawn: %v", err)
-	}
-	if _, err := spawnOnly.Spawn(full, p, "main"); !errors.Is(err, bus.ErrDenied) || !strings.Contains(err.Error(), "spawn-other") {
-		t.Fatalf("spawn into another engine without CapSpawnOther: %v", err)
-	}
+	_, err = none.Spawn(nil, p, "main")
+	require.ErrorIs(t, err, bus.ErrDenied, "spawn without CapSpawn: %v", err)
+	require.ErrorContains(t, err, "spawn", "spawn without CapSpawn: %v", err)
+	_, err = spawnOnly.Spawn(full, p, "main")
+	require.ErrorIs(t, err, bus.ErrDenied, "spawn into another engine without CapSpawnOther: %v", err)
+	require.ErrorContains(t, err, "spawn-other", "spawn into another engine without CapSpawnOther: %v", err)
 	if err := none.UpdateConfig(nil, sched.EngineRuntimeConfig{ReductionLimit: 10}); !errors.Is(err, bus.ErrDenied) {
 		t.Fatalf("config without CapConfig: %v", err)
 	}
@@ -88,9 +88,9 @@ func TestCapabilities(t *testing.T) {
 	ev := full.NewEvent()
 	victim, err := full.Spawn(nil, p, "waiter", ev)
 	require.NoError(t, err)
-	if err := spawnOnly.Cancel(victim); !errors.Is(err, bus.ErrDenied) || !strings.Contains(err.Error(), "cancel-other") {
-		t.Fatalf("cancel of another engine's task without CapCancelOther: %v", err)
-	}
+	err = spawnOnly.Cancel(victim)
+	require.ErrorIs(t, err, bus.ErrDenied, "cancel of another engine's task without CapCancelOther: %v", err)
+	require.ErrorContains(t, err, "cancel-other", "cancel of another engine's task without CapCancelOther: %v", err)
 
 	// From bytecode: the refusal is a catchable CapabilityError.
 	sp, err := full.Spawn(none, p, "spawner")
@@ -103,14 +103,11 @@ func TestCapabilities(t *testing.T) {
 	o = testkit.Await(t, cn)
 	require.Equal(t, sched.Success, o.Kind, "cancel from bytecode without CapCancelOther: %v", o)
 	require.Equal(t, vmloop.ErrKindCapability, o.Value.String(), "cancel from bytecode without CapCancelOther: %v", o)
-	if victim.State() == sched.Completed {
-		t.Fatal("refused cancel took effect")
-	}
+	require.NotEqual(t, sched.Completed, victim.State(), "refused cancel took effect")
 	// Granted: the same commands go through.
 	ok, _ := full.Spawn(nil, p, "spawner")
-	if o := testkit.Await(t, ok); o.Value.String() != "spawned" {
-		t.Fatalf("granted spawn from bytecode: %v", o)
-	}
+	o = testkit.Await(t, ok)
+	require.Equal(t, "spawned", o.Value.String(), "granted spawn from bytecode: %v", o)
 	require.NoError(t, full.Cancel(victim))
 	o = testkit.Await(t, victim)
 	require.Equal(t, sched.Cancelled, o.Kind, "victim: %v", o)
@@ -150,22 +147,19 @@ h:
 	with, _ := b.RegisterEngine("with", sched.EngineRuntimeConfig{}, bus.CapSpawn|bus.CapHost|secret)
 	without, _ := b.RegisterEngine("without", sched.EngineRuntimeConfig{}, bus.CapSpawn|bus.CapHost)
 	t1, _ := with.Spawn(nil, p, "main", vmloop.I64(21))
-	if o := testkit.Await(t, t1); o.Value.Int() != 42 {
-		t.Fatalf("granted host intrinsic: %v", o)
-	}
+	o := testkit.Await(t, t1)
+	require.Equal(t, int64(42), o.Value.Int(), "granted host intrinsic: %v", o)
 	t2, _ := without.Spawn(nil, p, "main", vmloop.I64(21))
-	if o := testkit.Await(t, t2); o.Value.Int() != -1 {
-		t.Fatalf("refused host intrinsic: %v", o)
-	}
+	o = testkit.Await(t, t2)
+	require.Equal(t, int64(-1), o.Value.Int(), "refused host intrinsic: %v", o)
 	t3, _ := with.Spawn(nil, p, "boom")
-	if o := testkit.Await(t, t3); o.Kind != sched.Trapped || o.Trap.Code != vmloop.TrapHostPanic {
-		t.Fatalf("panicking host intrinsic: %v", o)
-	}
+	o = testkit.Await(t, t3)
+	require.Equal(t, sched.Trapped, o.Kind, "panicking host intrinsic: %v", o)
+	require.Equal(t, vmloop.TrapHostPanic, o.Trap.Code, "panicking host intrinsic: %v", o)
 	// The runtime survived the panic.
 	t4, _ := with.Spawn(nil, p, "main", vmloop.I64(1))
-	if o := testkit.Await(t, t4); o.Value.Int() != 2 {
-		t.Fatalf("after panic: %v", o)
-	}
+	o = testkit.Await(t, t4)
+	require.Equal(t, int64(2), o.Value.Int(), "after panic: %v", o)
 }
 
 // TestHostSuspend: a host intrinsic suspends its task and completes it
@@ -193,16 +187,14 @@ func TestHostSuspend(t *testing.T) {
 	c := <-pending
 	// The worker is free: another task runs to completion meanwhile.
 	t2, _ := m.Spawn(nil, p, "other")
-	if o := testkit.Await(t, t2); o.Value.Int() != 5 {
-		t.Fatal(o)
-	}
+	o := testkit.Await(t, t2)
+	require.Equal(t, int64(5), o.Value.Int(), "%v", o)
 	require.True(t, c.Complete(vmloop.I64(99)), "complete refused")
 	if c.Complete(vmloop.I64(1)) {
 		t.Fatal("second complete accepted")
 	}
-	if o := testkit.Await(t, t1); o.Value.Int() != 99 {
-		t.Fatalf("suspended host call: %v", o)
-	}
+	o = testkit.Await(t, t1)
+	require.Equal(t, int64(99), o.Value.Int(), "suspended host call: %v", o)
 }
 
 // TestOnlyBusMutatesScheduler fails if a package other than bus (and the
@@ -382,9 +374,9 @@ func TestSpawnStaleArgumentTraps(t *testing.T) {
 		require.NoError(t, err)
 		task, err := m.Spawn(nil, p, "main")
 		require.NoError(t, err)
-		if o := testkit.Await(t, task); o.Kind != sched.Trapped || o.Trap.Code != vmloop.TrapHandle {
-			t.Fatalf("%s: spawner: %v, want a handle trap", c.engine, o)
-		}
+		o := testkit.Await(t, task)
+		require.Equal(t, sched.Trapped, o.Kind, "%s: spawner: %v, want a handle trap", c.engine, o)
+		require.Equal(t, vmloop.TrapHandle, o.Trap.Code, "%s: spawner: %v, want a handle trap", c.engine, o)
 		// No child was made; main's own count is given back just after
 		// its outcome is published.
 		waitLive(t, m, 0, c.engine+": live tasks after the trap")
