@@ -74,9 +74,7 @@ func runSoak(t *testing.T, want []string, args ...string) string {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	t.Logf("%s", out.String())
-	if err != nil {
-		t.Fatalf("jade-soak: %v", err)
-	}
+	require.NoError(t, err, "jade-soak")
 	for _, w := range want {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("output lacks %q", w)
