@@ -56,9 +56,7 @@ d:
 	// Every child ran (one slice each, after main's first) and completed.
 	testkit.WaitFor(t, func() bool { return s.Dispatches() >= 101 && s.LiveTasks() == 1 })
 	require.NotZero(t, s.Steals(), "children completed without any steal")
-	if st := main.Sched().State(); st == sched.Completed {
-		t.Fatalf("hog state %s", st)
-	}
+	require.NotEqual(t, sched.Completed, main.Sched().State(), "hog state")
 	main.Cancel()
 	o, _ := main.Wait(context.Background())
 	require.Equal(t, sched.Cancelled, o.Kind, "hog: %v", o)
@@ -110,13 +108,9 @@ func TestGCWhileIdle(t *testing.T) {
 func TestDefaultWorkers(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
 	t.Setenv(sched.WorkersEnv, "")
-	if want := max(1, procs-1); sched.DefaultWorkers() != want {
-		t.Fatalf("DefaultWorkers %d, want %d", sched.DefaultWorkers(), want)
-	}
+	require.Equal(t, max(1, procs-1), sched.DefaultWorkers(), "DefaultWorkers without JADE_WORKERS")
 	t.Setenv(sched.WorkersEnv, "3")
-	if sched.DefaultWorkers() != 3 {
-		t.Fatalf("DefaultWorkers %d with JADE_WORKERS=3", sched.DefaultWorkers())
-	}
+	require.Equal(t, 3, sched.DefaultWorkers(), "DefaultWorkers with JADE_WORKERS=3")
 	rt3, err := jade.New(jade.Options{})
 	require.NoError(t, err)
 	if n := rt3.Bus().Scheduler().Workers(); n != 3 {
@@ -137,16 +131,10 @@ func TestDefaultWorkers(t *testing.T) {
 	t.Setenv(sched.WorkersEnv, "")
 	rt, err := jade.New(jade.Options{Workers: procs + 2})
 	require.NoError(t, err)
-	if g := runtime.GOMAXPROCS(0); g != procs+3 {
-		t.Fatalf("GOMAXPROCS %d with %d workers", g, procs+2)
-	}
-	if rt.Bus().Scheduler().Note() == "" {
-		t.Fatal("no note about the raised GOMAXPROCS")
-	}
+	require.Equal(t, procs+3, runtime.GOMAXPROCS(0), "GOMAXPROCS with %d workers", procs+2)
+	require.NotEmpty(t, rt.Bus().Scheduler().Note(), "no note about the raised GOMAXPROCS")
 	require.NoError(t, rt.Close(context.Background()))
-	if g := runtime.GOMAXPROCS(0); g != procs {
-		t.Fatalf("GOMAXPROCS %d after close, want %d", g, procs)
-	}
+	require.Equal(t, procs, runtime.GOMAXPROCS(0), "GOMAXPROCS after close")
 }
 
 // marks registers test.mark(i64): each call appends its argument and the
@@ -417,9 +405,8 @@ l:
 		_, err = rt.Spawn(p, "setter")
 		require.NoError(t, err)
 		o, err := hog.Wait(context.Background())
-		if err != nil || o.Kind != sched.Success {
-			t.Fatalf("round %d: hog: %v %v", round, o, err)
-		}
+		require.NoError(t, err, "round %d: hog", round)
+		require.Equal(t, sched.Success, o.Kind, "round %d: hog: %v", round, o)
 		// An iteration is 3 reductions: a whole slice is 3.3M of them.
 		if n := o.Value.Int(); n > sched.MaxReductionLimit/3/4 {
 			t.Fatalf("round %d: the hog ran %d iterations (%d in a whole slice) before the outside task ran", round, n, sched.MaxReductionLimit/3)
@@ -470,9 +457,9 @@ l:
 		t.Error("a task that ran whole slices still has stacks that may share cache lines")
 	}
 	stop.Store(1)
-	if o, err := hog.Wait(context.Background()); err != nil || o.Kind != sched.Success {
-		t.Fatalf("hog: %v %v", o, err)
-	}
+	o, err := hog.Wait(context.Background())
+	require.NoError(t, err, "hog")
+	require.Equal(t, sched.Success, o.Kind, "hog: %v", o)
 	// Parking: a short task every 10 ms, the worker parked in between. The
 	// hand-overs counted are those made on the way into a park (a busy
 	// worker's every-64-picks check would also fire here).

@@ -7,7 +7,6 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -421,9 +420,7 @@ func TestForcedShutdownReportsStuck(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	err = rt.Shutdown(ctx)
-	if err == nil || !strings.Contains(err.Error(), "main@") {
-		t.Fatalf("shutdown error %v, want a report naming main@pc", err)
-	}
+	require.ErrorContains(t, err, "main@", "shutdown error %v, want a report naming main@pc", err)
 	close(release)
 	o, _ := task.Wait(context.Background())
 	require.Equal(t, sched.Cancelled, o.Kind, "released task: %v", o)
@@ -534,21 +531,15 @@ func TestDrainWaitsForEveryTask(t *testing.T) {
 		wg.Wait()
 		close(errs)
 		for err := range errs {
-			t.Fatal(err)
+			require.NoError(t, err)
 		}
-		if n := rt.Bus().Scheduler().LiveTasks(); n != 0 {
-			t.Fatalf("round %d: %d tasks live after Drain", round, n)
-		}
+		require.Zero(t, rt.Bus().Scheduler().LiveTasks(), "round %d: tasks live after Drain", round)
 	}
 	ev := rt.NewEvent()
 	_, err := rt.Spawn(p, "wait", ev)
 	require.NoError(t, err)
-	if err := drain(20 * time.Millisecond); err == nil || !strings.Contains(err.Error(), "1 tasks still live") {
-		t.Fatalf("drain with a waiting task: %v", err)
-	}
-	if rt.Bus().Scheduler().Draining() {
-		t.Fatal("a timed-out Drain left completions looking for the last task")
-	}
+	require.ErrorContains(t, drain(20*time.Millisecond), "1 tasks still live", "drain with a waiting task")
+	require.False(t, rt.Bus().Scheduler().Draining(), "a timed-out Drain left completions looking for the last task")
 	done := make(chan error, 1)
 	go func() { done <- drain(time.Minute) }()
 	time.Sleep(10 * time.Millisecond)
@@ -668,9 +659,7 @@ more:
 		for range 4 {
 			require.NoError(t, <-drained, "iter %d: drain", iter)
 		}
-		if n := rt.Bus().Scheduler().LiveTasks(); n != 0 {
-			t.Fatalf("iter %d: %d live after shutdown", iter, n)
-		}
+		require.Zero(t, rt.Bus().Scheduler().LiveTasks(), "iter %d: live after shutdown", iter)
 	}
 }
 
