@@ -1,0 +1,4 @@
+package testkit
+
+// Message is message, for the kit's tests.
+var Message = message
