@@ -36,11 +36,9 @@ func TestRuntimeRunsTheCanonicalPrograms(t *testing.T) {
 func TestForcedRuntimeCancelsWaiters(t *testing.T) {
 	rt := testkit.ForcedRuntime(t, jade.Options{Workers: 1})
 	p := testkit.Load(t, rt, `
-.func wait(ev:ref) -> i64
-  .local z:i64
+.func wait(ev:ref) -> void
   evwait ev
-  const z, 0
-  ret z
+  retv
 .end`)
 	_, err := rt.Spawn(p, "wait", rt.NewEvent())
 	require.NoError(t, err)
