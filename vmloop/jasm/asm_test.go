@@ -17,9 +17,7 @@ import (
 func mustAssemble(t *testing.T, name, src string) *vmloop.Program {
 	t.Helper()
 	p, err := Assemble(name, []byte(src))
-	if err != nil {
-		t.Fatalf("Assemble(%s): %v\nsource:\n%s", name, err, src)
-	}
+	require.NoError(t, err, "Assemble(%s)\nsource:\n%s", name, src)
 	return p
 }
 
