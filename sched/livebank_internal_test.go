@@ -38,9 +38,7 @@ func TestLiveBanksKeepTheLimitExact(t *testing.T) {
 		t.Fatalf("LiveTasks %d after 2 spawns", got)
 	}
 	for i := 2; i < lim; i++ {
-		if err := e.reserveLive(ws[0]); err != nil {
-			t.Fatalf("spawn %d of %d on worker 0: %v (worker 1's bank holds %d)", i+1, lim, err, e.banks[1].n.Load())
-		}
+		require.NoError(t, e.reserveLive(ws[0]), "spawn %d of %d on worker 0 (worker 1's bank holds %d)", i+1, lim, e.banks[1].n.Load())
 	}
 	err := e.reserveLive(ws[1])
 	if !errors.Is(err, ErrLimit) {
