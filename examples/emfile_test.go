@@ -78,9 +78,8 @@ func testAcceptEMFILE(t *testing.T, file string, req, want func(i int) []byte) {
 	// Its requests are in the socket buffers; the server cannot read them.
 	for i, c := range pending {
 		c.SetWriteDeadline(time.Now().Add(5 * time.Second))
-		if _, err := c.Write(req(existing + i)); err != nil {
-			t.Fatalf("waiting client %d: write: %v", i, err)
-		}
+		_, err := c.Write(req(existing + i))
+		require.NoError(t, err, "waiting client %d: write", i)
 	}
 	// Several failed accepts in a row (the backoff sleeps 5, 10, 20, ... ms),
 	// and the existing connections are served throughout.
@@ -108,9 +107,8 @@ func testAcceptEMFILE(t *testing.T, file string, req, want func(i int) []byte) {
 	for i, c := range pending {
 		c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		got := make([]byte, len(want(existing+i)))
-		if _, err := readFull(c, got); err != nil {
-			t.Fatalf("waiting client %d after the others closed: %v", i, err)
-		}
+		_, err := readFull(c, got)
+		require.NoError(t, err, "waiting client %d after the others closed", i)
 		if !bytes.Equal(got, want(existing+i)) {
 			t.Fatalf("waiting client %d: got %q, want %q", i, got, want(existing+i))
 		}

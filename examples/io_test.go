@@ -51,9 +51,8 @@ func startServer(t testing.TB, file string, workers int, args ...string) *ioServ
 	t.Cleanup(func() { s.stop(t) })
 	p, err := rt.Load(file, src)
 	require.NoError(t, err)
-	if s.main, err = rt.Spawn(p, "main", vmloop.StrArray(append([]string{addr}, args...))); err != nil {
-		t.Fatal(err)
-	}
+	s.main, err = rt.Spawn(p, "main", vmloop.StrArray(append([]string{addr}, args...)))
+	require.NoError(t, err)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
@@ -459,9 +458,7 @@ func TestBadPeers(t *testing.T) {
 				waitRounds(t, good, r0+10)
 				close(stop)
 				<-good.done
-				if good.err != nil {
-					t.Fatal(good.err)
-				}
+				require.NoError(t, good.err)
 				s.waitLive(t, 1) // only main: every connection task ended
 				waitFDs(t, base, "after the bad peers")
 				s.stop(t)
@@ -517,9 +514,8 @@ func TestRespPingReader(t *testing.T) {
 		for i := 0; i < n; i++ {
 			want := bulk(fmt.Sprint(i))
 			got := make([]byte, len(want))
-			if _, err := io.ReadFull(r, got); err != nil {
-				t.Fatalf("reply %d: %v", i, err)
-			}
+			_, err := io.ReadFull(r, got)
+			require.NoError(t, err, "reply %d", i)
 			if string(got) != want {
 				t.Fatalf("reply %d: %q, want %q", i, got, want)
 			}
