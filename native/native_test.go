@@ -443,9 +443,8 @@ func TestDiffJasmFiles(t *testing.T) {
 		}
 		for i, b := range []func() int64{budgets(1), budgets(13), budgets(25_000), budgets(25_000)} {
 			vmhook.SetFallback([]int{0, 0, 0, vmhook.DefaultFallback}[i])
-			if _, err := runDiff(p, fn, args, vmloop.DefaultLimits, b, completeAnswer, 2_000_000); err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
+			_, err := runDiff(p, fn, args, vmloop.DefaultLimits, b, completeAnswer, 2_000_000)
+			require.NoError(t, err, "%s", file)
 		}
 		ran++
 	}
@@ -467,9 +466,8 @@ func TestEnvVar(t *testing.T) {
 	feature.Exec(t, os.Args[0])
 	cmd := exec.Command(os.Args[0], "-test.run=^TestEnvVar$")
 	cmd.Env = append(os.Environ(), EnvVar+"=0", "JADE_NATIVE_TEST_CHILD=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "child\n%s", out)
 }
 
 // srcBufs writes and reads six byte buffers in turn (more than the C
