@@ -45,9 +45,8 @@ func TestServe(t *testing.T) {
 		_, err := c.Write([]byte(tc.req))
 		require.NoError(t, err)
 		got := make([]byte, len(tc.want))
-		if _, err := io.ReadFull(c, got); err != nil {
-			t.Fatalf("%q: %v", tc.req, err)
-		}
+		_, err = io.ReadFull(c, got)
+		require.NoError(t, err, "%q", tc.req)
 		if string(got) != tc.want {
 			t.Fatalf("%q: got %q, want %q", tc.req, got, tc.want)
 		}
