@@ -23,9 +23,7 @@ func mustAssemble(t *testing.T, name, src string) *vmloop.Program {
 
 func mustVerify(t *testing.T, name string, p *vmloop.Program) {
 	t.Helper()
-	if err := vmloop.Verify(p, nil); err != nil {
-		t.Fatalf("Verify(%s): %v\ndisassembly:\n%s", name, err, Disassemble(p))
-	}
+	require.NoError(t, vmloop.Verify(p, nil), "Verify(%s)\ndisassembly:\n%s", name, Disassemble(p))
 }
 
 func enc(op vmloop.Op, a, b, c uint8, d int32) vmloop.Instr { return vmloop.Encode(op, a, b, c, d) }
