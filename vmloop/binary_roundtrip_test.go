@@ -98,9 +98,8 @@ func (b vtBin) fnHead(nregs uint64) vtBin { return b.str("main").uv(0).raw(byte(
 func TestBinaryDecodeErrors(t *testing.T) {
 	retv := Encode(RETV, 0, 0, 0, 0)
 	valid := vtPools().uv(1).fnHead(0).uv(1).word(retv).uv(0).raw(0)
-	if _, err := UnmarshalProgram(valid); err != nil {
-		t.Fatalf("hand-built program: %v", err)
-	}
+	_, err := UnmarshalProgram(valid)
+	require.NoError(t, err, "hand-built program")
 	cases := []struct {
 		name   string
 		data   []byte
