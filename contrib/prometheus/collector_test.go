@@ -25,20 +25,16 @@ func TestCollector(t *testing.T) {
 	if n != 1+2+1 { // one gauge, one counter per worker, one engine
 		t.Fatalf("%d series", n)
 	}
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP jade_live_tasks Tasks spawned and not completed.
 # TYPE jade_live_tasks gauge
 jade_live_tasks 0
-`), "jade_live_tasks"); err != nil {
-		t.Fatal(err)
-	}
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
+`), "jade_live_tasks"))
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP jade_inject_kicks_total Slices ended early at a safe point because an outside wake found every worker busy.
 # TYPE jade_inject_kicks_total counter
 jade_inject_kicks_total 0
-`), "jade_inject_kicks_total"); err != nil {
-		t.Fatal(err)
-	}
+`), "jade_inject_kicks_total"))
 }
 
 // TestPeriodicSeries: a running periodic job shows up per engine and per
@@ -73,11 +69,9 @@ l:
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP jade_engine_periodic_target_rate Runs per second an engine's periodic jobs ask for (targetRate).
 # TYPE jade_engine_periodic_target_rate gauge
 jade_engine_periodic_target_rate{engine="main"} 1000
-`), "jade_engine_periodic_target_rate"); err != nil {
-		t.Fatal(err)
-	}
+`), "jade_engine_periodic_target_rate"))
 }
