@@ -23,8 +23,8 @@ const BusShutdownTimeout = 5 * time.Second
 // Bus makes a bus with cfg for t, calls setup (when not nil) to register
 // the engines and intrinsics that must exist before the bus starts, and
 // starts it. t's cleanup shuts it down (forced: every task is cancelled),
-// fails t if a task had to be abandoned, and otherwise fails t if a
-// goroutine started since Bus was called still runs.
+// fails t if a task had to be abandoned, and otherwise, as Runtime, fails
+// t if a goroutine started since Bus was called still runs.
 func Bus(t testing.TB, cfg bus.Config, setup func(b *bus.Bus)) *bus.Bus {
 	t.Helper()
 	before := goleak.IgnoreCurrent()
@@ -41,7 +41,7 @@ func Bus(t testing.TB, cfg bus.Config, setup func(b *bus.Bus)) *bus.Bus {
 			t.Errorf("shutdown abandoned %s", sched.SummarizeReports(stuck, sched.MaxListedReports))
 			return // their goroutines are reported as the abandoned tasks
 		}
-		goleak.VerifyNone(t, before)
+		verifyNone(t, before)
 	})
 	return b
 }
