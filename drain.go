@@ -2,6 +2,7 @@ package jade
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -24,9 +25,17 @@ func (r *Runtime) Close(ctx context.Context) error {
 		live := r.bus.Scheduler().Tasks()
 		grace, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		return &DrainError{Cause: ctx.Err(), Live: live, Abandoned: r.bus.Shutdown(grace)}
+		derr := &DrainError{Cause: ctx.Err(), Live: live, Abandoned: r.bus.Shutdown(grace)}
+		if perr := r.stopProfiles(); perr != nil {
+			return errors.Join(derr, fmt.Errorf("jade: close: %w", perr))
+		}
+		return derr
 	}
+	perr := r.stopProfiles() // after the drain: the profiles cover it
 	r.bus.Shutdown(ctx)
+	if perr != nil {
+		return fmt.Errorf("jade: close: %w", perr)
+	}
 	return nil
 }
 

@@ -9,6 +9,7 @@ package jade
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -187,17 +188,22 @@ func (r *Runtime) RegisterBlockingIntrinsic(name string, params []vmloop.Type, r
 	return r.bus.RegisterBlockingIntrinsic(name, params, result, need, fn)
 }
 
-// Shutdown is the forced shutdown: it cancels every task, waits until they
+// Shutdown is the forced shutdown: it stops and writes a CPU or heap
+// profile still running, cancels every task, waits until they
 // complete or ctx ends, and stops the workers. Tasks still live at the
 // deadline are summarised in the error (counts by engine and state, then
 // the first sched.MaxListedReports by id, state and function@pc) and
 // abandoned untouched: VM and FFI code is never interrupted (spec §3.6).
 func (r *Runtime) Shutdown(ctx context.Context) error {
+	perr := r.stopProfiles()
 	stuck := r.bus.Shutdown(ctx)
-	if len(stuck) == 0 {
-		return nil
+	if perr != nil {
+		perr = fmt.Errorf("jade: shutdown: %w", perr)
 	}
-	return fmt.Errorf("jade: shutdown: abandoned at the deadline: %s", sched.SummarizeReports(stuck, sched.MaxListedReports))
+	if len(stuck) == 0 {
+		return perr
+	}
+	return errors.Join(fmt.Errorf("jade: shutdown: abandoned at the deadline: %s", sched.SummarizeReports(stuck, sched.MaxListedReports)), perr)
 }
 
 // Task is a handle on a spawned task.

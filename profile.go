@@ -10,6 +10,11 @@ import (
 	"github.com/jadevm/jade/jprof"
 )
 
+// ErrNoProfile is the error (wrapped) of StopProfile and StopHeapProfile
+// when no such profile runs: none was started, or it was stopped already,
+// perhaps by Close or Shutdown, which write a profile still running.
+var ErrNoProfile = errors.New("not started, or stopped already (Close and Shutdown stop running profiles)")
+
 // profiles are the runtime's Jade profiles in progress.
 type profiles struct {
 	period time.Duration // Options.ProfilePeriod
@@ -23,9 +28,9 @@ type profiles struct {
 // StartProfile starts a CPU profile of the Jade code the runtime runs:
 // which Jade functions and .jasm lines the workers spend their time in,
 // sampled every Options.ProfilePeriod (10 ms) at safe points and labelled by engine and task
-// (package jprof). StopProfile writes it to w in pprof's format; stop it
-// before Close, since a running profile keeps its ticking goroutine. It
-// fails while a profile of this runtime is running.
+// (package jprof). StopProfile writes it to w in pprof's format; Close and
+// Shutdown stop and write a profile still running. It fails while a
+// profile of this runtime is running.
 func (r *Runtime) StartProfile(w io.Writer) error {
 	r.prof.mu.Lock()
 	defer r.prof.mu.Unlock()
@@ -43,13 +48,22 @@ func (r *Runtime) StartProfile(w io.Writer) error {
 // StopProfile stops the CPU profile started by StartProfile and writes
 // it. It fails when none is running.
 func (r *Runtime) StopProfile() error {
-	r.prof.mu.Lock()
-	p := r.prof.cpu
-	r.prof.cpu = nil
-	r.prof.mu.Unlock()
+	p := r.prof.takeCPU()
 	if p == nil {
-		return errors.New("jade: stop profile: no CPU profile is running")
+		return fmt.Errorf("jade: stop profile: no CPU profile is running: %w", ErrNoProfile)
 	}
+	return stopCPU(p)
+}
+
+func (ps *profiles) takeCPU() *jprof.CPUProfile {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	p := ps.cpu
+	ps.cpu = nil
+	return p
+}
+
+func stopCPU(p *jprof.CPUProfile) error {
 	if err := p.Stop(); err != nil {
 		return fmt.Errorf("jade: stop profile: %w", err)
 	}
@@ -59,8 +73,9 @@ func (r *Runtime) StopProfile() error {
 // StartHeapProfile starts sampling the Jade heap allocations of every
 // task, one in about 512 KiB on average (package jprof); StopHeapProfile
 // writes the bytes and objects allocated since, and those still in use,
-// by allocation site to w in pprof's format. Heap sampling is
-// process-wide: it fails while any heap profile runs in the process.
+// by allocation site to w in pprof's format (Close and Shutdown write one
+// still running). Heap sampling is process-wide: it fails while any heap
+// profile runs in the process.
 func (r *Runtime) StartHeapProfile(w io.Writer) error {
 	r.prof.mu.Lock()
 	defer r.prof.mu.Unlock()
@@ -78,13 +93,22 @@ func (r *Runtime) StartHeapProfile(w io.Writer) error {
 // StopHeapProfile stops the heap profile started by StartHeapProfile and
 // writes it. It fails when none is running.
 func (r *Runtime) StopHeapProfile() error {
-	r.prof.mu.Lock()
-	p, w := r.prof.heap, r.prof.hw
-	r.prof.heap, r.prof.hw = nil, nil
-	r.prof.mu.Unlock()
+	p, w := r.prof.takeHeap()
 	if p == nil {
-		return errors.New("jade: stop heap profile: no heap profile is running")
+		return fmt.Errorf("jade: stop heap profile: no heap profile is running: %w", ErrNoProfile)
 	}
+	return stopHeap(p, w)
+}
+
+func (ps *profiles) takeHeap() (*jprof.HeapProfile, io.Writer) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	p, w := ps.heap, ps.hw
+	ps.heap, ps.hw = nil, nil
+	return p, w
+}
+
+func stopHeap(p *jprof.HeapProfile, w io.Writer) error {
 	if err := p.Stop(); err != nil {
 		return fmt.Errorf("jade: stop heap profile: %w", err)
 	}
@@ -92,4 +116,18 @@ func (r *Runtime) StopHeapProfile() error {
 		return fmt.Errorf("jade: stop heap profile: %w", err)
 	}
 	return nil
+}
+
+// stopProfiles stops and writes the profiles still running when the
+// runtime closes (Close, Shutdown), so that a host that did not stop one
+// still gets it and its sampling ends with the runtime.
+func (r *Runtime) stopProfiles() error {
+	var errs []error
+	if p := r.prof.takeCPU(); p != nil {
+		errs = append(errs, stopCPU(p))
+	}
+	if p, w := r.prof.takeHeap(); p != nil {
+		errs = append(errs, stopHeap(p, w))
+	}
+	return errors.Join(errs...)
 }

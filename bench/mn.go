@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -23,16 +24,49 @@ import (
 type Latencies struct {
 	N                   int
 	P50, P99, P999, Max time.Duration
+	// Hist counts the samples by HistBucket (nil when the summary came
+	// from elsewhere, e.g. wrk's percentiles): the distribution that
+	// `jade perf --html` plots.
+	Hist []uint32
 }
 
-// Summarize sorts d and returns its percentiles.
+// HistBuckets is the length of Latencies.Hist: 10 buckets per decade
+// from 100 ns to 10 s.
+const HistBuckets = 80
+
+// HistLower returns the lower bound of Latencies.Hist's bucket i
+// (100 ns × 10^(i/10)); the first bucket also counts shorter samples and
+// the last longer ones.
+func HistLower(i int) time.Duration {
+	return time.Duration(math.Round(100 * math.Pow(10, float64(i)/10)))
+}
+
+// HistBucket returns the bucket of Latencies.Hist that counts d.
+func HistBucket(d time.Duration) int {
+	if d <= 100 {
+		return 0
+	}
+	i := int(math.Floor(10 * math.Log10(float64(d)/100)))
+	if i+1 < HistBuckets && d >= HistLower(i+1) { // rounding at a bound
+		i++
+	} else if i > 0 && i < HistBuckets && d < HistLower(i) {
+		i--
+	}
+	return min(max(i, 0), HistBuckets-1)
+}
+
+// Summarize sorts d and returns its percentiles and histogram.
 func Summarize(d []time.Duration) Latencies {
 	if len(d) == 0 {
 		return Latencies{}
 	}
 	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
 	at := func(q float64) time.Duration { return d[min(len(d)-1, int(q*float64(len(d))))] }
-	return Latencies{N: len(d), P50: at(0.50), P99: at(0.99), P999: at(0.999), Max: d[len(d)-1]}
+	h := make([]uint32, HistBuckets)
+	for _, x := range d {
+		h[HistBucket(x)]++
+	}
+	return Latencies{N: len(d), P50: at(0.50), P99: at(0.99), P999: at(0.999), Max: d[len(d)-1], Hist: h}
 }
 
 func (l Latencies) String() string {

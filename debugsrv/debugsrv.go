@@ -102,12 +102,16 @@ func DumpTasks(w io.Writer, src Source) {
 
 // Handler serves /debug/pprof/, /debug/vars, /debug/tasks (text; add
 // ?format=json for JSON), /debug/metrics (JSON snapshot) and, when src can
-// be sampled (a *sched.Scheduler is a jprof.Target),
-// /debug/jade/profile?seconds=N (a Jade CPU profile).
+// be sampled (a *sched.Scheduler is a jprof.Target and a
+// jprof.EngineSource), /debug/jade/profile?seconds=N (a Jade CPU profile)
+// and /debug/jade/heap?seconds=N (a Jade heap profile).
 func Handler(src Source) http.Handler {
 	mux := http.NewServeMux()
 	if tgt, ok := src.(jprof.Target); ok {
 		mux.HandleFunc("/debug/jade/profile", serveProfile(tgt))
+	}
+	if es, ok := src.(jprof.EngineSource); ok {
+		mux.HandleFunc("/debug/jade/heap", serveHeapProfile(es))
 	}
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)

@@ -12,6 +12,7 @@ import (
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/debugsrv"
 	"github.com/jadevm/jade/internal/testkit"
+	"github.com/jadevm/jade/jprof"
 )
 
 // TestJadeProfileEndpoint: /debug/jade/profile?seconds=1 returns a pprof
@@ -50,5 +51,54 @@ l:
 	for _, s := range prof.Sample {
 		require.Equal(t, "spin", s.Location[0].Line[0].Function.Name)
 		require.Equal(t, "spin.jasm", s.Location[0].Line[0].Function.Filename)
+	}
+}
+
+// TestJadeHeapEndpoint: /debug/jade/heap?seconds=1 returns a pprof heap
+// profile of what a task allocated meanwhile, at its allocation site; a
+// bad seconds is 400, a second heap profile at once 409.
+func TestJadeHeapEndpoint(t *testing.T) {
+	rt := testkit.ForcedRuntime(t, jade.Options{Workers: 1})
+	p, err := rt.Load("churn.jasm", []byte(`
+.func churn() -> i64
+  .local sz:i64, b:ref
+  const sz, 1000
+l:
+  bnew b, sz
+  free b
+  jmp  l
+.end`))
+	require.NoError(t, err)
+	task, err := rt.Spawn(p, "churn")
+	require.NoError(t, err)
+	defer task.Cancel()
+	srv := httptest.NewServer(debugsrv.Handler(rt.Bus().Scheduler()))
+	defer srv.Close()
+
+	resp, err := srv.Client().Get(srv.URL + "/debug/jade/heap?seconds=0")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+
+	// Heap sampling is process-wide: while another heap profile runs, the
+	// endpoint refuses.
+	other, err := jprof.StartHeap(nil, 0)
+	require.NoError(t, err)
+	resp, err = srv.Client().Get(srv.URL + "/debug/jade/heap?seconds=1")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusConflict, resp.StatusCode)
+	require.NoError(t, other.Stop())
+
+	resp, err = srv.Client().Get(srv.URL + "/debug/jade/heap?seconds=1")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	prof, err := profile.Parse(resp.Body)
+	require.NoError(t, err)
+	require.NotEmpty(t, prof.Sample, "a second of 1000-byte allocations, no sample")
+	for _, s := range prof.Sample {
+		require.Equal(t, "churn", s.Location[0].Line[0].Function.Name)
+		require.Equal(t, int64(6), s.Location[0].Line[0].Line, "the bnew's line (the source starts with a newline)")
 	}
 }

@@ -1,8 +1,9 @@
 // Package evpoll is the completion contract between the Jade scheduler and
 // its I/O backends (io_uring and epoll in package uring, kqueue in package
-// kqueue, IOCP in package iocp). It imports nothing of ours and builds on
-// every OS; its subpackages (slots, workpool, evpolltest) are what the
-// backends share.
+// kqueue, IOCP in package iocp): the types and the [Backend] interface, not
+// a poller itself. It imports nothing of ours and builds on every OS; its
+// subpackages (slots, workpool, readiness, unixsock, evpolltest) are what
+// the backends share.
 //
 // # The contract
 //
@@ -65,8 +66,11 @@
 //
 // # Shared backend code
 //
-// OS-independent parts of the backends live in subpackages: slots (the
+// Code the backends would otherwise write twice lives here and in
+// subpackages: [CheckOp] (Submit's validation), slots (the
 // generation-checked slot table behind OpIDs), workpool (the bounded pool
-// for blocking system calls) and evpolltest (the conformance suite every
-// backend's tests run).
+// for blocking system calls), readiness (the readiness core of the epoll
+// and kqueue backends, which supply only their OS half), unixsock (open
+// flags and sockaddr conversions on Unix) and evpolltest (the conformance
+// suite every backend's tests run).
 package evpoll

@@ -201,6 +201,33 @@ var (
 	ErrInvalidOp  = errors.New("evpoll: invalid op")
 )
 
+// CheckOp returns the reason a backend's Submit refuses op before taking
+// a slot, or nil: a nil op or an unknown kind, a Connect whose Addr is not
+// a valid address, an Open whose Path holds a NUL byte. The error wraps
+// [ErrInvalidOp]; a backend prefixes it with "name: submit: ".
+func CheckOp(op *Op) error {
+	if op == nil || op.Kind >= NumKinds {
+		return ErrInvalidOp
+	}
+	switch op.Kind {
+	case Connect:
+		if !op.Addr.Addr().IsValid() {
+			return invalidOp("connect: " + ErrInvalidOp.Error() + ": invalid address " + op.Addr.String())
+		}
+	case Open:
+		if strings.IndexByte(op.Path, 0) >= 0 {
+			return invalidOp("open: NUL in path: " + ErrInvalidOp.Error())
+		}
+	}
+	return nil
+}
+
+// invalidOp is a CheckOp error: its text, wrapping ErrInvalidOp.
+type invalidOp string
+
+func (e invalidOp) Error() string { return string(e) }
+func (e invalidOp) Unwrap() error { return ErrInvalidOp }
+
 func itoa(v uint64) string {
 	var b [20]byte
 	i := len(b)

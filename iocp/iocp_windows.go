@@ -131,21 +131,14 @@ func (b *Port) Stats() evpoll.Stats { return b.ctr.Snapshot() }
 // Submit implements evpoll.Backend. Socket and file I/O starts an
 // overlapped call at once; Open goes to the pool.
 func (b *Port) Submit(op *evpoll.Op, tok evpoll.Token) (evpoll.OpID, error) {
-	if op == nil || op.Kind >= evpoll.NumKinds {
-		return 0, fmt.Errorf("iocp: submit: %w", evpoll.ErrInvalidOp)
+	if err := evpoll.CheckOp(op); err != nil {
+		return 0, fmt.Errorf("iocp: submit: %w", err)
 	}
 	var sa windows.Sockaddr
-	switch op.Kind {
-	case evpoll.Connect:
+	if op.Kind == evpoll.Connect {
 		var err error
 		if sa, err = toSockaddr(op.Addr); err != nil {
 			return 0, fmt.Errorf("iocp: submit: connect: %w: %w", evpoll.ErrInvalidOp, err)
-		}
-	case evpoll.Open:
-		for i := 0; i < len(op.Path); i++ {
-			if op.Path[i] == 0 {
-				return 0, fmt.Errorf("iocp: submit: open: NUL in path: %w", evpoll.ErrInvalidOp)
-			}
 		}
 	}
 	b.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/jadevm/jade/evpoll/unixsock"
 	"golang.org/x/sys/unix"
 )
 
@@ -42,12 +43,11 @@ func PeerAddr(fd int) (netip.AddrPort, error) {
 	return fromSockaddr(sa)
 }
 
+// fromSockaddr converts an IPv4 or IPv6 sockaddr; other families are an
+// error.
 func fromSockaddr(sa unix.Sockaddr) (netip.AddrPort, error) {
-	switch a := sa.(type) {
-	case *unix.SockaddrInet4:
-		return netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port)), nil
-	case *unix.SockaddrInet6:
-		return netip.AddrPortFrom(netip.AddrFrom16(a.Addr), uint16(a.Port)), nil
+	if ap := unixsock.FromSockaddr(sa); ap.IsValid() {
+		return ap, nil
 	}
 	return netip.AddrPort{}, fmt.Errorf("iosys: address of family %T is not IPv4 or IPv6", sa)
 }

@@ -23,6 +23,13 @@ type EngineSource interface {
 	ExecEngine(*vmloop.Exec) *sched.Engine
 }
 
+// TaskSource, where an EngineSource also is one (*sched.Scheduler), tells
+// the task whose slice runs an Exec, for the jade_task_name label of its
+// sampled allocations.
+type TaskSource interface {
+	ExecTask(*vmloop.Exec) *sched.Task
+}
+
 // HeapProfile is a heap profile being taken (StartHeap): Jade heap bytes
 // by allocation site, allocated since the start and in use now.
 type HeapProfile struct {
@@ -37,10 +44,14 @@ type HeapProfile struct {
 	stopped bool
 }
 
+// heapKey is one allocation site of one engine and task name. Task ids
+// are left out on purpose: a server's hundred thousand tasks would make
+// as many sites of one line; names are few (task.set_name, SpawnNamed).
 type heapKey struct {
 	prog   *vmloop.Program
 	stack  string // frameString
 	engine string
+	name   string // the task's name, "" when unnamed
 }
 
 // heapSite is the estimated objects and bytes allocated at one site, and
@@ -77,7 +88,7 @@ func (p *HeapProfile) SampleAlloc(e *vmloop.Exec, stack []vmloop.ProfFrame, size
 	// Poisson sampling of bytes: an object of size bytes is sampled with
 	// probability 1-exp(-size/rate), so it stands for the inverse.
 	scale := 1 / -math.Expm1(-float64(size)/float64(p.rate))
-	k := heapKey{prog: e.Program(), stack: frameString(stack), engine: p.engine(e)}
+	k := heapKey{prog: e.Program(), stack: frameString(stack), engine: p.engine(e), name: p.taskName(e)}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stopped {
@@ -108,6 +119,17 @@ func (p *HeapProfile) engine(e *vmloop.Exec) string {
 	}
 	p.engines.Store(mem, n)
 	return n
+}
+
+// taskName is the name of the task running e (on this thread: SampleAlloc
+// runs inside its slice).
+func (p *HeapProfile) taskName(e *vmloop.Exec) string {
+	if ts, ok := p.src.(TaskSource); ok {
+		if t := ts.ExecTask(e); t != nil {
+			return t.Name()
+		}
+	}
+	return ""
 }
 
 // Free moves the object's share from in use to freed (vmloop.HeapSample).
@@ -157,9 +179,12 @@ func (p *HeapProfile) profile() *profile.Profile {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for k, s := range p.sites {
-		var labels map[string][]string
+		labels := map[string][]string{}
 		if k.engine != "" {
-			labels = map[string][]string{LabelEngine: {k.engine}}
+			labels[LabelEngine] = []string{k.engine}
+		}
+		if k.name != "" {
+			labels[LabelTaskName] = []string{k.name}
 		}
 		pp.Sample = append(pp.Sample, &profile.Sample{
 			Location: syms.stack(k.prog, frames(k.stack)),

@@ -151,3 +151,35 @@ func TestHeapProfile(t *testing.T) {
 	require.NoError(t, err, "a heap profile starts again after Stop")
 	require.NoError(t, hp2.Stop())
 }
+
+// TestHeapProfileTaskNames: the sampled allocations of a named task carry
+// its name (jade_task_name), those of an unnamed one no name label; no
+// heap sample carries a task id.
+func TestHeapProfileTaskNames(t *testing.T) {
+	rt := testkit.Runtime(t, jade.Options{Workers: 2})
+	p := loadAlloc(t, rt)
+	hp, err := jprof.StartHeap(rt.Bus().Scheduler(), 16<<10)
+	require.NoError(t, err)
+	defer hp.Stop()
+	named, err := rt.SpawnNamed("churner", p, "churn", vmloop.I64(2000))
+	require.NoError(t, err)
+	plain, err := rt.Spawn(p, "churn", vmloop.I64(2000))
+	require.NoError(t, err)
+	for _, tk := range []*jade.Task{named, plain} {
+		_, err = tk.Wait(context.Background())
+		require.NoError(t, err)
+	}
+	var withName, without int
+	for _, s := range heapProfile(t, hp).Sample {
+		require.Empty(t, s.Label[jprof.LabelTask], "heap samples are not split by task id")
+		switch n := s.Label[jprof.LabelTaskName]; {
+		case len(n) == 0:
+			without++
+		default:
+			require.Equal(t, []string{"churner"}, n)
+			withName++
+		}
+	}
+	require.Positive(t, withName, "the named task's allocations")
+	require.Positive(t, without, "the unnamed task's allocations")
+}

@@ -1,9 +1,10 @@
 // Package kqueue is the completion backend of the Jade scheduler for
 // macOS and FreeBSD: a readiness-based emulation of the
-// [github.com/jadevm/jade/evpoll.Backend] contract on kqueue(2), in the
-// manner of the Linux epoll backend in package uring. It imports only
-// evpoll, golang.org/x/sys/unix and the standard library, and never calls
-// Go's net or os I/O.
+// [github.com/jadevm/jade/evpoll.Backend] contract on kqueue(2): the BSD OS
+// half of the readiness core (package evpoll/readiness) that it shares
+// with the Linux epoll backend in package uring. It imports only evpoll
+// and its subpackages, golang.org/x/sys/unix and the standard library, and
+// never calls Go's net or os I/O.
 //
 // This package is compiled and vetted, tests included, for darwin and
 // freebsd (amd64 and arm64, CGO_ENABLED=0) by this project's CI, but it is
@@ -50,7 +51,7 @@
 // An OpID is slot | generation<<32, as in the Linux backends: the slot
 // table grows in chunks as ops are submitted, up to Options.MaxInFlight,
 // and never moves a slot once allocated; a slot holds the *Op (and through
-// it Buf) and the connect address until the op's completion has been
+// it Buf and the connect address) until the op's completion has been
 // returned by Wait, and a generation mismatch marks an OpID or pool result
 // as stale (Stats.Stale). Cancel completes an op waiting for readiness at
 // once with Res = -ECANCELED and evpoll.FlagCancelled; a Close op does the

@@ -2,8 +2,6 @@
 
 package kqueue
 
-import "golang.org/x/sys/unix"
-
 // Forget drops the registration of fd, if any, and fails the ops still
 // queued on it with -ECANCELED — what a Close op does, without closing the
 // descriptor. A scheduler with one backend per worker calls it on every
@@ -11,18 +9,4 @@ import "golang.org/x/sys/unix"
 // a closed descriptor's kevents, so a registration kept here would make a
 // later descriptor with the same number look registered and never get an
 // event. Safe from any goroutine.
-func (b *Poller) Forget(fd int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	st, ok := b.fds[fd]
-	if !ok || b.closed {
-		return
-	}
-	delete(b.fds, fd)
-	for _, q := range [][]int32{st.rq, st.wq} {
-		for _, w := range q {
-			b.slots.At(w).cancel = true
-			b.completeLocked(w, -int32(unix.ECANCELED))
-		}
-	}
-}
+func (b *Poller) Forget(fd int) { b.core.Forget(fd) }

@@ -9,51 +9,15 @@ import (
 	"fmt"
 	"net/netip"
 
-	"golang.org/x/sys/unix"
+	"github.com/jadevm/jade/evpoll/unixsock"
 )
-
-// toSockaddr converts ap to a unix.Sockaddr; IPv4-mapped IPv6 addresses
-// become IPv4.
-func toSockaddr(ap netip.AddrPort) (unix.Sockaddr, error) {
-	addr := ap.Addr().Unmap()
-	switch {
-	case addr.Is4():
-		return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: addr.As4()}, nil
-	case addr.Is6():
-		return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: addr.As16()}, nil
-	}
-	return nil, fmt.Errorf("invalid address %v", ap)
-}
-
-// fromSockaddr converts an AF_INET or AF_INET6 sockaddr; others give the
-// zero AddrPort.
-func fromSockaddr(sa unix.Sockaddr) netip.AddrPort {
-	switch sa := sa.(type) {
-	case *unix.SockaddrInet4:
-		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(sa.Port))
-	case *unix.SockaddrInet6:
-		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr), uint16(sa.Port))
-	}
-	return netip.AddrPort{}
-}
-
-func family(ap netip.AddrPort) int {
-	if ap.Addr().Unmap().Is4() {
-		return unix.AF_INET
-	}
-	return unix.AF_INET6
-}
 
 // Socket returns a new TCP socket for connecting to ap (matching its
 // family), non-blocking, close-on-exec, with TCP_NODELAY.
 func Socket(ap netip.AddrPort) (int, error) {
-	fd, err := socket(family(ap))
+	fd, err := unixsock.Socket(ap, socket)
 	if err != nil {
-		return -1, fmt.Errorf("kqueue: socket: %w", err)
-	}
-	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
-		unix.Close(fd)
-		return -1, fmt.Errorf("kqueue: socket: nodelay: %w", err)
+		return -1, fmt.Errorf("kqueue: %w", err)
 	}
 	return fd, nil
 }
@@ -69,40 +33,18 @@ func ListenWith(addr string, reusePort bool) (int, error) {
 	if err != nil {
 		return -1, fmt.Errorf("kqueue: listen: %w", err)
 	}
-	sa, err := toSockaddr(ap)
+	fd, err := unixsock.Listen(ap, reusePort, socket)
 	if err != nil {
-		return -1, fmt.Errorf("kqueue: listen: %w", err)
-	}
-	fd, err := socket(family(ap))
-	if err != nil {
-		return -1, fmt.Errorf("kqueue: listen: socket: %w", err)
-	}
-	fail := func(op string, err error) (int, error) {
-		unix.Close(fd)
-		return -1, fmt.Errorf("kqueue: listen: %s %v: %w", op, ap, err)
-	}
-	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
-		return fail("reuseaddr", err)
-	}
-	if reusePort {
-		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
-			return fail("reuseport", err)
-		}
-	}
-	if err := unix.Bind(fd, sa); err != nil {
-		return fail("bind", err)
-	}
-	if err := unix.Listen(fd, unix.SOMAXCONN); err != nil {
-		return fail("listen", err)
+		return -1, fmt.Errorf("kqueue: %w", err)
 	}
 	return fd, nil
 }
 
 // LocalAddr returns the address a socket is bound to (getsockname).
 func LocalAddr(fd int) (netip.AddrPort, error) {
-	sa, err := unix.Getsockname(fd)
+	ap, err := unixsock.LocalAddr(fd)
 	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("kqueue: getsockname: %w", err)
+		return ap, fmt.Errorf("kqueue: %w", err)
 	}
-	return fromSockaddr(sa), nil
+	return ap, nil
 }

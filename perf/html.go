@@ -55,13 +55,14 @@ type latencyPlot struct {
 	Name  string
 	Bars  []latencyBar
 	Ticks []latencyTick
+	Hist  *histPlot // the samples' distribution, where they were kept
 }
 
 type latencyBar struct {
-	X, Y, H  int
-	Color    string
-	Label    string
-	Quantile string
+	X, Y, W, H int
+	Color      string
+	Label      string
+	Quantile   string
 }
 
 type latencyTick struct {
@@ -89,6 +90,11 @@ func latencyPlots(r *Report) []latencyPlot {
 	var plots []latencyPlot
 	for _, name := range order {
 		p := latencyPlot{Name: name}
+		for _, res := range by[name] {
+			if res.Hist != nil {
+				p.Hist = histPlotOf(res.Hist)
+			}
+		}
 		for _, t := range []float64{1e3, 1e4, 1e5, 1e6, 1e7} {
 			p.Ticks = append(p.Ticks, latencyTick{Y: base - scale(t), Label: num(t, "ns")})
 		}
@@ -101,7 +107,7 @@ func latencyPlots(r *Report) []latencyPlot {
 					color, who = "#ca6", "baseline"
 				}
 				hgt := scale(v)
-				p.Bars = append(p.Bars, latencyBar{X: x + j*40, Y: base - hgt, H: hgt, Color: color,
+				p.Bars = append(p.Bars, latencyBar{X: x + j*40, Y: base - hgt, W: 36, H: hgt, Color: color,
 					Label: who + " " + num(v, "ns"), Quantile: q})
 			}
 		}
@@ -136,9 +142,15 @@ var htmlTmpl = template.Must(template.New("r").Parse(`<!doctype html>
 <svg width="560" height="250" xmlns="http://www.w3.org/2000/svg" font-size="11">
 {{range .Ticks}}<line x1="60" y1="{{.Y}}" x2="540" y2="{{.Y}}" stroke="#eee"/><text x="0" y="{{.Y}}" dy="4">{{.Label}}</text>
 {{end}}<line x1="60" y1="220" x2="540" y2="220" stroke="#333"/>
-{{range .Bars}}<rect x="{{.X}}" y="{{.Y}}" width="36" height="{{.H}}" fill="{{.Color}}"><title>{{.Quantile}}: {{.Label}}</title></rect><text x="{{.X}}" y="235">{{.Quantile}}</text>
+{{range .Bars}}<rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" fill="{{.Color}}"><title>{{.Quantile}}: {{.Label}}</title></rect><text x="{{.X}}" y="235">{{.Quantile}}</text>
 {{end}}</svg>
-{{else}}<p>No latency scenario was run.</p>
+{{with .Hist}}<p>Samples by latency (10 buckets a decade; bar height: share of each column's samples; hover for counts)</p>
+<svg width="{{.Width}}" height="215" xmlns="http://www.w3.org/2000/svg" font-size="11" class="hist">
+<line x1="60" y1="190" x2="{{.Width}}" y2="190" stroke="#333"/>
+{{range .Bars}}<rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" fill="{{.Color}}"><title>{{.Quantile}}: {{.Label}}</title></rect>
+{{end}}{{range .Ticks}}<line x1="{{.X}}" y1="190" x2="{{.X}}" y2="195" stroke="#333"/><text x="{{.X}}" y="207">{{.Label}}</text>
+{{end}}</svg>
+{{end}}{{else}}<p>No latency scenario was run.</p>
 {{end}}
 </body></html>
 `))

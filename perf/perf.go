@@ -43,6 +43,18 @@ type Result struct {
 	Beam      *PeerValue `json:"beam,omitempty"`
 	Best      string     `json:"best,omitempty"`
 	BestRatio float64    `json:"bestRatio,omitempty"`
+	// Hist is the sample distribution behind a scenario's latency rows,
+	// on its first (p50) row; nil where the samples were not kept (wrk).
+	Hist *LatencyHist `json:"hist,omitempty"`
+}
+
+// LatencyHist is a latency scenario's samples over all repetitions,
+// counted by bench.HistBucket for Jade and the baseline (the histogram
+// plot of the HTML report).
+type LatencyHist struct {
+	LowerNs  []int64  `json:"lowerNs"` // each bucket's lower bound
+	Jade     []uint64 `json:"jade"`
+	Baseline []uint64 `json:"baseline"`
 }
 
 // Machine describes where the run happened.

@@ -273,7 +273,33 @@ func latencyResults(name string, js, gs []bench.Latencies, target string, gate f
 		}
 		rs[2].Pass = &p
 	}
+	rs[0].Hist = mergeHists(js, gs)
 	return rs
+}
+
+// mergeHists adds up the repetitions' histograms of both columns; nil
+// when neither kept its samples.
+func mergeHists(js, gs []bench.Latencies) *LatencyHist {
+	h := &LatencyHist{LowerNs: make([]int64, bench.HistBuckets), Jade: make([]uint64, bench.HistBuckets), Baseline: make([]uint64, bench.HistBuckets)}
+	for i := range h.LowerNs {
+		h.LowerNs[i] = bench.HistLower(i).Nanoseconds()
+	}
+	kept := false
+	for _, c := range []struct {
+		ls  []bench.Latencies
+		sum []uint64
+	}{{js, h.Jade}, {gs, h.Baseline}} {
+		for _, l := range c.ls {
+			kept = kept || l.Hist != nil
+			for i, n := range l.Hist {
+				c.sum[i] += uint64(n)
+			}
+		}
+	}
+	if !kept {
+		return nil
+	}
+	return h
 }
 
 func wakeLatency(o *Options) ([]Result, error) {

@@ -103,6 +103,19 @@ func (s *Scheduler) RequestSamples() int {
 	return n
 }
 
+// ExecTask returns the task whose slice runs ex, or nil: a heap profile
+// labels a sampled allocation with its task's name. It must be called from
+// within that slice (a vmloop.HeapSampler's callback runs there); called
+// from anywhere else it reads a worker's own field unsynchronised.
+func (s *Scheduler) ExecTask(ex *vmloop.Exec) *Task {
+	for _, w := range s.workers {
+		if w.cur.Load() == ex {
+			return w.running // written by this thread at dispatch
+		}
+	}
+	return nil
+}
+
 // ExecEngine returns the engine whose task runs ex (by its memory
 // budget), or nil: a heap profile labels an allocation by it.
 func (s *Scheduler) ExecEngine(ex *vmloop.Exec) *Engine {

@@ -103,6 +103,9 @@ type worker struct {
 	// worker's next pick, which looks at the inject queue while a kick is
 	// outstanding.
 	cur atomic.Pointer[vmloop.Exec]
+	// running is the task whose Exec is cur (owner only: written at
+	// dispatch beside cur; read by ExecTask on this worker's thread).
+	running *Task
 	// sampleReq is a CPU sample request (profile.go): the dispatch count
 	// when it was made, plus one; 0 when none. Written by RequestSamples
 	// only while a sampler is installed; the owner loads it where a slice
@@ -263,6 +266,7 @@ func (w *worker) run(t *Task) {
 	if w.cur.Load() != t.exec {
 		w.cur.Store(t.exec)
 	}
+	w.running = t
 	w.slice(t, &budget)
 	w.inTask = false
 	w.sliceLeft = budget

@@ -174,7 +174,11 @@
 //
 // # The epoll emulation
 //
-// Epoll keeps the same slot table and completion contract. A descriptor
+// Epoll is the Linux OS half of the readiness core that it shares with
+// the kqueue backend (package evpoll/readiness): the core keeps its slot
+// table, FIFOs, pool and wake protocol, and this package supplies
+// epoll_ctl, the non-blocking syscalls, the eventfd and epoll_pwait2. It
+// keeps the same completion contract as the ring. A descriptor
 // is registered once, edge-triggered (EPOLLIN|EPOLLOUT|EPOLLRDHUP|EPOLLET),
 // at its first op. Submit first tries the non-blocking syscall (accept4,
 // recvfrom, sendto, read, write, connect); on EAGAIN the op joins the

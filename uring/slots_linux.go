@@ -8,15 +8,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// slot is one in-flight op. The slot owns the Go references the kernel
-// depends on: op (and through it Buf), plus storage the kernel writes or
-// reads by pointer (sa, salen, path). A slot is released only at its op's
-// own final completion, so a cancelled op's sockaddr and buffer stay valid
-// until the kernel has let go of them.
+// slot is one in-flight io_uring op. The slot owns the Go references the
+// kernel depends on: op (and through it Buf), plus storage the kernel
+// writes or reads by pointer (sa, salen, path). A slot is released only
+// at its op's own final completion, so a cancelled op's sockaddr and
+// buffer stay valid until the kernel has let go of them.
 type slot struct {
 	op    *evpoll.Op   // nil when free
 	tok   evpoll.Token // handed back in the completion
-	state uint8        // slotFree, slotActive, slotDone
+	state uint8        // slotFree, slotActive
 	// cancel is set by Cancel; a -ECANCELED result then carries FlagCancelled.
 	cancel bool
 
@@ -24,11 +24,6 @@ type slot struct {
 	// into it until the CQE. Both are allocated at first use and reused.
 	sb   *sockBuf
 	path []byte // NUL-terminated copy of op.Path
-
-	// epoll: where the op waits, and its result once done.
-	wait uint8
-	fd   int
-	res  int32
 }
 
 // sockBuf is a sockaddr and its length word: written by the kernel for
@@ -49,11 +44,11 @@ func (s *slot) sock() *sockBuf {
 const (
 	slotFree   uint8 = iota
 	slotActive       // submitted, not finished
-	slotDone         // epoll: finished, completion not yet returned by Wait
 )
 
 // slotTable is the shared generation-checked slot table (package
-// evpoll/slots) holding this backend's slots. It grows in chunks as ops
+// evpoll/slots) holding the io_uring backend's slots (the epoll backend
+// keeps its own in package evpoll/readiness). It grows in chunks as ops
 // are submitted, up to MaxInFlight, and never moves a slot, so pointers
 // into it (given to the kernel) never dangle. Callers hold the backend
 // mutex.
@@ -71,7 +66,7 @@ func (t *slotTable) alloc(op *evpoll.Op, tok evpoll.Token) (int32, *slot, bool) 
 	if !ok {
 		return -1, nil, false
 	}
-	s.op, s.tok, s.state, s.cancel, s.wait, s.fd = op, tok, slotActive, false, 0, -1
+	s.op, s.tok, s.state, s.cancel = op, tok, slotActive, false
 	return idx, s, true
 }
 

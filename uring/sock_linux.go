@@ -2,11 +2,13 @@
 
 package uring
 
-// Socket helpers that do not use package net: address parsing, sockaddr
-// encoding, and Listen/Socket over x/sys/unix. Every socket they create is
-// close-on-exec and non-blocking: epoll needs that, and io_uring's
-// ACCEPT/CONNECT/RECV/SEND ignore O_NONBLOCK (the kernel arms its internal
-// poll instead of returning EAGAIN; checked by TestNonblockingSocketsOnRing).
+// Socket helpers that do not use package net: address parsing, the raw
+// sockaddr encoding the ring and epoll hand to the kernel, and
+// Listen/Socket over x/sys/unix (the setup shared with kqueue lives in
+// package evpoll/unixsock). Every socket they create is close-on-exec and
+// non-blocking: epoll needs that, and io_uring's ACCEPT/CONNECT/RECV/SEND
+// ignore O_NONBLOCK (the kernel arms its internal poll instead of
+// returning EAGAIN; checked by TestNonblockingSocketsOnRing).
 
 import (
 	"encoding/binary"
@@ -15,7 +17,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/evpoll/unixsock"
 	"golang.org/x/sys/unix"
 )
 
@@ -74,25 +76,19 @@ func getSockaddr(sa *unix.RawSockaddrAny) netip.AddrPort {
 	return netip.AddrPort{}
 }
 
-func family(ap netip.AddrPort) int {
-	if ap.Addr().Unmap().Is4() {
-		return unix.AF_INET
-	}
-	return unix.AF_INET6
-}
-
 // Socket returns a new TCP socket for connecting to ap (matching its
 // family), non-blocking, close-on-exec, with TCP_NODELAY.
 func Socket(ap netip.AddrPort) (int, error) {
-	fd, err := unix.Socket(family(ap), unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	fd, err := unixsock.Socket(ap, socket)
 	if err != nil {
-		return -1, fmt.Errorf("uring: socket: %w", err)
-	}
-	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
-		unix.Close(fd)
-		return -1, fmt.Errorf("uring: socket: nodelay: %w", err)
+		return -1, fmt.Errorf("uring: %w", err)
 	}
 	return fd, nil
+}
+
+// socket creates a non-blocking, close-on-exec TCP socket.
+func socket(family int) (int, error) {
+	return unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
 }
 
 // Listen returns a listening TCP socket bound to addr ("ip:port"; port 0
@@ -108,45 +104,20 @@ func ListenWith(addr string, reusePort bool) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	fd, err := unix.Socket(family(ap), unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	fd, err := unixsock.Listen(ap, reusePort, socket)
 	if err != nil {
-		return -1, fmt.Errorf("uring: listen: socket: %w", err)
-	}
-	fail := func(op string, err error) (int, error) {
-		unix.Close(fd)
-		return -1, fmt.Errorf("uring: listen: %s %v: %w", op, ap, err)
-	}
-	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
-		return fail("reuseaddr", err)
-	}
-	if reusePort {
-		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
-			return fail("reuseport", err)
-		}
-	}
-	var sa unix.RawSockaddrAny
-	n, err := putSockaddr(&sa, ap)
-	if err != nil {
-		return fail("bind", err)
-	}
-	if _, _, errno := unix.Syscall(unix.SYS_BIND, uintptr(fd), uintptr(unsafe.Pointer(&sa)), uintptr(n)); errno != 0 {
-		return fail("bind", errno)
-	}
-	if err := unix.Listen(fd, unix.SOMAXCONN); err != nil {
-		return fail("listen", err)
+		return -1, fmt.Errorf("uring: %w", err)
 	}
 	return fd, nil
 }
 
 // LocalAddr returns the address a socket is bound to (getsockname).
 func LocalAddr(fd int) (netip.AddrPort, error) {
-	var sa unix.RawSockaddrAny
-	n := uint32(unix.SizeofSockaddrAny)
-	_, _, errno := unix.Syscall(unix.SYS_GETSOCKNAME, uintptr(fd), uintptr(unsafe.Pointer(&sa)), uintptr(unsafe.Pointer(&n)))
-	if errno != 0 {
-		return netip.AddrPort{}, fmt.Errorf("uring: getsockname: %w", errno)
+	ap, err := unixsock.LocalAddr(fd)
+	if err != nil {
+		return ap, fmt.Errorf("uring: %w", err)
 	}
-	return getSockaddr(&sa), nil
+	return ap, nil
 }
 
 // SetNoDelay sets TCP_NODELAY on fd (accepted sockets do not inherit it
@@ -156,30 +127,4 @@ func SetNoDelay(fd int) error {
 		return fmt.Errorf("uring: nodelay: %w", err)
 	}
 	return nil
-}
-
-// openFlags maps portable open flags to O_* bits (always O_CLOEXEC).
-func openFlags(f evpoll.OpenFlag) int {
-	fl := unix.O_CLOEXEC
-	switch {
-	case f&evpoll.ReadWrite != 0:
-		fl |= unix.O_RDWR
-	case f&evpoll.WriteOnly != 0:
-		fl |= unix.O_WRONLY
-	default:
-		fl |= unix.O_RDONLY
-	}
-	if f&evpoll.Create != 0 {
-		fl |= unix.O_CREAT
-	}
-	if f&evpoll.Truncate != 0 {
-		fl |= unix.O_TRUNC
-	}
-	if f&evpoll.Append != 0 {
-		fl |= unix.O_APPEND
-	}
-	if f&evpoll.Exclusive != 0 {
-		fl |= unix.O_EXCL
-	}
-	return fl
 }

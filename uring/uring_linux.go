@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/evpoll/unixsock"
 	"golang.org/x/sys/unix"
 )
 
@@ -273,7 +274,7 @@ func fillSQE(e *sqe, s *slot, op *evpoll.Op) {
 		e.Opcode, e.Fd = opOpenat, atFDCWD
 		e.Addr = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(s.path))))
 		e.Len = op.Mode
-		e.OpFlags = uint32(openFlags(op.OpenFlags))
+		e.OpFlags = uint32(unixsock.OpenFlags(op.OpenFlags))
 	case evpoll.Close:
 		e.Opcode = opClose
 	}

@@ -55,7 +55,8 @@ func startJadeProfiles(rt *jade.Runtime, cpu, heap string) (stop func() error, e
 	return func() error {
 		once.Do(func() {
 			if cf != nil {
-				if err := rt.StopProfile(); err != nil {
+				// Close and Shutdown have written it already (ErrNoProfile).
+				if err := rt.StopProfile(); err != nil && !errors.Is(err, jade.ErrNoProfile) {
 					serr = fmt.Errorf("jade-cpuprofile: %w", err)
 				}
 				if err := cf.Close(); err != nil && serr == nil {
@@ -64,6 +65,9 @@ func startJadeProfiles(rt *jade.Runtime, cpu, heap string) (stop func() error, e
 			}
 			if hf != nil {
 				err := rt.StopHeapProfile()
+				if errors.Is(err, jade.ErrNoProfile) {
+					err = nil
+				}
 				if cerr := hf.Close(); err == nil {
 					err = cerr
 				}

@@ -35,6 +35,7 @@ d:
 	code := run([]string{"run", "--jade-cpuprofile", cpu, "--jade-heapprofile", heap, "--jade-profile-period", "1ms", src}, &out, &errb)
 	require.Equal(t, exitSuccess, code, errb.String())
 	require.Equal(t, "3000\n", out.String())
+	require.NotContains(t, errb.String(), "profile", "the run's end writes the profiles without an error")
 	for _, f := range []string{cpu, heap} {
 		r, err := os.Open(f)
 		require.NoError(t, err)

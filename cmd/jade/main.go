@@ -120,7 +120,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	jcpuprof := fs.String("jade-cpuprofile", "", "write a Jade-level CPU profile (Jade functions and .jasm lines; labelled by engine and task) to `FILE`")
 	jperiod := fs.Duration("jade-profile-period", 0, "time between two samples of a busy worker in the Jade CPU profile (default 10ms)")
 	jheapprof := fs.String("jade-heapprofile", "", "write a Jade-level heap profile (Jade heap bytes by allocation site: allocated during the run, in use at its end) to `FILE`")
-	debugAddr := fs.String("debug-addr", "", "serve /debug/pprof, /debug/jade/profile, /debug/vars, /debug/metrics and /debug/tasks on `ADDR`")
+	debugAddr := fs.String("debug-addr", "", "serve /debug/pprof, /debug/jade/profile, /debug/jade/heap, /debug/vars, /debug/metrics and /debug/tasks on `ADDR`")
 	goLoop := fs.Bool("go-loop", false, "run on the pure-Go VM loop even where the cgo loop is available")
 	pin := fs.Bool("pin", false, "pin each worker thread to one allowed CPU (Linux)")
 	workers := fs.Int("workers", 0, fmt.Sprintf("worker threads (0: $JADE_WORKERS, else GOMAXPROCS−1; here %d)", sched.DefaultWorkers()))
@@ -128,6 +128,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "describe the runtime on stderr")
 	engineCfg := fs.String("engine-config", "", "declare engines from the JSON `FILE` (docs/ENGINES.md); its \"main\" engine runs main")
 	drainTimeout := fs.Duration("drain-timeout", defaultDrainTimeout, "on SIGTERM, how long to wait for the tasks to end after the listeners close, before cancelling the rest")
+	latSample := fs.Int("latency-sample", 0, fmt.Sprintf("timestamp one enqueue in `N` for the latency histograms of /debug/metrics (0: %d; 1: every enqueue; -1: none)", sched.DefaultLatencySample))
+	taskStats := fs.Bool("task-stats", false, "keep per-task statistics (slices, reductions, time Runnable) for the default engine's tasks, shown in /debug/tasks and the task dump")
 	maxMem := fs.Int64("max-memory", 0, fmt.Sprintf("memory limit of the default engine's tasks in `BYTES` (memoryBytes; default %d)", int64(sched.DefaultMaxMemoryBytes)))
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
@@ -143,7 +145,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return exitLoad
 	}
 	rt, err := jade.New(jade.Options{Workers: *workers, PinCPUs: *pin, GoLoop: *goLoop, ReductionLimit: *reductions,
-		Limits: sched.ResourceLimits{MemoryBytes: *maxMem}, Stdout: stdout, ProfilePeriod: *jperiod})
+		Limits: sched.ResourceLimits{MemoryBytes: *maxMem}, Stdout: stdout, ProfilePeriod: *jperiod,
+		LatencySample: *latSample, TaskStats: *taskStats})
 	if err != nil {
 		fmt.Fprintf(stderr, "jade: %v\n", err)
 		if errors.Is(err, sched.ErrConfig) || errors.Is(err, uring.ErrUnknownPoller) {

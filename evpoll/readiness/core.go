@@ -1,0 +1,344 @@
+//go:build linux || darwin || freebsd
+
+package readiness
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/evpoll/slots"
+	"github.com/jadevm/jade/evpoll/workpool"
+	"golang.org/x/sys/unix"
+)
+
+// OS is the operating-system half of a readiness backend. The core calls
+// Register, Unregister, Try and ConnectStart with its mutex held; Kick
+// with or without it (from Wake); Poll without it, from any number of
+// goroutines at once; Drain with it held, after Poll reported EvWake.
+type OS interface {
+	// Register registers fd, at its first op, edge-triggered for read and
+	// write readiness. file reports a descriptor that is not polled (a
+	// regular file, or one the kernel refuses): its ops go to the pool.
+	Register(fd int) (file bool, err error)
+	// Unregister drops the registration of a polled descriptor that the
+	// core forgets (Close op, Forget, Close); never called for files.
+	Unregister(fd int)
+	// Try performs the read- or write-side op of s once, non-blocking;
+	// for Connect it checks the outcome of the connect ConnectStart began.
+	// done is false when the op would block (EAGAIN, connect in
+	// progress). An Accept that succeeds sets s.Op.Addr to the peer.
+	Try(s *Slot) (res int32, done bool)
+	// ConnectStart issues connect(2) for the Connect op s (to s.Op.Addr,
+	// valid) on its non-blocking socket; done is false while it is in
+	// progress.
+	ConnectStart(s *Slot) (res int32, done bool)
+	// Kick signals the internal wake event, which makes a goroutine
+	// blocked in Poll return with EvWake.
+	Kick()
+	// Drain consumes the wake event after Poll reported it, where the
+	// event stays signalled until consumed (an eventfd).
+	Drain()
+	// Poll blocks until events are ready or rem has passed (rem < 0: no
+	// limit, 0: do not block) and fills evs with at most len(evs) events.
+	// On an error it returns 0 events.
+	Poll(evs []Event, rem time.Duration) (int, error)
+}
+
+// Event is one readiness event that Poll reports.
+type Event struct {
+	Fd    int32 // the descriptor; unused with EvWake
+	Flags uint8 // EvRead, EvWrite, EvWake
+}
+
+// Event flags.
+const (
+	EvRead  uint8 = 1 << iota // the descriptor is readable (or hung up, or failed)
+	EvWrite                   // the descriptor is writable (or hung up, or failed)
+	EvWake                    // the internal wake event fired
+)
+
+// Config names a backend and sizes its core.
+type Config struct {
+	// Name prefixes every error ("epoll: submit: ...").
+	Name string
+	// PollOp names the wait call in Wait's errors ("wait", "kevent").
+	PollOp string
+	// MaxInFlight bounds the slot table: the ops submitted and not yet
+	// returned by Wait (more than 0, at most slots.Max).
+	MaxInFlight int
+	// PoolSize is the number of blocking pool goroutines (workpool's
+	// default when <= 0).
+	PoolSize int
+}
+
+// Core is the shared state and logic of a readiness backend. Its methods
+// are safe for concurrent use; several goroutines may block in Wait at
+// once.
+type Core struct {
+	mu      sync.Mutex // guards the fields up to evbufs
+	slots   *slots.Table[Slot]
+	fds     map[int]*fdState
+	ready   []int32 // done slots, in completion order
+	closed  bool
+	waiters int  // goroutines blocked in OS.Poll
+	kicked  bool // an internal wake-event signal is outstanding
+	pool    *workpool.Pool[poolJob]
+	evbufs  []*[pollBatch]Event // free OS.Poll buffers (evbufLocked)
+
+	os      OS
+	name    string
+	pollOp  string
+	woken   atomic.Bool // a Wake is outstanding
+	wakeMu  sync.Mutex  // guards wakeOff against Close
+	wakeOff bool
+	pending atomic.Int64
+	ctr     evpoll.Counters
+}
+
+// fdState is the per-descriptor registration. Queues hold slot indices.
+type fdState struct {
+	file   bool // not polled: ops go to the pool
+	rq, wq []int32
+}
+
+// Slot is one in-flight op. It owns the Go references the op depends on
+// (Op, and through it Buf and Path) until Wait has returned the op's
+// completion.
+type Slot struct {
+	Op *evpoll.Op // nil when free
+	Fd int        // Op.Fd
+
+	tok    evpoll.Token // handed back in the completion
+	state  uint8        // slotFree, slotActive, slotDone
+	cancel bool         // set by Cancel; -ECANCELED then carries FlagCancelled
+	wait   uint8        // where an active op waits: waitNone, waitRead, waitWrite, waitPool
+	res    int32
+}
+
+const (
+	slotFree   uint8 = iota
+	slotActive       // submitted, not finished
+	slotDone         // finished, completion not yet returned by Wait
+)
+
+// Where an active op waits (Slot.wait).
+const (
+	waitNone uint8 = iota
+	waitRead
+	waitWrite
+	waitPool
+)
+
+// New returns a core over os. The caller opens what os needs first and
+// closes it after [Core.Close].
+func New(c Config, os OS) *Core {
+	b := &Core{
+		slots:  slots.New[Slot](min(c.MaxInFlight, slots.Max)),
+		fds:    make(map[int]*fdState),
+		os:     os,
+		name:   c.Name,
+		pollOp: c.PollOp,
+	}
+	b.pool = workpool.New(c.PoolSize, func(j poolJob) {
+		b.ctr.Syscalls.Add(1)
+		b.PostPoolResult(j.id, runFileOp(j.op, j.fd))
+	})
+	return b
+}
+
+// Counters are the backend's counters; the OS half adds its system calls
+// to Syscalls.
+func (b *Core) Counters() *evpoll.Counters { return &b.ctr }
+
+// PoolSize is the number of blocking pool goroutines.
+func (b *Core) PoolSize() int { return b.pool.Size() }
+
+// Pending implements evpoll.Backend.
+func (b *Core) Pending() int { return int(b.pending.Load()) }
+
+// Stats implements evpoll.Backend.
+func (b *Core) Stats() evpoll.Stats { return b.ctr.Snapshot() }
+
+// Submit implements evpoll.Backend. Socket and pipe ops are tried at once;
+// file ops and Open go to the pool.
+func (b *Core) Submit(op *evpoll.Op, tok evpoll.Token) (evpoll.OpID, error) {
+	if err := evpoll.CheckOp(op); err != nil {
+		return 0, fmt.Errorf("%s: submit: %w", b.name, err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return 0, fmt.Errorf("%s: submit: %w", b.name, evpoll.ErrClosed)
+	}
+	idx, s, ok := b.slots.Alloc()
+	if !ok {
+		return 0, fmt.Errorf("%s: submit: %w", b.name, evpoll.ErrTooMany)
+	}
+	*s = Slot{Op: op, Fd: op.Fd, tok: tok, state: slotActive}
+	id := b.slots.ID(idx)
+	b.pending.Add(1)
+	b.ctr.Submitted.Add(1)
+	b.ctr.Ops[op.Kind].Add(1)
+	switch op.Kind {
+	case evpoll.Nop:
+		b.completeLocked(idx, 0)
+	case evpoll.Open:
+		b.toPoolLocked(idx, s)
+	case evpoll.Close:
+		b.closeLocked(idx, s)
+	default:
+		b.startLocked(idx, s)
+	}
+	return id, nil
+}
+
+// release frees slot idx and drops its Go references.
+func (b *Core) release(idx int32) {
+	*b.slots.At(idx) = Slot{}
+	b.slots.Release(idx)
+}
+
+// startLocked registers the descriptor if needed and runs or queues the op.
+func (b *Core) startLocked(idx int32, s *Slot) {
+	st, err := b.fdLocked(s.Fd)
+	if err != nil {
+		b.completeLocked(idx, ErrRes(err))
+		return
+	}
+	if st.file {
+		b.toPoolLocked(idx, s)
+		return
+	}
+	q, wait := &st.rq, waitRead
+	if k := s.Op.Kind; k == evpoll.Connect || k == evpoll.Send || k == evpoll.Write {
+		q, wait = &st.wq, waitWrite
+	}
+	if s.Op.Kind == evpoll.Connect {
+		if res, done := b.os.ConnectStart(s); done {
+			b.completeLocked(idx, res)
+			return
+		}
+	} else if len(*q) == 0 { // FIFO: behind a waiting op we would only see EAGAIN
+		if res, done := b.os.Try(s); done {
+			b.completeLocked(idx, res)
+			return
+		}
+	}
+	s.wait = wait
+	*q = append(*q, idx)
+}
+
+// fdLocked returns the registration of fd, registering it on first use.
+func (b *Core) fdLocked(fd int) (*fdState, error) {
+	if st, ok := b.fds[fd]; ok {
+		return st, nil
+	}
+	file, err := b.os.Register(fd)
+	if err != nil {
+		return nil, err
+	}
+	st := &fdState{file: file}
+	b.fds[fd] = st
+	return st, nil
+}
+
+// closeLocked handles a Close op: it forgets the descriptor, fails the ops
+// still queued on it, and closes it (on the pool for files).
+func (b *Core) closeLocked(idx int32, s *Slot) {
+	if st := b.forgetLocked(s.Fd); st != nil && st.file {
+		b.toPoolLocked(idx, s)
+		return
+	}
+	b.ctr.Syscalls.Add(1)
+	b.completeLocked(idx, ErrRes(unix.Close(s.Fd)))
+}
+
+// Forget drops the registration of fd, if any, and fails the ops still
+// queued on it with -ECANCELED: what a Close op does, without closing the
+// descriptor. The kernel drops a closed descriptor's registration, so a
+// backend that kept it would take a later descriptor with the same number
+// for registered and never see its edges. Safe from any goroutine.
+func (b *Core) Forget(fd int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.closed {
+		b.forgetLocked(fd)
+	}
+}
+
+// forgetLocked forgets fd's registration and fails the ops queued on it
+// with -ECANCELED (they could never complete). It returns the registration
+// it dropped, nil when fd had none.
+func (b *Core) forgetLocked(fd int) *fdState {
+	st, ok := b.fds[fd]
+	if !ok {
+		return nil
+	}
+	delete(b.fds, fd)
+	if !st.file {
+		b.os.Unregister(fd)
+	}
+	for _, q := range [][]int32{st.rq, st.wq} {
+		for _, w := range q {
+			b.slots.At(w).cancel = true
+			b.completeLocked(w, -int32(unix.ECANCELED))
+		}
+	}
+	return st
+}
+
+// completeLocked records the result of slot idx and queues it for Wait.
+// The slot stays taken (slotDone) until Wait returns the completion, so
+// MaxInFlight also bounds undelivered completions.
+func (b *Core) completeLocked(idx int32, res int32) {
+	s := b.slots.At(idx)
+	s.state, s.res, s.wait = slotDone, res, waitNone
+	b.ready = append(b.ready, idx)
+	b.kickLocked()
+}
+
+// kickLocked makes a goroutine blocked in OS.Poll notice b.ready.
+func (b *Core) kickLocked() {
+	if b.waiters > 0 && !b.kicked {
+		b.kicked = true
+		b.os.Kick()
+	}
+}
+
+// Cancel implements evpoll.Backend. An op waiting for readiness completes
+// at once with -ECANCELED; an op on the file pool cannot be interrupted and
+// completes with its real result. An op that has finished, its completion
+// returned or not, is ErrNotPending.
+func (b *Core) Cancel(id evpoll.OpID) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return fmt.Errorf("%s: cancel: %w", b.name, evpoll.ErrClosed)
+	}
+	idx, s := b.slots.Lookup(id)
+	if s == nil || s.state == slotDone {
+		return fmt.Errorf("%s: cancel: %w", b.name, evpoll.ErrNotPending)
+	}
+	if s.cancel {
+		return nil
+	}
+	s.cancel = true
+	b.ctr.Cancelled.Add(1)
+	if st := b.fds[s.Fd]; st != nil && (s.wait == waitRead || s.wait == waitWrite) {
+		q := &st.rq
+		if s.wait == waitWrite {
+			q = &st.wq
+		}
+		for i, w := range *q {
+			if w == idx {
+				*q = append((*q)[:i], (*q)[i+1:]...)
+				break
+			}
+		}
+		b.completeLocked(idx, -int32(unix.ECANCELED))
+	}
+	return nil
+}

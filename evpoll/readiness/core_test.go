@@ -1,0 +1,210 @@
+//go:build linux || darwin || freebsd
+
+package readiness
+
+import (
+	"errors"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jadevm/jade/evpoll"
+	"golang.org/x/sys/unix"
+)
+
+// fakeOS is an OS half without a kernel poller: a descriptor is ready for
+// as many ops as the test grants, edges and wake kicks arrive on channels.
+type fakeOS struct {
+	mu         sync.Mutex
+	grant      map[int]int // ops each descriptor can complete now
+	tries      int
+	unregister []int
+	kicks      int
+	kick       chan struct{}
+	edges      chan Event
+}
+
+func newFake() *fakeOS {
+	return &fakeOS{grant: map[int]int{}, kick: make(chan struct{}, 1), edges: make(chan Event, 16)}
+}
+
+func (f *fakeOS) Register(int) (bool, error) { return false, nil }
+
+func (f *fakeOS) Unregister(fd int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.unregister = append(f.unregister, fd)
+}
+
+func (f *fakeOS) Try(s *Slot) (int32, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tries++
+	if f.grant[s.Fd] == 0 {
+		return 0, false
+	}
+	f.grant[s.Fd]--
+	return 1, true
+}
+
+func (f *fakeOS) ConnectStart(*Slot) (int32, bool) { return 0, false }
+
+func (f *fakeOS) Kick() {
+	f.mu.Lock()
+	f.kicks++
+	f.mu.Unlock()
+	select {
+	case f.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (f *fakeOS) Drain() {}
+
+func (f *fakeOS) Poll(evs []Event, rem time.Duration) (int, error) {
+	var timer <-chan time.Time
+	if rem >= 0 {
+		timer = time.After(rem)
+	}
+	select {
+	case <-f.kick:
+		evs[0] = Event{Flags: EvWake}
+	case evs[0] = <-f.edges:
+	case <-timer:
+		return 0, nil
+	}
+	return 1, nil
+}
+
+// ready grants fd n more ops and reports a read edge.
+func (f *fakeOS) ready(fd, n int) {
+	f.mu.Lock()
+	f.grant[fd] += n
+	f.mu.Unlock()
+	f.edges <- Event{Fd: int32(fd), Flags: EvRead}
+}
+
+func open(t *testing.T) (*Core, *fakeOS) {
+	f := newFake()
+	c := New(Config{Name: "fake", PollOp: "poll", MaxInFlight: 8, PoolSize: 1}, f)
+	t.Cleanup(func() { c.Close() })
+	return c, f
+}
+
+func submit(t *testing.T, c *Core, op *evpoll.Op, tok evpoll.Token) evpoll.OpID {
+	t.Helper()
+	id, err := c.Submit(op, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func wait(t *testing.T, c *Core, want int) []evpoll.Completion {
+	t.Helper()
+	var got []evpoll.Completion
+	out := make([]evpoll.Completion, 4)
+	for deadline := time.Now().Add(5 * time.Second); len(got) < want; {
+		if time.Now().After(deadline) {
+			t.Fatalf("got %d of %d completions", len(got), want)
+		}
+		n, err := c.Wait(100*time.Millisecond, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, out[:n]...)
+	}
+	return got
+}
+
+// TestFIFO: ops that would block queue in order; an edge runs the queue,
+// and an op behind a waiting one is not tried at Submit.
+func TestFIFO(t *testing.T) {
+	c, f := open(t)
+	submit(t, c, &evpoll.Op{Kind: evpoll.Recv, Fd: 5}, 1)
+	submit(t, c, &evpoll.Op{Kind: evpoll.Recv, Fd: 5}, 2)
+	if f.tries != 1 || c.Pending() != 2 {
+		t.Fatalf("tries %d, pending %d", f.tries, c.Pending())
+	}
+	f.ready(5, 2)
+	got := wait(t, c, 2)
+	if got[0].Token != 1 || got[1].Token != 2 || got[0].Res != 1 {
+		t.Fatalf("completions %+v", got)
+	}
+}
+
+// TestCancel: a queued op ends once, cancelled; Cancel of a finished op is
+// ErrNotPending, before and after Wait returned it.
+func TestCancel(t *testing.T) {
+	c, _ := open(t)
+	id := submit(t, c, &evpoll.Op{Kind: evpoll.Recv, Fd: 5}, 1)
+	if err := c.Cancel(id); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Cancel(id); !errors.Is(err, evpoll.ErrNotPending) {
+		t.Fatalf("second cancel: %v", err)
+	}
+	if got := wait(t, c, 1); !got[0].Cancelled() || !errors.Is(got[0].Err(), syscall.ECANCELED) {
+		t.Fatalf("completion %+v", got[0])
+	}
+	if err := c.Cancel(id); !errors.Is(err, evpoll.ErrNotPending) {
+		t.Fatalf("cancel after the completion: %v", err)
+	}
+}
+
+// TestCloseAndForget: a Close op and Forget fail the ops queued on their
+// descriptor and unregister it.
+func TestCloseAndForget(t *testing.T) {
+	c, f := open(t)
+	var p [2]int
+	if err := unix.Pipe(p[:]); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[1])
+	submit(t, c, &evpoll.Op{Kind: evpoll.Recv, Fd: p[0]}, 1)
+	submit(t, c, &evpoll.Op{Kind: evpoll.Close, Fd: p[0]}, 2)
+	submit(t, c, &evpoll.Op{Kind: evpoll.Recv, Fd: 7}, 3)
+	c.Forget(7)
+	got := wait(t, c, 3)
+	if !got[0].Cancelled() || got[1].Res != 0 || got[1].Cancelled() || !got[2].Cancelled() {
+		t.Fatalf("completions %+v", got)
+	}
+	if len(f.unregister) != 2 || f.unregister[0] != p[0] || f.unregister[1] != 7 {
+		t.Fatalf("unregistered %v", f.unregister)
+	}
+}
+
+// TestWakeCoalesced: two Wakes make one kick and one early Wait return.
+func TestWakeCoalesced(t *testing.T) {
+	c, f := open(t)
+	for range 2 {
+		if err := c.Wake(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := c.Wait(-1, make([]evpoll.Completion, 1)); n != 0 || err != nil {
+		t.Fatalf("Wait after Wake: %d, %v", n, err)
+	}
+	if st := c.Stats(); st.Wakes != 1 || st.WakeUps != 1 || f.kicks != 1 {
+		t.Fatalf("wakes %d, wake-ups %d, kicks %d", st.Wakes, st.WakeUps, f.kicks)
+	}
+}
+
+// TestCloseUnblocksWait: Close brings a blocked Wait back with ErrClosed,
+// and only the first Close reports true.
+func TestCloseUnblocksWait(t *testing.T) {
+	c, _ := open(t)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Wait(-1, make([]evpoll.Completion, 1))
+		errc <- err
+	}()
+	time.Sleep(10 * time.Millisecond)
+	if !c.Close() || c.Close() {
+		t.Fatal("Close: want true, then false")
+	}
+	if err := <-errc; !errors.Is(err, evpoll.ErrClosed) {
+		t.Fatalf("Wait: %v", err)
+	}
+}
