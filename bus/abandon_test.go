@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
-	"github.com/jadevm/jade/timerwheel"
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -43,22 +43,15 @@ l:
 // long (a hog keeps the worker for a while), with a timer wheel.
 func oneWorkerBus(t *testing.T, host bus.HostFunc) (*bus.Bus, *bus.Member, *vmloop.Program) {
 	t.Helper()
-	b, err := bus.New(bus.Config{Workers: 1})
-	require.NoError(t, err)
 	if host == nil {
 		host = func(*bus.Call) (vmloop.Value, error) { return vmloop.I64(0), nil }
 	}
-	require.NoError(t, b.RegisterIntrinsic("test.get", nil, vmloop.TI64, 0, host))
-	w := timerwheel.DefaultConfig()
-	m, err := b.RegisterEngine("a", sched.EngineRuntimeConfig{TimerWheel: &w, ReductionLimit: 2_000_000}, bus.CapAll)
-	require.NoError(t, err)
-	require.NoError(t, b.Start())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		b.Shutdown(ctx)
+	var m *bus.Member
+	b := testkit.Bus(t, bus.Config{Workers: 1}, func(b *bus.Bus) {
+		require.NoError(t, b.RegisterIntrinsic("test.get", nil, vmloop.TI64, 0, host))
+		m = testkit.Engine(t, b, "a", sched.EngineRuntimeConfig{TimerWheel: testkit.Wheel(), ReductionLimit: 2_000_000}, bus.CapAll)
 	})
-	return b, m, prog(t, b, abandonProg)
+	return b, m, testkit.Prog(t, b, abandonProg)
 }
 
 func waitState(t *testing.T, task *sched.Task, st sched.State) {
@@ -89,9 +82,9 @@ func TestCancelledWaiterPassesTheSignalOn(t *testing.T) {
 		waitState(t, hog, sched.Running)
 		require.NoError(t, m.Signal(ev))
 		require.NoError(t, m.Cancel(w1))
-		o1 := await(t, w1)
+		o1 := testkit.Await(t, w1)
 		m.Cancel(hog)
-		await(t, hog)
+		testkit.Await(t, hog)
 		_, received := gotBy.Load(w1.ID())
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		o2, err := bus.Await(ctx, w2)
@@ -102,12 +95,12 @@ func TestCancelledWaiterPassesTheSignalOn(t *testing.T) {
 			// for the next one.
 			require.Error(t, err, "w2 woken by a signal w1 received (w1 %v)", o1)
 			require.NoError(t, m.Signal(ev))
-			o2 = await(t, w2)
+			o2 = testkit.Await(t, w2)
 		case err != nil:
 			landed++
 			swallowed++
 			m.Cancel(w2)
-			await(t, w2)
+			testkit.Await(t, w2)
 			continue
 		default:
 			require.Equal(t, sched.Cancelled, o1.Kind)
@@ -144,7 +137,7 @@ func TestCancelledHostCallReleasesItsValue(t *testing.T) {
 			won++
 		}
 		require.NoError(t, m.Cancel(task))
-		switch o := await(t, task); o.Kind {
+		switch o := testkit.Await(t, task); o.Kind {
 		case sched.Success:
 			received++
 		case sched.Cancelled:
@@ -153,7 +146,7 @@ func TestCancelledHostCallReleasesItsValue(t *testing.T) {
 			t.Fatalf("get: %v", o)
 		}
 		m.Cancel(hog)
-		await(t, hog)
+		testkit.Await(t, hog)
 	}
 	require.EqualValues(t, 100, won)
 	require.NotZero(t, cancelled, "no cancel landed in the window")

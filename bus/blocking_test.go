@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/timerwheel"
 	"github.com/jadevm/jade/vmloop"
@@ -23,14 +24,7 @@ import (
 // that began, ctxDone those that saw their context cancelled.
 func newBlockingBus(t *testing.T, pool int) (b *bus.Bus, release chan struct{}, started, ctxDone *atomic.Int64) {
 	t.Helper()
-	b, err := bus.New(bus.Config{Workers: 1, BlockingPool: pool})
-	require.NoError(t, err)
-	require.NoError(t, b.Start())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		b.Shutdown(ctx)
-	})
+	b = testkit.Bus(t, bus.Config{Workers: 1, BlockingPool: pool}, nil)
 	release = make(chan struct{})
 	started, ctxDone = new(atomic.Int64), new(atomic.Int64)
 	require.NoError(t, b.RegisterBlockingIntrinsic("host.block", []vmloop.Type{vmloop.TI64}, vmloop.TI64, 0,
@@ -97,9 +91,9 @@ h:
 // a thousand yields to completion on that worker; released, every call
 // returns its result and the pool's counters add up.
 func TestBlockingCallsLeaveTheWorkerFree(t *testing.T) {
-	forPollers(t, func(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
 		b, release, started, _ := newBlockingBus(t, 4)
-		p := prog(t, b, blockingProg)
+		p := testkit.Prog(t, b, blockingProg)
 		m, err := b.RegisterEngine("m", sched.EngineRuntimeConfig{}, bus.CapAll)
 		require.NoError(t, err)
 		var tasks []*sched.Task
@@ -112,11 +106,11 @@ func TestBlockingCallsLeaveTheWorkerFree(t *testing.T) {
 		require.Equal(t, int64(4), started.Load(), "only the pool's four run")
 		y, err := m.Spawn(nil, p, "yields", vmloop.I64(1000))
 		require.NoError(t, err)
-		require.Equal(t, int64(1000), await(t, y).Value.Int(), "the worker runs other tasks meanwhile")
+		require.Equal(t, int64(1000), testkit.Await(t, y).Value.Int(), "the worker runs other tasks meanwhile")
 		require.Equal(t, int64(10), m.Engine().BlockingCalls())
 		close(release)
 		for i, task := range tasks {
-			o := await(t, task)
+			o := testkit.Await(t, task)
 			require.Equal(t, sched.Success, o.Kind, "%v", o)
 			require.Equal(t, int64(i+1), o.Value.Int())
 		}
@@ -132,16 +126,16 @@ func TestBlockingCallsLeaveTheWorkerFree(t *testing.T) {
 // TestBlockingCallCancelled: a task cancelled during its blocking call
 // ends Cancelled, and the host function sees its context cancelled.
 func TestBlockingCallCancelled(t *testing.T) {
-	forPollers(t, func(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
 		b, _, started, ctxDone := newBlockingBus(t, 2)
-		p := prog(t, b, blockingProg)
+		p := testkit.Prog(t, b, blockingProg)
 		m, err := b.RegisterEngine("m", sched.EngineRuntimeConfig{}, bus.CapAll)
 		require.NoError(t, err)
 		task, err := m.Spawn(nil, p, "main", vmloop.I64(1))
 		require.NoError(t, err)
 		require.Eventually(t, func() bool { return started.Load() == 1 }, 5*time.Second, time.Millisecond)
 		require.NoError(t, m.Cancel(task))
-		require.Equal(t, sched.Cancelled, await(t, task).Kind)
+		require.Equal(t, sched.Cancelled, testkit.Await(t, task).Kind)
 		require.Eventually(t, func() bool { return ctxDone.Load() == 1 }, 5*time.Second, time.Millisecond)
 		require.Eventually(t, func() bool { return m.Engine().BlockingCalls() == 0 }, 5*time.Second, time.Millisecond)
 	})
@@ -151,9 +145,9 @@ func TestBlockingCallCancelled(t *testing.T) {
 // taken, a second call waits; its task cancelled meanwhile ends Cancelled
 // at once, and once the place frees its host function never runs.
 func TestQueuedBlockingCallCancelledNeverRuns(t *testing.T) {
-	forPollers(t, func(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
 		b, release, started, _ := newBlockingBus(t, 1)
-		p := prog(t, b, blockingProg)
+		p := testkit.Prog(t, b, blockingProg)
 		m, err := b.RegisterEngine("m", sched.EngineRuntimeConfig{}, bus.CapAll)
 		require.NoError(t, err)
 		first := mustSpawn(t, m, p, "main", 1)
@@ -161,9 +155,9 @@ func TestQueuedBlockingCallCancelledNeverRuns(t *testing.T) {
 		queued := mustSpawn(t, m, p, "main", 2)
 		require.Eventually(t, func() bool { return b.BlockingStats().Queued == 1 }, 5*time.Second, time.Millisecond)
 		require.NoError(t, m.Cancel(queued))
-		require.Equal(t, sched.Cancelled, await(t, queued).Kind)
+		require.Equal(t, sched.Cancelled, testkit.Await(t, queued).Kind)
 		close(release)
-		require.Equal(t, int64(2), await(t, first).Value.Int())
+		require.Equal(t, int64(2), testkit.Await(t, first).Value.Int())
 		require.Eventually(t, func() bool { return b.BlockingStats().Calls == 2 }, 5*time.Second, time.Millisecond)
 		require.Equal(t, int64(1), started.Load(), "the cancelled call's function ran")
 		require.Zero(t, m.Engine().BlockingCalls())
@@ -175,10 +169,7 @@ func TestQueuedBlockingCallCancelledNeverRuns(t *testing.T) {
 // HostError; a panic traps the calling task only.
 func TestBlockingCallTimeoutErrorsAndPanics(t *testing.T) {
 	var panics atomic.Int64
-	b, err := bus.New(bus.Config{Workers: 1, HostPanic: func(bus.HostPanic) { panics.Add(1) }})
-	require.NoError(t, err)
-	require.NoError(t, b.Start())
-	t.Cleanup(func() { b.Shutdown(context.Background()) })
+	b := testkit.Bus(t, bus.Config{Workers: 1, HostPanic: func(bus.HostPanic) { panics.Add(1) }}, nil)
 	var timedOutCtx atomic.Bool
 	require.NoError(t, b.RegisterBlockingIntrinsic("host.block", []vmloop.Type{vmloop.TI64}, vmloop.TI64, 0,
 		func(ctx context.Context, args []vmloop.Value) (vmloop.Value, error) {
@@ -193,23 +184,23 @@ func TestBlockingCallTimeoutErrorsAndPanics(t *testing.T) {
 				panic("the host function panics")
 			}
 		}))
-	p := prog(t, b, blockingProg)
+	p := testkit.Prog(t, b, blockingProg)
 	wheel := timerwheel.DefaultConfig()
 	main, err := b.RegisterEngine("m", sched.EngineRuntimeConfig{TimerWheel: &wheel}, bus.CapAll)
 	require.NoError(t, err)
 
-	o := await(t, mustSpawn(t, main, p, "timed", 0))
+	o := testkit.Await(t, mustSpawn(t, main, p, "timed", 0))
 	require.Equal(t, vmloop.ErrKindTimeout, o.Value.String(), "%v", o)
 	require.Eventually(t, timedOutCtx.Load, 5*time.Second, time.Millisecond, "the timeout cancels the call's context")
 
-	o = await(t, mustSpawn(t, main, p, "guarded", -1))
+	o = testkit.Await(t, mustSpawn(t, main, p, "guarded", -1))
 	require.Equal(t, vmloop.ErrKindHost, o.Value.String(), "%v", o)
 
-	o = await(t, mustSpawn(t, main, p, "guarded", 7))
+	o = testkit.Await(t, mustSpawn(t, main, p, "guarded", 7))
 	require.Equal(t, sched.Trapped, o.Kind, "%v", o)
 	require.True(t, strings.Contains(o.Trap.Msg, "host.block panicked: the host function panics"), o.Trap.Msg)
 	require.Equal(t, int64(1), panics.Load())
-	o = await(t, mustSpawn(t, main, p, "yields", 10))
+	o = testkit.Await(t, mustSpawn(t, main, p, "yields", 10))
 	require.Equal(t, int64(10), o.Value.Int(), "the runtime runs on")
 }
 
@@ -217,16 +208,16 @@ func TestBlockingCallTimeoutErrorsAndPanics(t *testing.T) {
 // throws a catchable ResourceError at once.
 func TestBlockingCallsLimit(t *testing.T) {
 	b, release, started, _ := newBlockingBus(t, 8)
-	p := prog(t, b, blockingProg)
+	p := testkit.Prog(t, b, blockingProg)
 	m, err := b.RegisterEngine("m", sched.EngineRuntimeConfig{Limits: sched.ResourceLimits{BlockingCalls: 2}}, bus.CapAll)
 	require.NoError(t, err)
 	t1, t2 := mustSpawn(t, m, p, "main", 1), mustSpawn(t, m, p, "main", 2)
 	require.Eventually(t, func() bool { return started.Load() == 2 }, 5*time.Second, time.Millisecond)
-	o := await(t, mustSpawn(t, m, p, "guarded", 3))
+	o := testkit.Await(t, mustSpawn(t, m, p, "guarded", 3))
 	require.Equal(t, vmloop.ErrKindResource, o.Value.String(), "%v", o)
 	close(release)
-	require.Equal(t, int64(2), await(t, t1).Value.Int())
-	require.Equal(t, int64(3), await(t, t2).Value.Int())
+	require.Equal(t, int64(2), testkit.Await(t, t1).Value.Int())
+	require.Equal(t, int64(3), testkit.Await(t, t2).Value.Int())
 }
 
 func mustSpawn(t *testing.T, m *bus.Member, p *vmloop.Program, fn string, x int64) *sched.Task {
@@ -246,16 +237,13 @@ func TestBlockingCallsBesideATicker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs about a quarter of a second of 10 ms host calls")
 	}
-	b, err := bus.New(bus.Config{Workers: 1, BlockingPool: 64})
-	require.NoError(t, err)
-	require.NoError(t, b.Start())
-	t.Cleanup(func() { b.Shutdown(context.Background()) })
+	b := testkit.Bus(t, bus.Config{Workers: 1, BlockingPool: 64}, nil)
 	require.NoError(t, b.RegisterBlockingIntrinsic("host.sleep10", nil, vmloop.TI64, 0,
 		func(ctx context.Context, _ []vmloop.Value) (vmloop.Value, error) {
 			time.Sleep(10 * time.Millisecond)
 			return vmloop.I64(1), nil
 		}))
-	p := prog(t, b, `
+	p := testkit.Prog(t, b, `
 .abi 1.1
 .func caller() -> i64
   .local r:i64
@@ -290,14 +278,14 @@ e:
 	}
 	tk, err := m.Spawn(nil, p, "ticker", vmloop.I64(150), vmloop.I64(int64(time.Millisecond)))
 	require.NoError(t, err)
-	o := await(t, tk)
+	o := testkit.Await(t, tk)
 	require.Equal(t, sched.Success, o.Kind, "%v", o)
 	var late []time.Duration
 	for _, v := range o.Value.Elems() {
 		late = append(late, time.Duration(v.Int()))
 	}
 	for _, c := range calls {
-		require.Equal(t, int64(1), await(t, c).Value.Int())
+		require.Equal(t, int64(1), testkit.Await(t, c).Value.Int())
 	}
 	slices.Sort(late)
 	t.Logf("ticker lateness beside 1,000 blocking calls: p50 %v p99 %v max %v; pool %+v",

@@ -1,8 +1,8 @@
 package bus_test
 
 import (
-	"context"
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -13,51 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
-	"github.com/jadevm/jade/vmloop/jasm"
 )
-
-func newBus(t *testing.T) *bus.Bus {
-	t.Helper()
-	b, err := bus.New(bus.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		b.Shutdown(ctx)
-	})
-	return b
-}
-
-func prog(t *testing.T, b *bus.Bus, src string) *vmloop.Program {
-	t.Helper()
-	p, err := jasm.Assemble("t.jasm", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Load(p); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func await(t *testing.T, task *sched.Task) sched.Outcome {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	o, err := bus.Await(ctx, task)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return o
-}
 
 const src = `
 .func main() -> i64
@@ -101,28 +63,22 @@ h:
 // engine, cancel of another engine's task, config change, and from
 // bytecode a spawn and a cancel — each refused with a clear error.
 func TestCapabilities(t *testing.T) {
-	b := newBus(t)
-	p := prog(t, b, src)
+	b := testkit.Bus(t, bus.Config{}, nil)
+	p := testkit.Prog(t, b, src)
 	full, err := b.RegisterEngine("full", sched.EngineRuntimeConfig{}, bus.CapAll)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	none, err := b.RegisterEngine("none", sched.EngineRuntimeConfig{}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	spawnOnly, err := b.RegisterEngine("spawn-only", sched.EngineRuntimeConfig{}, bus.CapSpawn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 
 	// Host commands.
-	if _, err := none.Spawn(nil, p, "main"); !errors.Is(err, bus.ErrDenied) || !strings.Contains(err.Error(), "spawn") {
-		t.Fatalf("spawn without CapSpawn: %v", err)
-	}
-	if _, err := spawnOnly.Spawn(full, p, "main"); !errors.Is(err, bus.ErrDenied) || !strings.Contains(err.Error(), "spawn-other") {
-		t.Fatalf("spawn into another engine without CapSpawnOther: %v", err)
-	}
+	_, err = none.Spawn(nil, p, "main")
+	require.ErrorIs(t, err, bus.ErrDenied, "spawn without CapSpawn: %v", err)
+	require.ErrorContains(t, err, "spawn", "spawn without CapSpawn: %v", err)
+	_, err = spawnOnly.Spawn(full, p, "main")
+	require.ErrorIs(t, err, bus.ErrDenied, "spawn into another engine without CapSpawnOther: %v", err)
+	require.ErrorContains(t, err, "spawn-other", "spawn into another engine without CapSpawnOther: %v", err)
 	if err := none.UpdateConfig(nil, sched.EngineRuntimeConfig{ReductionLimit: 10}); !errors.Is(err, bus.ErrDenied) {
 		t.Fatalf("config without CapConfig: %v", err)
 	}
@@ -131,62 +87,46 @@ func TestCapabilities(t *testing.T) {
 	}
 	ev := full.NewEvent()
 	victim, err := full.Spawn(nil, p, "waiter", ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := spawnOnly.Cancel(victim); !errors.Is(err, bus.ErrDenied) || !strings.Contains(err.Error(), "cancel-other") {
-		t.Fatalf("cancel of another engine's task without CapCancelOther: %v", err)
-	}
+	require.NoError(t, err)
+	err = spawnOnly.Cancel(victim)
+	require.ErrorIs(t, err, bus.ErrDenied, "cancel of another engine's task without CapCancelOther: %v", err)
+	require.ErrorContains(t, err, "cancel-other", "cancel of another engine's task without CapCancelOther: %v", err)
 
 	// From bytecode: the refusal is a catchable CapabilityError.
 	sp, err := full.Spawn(none, p, "spawner")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o := await(t, sp); o.Kind != sched.Success || o.Value.String() != vmloop.ErrKindCapability {
-		t.Fatalf("spawn from bytecode without CapSpawn: %v", o)
-	}
+	require.NoError(t, err)
+	o := testkit.Await(t, sp)
+	require.Equal(t, sched.Success, o.Kind, "spawn from bytecode without CapSpawn: %v", o)
+	require.Equal(t, vmloop.ErrKindCapability, o.Value.String(), "spawn from bytecode without CapSpawn: %v", o)
 	cn, err := spawnOnly.Spawn(nil, p, "canceller", vmloop.Ext(vmloop.KindTask, victim))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o := await(t, cn); o.Kind != sched.Success || o.Value.String() != vmloop.ErrKindCapability {
-		t.Fatalf("cancel from bytecode without CapCancelOther: %v", o)
-	}
-	if victim.State() == sched.Completed {
-		t.Fatal("refused cancel took effect")
-	}
+	require.NoError(t, err)
+	o = testkit.Await(t, cn)
+	require.Equal(t, sched.Success, o.Kind, "cancel from bytecode without CapCancelOther: %v", o)
+	require.Equal(t, vmloop.ErrKindCapability, o.Value.String(), "cancel from bytecode without CapCancelOther: %v", o)
+	require.NotEqual(t, sched.Completed, victim.State(), "refused cancel took effect")
 	// Granted: the same commands go through.
 	ok, _ := full.Spawn(nil, p, "spawner")
-	if o := await(t, ok); o.Value.String() != "spawned" {
-		t.Fatalf("granted spawn from bytecode: %v", o)
-	}
-	if err := full.Cancel(victim); err != nil {
-		t.Fatal(err)
-	}
-	if o := await(t, victim); o.Kind != sched.Cancelled {
-		t.Fatalf("victim: %v", o)
-	}
+	o = testkit.Await(t, ok)
+	require.Equal(t, "spawned", o.Value.String(), "granted spawn from bytecode: %v", o)
+	require.NoError(t, full.Cancel(victim))
+	o = testkit.Await(t, victim)
+	require.Equal(t, sched.Cancelled, o.Kind, "victim: %v", o)
 }
 
 // TestHostIntrinsicCapability: a host intrinsic guarded by a capability is
 // refused (catchable) in an engine without it and runs in one with it; a
 // panicking host intrinsic traps only its task.
 func TestHostIntrinsicCapability(t *testing.T) {
-	b := newBus(t)
+	b := testkit.Bus(t, bus.Config{}, nil)
 	const secret = bus.CapUser0
-	if err := b.RegisterIntrinsic("host.double", []vmloop.Type{vmloop.TI64}, vmloop.TI64, secret,
-		func(c *bus.Call) (vmloop.Value, error) { return vmloop.I64(2 * c.Args()[0].Int()), nil }); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.RegisterIntrinsic("host.panic", nil, vmloop.TVoid, 0,
-		func(c *bus.Call) (vmloop.Value, error) { panic("host bug") }); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.RegisterIntrinsic("host.double", []vmloop.Type{vmloop.TI64}, vmloop.TI64, secret,
+		func(c *bus.Call) (vmloop.Value, error) { return vmloop.I64(2 * c.Args()[0].Int()), nil }))
+	require.NoError(t, b.RegisterIntrinsic("host.panic", nil, vmloop.TVoid, 0,
+		func(c *bus.Call) (vmloop.Value, error) { panic("host bug") }))
 	if err := b.RegisterIntrinsic("io.print_i64", nil, vmloop.TVoid, 0, nil); err == nil {
 		t.Fatal("a central intrinsic name was accepted for a host intrinsic")
 	}
-	p := prog(t, b, `
+	p := testkit.Prog(t, b, `
 .func main(x:i64) -> i64
   .local e:ref, r:i64
   .try b, en, h, e
@@ -207,34 +147,31 @@ h:
 	with, _ := b.RegisterEngine("with", sched.EngineRuntimeConfig{}, bus.CapSpawn|bus.CapHost|secret)
 	without, _ := b.RegisterEngine("without", sched.EngineRuntimeConfig{}, bus.CapSpawn|bus.CapHost)
 	t1, _ := with.Spawn(nil, p, "main", vmloop.I64(21))
-	if o := await(t, t1); o.Value.Int() != 42 {
-		t.Fatalf("granted host intrinsic: %v", o)
-	}
+	o := testkit.Await(t, t1)
+	require.Equal(t, int64(42), o.Value.Int(), "granted host intrinsic: %v", o)
 	t2, _ := without.Spawn(nil, p, "main", vmloop.I64(21))
-	if o := await(t, t2); o.Value.Int() != -1 {
-		t.Fatalf("refused host intrinsic: %v", o)
-	}
+	o = testkit.Await(t, t2)
+	require.Equal(t, int64(-1), o.Value.Int(), "refused host intrinsic: %v", o)
 	t3, _ := with.Spawn(nil, p, "boom")
-	if o := await(t, t3); o.Kind != sched.Trapped || o.Trap.Code != vmloop.TrapHostPanic {
-		t.Fatalf("panicking host intrinsic: %v", o)
-	}
+	o = testkit.Await(t, t3)
+	require.Equal(t, sched.Trapped, o.Kind, "panicking host intrinsic: %v", o)
+	require.Equal(t, vmloop.TrapHostPanic, o.Trap.Code, "panicking host intrinsic: %v", o)
 	// The runtime survived the panic.
 	t4, _ := with.Spawn(nil, p, "main", vmloop.I64(1))
-	if o := await(t, t4); o.Value.Int() != 2 {
-		t.Fatalf("after panic: %v", o)
-	}
+	o = testkit.Await(t, t4)
+	require.Equal(t, int64(2), o.Value.Int(), "after panic: %v", o)
 }
 
 // TestHostSuspend: a host intrinsic suspends its task and completes it
 // later from another goroutine, without blocking the worker.
 func TestHostSuspend(t *testing.T) {
-	b := newBus(t)
+	b := testkit.Bus(t, bus.Config{}, nil)
 	pending := make(chan *bus.Completion, 1)
 	b.RegisterIntrinsic("host.later", nil, vmloop.TI64, 0, func(c *bus.Call) (vmloop.Value, error) {
 		pending <- c.Suspend()
 		return vmloop.Void(), nil
 	})
-	p := prog(t, b, `
+	p := testkit.Prog(t, b, `
 .func main() -> i64
   .local r:i64
   intr r, host.later
@@ -250,18 +187,14 @@ func TestHostSuspend(t *testing.T) {
 	c := <-pending
 	// The worker is free: another task runs to completion meanwhile.
 	t2, _ := m.Spawn(nil, p, "other")
-	if o := await(t, t2); o.Value.Int() != 5 {
-		t.Fatal(o)
-	}
-	if !c.Complete(vmloop.I64(99)) {
-		t.Fatal("complete refused")
-	}
+	o := testkit.Await(t, t2)
+	require.Equal(t, int64(5), o.Value.Int(), "%v", o)
+	require.True(t, c.Complete(vmloop.I64(99)), "complete refused")
 	if c.Complete(vmloop.I64(1)) {
 		t.Fatal("second complete accepted")
 	}
-	if o := await(t, t1); o.Value.Int() != 99 {
-		t.Fatalf("suspended host call: %v", o)
-	}
+	o = testkit.Await(t, t1)
+	require.Equal(t, int64(99), o.Value.Int(), "suspended host call: %v", o)
 }
 
 // TestOnlyBusMutatesScheduler fails if a package other than bus (and the
@@ -308,23 +241,17 @@ func TestOnlyBusMutatesScheduler(t *testing.T) {
 		})
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// bus itself never hands Control out.
 	entries, err := os.ReadDir(".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, ent := range entries {
 		name := ent.Name()
 		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
 			continue
 		}
 		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		{
 			for _, decl := range f.Decls {
 				fd, ok := decl.(*ast.FuncDecl)
@@ -356,12 +283,10 @@ func types(e ast.Expr) string {
 // TestLiveTaskLimit: spawning beyond the engine's live-task limit throws a
 // catchable ResourceError to the spawner; the running tasks are untouched.
 func TestLiveTaskLimit(t *testing.T) {
-	b := newBus(t)
+	b := testkit.Bus(t, bus.Config{}, nil)
 	m, err := b.RegisterEngine("small", sched.EngineRuntimeConfig{Limits: sched.ResourceLimits{LiveTasks: 4}}, bus.CapAll)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := prog(t, b, `
+	require.NoError(t, err)
+	p := testkit.Prog(t, b, `
 .func main(ev:ref) -> ref
   .local t:ref, e:ref, s:ref, n:i64
   const n, 0
@@ -385,12 +310,10 @@ h:
 .end`)
 	ev := m.NewEvent()
 	task, err := m.Spawn(nil, p, "main", ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o := await(t, task); o.Kind != sched.Success || o.Value.String() != vmloop.ErrKindResource {
-		t.Fatalf("spawner: %v, want Success(ResourceError)", o)
-	}
+	require.NoError(t, err)
+	o := testkit.Await(t, task)
+	require.Equal(t, sched.Success, o.Kind, "spawner: %v, want Success(ResourceError)", o)
+	require.Equal(t, vmloop.ErrKindResource, o.Value.String(), "spawner: %v, want Success(ResourceError)", o)
 	// main plus three waiters filled the engine; the waiters still run
 	// (main's count is given back just after its outcome is published).
 	waitLive(t, m, 3, "live tasks (the waiters)")
@@ -413,7 +336,7 @@ h:
 // looked at after the arguments are taken; otherwise the spawn would throw
 // a ResourceError and hide the fault).
 func TestSpawnStaleArgumentTraps(t *testing.T) {
-	b := newBus(t)
+	b := testkit.Bus(t, bus.Config{}, nil)
 	for _, c := range []struct {
 		engine string
 		limits sched.ResourceLimits
@@ -446,34 +369,26 @@ func TestSpawnStaleArgumentTraps(t *testing.T) {
   const z, 0
   ret  z
 .end`}} {
-		p := prog(t, b, c.src)
+		p := testkit.Prog(t, b, c.src)
 		m, err := b.RegisterEngine(c.engine, sched.EngineRuntimeConfig{Limits: c.limits}, bus.CapAll)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		task, err := m.Spawn(nil, p, "main")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if o := await(t, task); o.Kind != sched.Trapped || o.Trap.Code != vmloop.TrapHandle {
-			t.Fatalf("%s: spawner: %v, want a handle trap", c.engine, o)
-		}
+		require.NoError(t, err)
+		o := testkit.Await(t, task)
+		require.Equal(t, sched.Trapped, o.Kind, "%s: spawner: %v, want a handle trap", c.engine, o)
+		require.Equal(t, vmloop.TrapHandle, o.Trap.Code, "%s: spawner: %v, want a handle trap", c.engine, o)
 		// No child was made; main's own count is given back just after
 		// its outcome is published.
 		waitLive(t, m, 0, c.engine+": live tasks after the trap")
 	}
 }
 
-// waitLive waits up to 10 s until m's engine has want live tasks.
+// waitLive waits until m's engine has want live tasks.
 func waitLive(t *testing.T, m *bus.Member, want int64, what string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for m.Engine().LiveTasks() != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d %s, want %d", m.Engine().LiveTasks(), what, want)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.WaitFor(t, func() bool { return m.Engine().LiveTasks() == want }, func() string {
+		return fmt.Sprintf("%d %s, want %d", m.Engine().LiveTasks(), what, want)
+	})
 }
 
 // TestSpawnPassesNullEventAndTaskHandles: a null reference, an event and a
@@ -481,8 +396,8 @@ func waitLive(t *testing.T, m *bus.Member, want int64, what string) {
 // shared-object path), and the task stays joinable after the parent freed
 // its own handle.
 func TestSpawnPassesNullEventAndTaskHandles(t *testing.T) {
-	b := newBus(t)
-	p := prog(t, b, `
+	b := testkit.Bus(t, bus.Config{}, nil)
+	p := testkit.Prog(t, b, `
 .func main() -> i64
   .local s:ref, c:ref, e:ref, k:ref, v:i64, w:i64, a:ref
   const w, 1
@@ -507,16 +422,12 @@ func TestSpawnPassesNullEventAndTaskHandles(t *testing.T) {
   ret  v
 .end`)
 	m, err := b.RegisterEngine("n", sched.EngineRuntimeConfig{}, bus.CapAll)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i := 0; i < 200; i++ {
 		task, err := m.Spawn(nil, p, "main")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if o := await(t, task); o.Kind != sched.Success || o.Value.Int() != 5 {
-			t.Fatalf("%v", o)
-		}
+		require.NoError(t, err)
+		o := testkit.Await(t, task)
+		require.Equal(t, sched.Success, o.Kind, "%v", o)
+		require.Equal(t, int64(5), o.Value.Int(), "%v", o)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 )
 
@@ -69,13 +70,13 @@ var hostText = regexp.MustCompile(`0x[0-9a-f]{6,}|&\{|\*[a-z]+\.[A-Za-z]`)
 // and "argument is a *bus.ioHandle").
 func TestErrorTextsDescribeJadeValues(t *testing.T) {
 	b, m := timeBus(t, 2, sched.ResourceLimits{})
-	p := prog(t, b, errTextProg)
+	p := testkit.Prog(t, b, errTextProg)
 	for _, c := range []struct{ fn, want string }{
 		{"read_job", "net.read: argument is a periodic job, want a conn"},
 		{"tick_listener", "time.tick: argument is a listener, want a periodic job"},
 	} {
 		t.Run(c.fn, func(t *testing.T) {
-			o := spawnT(t, b, m, p, c.fn)
+			o := testkit.SpawnAwait(t, m, p, c.fn)
 			require.Equal(t, sched.Success, o.Kind, "%v", o)
 			msg := o.Value.String()
 			require.Contains(t, msg, c.want)

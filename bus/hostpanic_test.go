@@ -1,15 +1,14 @@
 package bus_test
 
 import (
-	"context"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -22,26 +21,20 @@ import (
 func TestHostPanicTextHasNoGoState(t *testing.T) {
 	var mu sync.Mutex
 	var got []bus.HostPanic
-	b, err := bus.New(bus.Config{HostPanic: func(p bus.HostPanic) {
+	type secret struct{ p *int }
+	var m *bus.Member
+	b := testkit.Bus(t, bus.Config{HostPanic: func(p bus.HostPanic) {
 		mu.Lock()
 		got = append(got, p)
 		mu.Unlock()
-	}})
-	require.NoError(t, err)
-	type secret struct{ p *int }
-	require.NoError(t, b.RegisterIntrinsic("host.boom_ptr", nil, vmloop.TVoid, 0,
-		func(*bus.Call) (vmloop.Value, error) { panic(&secret{new(int)}) }))
-	require.NoError(t, b.RegisterIntrinsic("host.boom_str", nil, vmloop.TVoid, 0,
-		func(*bus.Call) (vmloop.Value, error) { panic("host bug") }))
-	m, err := b.RegisterEngine("e", sched.EngineRuntimeConfig{}, bus.CapAll)
-	require.NoError(t, err)
-	require.NoError(t, b.Start())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		b.Shutdown(ctx)
+	}}, func(b *bus.Bus) {
+		require.NoError(t, b.RegisterIntrinsic("host.boom_ptr", nil, vmloop.TVoid, 0,
+			func(*bus.Call) (vmloop.Value, error) { panic(&secret{new(int)}) }))
+		require.NoError(t, b.RegisterIntrinsic("host.boom_str", nil, vmloop.TVoid, 0,
+			func(*bus.Call) (vmloop.Value, error) { panic("host bug") }))
+		m = testkit.Engine(t, b, "e", sched.EngineRuntimeConfig{}, bus.CapAll)
 	})
-	p := prog(t, b, `
+	p := testkit.Prog(t, b, `
 .func ptr() -> void
   intr _, host.boom_ptr
   retv
@@ -54,7 +47,7 @@ func TestHostPanicTextHasNoGoState(t *testing.T) {
 		"ptr": "host.boom_ptr panicked: a panic value of type *bus_test.secret",
 		"str": "host.boom_str panicked: host bug",
 	} {
-		o := spawnT(t, b, m, p, fn)
+		o := testkit.SpawnAwait(t, m, p, fn)
 		require.Equal(t, sched.Trapped, o.Kind)
 		require.Equal(t, vmloop.TrapHostPanic, o.Trap.Code)
 		require.Equal(t, want, o.Trap.Msg)

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
-	"github.com/jadevm/jade/timerwheel"
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -191,14 +191,11 @@ h:
 // its address.
 func serverIOBus(t *testing.T) (*bus.Bus, *bus.Member, *vmloop.Program) {
 	t.Helper()
-	b, err := bus.New(bus.Config{Workers: 2})
-	require.NoError(t, err)
-	w := timerwheel.DefaultConfig()
-	m, err := b.RegisterEngine("io", sched.EngineRuntimeConfig{TimerWheel: &w}, bus.CapAll)
-	require.NoError(t, err)
-	require.NoError(t, b.Start())
-	t.Cleanup(func() { b.Shutdown(t.Context()) })
-	return b, m, prog(t, b, serverIOProg)
+	var m *bus.Member
+	b := testkit.Bus(t, bus.Config{Workers: 2}, func(b *bus.Bus) {
+		m = testkit.Engine(t, b, "io", sched.EngineRuntimeConfig{TimerWheel: testkit.Wheel()}, bus.CapAll)
+	})
+	return b, m, testkit.Prog(t, b, serverIOProg)
 }
 
 // listenerTask runs start_<fn>(args...), which listens on a free
@@ -208,7 +205,7 @@ func listenerTask(t *testing.T, m *bus.Member, p *vmloop.Program, fn string, arg
 	t.Helper()
 	st, err := m.Spawn(nil, p, "start_"+fn, args...)
 	require.NoError(t, err)
-	return addrAndTask(t, await(t, st))
+	return addrAndTask(t, testkit.Await(t, st))
 }
 
 // addrAndTask unpacks a starter's [address, task] outcome.
@@ -223,14 +220,14 @@ func addrAndTask(t *testing.T, o sched.Outcome) (*sched.Task, string) {
 }
 
 func TestServerIO(t *testing.T) {
-	forPollers(t, func(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
 		_, m, p := serverIOBus(t)
 		t.Run("read_n bounded", func(t *testing.T) {
 			task, addr := listenerTask(t, m, p, "serve_bounded")
 			c := dialListener(t, addr)
 			_, err := c.Write([]byte("abcdef"))
 			require.NoError(t, err)
-			o := await(t, task)
+			o := testkit.Await(t, task)
 			require.Equal(t, sched.Success, o.Kind, "%v", o)
 			// Each read_n took at most 3 bytes into [2, 5): the last 3 are there.
 			require.Equal(t, "\x00\x00def"+strings.Repeat("\x00", 11), o.Value.String())
@@ -239,7 +236,7 @@ func TestServerIO(t *testing.T) {
 			for _, r := range [][2]int64{{-1, 2}, {0, 0}, {6, 3}, {9, 1}, {0, 9}} {
 				task, addr := listenerTask(t, m, p, "bad_read", vmloop.I64(r[0]), vmloop.I64(r[1]))
 				dialListener(t, addr)
-				o := await(t, task)
+				o := testkit.Await(t, task)
 				require.Equal(t, sched.Success, o.Kind, "%v", o)
 				require.Contains(t, o.Value.String(), "IoErrornet.read_n: no room", "range %v", r)
 			}
@@ -255,21 +252,21 @@ func TestServerIO(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, "reply", string(got))
 			c.(*net.TCPConn).CloseWrite()
-			o := await(t, task)
+			o := testkit.Await(t, task)
 			require.Equal(t, sched.Success, o.Kind, "%v", o)
 			require.Equal(t, int64(4096-4), o.Value.Int(), "the rest of the input, read after the reply")
 		})
 		t.Run("addresses", func(t *testing.T) {
 			task, addr := listenerTask(t, m, p, "addrs")
 			c := dialListener(t, addr)
-			o := await(t, task)
+			o := testkit.Await(t, task)
 			require.Equal(t, sched.Success, o.Kind, "%v", o)
 			require.Equal(t, c.RemoteAddr().String()+"|"+c.LocalAddr().String(), o.Value.String())
 		})
 		t.Run("reuseport", func(t *testing.T) {
 			a, err := m.Spawn(nil, p, "listen_addr", vmloop.Str("127.0.0.1:0"), vmloop.I64(bus.ListenReusePort))
 			require.NoError(t, err)
-			holder, addr := addrAndTask(t, await(t, a))
+			holder, addr := addrAndTask(t, testkit.Await(t, a))
 			defer m.Cancel(holder)
 			for _, c := range []struct {
 				fl   int64
@@ -277,7 +274,7 @@ func TestServerIO(t *testing.T) {
 			}{{bus.ListenReusePort, "ok"}, {0, "IoError"}, {2, "Error"}} {
 				tl, err := m.Spawn(nil, p, "try_listen", vmloop.Str(addr), vmloop.I64(c.fl))
 				require.NoError(t, err)
-				require.Equal(t, c.want, await(t, tl).Value.String(), "flags %d", c.fl)
+				require.Equal(t, c.want, testkit.Await(t, tl).Value.String(), "flags %d", c.fl)
 			}
 		})
 	})

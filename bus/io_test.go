@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/bus"
 	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
-	"github.com/jadevm/jade/timerwheel"
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -117,39 +119,27 @@ h:
 
 func ioBus(t *testing.T, caps bus.Capability, lim sched.ResourceLimits) (*bus.Bus, *bus.Member, *vmloop.Program) {
 	t.Helper()
-	b, err := bus.New(bus.Config{Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := timerwheel.DefaultConfig()
-	m, err := b.RegisterEngine("io", sched.EngineRuntimeConfig{TimerWheel: &w, Limits: lim}, caps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Shutdown(t.Context()) })
-	return b, m, prog(t, b, ioProg)
+	var m *bus.Member
+	b := testkit.Bus(t, bus.Config{Workers: 2}, func(b *bus.Bus) {
+		m = testkit.Engine(t, b, "io", sched.EngineRuntimeConfig{TimerWheel: testkit.Wheel(), Limits: lim}, caps)
+	})
+	return b, m, testkit.Prog(t, b, ioProg)
 }
 
 func TestFileIO(t *testing.T) {
-	forPollers(t, func(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
 		b, m, p := ioBus(t, bus.CapAll, sched.ResourceLimits{})
 		dir := t.TempDir()
 		src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
 		data := strings.Repeat("jade file io ", 1000)
-		if err := os.WriteFile(src, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		o := spawnT(t, b, m, p, "copyfile", vmloop.Str(src), vmloop.Str(dst))
-		if o.Kind != sched.Success || o.Value.Int() != int64(len(data)) {
-			t.Fatalf("copyfile: %v", o)
-		}
+		require.NoError(t, os.WriteFile(src, []byte(data), 0o644))
+		o := testkit.SpawnAwait(t, m, p, "copyfile", vmloop.Str(src), vmloop.Str(dst))
+		require.Equal(t, sched.Success, o.Kind, "copyfile: %v", o)
+		require.Equal(t, int64(len(data)), o.Value.Int(), "copyfile: %v", o)
 		if got, _ := os.ReadFile(dst); string(got) != data {
 			t.Fatalf("copy differs: %d bytes", len(got))
 		}
-		o = spawnT(t, b, m, p, "open_missing", vmloop.Str(filepath.Join(dir, "nope")))
+		o = testkit.SpawnAwait(t, m, p, "open_missing", vmloop.Str(filepath.Join(dir, "nope")))
 		if o.Kind != sched.Success || !strings.Contains(o.Value.String(), "file.open: no such file or directory") {
 			t.Fatalf("open of a missing file: %v", o)
 		}
@@ -163,12 +153,10 @@ func TestFileIO(t *testing.T) {
 // TimeoutError (its operation is cancelled); a task blocked in accept is
 // cancelled cleanly; nothing stays in flight.
 func TestIOTimeoutAndCancel(t *testing.T) {
-	forPollers(t, func(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
 		b, m, p := ioBus(t, bus.CapAll, sched.ResourceLimits{})
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer ln.Close()
 		go func() {
 			for {
@@ -179,10 +167,9 @@ func TestIOTimeoutAndCancel(t *testing.T) {
 				defer c.Close() // never writes
 			}
 		}()
-		o := spawnT(t, b, m, p, "read_timeout", vmloop.Str(ln.Addr().String()), ms(20))
-		if o.Kind != sched.Success || o.Value.String() != vmloop.ErrKindTimeout {
-			t.Fatalf("read with timeout: %v", o)
-		}
+		o := testkit.SpawnAwait(t, m, p, "read_timeout", vmloop.Str(ln.Addr().String()), ms(20))
+		require.Equal(t, sched.Success, o.Kind, "read with timeout: %v", o)
+		require.Equal(t, vmloop.ErrKindTimeout, o.Value.String(), "read with timeout: %v", o)
 		// The socket operations went through the backend (the ring's own
 		// SQEs on io_uring), not Go's net package.
 		st := b.Scheduler().IOStats()
@@ -191,16 +178,13 @@ func TestIOTimeoutAndCancel(t *testing.T) {
 			t.Fatalf("%s stats: %v", b.Scheduler().IOBackend(), st)
 		}
 		task, err := m.Spawn(nil, p, "accept_forever", vmloop.Str("127.0.0.1:0"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for task.State() != sched.Waiting {
 			time.Sleep(time.Millisecond)
 		}
 		m.Cancel(task)
-		if o := await(t, task); o.Kind != sched.Cancelled {
-			t.Fatalf("cancelled accept: %v", o)
-		}
+		o = testkit.Await(t, task)
+		require.Equal(t, sched.Cancelled, o.Kind, "cancelled accept: %v", o)
 		deadline := time.Now().Add(5 * time.Second)
 		for m.Engine().InFlightIO() != 0 {
 			if time.Now().After(deadline) {
@@ -214,20 +198,16 @@ func TestIOTimeoutAndCancel(t *testing.T) {
 // TestHandlesClosedWithTheirTask: a task that ends any way closes the
 // descriptors it owns; a handle passed to a spawned task belongs to it.
 func TestHandlesClosedWithTheirTask(t *testing.T) {
-	forPollers(t, func(t *testing.T) {
-		b, m, p := ioBus(t, bus.CapAll, sched.ResourceLimits{})
+	testkit.Pollers(t, func(t *testing.T) {
+		_, m, p := ioBus(t, bus.CapAll, sched.ResourceLimits{})
 		// A listener made by one task and handed to another through a join
 		// result stays owned by its maker, which has ended: it is closed.
-		o := spawnT(t, b, m, p, "listen", vmloop.Str("127.0.0.1:0"))
-		if o.Kind != sched.Success {
-			t.Fatalf("listen: %v", o)
-		}
+		o := testkit.SpawnAwait(t, m, p, "listen", vmloop.Str("127.0.0.1:0"))
+		require.Equal(t, sched.Success, o.Kind, "listen: %v", o)
 		closedLn := o.Value
 		task, err := m.Spawn(nil, p, "accept_on", closedLn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if o := await(t, task); o.Kind != sched.Failure || o.Value.ErrKind() != vmloop.ErrKindIO || !strings.Contains(o.Value.Message(), "is closed") {
+		require.NoError(t, err)
+		if o := testkit.Await(t, task); o.Kind != sched.Failure || o.Value.ErrKind() != vmloop.ErrKindIO || !strings.Contains(o.Value.Message(), "is closed") {
 			t.Fatalf("accept on a closed listener: %v", o)
 		}
 		for _, c := range []struct {
@@ -235,15 +215,11 @@ func TestHandlesClosedWithTheirTask(t *testing.T) {
 			want sched.OutcomeKind
 		}{{"accept_and_fail", sched.Failure}, {"accept_pass", sched.Success}} {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			addr := ln.Addr().String()
 			ln.Close()
 			task, err := m.Spawn(nil, p, c.fn, vmloop.Str(addr))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			var conn net.Conn
 			for i := 0; ; i++ {
 				if conn, err = net.Dial("tcp", addr); err == nil {
@@ -260,13 +236,11 @@ func TestHandlesClosedWithTheirTask(t *testing.T) {
 			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 			got, err := io.ReadAll(conn)
 			conn.Close()
-			if err != nil {
-				t.Fatalf("%s: the connection was not closed: %v", c.fn, err)
-			}
+			require.NoError(t, err, "%s: the connection was not closed", c.fn)
 			if c.fn == "accept_pass" && string(got) != "hello" {
 				t.Fatalf("echo_once: %q", got)
 			}
-			if o := await(t, task); o.Kind != c.want {
+			if o := testkit.Await(t, task); o.Kind != c.want {
 				t.Fatalf("%s: %v", c.fn, o)
 			}
 			// The listener died with its owner: nobody accepts any more.
@@ -289,23 +263,21 @@ func TestHandlesClosedWithTheirTask(t *testing.T) {
 // TestIOLimitsAndCapability: inFlightIO throws a catchable ResourceError;
 // an engine without CapIO gets a CapabilityError.
 func TestIOLimitsAndCapability(t *testing.T) {
-	b, m, p := ioBus(t, bus.CapAll, sched.ResourceLimits{InFlightIO: 1})
+	_, m, p := ioBus(t, bus.CapAll, sched.ResourceLimits{InFlightIO: 1})
 	task, err := m.Spawn(nil, p, "accept_forever", vmloop.Str("127.0.0.1:0"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for m.Engine().InFlightIO() != 1 {
 		time.Sleep(time.Millisecond)
 	}
-	o := spawnT(t, b, m, p, "accept_forever", vmloop.Str("127.0.0.1:0"))
+	o := testkit.SpawnAwait(t, m, p, "accept_forever", vmloop.Str("127.0.0.1:0"))
 	if o.Kind != sched.Failure || o.Value.ErrKind() != vmloop.ErrKindResource || !strings.Contains(o.Value.Message(), "inFlightIO 1") {
 		t.Fatalf("over the in-flight limit: %v", o)
 	}
 	m.Cancel(task)
-	await(t, task)
+	testkit.Await(t, task)
 
-	b2, m2, p2 := ioBus(t, bus.CapSpawn, sched.ResourceLimits{})
-	o = spawnT(t, b2, m2, p2, "accept_forever", vmloop.Str("127.0.0.1:0"))
+	_, m2, p2 := ioBus(t, bus.CapSpawn, sched.ResourceLimits{})
+	o = testkit.SpawnAwait(t, m2, p2, "accept_forever", vmloop.Str("127.0.0.1:0"))
 	if o.Kind != sched.Failure || o.Value.ErrKind() != vmloop.ErrKindCapability {
 		t.Fatalf("without CapIO: %v", o)
 	}

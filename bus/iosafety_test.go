@@ -18,6 +18,7 @@ import (
 
 	"github.com/jadevm/jade/bus"
 	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -362,10 +363,10 @@ func echoClients(t *testing.T, addr string, n, par int) (misses int64, firstErr 
 // names it was still queued was reused by an accept, and the queued read
 // consumed the new connection's first message.
 func TestEndingReadNeverStealsAnotherConnectionsData(t *testing.T) {
-	forPollers(t, func(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
 		b, m, _ := ioBus(t, bus.CapAll, sched.ResourceLimits{})
-		p := prog(t, b, safetyProg)
-		srv := freeLoopback(t)
+		p := testkit.Prog(t, b, safetyProg)
+		srv := testkit.FreeAddr(t)
 		serve, err := m.Spawn(nil, p, "serve", vmloop.Str(srv))
 		require.NoError(t, err)
 		waitListening(t, srv)
@@ -398,7 +399,7 @@ func TestEndingReadNeverStealsAnotherConnectionsData(t *testing.T) {
 						t.Error(err)
 						return
 					}
-					await(t, task)
+					testkit.Await(t, task)
 				}
 			}()
 		}
@@ -406,18 +407,9 @@ func TestEndingReadNeverStealsAnotherConnectionsData(t *testing.T) {
 		close(stop)
 		thieves.Wait()
 		m.Cancel(serve)
-		await(t, serve)
+		testkit.Await(t, serve)
 		require.Zerof(t, misses, "live connections that lost their first message (first: %v)", first)
 	})
-}
-
-// freeLoopback returns a loopback address whose port was free a moment ago.
-func freeLoopback(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
 
 // waitListening waits until addr accepts connections.
@@ -439,11 +431,11 @@ func waitListening(t *testing.T, addr string) {
 // bytes it had already consumed (and with a 1 ns timeout the reader never
 // saw EOF).
 func TestTimedOutReadLosesNoBytes(t *testing.T) {
-	forPollers(t, func(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
 		b, m, _ := ioBus(t, bus.CapAll, sched.ResourceLimits{})
-		p := prog(t, b, safetyProg)
+		p := testkit.Prog(t, b, safetyProg)
 		for _, d := range []int64{1000, 1} {
-			addr := freeLoopback(t)
+			addr := testkit.FreeAddr(t)
 			task, err := m.Spawn(nil, p, "count", vmloop.Str(addr), vmloop.I64(d))
 			require.NoError(t, err)
 			waitConn := func() net.Conn {
@@ -467,7 +459,7 @@ func TestTimedOutReadLosesNoBytes(t *testing.T) {
 				}
 			}
 			c.Close()
-			o := await(t, task)
+			o := testkit.Await(t, task)
 			require.Equal(t, sched.Success, o.Kind, "count with a %d ns timeout: %v", d, o)
 			require.EqualValues(t, total, o.Value.Int(), "bytes counted with a %d ns timeout", d)
 		}
@@ -478,9 +470,9 @@ func TestTimedOutReadLosesNoBytes(t *testing.T) {
 // after a TimeoutError sends every byte exactly once: a write whose
 // operation completed after its timeout fired reports its bytes instead.
 func TestTimedOutWriteNeverSendsTwice(t *testing.T) {
-	forPollers(t, func(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
 		b, m, _ := ioBus(t, bus.CapAll, sched.ResourceLimits{})
-		p := prog(t, b, safetyProg)
+		p := testkit.Prog(t, b, safetyProg)
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
 		defer ln.Close()
@@ -508,7 +500,7 @@ func TestTimedOutWriteNeverSendsTwice(t *testing.T) {
 			}
 			got <- n
 		}()
-		o := spawnT(t, b, m, p, "send_all", vmloop.Str(ln.Addr().String()), vmloop.I64(1000), vmloop.I64(total))
+		o := testkit.SpawnAwait(t, m, p, "send_all", vmloop.Str(ln.Addr().String()), vmloop.I64(1000), vmloop.I64(total))
 		require.Equal(t, sched.Success, o.Kind, "send_all: %v", o)
 		require.EqualValues(t, total, o.Value.Int())
 		require.EqualValues(t, total, <-got, "bytes the peer received")
@@ -519,9 +511,9 @@ func TestTimedOutWriteNeverSendsTwice(t *testing.T) {
 // cannot be submitted (the engine's inFlightIO limit is taken by another
 // task's read) still closes the descriptor: the peer reads EOF at once.
 func TestCloseAtLimitClosesTheDescriptor(t *testing.T) {
-	forPollers(t, func(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
 		b, m, _ := ioBus(t, bus.CapAll, sched.ResourceLimits{InFlightIO: 1})
-		p := prog(t, b, safetyProg)
+		p := testkit.Prog(t, b, safetyProg)
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
 		defer ln.Close()
@@ -533,7 +525,7 @@ func TestCloseAtLimitClosesTheDescriptor(t *testing.T) {
 		second, err := ln.Accept()
 		require.NoError(t, err)
 		defer second.Close()
-		o := await(t, task)
+		o := testkit.Await(t, task)
 		require.Equal(t, sched.Success, o.Kind, "close_at_limit: %v", o)
 		first.SetReadDeadline(time.Now().Add(5 * time.Second))
 		n, err := first.Read(make([]byte, 1))
@@ -548,9 +540,9 @@ func TestCloseAtLimitClosesTheDescriptor(t *testing.T) {
 // no state per handle: its heap after GC does not grow with the cycles.
 // Every handle used to leave an end hook behind on its maker.
 func TestPassedHandlesLeaveNothingBehind(t *testing.T) {
-	forPollers(t, func(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
 		b, m, _ := ioBus(t, bus.CapAll, sched.ResourceLimits{})
-		p := prog(t, b, safetyProg)
+		p := testkit.Prog(t, b, safetyProg)
 		// objects returns the heap's live objects while a churn task of n
 		// cycles, done with them, is still alive.
 		objects := func(n int64) uint64 {
@@ -567,7 +559,7 @@ func TestPassedHandlesLeaveNothingBehind(t *testing.T) {
 			runtime.GC()
 			runtime.ReadMemStats(&ms)
 			m.Cancel(task)
-			require.Equal(t, sched.Cancelled, await(t, task).Kind)
+			require.Equal(t, sched.Cancelled, testkit.Await(t, task).Kind)
 			return ms.HeapObjects
 		}
 		objects(2_000) // pools and tables warm
@@ -583,9 +575,9 @@ func TestPassedHandlesLeaveNothingBehind(t *testing.T) {
 // write and a close on a socket and for a file (the parent used to write
 // through it until the child closed the file).
 func TestPassedHandleIsStaleInTheParent(t *testing.T) {
-	forPollers(t, func(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
 		b, m, _ := ioBus(t, bus.CapAll, sched.ResourceLimits{})
-		p := prog(t, b, safetyProg)
+		p := testkit.Prog(t, b, safetyProg)
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
 		defer ln.Close()
@@ -594,7 +586,7 @@ func TestPassedHandleIsStaleInTheParent(t *testing.T) {
 			require.NoError(t, err)
 			peer, err := ln.Accept()
 			require.NoError(t, err)
-			o := await(t, task)
+			o := testkit.Await(t, task)
 			require.Equal(t, sched.Success, o.Kind, "stale_conn: %v", o)
 			require.Regexp(t, `^net\.(write|close): conn\(fd \d+\) belongs to task \d+, to which it was passed; only its owner may use it$`, o.Value.String())
 			// The child was cancelled: its end closed the connection.
@@ -603,7 +595,7 @@ func TestPassedHandleIsStaleInTheParent(t *testing.T) {
 			require.ErrorIs(t, err, io.EOF, "the child's connection after its end")
 			peer.Close()
 		}
-		o := spawnT(t, b, m, p, "stale_file", vmloop.Str("/dev/null"))
+		o := testkit.SpawnAwait(t, m, p, "stale_file", vmloop.Str("/dev/null"))
 		require.Equal(t, sched.Success, o.Kind, "stale_file: %v", o)
 		require.Regexp(t, `^file\.write: file\(fd \d+\) belongs to task \d+`, o.Value.String())
 		require.Eventually(t, func() bool { return m.Engine().InFlightIO() == 0 }, 5*time.Second, time.Millisecond)
@@ -614,12 +606,12 @@ func TestPassedHandleIsStaleInTheParent(t *testing.T) {
 // won the task's wake, with the task cancelled before it resumed, closes
 // the accepted descriptor (it used to leak: the peer never saw EOF).
 func TestCancelAfterAcceptClosesTheConnection(t *testing.T) {
-	forPollers(t, func(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
 		b, m, _ := oneWorkerBus(t, nil)
-		p := prog(t, b, safetyProg+abandonHog)
+		p := testkit.Prog(t, b, safetyProg+abandonHog)
 		landed := 0
 		for range 5 {
-			addr := freeLoopback(t)
+			addr := testkit.FreeAddr(t)
 			acc, err := m.Spawn(nil, p, "accept_one", vmloop.Str(addr))
 			require.NoError(t, err)
 			waitListening(t, addr) // its connection is accepted and closed
@@ -631,9 +623,9 @@ func TestCancelAfterAcceptClosesTheConnection(t *testing.T) {
 			require.NoError(t, err)
 			ok := assertEventually(func() bool { return acc.State() == sched.Runnable }, 2*time.Second)
 			require.NoError(t, m.Cancel(acc))
-			o := await(t, acc)
+			o := testkit.Await(t, acc)
 			m.Cancel(hog)
-			await(t, hog)
+			testkit.Await(t, hog)
 			if ok && o.Kind == sched.Cancelled {
 				landed++
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 )
 
@@ -44,8 +45,8 @@ h:
 // parent trap).
 func TestJoinResultTooBigIsCatchable(t *testing.T) {
 	b, m := timeBus(t, 2, sched.ResourceLimits{})
-	p := prog(t, b, joinRoomProg)
-	o := spawnT(t, b, m, p, "main")
+	p := testkit.Prog(t, b, joinRoomProg)
+	o := testkit.SpawnAwait(t, m, p, "main")
 	require.Equal(t, sched.Success, o.Kind, "%v", o)
 	require.Contains(t, o.Value.String(), "ResourceError: task.join_ref: ")
 	require.Contains(t, o.Value.String(), "exceeds the heap limit")

@@ -10,15 +10,14 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/testkit"
 )
 
 // TestTaskNameInJoinError: a join of a named task that was cancelled
 // throws a TaskError naming it; task.set_name rejects a non-string and
 // cuts a long name.
 func TestTaskNameInJoinError(t *testing.T) {
-	rt, err := jade.New(jade.Options{Workers: 1})
-	require.NoError(t, err)
-	defer rt.Shutdown(context.Background())
+	rt := testkit.ForcedRuntime(t, jade.Options{Workers: 1})
 	p, err := rt.Load("n.jasm", []byte(`
 .func main() -> i64
   .local c:ref, v:i64

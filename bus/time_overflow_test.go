@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -68,7 +69,7 @@ done:
 // MaxInt64 fired at once and time.periodic MaxInt64 ticked 5 times at once.
 func TestTimeOverflowSaturates(t *testing.T) {
 	b, m := timeBus(t, 2, sched.ResourceLimits{})
-	p := prog(t, b, overflowProg)
+	p := testkit.Prog(t, b, overflowProg)
 	huge := vmloop.I64(math.MaxInt64)
 	cases := []struct {
 		name    string
@@ -85,7 +86,7 @@ func TestTimeOverflowSaturates(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			o := spawnT(t, b, m, p, "wait", c.timeout, vmloop.I64(c.which), c.arg)
+			o := testkit.SpawnAwait(t, m, p, "wait", c.timeout, vmloop.I64(c.which), c.arg)
 			require.Equal(t, sched.Success, o.Kind, "%v", o)
 			require.Equal(t, c.want, o.Value.String())
 		})

@@ -1,14 +1,16 @@
 package bus_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/timerwheel"
 	"github.com/jadevm/jade/vmloop"
@@ -18,22 +20,9 @@ import (
 // with a timer wheel (and the given limits) holding every capability.
 func timeBus(t *testing.T, workers int, lim sched.ResourceLimits) (*bus.Bus, *bus.Member) {
 	t.Helper()
-	b, err := bus.New(bus.Config{Workers: workers})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := timerwheel.DefaultConfig()
-	m, err := b.RegisterEngine("t", sched.EngineRuntimeConfig{TimerWheel: &w, Limits: lim}, bus.CapAll)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		b.Shutdown(ctx)
+	var m *bus.Member
+	b := testkit.Bus(t, bus.Config{Workers: workers}, func(b *bus.Bus) {
+		m = testkit.Engine(t, b, "t", sched.EngineRuntimeConfig{TimerWheel: testkit.Wheel(), Limits: lim}, bus.CapAll)
 	})
 	return b, m
 }
@@ -163,50 +152,33 @@ h:
 .end
 `
 
-func spawnT(t *testing.T, b *bus.Bus, m *bus.Member, p *vmloop.Program, fn string, args ...vmloop.Value) sched.Outcome {
-	t.Helper()
-	task, err := m.Spawn(nil, p, fn, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return await(t, task)
-}
-
 func ms(n int) vmloop.Value { return vmloop.I64(int64(n) * int64(time.Millisecond)) }
 
 // waitTimers waits until engine e has no pending timer: every timer of a
 // finished wait is cancelled (possibly remotely, freed by its owner).
 func waitTimers(t *testing.T, e *sched.Engine) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for e.PendingTimers() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("engine %q still has %d pending timers", e.Name(), e.PendingTimers())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.WaitFor(t, func() bool { return e.PendingTimers() == 0 }, func() string {
+		return fmt.Sprintf("engine %q still has %d pending timers", e.Name(), e.PendingTimers())
+	})
 }
 
 func TestSleep(t *testing.T) {
-	for _, workers := range []int{1, 2, 4} {
-		t.Run(fmt.Sprint("workers=", workers), func(t *testing.T) {
-			b, m := timeBus(t, workers, sched.ResourceLimits{})
-			p := prog(t, b, timeProg)
-			for _, fn := range []string{"sleep", "sleep_until"} {
-				o := spawnT(t, b, m, p, fn, ms(5))
-				if o.Kind != sched.Success || o.Value.Int() < int64(5*time.Millisecond) {
-					t.Fatalf("%s 5ms: %v", fn, o)
-				}
-			}
-			// zero and negative sleeps return at once
-			for _, d := range []int64{0, -1} {
-				if o := spawnT(t, b, m, p, "sleep", vmloop.I64(d)); o.Kind != sched.Success {
-					t.Fatalf("sleep %d: %v", d, o)
-				}
-			}
-			waitTimers(t, m.Engine())
-		})
-	}
+	testkit.Workers(t, []int{1, 2, 4}, func(t *testing.T, workers int) {
+		b, m := timeBus(t, workers, sched.ResourceLimits{})
+		p := testkit.Prog(t, b, timeProg)
+		for _, fn := range []string{"sleep", "sleep_until"} {
+			o := testkit.SpawnAwait(t, m, p, fn, ms(5))
+			require.Equal(t, sched.Success, o.Kind, "%s 5ms: %v", fn, o)
+			require.GreaterOrEqual(t, o.Value.Int(), int64(5*time.Millisecond), "%s 5ms: %v", fn, o)
+		}
+		// zero and negative sleeps return at once
+		for _, d := range []int64{0, -1} {
+			o := testkit.SpawnAwait(t, m, p, "sleep", vmloop.I64(d))
+			require.Equal(t, sched.Success, o.Kind, "sleep %d: %v", d, o)
+		}
+		waitTimers(t, m.Engine())
+	})
 }
 
 // TestManySleepers: thousands of tasks sleep random short durations on
@@ -214,29 +186,25 @@ func TestSleep(t *testing.T) {
 // timer is released.
 func TestManySleepers(t *testing.T) {
 	b, m := timeBus(t, 4, sched.ResourceLimits{})
-	p := prog(t, b, timeProg)
+	p := testkit.Prog(t, b, timeProg)
 	const n = 5000
 	tasks := make([]*sched.Task, n)
 	want := make([]int64, n)
 	for i := range tasks {
 		want[i] = int64(i%7) * int64(time.Millisecond)
-		var err error
-		if tasks[i], err = m.Spawn(nil, p, "sleep", vmloop.I64(want[i])); err != nil {
-			t.Fatal(err)
-		}
+		tasks[i] = testkit.Spawn(t, m, p, "sleep", vmloop.I64(want[i]))
 	}
 	for i, task := range tasks {
-		o := await(t, task)
-		if o.Kind != sched.Success || o.Value.Int() < want[i] {
-			t.Fatalf("sleeper %d (%d ns): %v", i, want[i], o)
-		}
+		o := testkit.Await(t, task)
+		require.Equal(t, sched.Success, o.Kind, "sleeper %d (%d ns): %v", i, want[i], o)
+		require.GreaterOrEqual(t, o.Value.Int(), int64(want[i]), "sleeper %d (%d ns): %v", i, want[i], o)
 	}
 	waitTimers(t, m.Engine())
 }
 
 func TestWaitTimeouts(t *testing.T) {
 	b, m := timeBus(t, 2, sched.ResourceLimits{})
-	p := prog(t, b, timeProg)
+	p := testkit.Prog(t, b, timeProg)
 	cases := []struct {
 		fn   string
 		args []vmloop.Value
@@ -251,7 +219,7 @@ func TestWaitTimeouts(t *testing.T) {
 		{"event_signalled", []vmloop.Value{ms(10_000)}, "signalled"},
 	}
 	for _, c := range cases {
-		o := spawnT(t, b, m, p, c.fn, c.args...)
+		o := testkit.SpawnAwait(t, m, p, c.fn, c.args...)
 		if o.Kind != sched.Success || o.Value.String() != c.want {
 			t.Errorf("%s%v: %v, want %q", c.fn, c.args, o, c.want)
 		}
@@ -263,13 +231,11 @@ func TestWaitTimeouts(t *testing.T) {
 // once and frees its timer.
 func TestCancelSleeping(t *testing.T) {
 	b, m := timeBus(t, 2, sched.ResourceLimits{})
-	p := prog(t, b, timeProg)
+	p := testkit.Prog(t, b, timeProg)
 	var tasks []*sched.Task
 	for range 100 {
 		task, err := m.Spawn(nil, p, "sleep", ms(60_000))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		tasks = append(tasks, task)
 	}
 	for b.Scheduler().WaitingTasks() < 100 {
@@ -279,14 +245,11 @@ func TestCancelSleeping(t *testing.T) {
 		t.Fatalf("pending timers %d, want 100", n)
 	}
 	for _, task := range tasks {
-		if err := m.Cancel(task); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, m.Cancel(task))
 	}
 	for _, task := range tasks {
-		if o := await(t, task); o.Kind != sched.Cancelled {
-			t.Fatalf("cancelled sleeper: %v", o)
-		}
+		o := testkit.Await(t, task)
+		require.Equal(t, sched.Cancelled, o.Kind, "cancelled sleeper: %v", o)
 	}
 	waitTimers(t, m.Engine())
 }
@@ -296,7 +259,7 @@ func TestCancelSleeping(t *testing.T) {
 // ends exactly once, either signalled or timed out, and no timer leaks.
 func TestTimerRaces(t *testing.T) {
 	b, m := timeBus(t, 4, sched.ResourceLimits{})
-	p := prog(t, b, `
+	p := testkit.Prog(t, b, `
 .abi 1.1
 .func waiter(ev:ref, d:i64) -> i64
   .local e:ref, r:i64
@@ -325,14 +288,11 @@ h:
 		ev := m.NewEvent()
 		d := vmloop.I64(int64(i%5) * int64(100*time.Microsecond))
 		w, err := m.Spawn(nil, p, "waiter", ev, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.Spawn(nil, p, "signaller", ev, d); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		_, err = m.Spawn(nil, p, "signaller", ev, d)
+		require.NoError(t, err)
 		wg.Go(func() {
-			o := await(t, w)
+			o := testkit.Await(t, w)
 			mu.Lock()
 			defer mu.Unlock()
 			if o.Kind != sched.Success {
@@ -352,24 +312,24 @@ h:
 
 func TestPeriodic(t *testing.T) {
 	b, m := timeBus(t, 2, sched.ResourceLimits{})
-	p := prog(t, b, timeProg)
+	p := testkit.Prog(t, b, timeProg)
 	for _, pol := range []int64{1, 2, 3} {
 		// 2 ms period, 10 runs, every handler sleeps 3 ms: each run
 		// overruns.
-		o := spawnT(t, b, m, p, "ticks", ms(2), vmloop.I64(pol), vmloop.I64(10), ms(3))
+		o := testkit.SpawnAwait(t, m, p, "ticks", ms(2), vmloop.I64(pol), vmloop.I64(10), ms(3))
 		s := o.Value.String()
 		if o.Kind != sched.Success || !strings.Contains(s, "runs=10 ") || strings.Contains(s, "overruns=0 ") {
 			t.Errorf("policy %d: %v", pol, o)
 		}
 		// a fast handler does not overrun... unless the machine stalls;
 		// so only the run count is checked
-		o = spawnT(t, b, m, p, "ticks", ms(1), vmloop.I64(pol), vmloop.I64(5), vmloop.I64(0))
+		o = testkit.SpawnAwait(t, m, p, "ticks", ms(1), vmloop.I64(pol), vmloop.I64(5), vmloop.I64(0))
 		if o.Kind != sched.Success || !strings.Contains(o.Value.String(), "runs=5 ") {
 			t.Errorf("policy %d fast: %v", pol, o)
 		}
 	}
 	// Only the creating task ticks a job.
-	o := spawnT(t, b, m, p, "steal_job")
+	o := testkit.SpawnAwait(t, m, p, "steal_job")
 	if o.Kind != sched.Success || !strings.Contains(o.Value.String(), "only the creating task ticks") {
 		t.Errorf("tick of another task's job: %v", o)
 	}
@@ -384,11 +344,9 @@ func TestPeriodic(t *testing.T) {
 // scheduler's snapshot, per job and per engine.
 func TestPeriodicMetrics(t *testing.T) {
 	b, m := timeBus(t, 2, sched.ResourceLimits{})
-	p := prog(t, b, timeProg)
+	p := testkit.Prog(t, b, timeProg)
 	task, err := m.Spawn(nil, p, "ticks", ms(1), vmloop.I64(0), vmloop.I64(100_000), vmloop.I64(0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var pm *sched.PeriodicMetrics
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -403,16 +361,14 @@ func TestPeriodicMetrics(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	m.Cancel(task)
-	await(t, task)
+	testkit.Await(t, task)
 	if pm == nil || pm.Jobs != 1 || len(pm.PerJob) != 1 || pm.TargetRate != 1000 || pm.ActualRate <= 0 || pm.PerJob[0].Policy != "drift" {
 		t.Fatalf("periodic metrics %+v", pm)
 	}
 	// metricsConfig off: no periodic metrics
 	cfg := m.Engine().Config()
 	cfg.Metrics.Periodic = sched.MetricsOff
-	if err := m.UpdateConfig(nil, cfg); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, m.UpdateConfig(nil, cfg))
 	for _, em := range b.Scheduler().Metrics().Engines {
 		if em.Name == "t" && em.Periodic != nil {
 			t.Fatalf("metrics off but reported: %+v", em.Periodic)
@@ -424,67 +380,57 @@ func TestPeriodicMetrics(t *testing.T) {
 // ResourceError to the task that asks for one more, and nothing else.
 func TestTimerLimit(t *testing.T) {
 	b, m := timeBus(t, 2, sched.ResourceLimits{PendingTimers: 3})
-	p := prog(t, b, timeProg)
+	p := testkit.Prog(t, b, timeProg)
 	var tasks []*sched.Task
 	for range 3 {
 		task, err := m.Spawn(nil, p, "sleep", ms(60_000))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		tasks = append(tasks, task)
 	}
 	for m.Engine().PendingTimers() < 3 {
 		time.Sleep(time.Millisecond)
 	}
-	o := spawnT(t, b, m, p, "sleep", ms(1))
+	o := testkit.SpawnAwait(t, m, p, "sleep", ms(1))
 	if o.Kind != sched.Failure || o.Value.ErrKind() != vmloop.ErrKindResource || !strings.Contains(o.Value.Message(), "pendingTimers 3") {
 		t.Fatalf("over the limit: %v", o)
 	}
 	// a timeout beyond the limit is refused (caught here) before the wait
 	// starts
-	o = spawnT(t, b, m, p, "event_timeout", ms(1))
+	o = testkit.SpawnAwait(t, m, p, "event_timeout", ms(1))
 	if o.Kind != sched.Success || !strings.Contains(o.Value.String(), "pendingTimers 3") {
 		t.Fatalf("timeout over the limit: %v", o)
 	}
 	for _, task := range tasks {
-		if task.State() != sched.Waiting {
-			t.Fatalf("a sleeper was disturbed: %v", task.State())
-		}
+		require.Equal(t, sched.Waiting, task.State(), "a sleeper was disturbed: %v", task.State())
 		m.Cancel(task)
-		await(t, task)
+		testkit.Await(t, task)
 	}
 	waitTimers(t, m.Engine())
-	if o := spawnT(t, b, m, p, "sleep", ms(1)); o.Kind != sched.Success {
-		t.Fatalf("after the limit freed: %v", o)
-	}
+	o = testkit.SpawnAwait(t, m, p, "sleep", ms(1))
+	require.Equal(t, sched.Success, o.Kind, "after the limit freed: %v", o)
 }
 
 // TestNoWheel: an engine without a timer wheel refuses every timer with
 // an error naming the engine; adding a wheel at run time makes timers
 // work; a wheel once set cannot change.
 func TestNoWheel(t *testing.T) {
-	b := newBus(t)
+	b := testkit.Bus(t, bus.Config{}, nil)
 	m, err := b.RegisterEngine("events", sched.EngineRuntimeConfig{}, bus.CapAll)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := prog(t, b, timeProg)
+	require.NoError(t, err)
+	p := testkit.Prog(t, b, timeProg)
 	for _, c := range []struct {
 		fn   string
 		args []vmloop.Value
 	}{{"sleep", []vmloop.Value{ms(1)}}, {"event_timeout", []vmloop.Value{ms(1)}}, {"ticks", []vmloop.Value{ms(1), vmloop.I64(0), vmloop.I64(1), vmloop.I64(0)}}} {
-		o := spawnT(t, b, m, p, c.fn, c.args...)
+		o := testkit.SpawnAwait(t, m, p, c.fn, c.args...)
 		if o.Kind != sched.Failure || !strings.Contains(o.Value.Message(), `engine "events"`) || !strings.Contains(o.Value.Message(), "no timer wheel") {
 			t.Errorf("%s on an engine without a wheel: %v", c.fn, o)
 		}
 	}
 	w := timerwheel.DefaultConfig()
-	if err := m.UpdateConfig(nil, sched.EngineRuntimeConfig{TimerWheel: &w}); err != nil {
-		t.Fatal(err)
-	}
-	if o := spawnT(t, b, m, p, "sleep", ms(1)); o.Kind != sched.Success {
-		t.Fatalf("after adding a wheel: %v", o)
-	}
+	require.NoError(t, m.UpdateConfig(nil, sched.EngineRuntimeConfig{TimerWheel: &w}))
+	o := testkit.SpawnAwait(t, m, p, "sleep", ms(1))
+	require.Equal(t, sched.Success, o.Kind, "after adding a wheel: %v", o)
 	w.Tick = 2 * time.Millisecond
 	if err := m.UpdateConfig(nil, sched.EngineRuntimeConfig{TimerWheel: &w}); err == nil {
 		t.Fatal("changing a wheel was accepted")
@@ -499,19 +445,17 @@ func TestNoWheel(t *testing.T) {
 // no ticker), not one per wheel tick (S-4).
 func TestLongSleepFewWakeups(t *testing.T) {
 	b, m := timeBus(t, 1, sched.ResourceLimits{})
-	p := prog(t, b, timeProg)
+	p := testkit.Prog(t, b, timeProg)
 	s := b.Scheduler()
 	task, err := m.Spawn(nil, p, "sleep", ms(300))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for s.WaitingTasks() != 1 {
 		time.Sleep(time.Millisecond)
 	}
 	parks0 := s.Parks()
-	if o := await(t, task); o.Kind != sched.Success || o.Value.Int() < int64(300*time.Millisecond) {
-		t.Fatalf("sleep: %v", o)
-	}
+	o := testkit.Await(t, task)
+	require.Equal(t, sched.Success, o.Kind, "sleep: %v", o)
+	require.GreaterOrEqual(t, o.Value.Int(), int64(300*time.Millisecond), "sleep: %v", o)
 	// One park until the deadline, one after the task ends; allow a few
 	// spurious returns (signals) but nothing like 300 ticks.
 	if n := s.Parks() - parks0; n > 5 {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/timerwheel"
 	"github.com/jadevm/jade/vmloop"
@@ -39,7 +40,7 @@ const shardProg = `
 // with append (a data race under -race; on arm64 a nil wheel).
 func TestRemoteTimerCancelWhileShardsGrow(t *testing.T) {
 	b, m := timeBus(t, 2, sched.ResourceLimits{})
-	p := prog(t, b, shardProg)
+	p := testkit.Prog(t, b, shardProg)
 	w := timerwheel.DefaultConfig()
 	for round := range 40 {
 		var wg sync.WaitGroup
@@ -50,7 +51,7 @@ func TestRemoteTimerCancelWhileShardsGrow(t *testing.T) {
 				n, err := b.RegisterEngine(fmt.Sprintf("e%d-%d", round, i), sched.EngineRuntimeConfig{TimerWheel: &w}, bus.CapAll)
 				require.NoError(t, err)
 				for range 4 {
-					require.Equal(t, sched.Success, spawnT(t, b, n, p, "nap").Kind)
+					require.Equal(t, sched.Success, testkit.SpawnAwait(t, n, p, "nap").Kind)
 				}
 			}
 		}()
@@ -67,7 +68,7 @@ func TestRemoteTimerCancelWhileShardsGrow(t *testing.T) {
 			require.NoError(t, m.Signal(evs[i]))
 		}
 		for _, tk := range tasks {
-			require.Equal(t, sched.Success, await(t, tk).Kind)
+			require.Equal(t, sched.Success, testkit.Await(t, tk).Kind)
 		}
 		wg.Wait()
 	}

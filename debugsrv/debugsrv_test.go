@@ -2,7 +2,6 @@ package debugsrv_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http/httptest"
@@ -10,18 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/debugsrv"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
 
 func TestDebugServer(t *testing.T) {
-	rt, err := jade.New(jade.Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Shutdown(context.Background())
+	rt := testkit.ForcedRuntime(t, jade.Options{Workers: 1})
 	p, err := rt.Load("w.jasm", []byte(`
 .func waiter(ev:ref) -> i64
   .local z:i64
@@ -29,14 +27,11 @@ func TestDebugServer(t *testing.T) {
   const z, 0
   ret z
 .end`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ev := rt.NewEvent()
 	for i := 0; i < 3; i++ {
-		if _, err := rt.Spawn(p, "waiter", ev); err != nil {
-			t.Fatal(err)
-		}
+		_, err := rt.Spawn(p, "waiter", ev)
+		require.NoError(t, err)
 	}
 	s := rt.Bus().Scheduler()
 	deadline := time.Now().Add(10 * time.Second)
@@ -51,9 +46,7 @@ func TestDebugServer(t *testing.T) {
 	defer srv.Close()
 	get := func(path string) string {
 		resp, err := srv.Client().Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != 200 {

@@ -2,7 +2,6 @@ package debugsrv_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http/httptest"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/debugsrv"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 )
 
@@ -20,9 +20,7 @@ import (
 // statistics and Jade stack with file:line; /debug/metrics and
 // /debug/vars carry the latency histograms and the worker times.
 func TestTaskDumpAndMetrics(t *testing.T) {
-	rt, err := jade.New(jade.Options{Workers: 1, TaskStats: true, LatencySample: 1})
-	require.NoError(t, err)
-	defer rt.Shutdown(context.Background())
+	rt := testkit.ForcedRuntime(t, jade.Options{Workers: 1, TaskStats: true, LatencySample: 1})
 	p, err := rt.Load("w.jasm", []byte(`.func waiter(ev:ref) -> i64
   .local z:i64
   yield

@@ -1,7 +1,6 @@
 package debugsrv_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -12,15 +11,14 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/debugsrv"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/jprof"
 )
 
 // TestJadeProfileEndpoint: /debug/jade/profile?seconds=1 returns a pprof
 // CPU profile of the Jade task spinning meanwhile; a bad seconds is 400.
 func TestJadeProfileEndpoint(t *testing.T) {
-	rt, err := jade.New(jade.Options{Workers: 1})
-	require.NoError(t, err)
-	defer rt.Shutdown(context.Background())
+	rt := testkit.ForcedRuntime(t, jade.Options{Workers: 1})
 	p, err := rt.Load("spin.jasm", []byte(`
 .func spin() -> i64
   .local i:i64
@@ -60,9 +58,7 @@ l:
 // profile of what a task allocated meanwhile, at its allocation site; a
 // bad seconds is 400, a second heap profile at once 409.
 func TestJadeHeapEndpoint(t *testing.T) {
-	rt, err := jade.New(jade.Options{Workers: 1})
-	require.NoError(t, err)
-	defer rt.Shutdown(context.Background())
+	rt := testkit.ForcedRuntime(t, jade.Options{Workers: 1})
 	p, err := rt.Load("churn.jasm", []byte(`
 .func churn() -> i64
   .local sz:i64, b:ref

@@ -5,12 +5,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestCompletionErr(t *testing.T) {
-	if err := (Completion{Res: 5}).Err(); err != nil {
-		t.Fatalf("Res 5: %v", err)
-	}
+	require.NoError(t, (Completion{Res: 5}).Err(), "Res 5")
 	err := Completion{Res: -int32(syscall.EINVAL)}.Err()
 	if !errors.Is(err, syscall.EINVAL) {
 		t.Fatalf("Res -EINVAL: %v", err)

@@ -2,8 +2,6 @@ package examples_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net"
 	"os"
 	"testing"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/internal/draintest"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -27,25 +26,23 @@ func TestCloseDrainsUnderLoad(t *testing.T) {
 	if testing.Short() {
 		conns = 50
 	}
-	forBackends(t, func(t *testing.T) {
-		for _, workers := range []int{1, 2} {
-			t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
-				rt, main, addr := startDrainServer(t, workers)
-				closed := make(chan error, 1)
-				draintest.Drive(t, addr, conns, func() {
-					go func() {
-						ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-						defer cancel()
-						closed <- rt.Close(ctx)
-					}()
-				})
-				o, err := main.Wait(context.Background())
-				require.NoError(t, err)
-				require.Equal(t, sched.Success, o.Kind, "main: %s", o)
-				require.Equal(t, int64(0), o.Value.Int())
-				require.NoError(t, <-closed)
+	testkit.Pollers(t, func(t *testing.T) {
+		testkit.Workers(t, []int{1, 2}, func(t *testing.T, workers int) {
+			rt, main, addr := startDrainServer(t, workers)
+			closed := make(chan error, 1)
+			draintest.Drive(t, addr, conns, func() {
+				go func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+					defer cancel()
+					closed <- rt.Close(ctx)
+				}()
 			})
-		}
+			o, err := main.Wait(context.Background())
+			require.NoError(t, err)
+			require.Equal(t, sched.Success, o.Kind, "main: %s", o)
+			require.Equal(t, int64(0), o.Value.Int())
+			require.NoError(t, <-closed)
+		})
 	})
 }
 
@@ -54,7 +51,7 @@ func TestCloseDrainsUnderLoad(t *testing.T) {
 // listed by engine and state in a *jade.DrainError, and a net.listen
 // after the drain began throws ShutdownError.
 func TestCloseDeadlineCancelsTheRest(t *testing.T) {
-	forBackends(t, func(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
 		rt, main, addr := startDrainServer(t, 1)
 		var cs []net.Conn
 		for range 3 {
@@ -107,7 +104,7 @@ h:
 	require.NoError(t, err)
 	require.Equal(t, 0, rt.Bus().StopListening())
 	require.Equal(t, 0, rt.Bus().StopListening(), "idempotent")
-	task, err := rt.Spawn(p, "main", vmloop.Str(freeAddr(t)))
+	task, err := rt.Spawn(p, "main", vmloop.Str(testkit.FreeAddr(t)))
 	require.NoError(t, err)
 	o, err := task.Wait(context.Background())
 	require.NoError(t, err)
@@ -121,18 +118,10 @@ func startDrainServer(t *testing.T, workers int) (*jade.Runtime, *jade.Task, str
 	t.Helper()
 	src, err := os.ReadFile("testdata/drain_server.jasm")
 	require.NoError(t, err)
-	rt, err := jade.New(jade.Options{Workers: workers})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := rt.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
+	rt := testkit.ForcedRuntime(t, jade.Options{Workers: workers})
 	p, err := rt.Load("drain_server.jasm", src)
 	require.NoError(t, err)
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	main, err := rt.Spawn(p, "main", vmloop.StrArray([]string{addr}))
 	require.NoError(t, err)
 	deadline := time.Now().Add(10 * time.Second)

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jadevm/jade/internal/testkit"
 )
 
 // TestEchoRoundTripWakes runs echo.jasm with one Go client doing round
@@ -29,8 +31,8 @@ func TestEchoRoundTripWakes(t *testing.T) {
 		require.NoError(t, err, "JADE_ECHO_ROUNDS")
 		rounds = n
 	}
-	forBackends(t, func(t *testing.T) {
-		for _, workers := range []int{1, 2, 4, 8} {
+	testkit.Pollers(t, func(t *testing.T) {
+		testkit.Workers(t, []int{1, 2, 4, 8}, func(t *testing.T, workers int) {
 			s := startServer(t, "echo.jasm", workers)
 			c, err := net.Dial("tcp", s.addr)
 			require.NoError(t, err)
@@ -57,6 +59,6 @@ func TestEchoRoundTripWakes(t *testing.T) {
 			t.Logf("%d workers: per round trip %.3f wakes, %.3f wake-ups, %.2f parks, %.2f syscalls (%d round trips)",
 				workers, wakes, per(st.WakeUps, st0.WakeUps), per(parks, parks0), per(st.Syscalls, st0.Syscalls), rounds)
 			require.LessOrEqual(t, wakes, 0.05, "%d workers: a lone connection's completions woke workers", workers)
-		}
+		})
 	})
 }

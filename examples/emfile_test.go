@@ -13,6 +13,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jadevm/jade/internal/testkit"
 )
 
 // TestAcceptEMFILE: a server out of file descriptors keeps serving its
@@ -40,7 +44,7 @@ func TestAcceptEMFILE(t *testing.T) {
 			func(i int) []byte { return []byte(bulk(strconv.Itoa(i))) }},
 	} {
 		t.Run(strings.TrimSuffix(prog.file, ".jasm"), func(t *testing.T) {
-			forBackends(t, func(t *testing.T) {
+			testkit.Pollers(t, func(t *testing.T) {
 				testAcceptEMFILE(t, prog.file, prog.req, prog.want)
 			})
 		})
@@ -57,9 +61,7 @@ func testAcceptEMFILE(t *testing.T, file string, req, want func(i int) []byte) {
 	for i := 0; i < existing; i++ {
 		c := s.dial(t)
 		defer c.Close()
-		if err := roundTrip(c, req(i), want(i)); err != nil {
-			t.Fatalf("existing connection %d: %v", i, err)
-		}
+		require.NoError(t, roundTrip(c, req(i), want(i)), "existing connection %d", i)
 		conns = append(conns, c)
 	}
 	s.waitLiveAtLeast(t, 1+existing)
@@ -69,26 +71,21 @@ func testAcceptEMFILE(t *testing.T, file string, req, want func(i int) []byte) {
 	var pending []*net.TCPConn
 	for i := 0; i < waiting; i++ {
 		c, err := spares.dial(s.addr)
-		if err != nil {
-			t.Fatalf("waiting client %d: %v", i, err)
-		}
+		require.NoError(t, err, "waiting client %d", i)
 		defer c.Close()
 		pending = append(pending, c)
 	}
 	// Its requests are in the socket buffers; the server cannot read them.
 	for i, c := range pending {
 		c.SetWriteDeadline(time.Now().Add(5 * time.Second))
-		if _, err := c.Write(req(existing + i)); err != nil {
-			t.Fatalf("waiting client %d: write: %v", i, err)
-		}
+		_, err := c.Write(req(existing + i))
+		require.NoError(t, err, "waiting client %d: write", i)
 	}
 	// Several failed accepts in a row (the backoff sleeps 5, 10, 20, ... ms),
 	// and the existing connections are served throughout.
 	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); {
 		for i, c := range conns {
-			if err := roundTrip(c, req(i), want(i)); err != nil {
-				t.Fatalf("existing connection %d while accepts fail: %v", i, err)
-			}
+			require.NoError(t, roundTrip(c, req(i), want(i)), "existing connection %d while accepts fail", i)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -110,23 +107,18 @@ func testAcceptEMFILE(t *testing.T, file string, req, want func(i int) []byte) {
 	for i, c := range pending {
 		c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		got := make([]byte, len(want(existing+i)))
-		if _, err := readFull(c, got); err != nil {
-			t.Fatalf("waiting client %d after the others closed: %v", i, err)
-		}
+		_, err := readFull(c, got)
+		require.NoError(t, err, "waiting client %d after the others closed", i)
 		if !bytes.Equal(got, want(existing+i)) {
 			t.Fatalf("waiting client %d: got %q, want %q", i, got, want(existing+i))
 		}
-		if err := roundTrip(c, req(100+i), want(100+i)); err != nil {
-			t.Fatalf("waiting client %d, second round trip: %v", i, err)
-		}
+		require.NoError(t, roundTrip(c, req(100+i), want(100+i)), "waiting client %d, second round trip", i)
 	}
 	// With the limit back, a new client is served at once.
 	spares.restore(t)
 	c := s.dial(t)
 	defer c.Close()
-	if err := roundTrip(c, req(200), want(200)); err != nil {
-		t.Fatalf("new client after recovery: %v", err)
-	}
+	require.NoError(t, roundTrip(c, req(200), want(200)), "new client after recovery")
 }
 
 // readFull is io.ReadFull on a connection.
@@ -170,13 +162,9 @@ type fdSpares struct {
 func exhaustFDs(t *testing.T) *fdSpares {
 	t.Helper()
 	sp := &fdSpares{}
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &sp.orig); err != nil {
-		t.Fatalf("getrlimit: %v", err)
-	}
+	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &sp.orig), "getrlimit")
 	es, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	highest := 0
 	for _, e := range es {
 		if n, err := strconv.Atoi(e.Name()); err == nil {
@@ -188,18 +176,14 @@ func exhaustFDs(t *testing.T) *fdSpares {
 	if lim.Cur >= sp.orig.Cur {
 		t.Skipf("RLIMIT_NOFILE %d is too low to lower below %d", sp.orig.Cur, lim.Cur)
 	}
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		t.Fatalf("setrlimit: %v", err)
-	}
+	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim), "setrlimit")
 	t.Cleanup(func() { sp.restore(t) })
 	for {
 		f, err := os.Open(os.DevNull)
 		if errors.Is(err, syscall.EMFILE) {
 			break
 		}
-		if err != nil {
-			t.Fatalf("open %s: %v", os.DevNull, err)
-		}
+		require.NoError(t, err, "open %s", os.DevNull)
 		sp.files = append(sp.files, f)
 	}
 	return sp

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestExamples builds the jade command and runs every example, checking
@@ -25,9 +27,8 @@ func TestExamples(t *testing.T) {
 		if runtime.GOOS == "windows" {
 			bin += ".exe"
 		}
-		if out, err := exec.Command("go", "build", "-o", bin, "../cmd/jade").CombinedOutput(); err != nil {
-			t.Fatalf("build: %v\n%s", err, out)
-		}
+		out, err := exec.Command("go", "build", "-o", bin, "../cmd/jade").CombinedOutput()
+		require.NoError(t, err, "build\n%s", out)
 	}
 	cases := []struct{ file, want string }{
 		{"fib.jasm", "832040"},
@@ -44,9 +45,7 @@ func TestExamples(t *testing.T) {
 				var stdout, stderr bytes.Buffer
 				cmd := exec.Command(bin, "run", "--workers", workers, c.file)
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
-				if err := cmd.Run(); err != nil {
-					t.Fatalf("%v\nstderr: %s", err, stderr.String())
-				}
+				require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
 				lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 				if got := lines[len(lines)-1]; got != c.want {
 					t.Fatalf("last line %q, want %q (stdout %q)", got, c.want, stdout.String())

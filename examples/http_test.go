@@ -2,7 +2,6 @@ package examples_test
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade/bench"
+	"github.com/jadevm/jade/internal/testkit"
 )
 
 // The HTTP example's tests: Go's net/http client for the routes, methods
@@ -23,14 +23,12 @@ import (
 // argument).
 
 func TestHTTP(t *testing.T) {
-	forBackends(t, func(t *testing.T) {
-		for _, workers := range []int{1, 2, 4} {
-			t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
-				s := startServer(t, "http.jasm", workers, "300")
-				t.Run("client", func(t *testing.T) { httpClientRoutes(t, s.addr) })
-				t.Run("raw", func(t *testing.T) { httpRaw(t, s.addr) })
-			})
-		}
+	testkit.Pollers(t, func(t *testing.T) {
+		testkit.Workers(t, []int{1, 2, 4}, func(t *testing.T, workers int) {
+			s := startServer(t, "http.jasm", workers, "300")
+			t.Run("client", func(t *testing.T) { httpClientRoutes(t, s.addr) })
+			t.Run("raw", func(t *testing.T) { httpRaw(t, s.addr) })
+		})
 	})
 }
 

@@ -17,8 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade"
-	"github.com/jadevm/jade/internal/feature"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -27,41 +29,11 @@ import (
 // jade API on a free loopback port and drive them with Go clients, once
 // per Linux completion backend (JADE_POLLER, read when a runtime starts).
 
-// forBackends runs f once per I/O backend of this OS.
-func forBackends(t *testing.T, f func(t *testing.T)) {
-	if runtime.GOOS != "linux" {
-		f(t) // one backend per OS elsewhere (kqueue, IOCP)
-		return
-	}
-	for _, b := range []string{"uring", "epoll"} {
-		t.Run(b, func(t *testing.T) {
-			if err := uringUnavailable(); b == "uring" && err != nil {
-				feature.Missing(t, "io_uring", err) // qemu-user, old kernels, seccomp
-			}
-			t.Setenv("JADE_POLLER", b)
-			f(t)
-		})
-	}
-}
-
 // ioServer is a Jade program serving on a loopback port.
 type ioServer struct {
 	rt   *jade.Runtime
 	main *jade.Task
 	addr string
-}
-
-// freeAddr returns a loopback address with a port that was free a moment
-// ago.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }
 
 // startServer loads file on a new runtime with the given workers, runs its
@@ -71,23 +43,16 @@ func freeAddr(t testing.TB) string {
 func startServer(t testing.TB, file string, workers int, args ...string) *ioServer {
 	t.Helper()
 	src, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
+	require.NoError(t, err)
+	addr := testkit.FreeAddr(t)
 	rt, err := jade.New(jade.Options{Workers: workers})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	s := &ioServer{rt: rt, addr: addr}
 	t.Cleanup(func() { s.stop(t) })
 	p, err := rt.Load(file, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.main, err = rt.Spawn(p, "main", vmloop.StrArray(append([]string{addr}, args...))); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	s.main, err = rt.Spawn(p, "main", vmloop.StrArray(append([]string{addr}, args...)))
+	require.NoError(t, err)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
@@ -151,9 +116,7 @@ func (s *ioServer) waitLive(t testing.TB, n int64) {
 func (s *ioServer) dial(t testing.TB) *net.TCPConn {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return c.(*net.TCPConn)
 }
 
@@ -225,7 +188,7 @@ func roundTrip(c net.Conn, req, want []byte) error {
 // back byte for byte; then every connection task has ended and no
 // descriptor is left open but (at most) the listener.
 func TestEchoClients(t *testing.T) {
-	forBackends(t, func(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
 		before := countFDs()
 		s := startServer(t, "echo.jasm", 2)
 		const clients, rounds = 50, 40
@@ -265,9 +228,7 @@ func TestEchoClients(t *testing.T) {
 		}
 		// A clean close: the server closes its side after EOF.
 		c := s.dial(t)
-		if err := roundTrip(c, []byte("bye"), []byte("bye")); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, roundTrip(c, []byte("bye"), []byte("bye")))
 		c.CloseWrite()
 		c.SetReadDeadline(time.Now().Add(10 * time.Second))
 		if n, err := c.Read(make([]byte, 1)); n != 0 || err != io.EOF {
@@ -286,7 +247,7 @@ func TestEchoClients(t *testing.T) {
 // PINGs, a 100-request pipeline in one write, every request split at every
 // byte boundary, an unknown command, and malformed input.
 func TestRespPing(t *testing.T) {
-	forBackends(t, func(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
 		before := countFDs()
 		s := startServer(t, "resp_ping.jasm", 2)
 		c := s.dial(t)
@@ -303,9 +264,7 @@ func TestRespPing(t *testing.T) {
 			{"GET k\r\n", unknownReply("GET", "k")},
 			{"\r\n*0\r\n", ""},
 		} {
-			if err := roundTrip(c, []byte(rc.req), []byte(rc.want)); err != nil {
-				t.Fatalf("%q: %v", trunc(rc.req), err)
-			}
+			require.NoError(t, roundTrip(c, []byte(rc.req), []byte(rc.want)), "%q", trunc(rc.req))
 		}
 
 		// 100 pipelined requests in one write, answered in order.
@@ -324,9 +283,7 @@ func TestRespPing(t *testing.T) {
 				want.WriteString(bulk(m))
 			}
 		}
-		if err := roundTrip(c, []byte(req.String()), []byte(want.String())); err != nil {
-			t.Fatalf("pipeline of 100: %v", err)
-		}
+		require.NoError(t, roundTrip(c, []byte(req.String()), []byte(want.String())), "pipeline of 100")
 
 		// Every request split at every byte: prefix, a pause, the rest.
 		for _, rc := range []struct{ req, want string }{
@@ -338,13 +295,10 @@ func TestRespPing(t *testing.T) {
 		} {
 			for i := 1; i < len(rc.req); i++ {
 				c.SetDeadline(time.Now().Add(10 * time.Second))
-				if _, err := c.Write([]byte(rc.req[:i])); err != nil {
-					t.Fatal(err)
-				}
+				_, err := c.Write([]byte(rc.req[:i]))
+				require.NoError(t, err)
 				time.Sleep(2 * time.Millisecond)
-				if err := roundTrip(c, []byte(rc.req[i:]), []byte(rc.want)); err != nil {
-					t.Fatalf("%q split at %d: %v", rc.req, i, err)
-				}
+				require.NoError(t, roundTrip(c, []byte(rc.req[i:]), []byte(rc.want)), "%q split at %d", rc.req, i)
 			}
 		}
 
@@ -366,9 +320,7 @@ func TestRespPing(t *testing.T) {
 			b.Close()
 		}
 		// The first connection is still served.
-		if err := roundTrip(c, []byte("PING\r\n"), []byte(pong)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, roundTrip(c, []byte("PING\r\n"), []byte(pong)))
 		c.Close()
 		s.waitLive(t, 1)
 		s.stop(t)
@@ -423,7 +375,7 @@ func TestBadPeers(t *testing.T) {
 		{"resp_ping.jasm", []byte("PING\r\n"), []byte(pong), []byte("*1\r\n$4\r\nPING\r\n")},
 	} {
 		t.Run(strings.TrimSuffix(prog.file, ".jasm"), func(t *testing.T) {
-			forBackends(t, func(t *testing.T) {
+			testkit.Pollers(t, func(t *testing.T) {
 				before := countFDs()
 				s := startServer(t, prog.file, 1)
 				stop := make(chan struct{})
@@ -506,9 +458,7 @@ func TestBadPeers(t *testing.T) {
 				waitRounds(t, good, r0+10)
 				close(stop)
 				<-good.done
-				if good.err != nil {
-					t.Fatal(good.err)
-				}
+				require.NoError(t, good.err)
 				s.waitLive(t, 1) // only main: every connection task ended
 				waitFDs(t, base, "after the bad peers")
 				s.stop(t)
@@ -540,7 +490,7 @@ func waitRounds(t *testing.T, g *goodClient, n int64) {
 // TestRespPingReader: a client that reads replies with a RESP reader while
 // another goroutine writes 10,000 pipelined PINGs in small random writes.
 func TestRespPingReader(t *testing.T) {
-	forBackends(t, func(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
 		s := startServer(t, "resp_ping.jasm", 2)
 		c := s.dial(t)
 		defer c.Close()
@@ -564,9 +514,8 @@ func TestRespPingReader(t *testing.T) {
 		for i := 0; i < n; i++ {
 			want := bulk(fmt.Sprint(i))
 			got := make([]byte, len(want))
-			if _, err := io.ReadFull(r, got); err != nil {
-				t.Fatalf("reply %d: %v", i, err)
-			}
+			_, err := io.ReadFull(r, got)
+			require.NoError(t, err, "reply %d", i)
 			if string(got) != want {
 				t.Fatalf("reply %d: %q, want %q", i, got, want)
 			}

@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -23,24 +26,10 @@ import (
 func respProg(t testing.TB) (*jade.Runtime, *vmloop.Program) {
 	t.Helper()
 	src, err := os.ReadFile("resp_ping.jasm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := jade.New(jade.Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := rt.Close(ctx); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
+	require.NoError(t, err)
+	rt := testkit.Runtime(t, jade.Options{Workers: 1})
 	p, err := rt.Load("resp_ping.jasm", src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return rt, p
 }
 
@@ -59,26 +48,16 @@ func feed(t testing.TB, rt *jade.Runtime, p *vmloop.Program, insize int, chunks 
 		vs[i] = vmloop.Bytes(c)
 	}
 	arr, err := vmloop.Array(vmloop.KindBytes, vs...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	o, err := rt.Run(ctx, p, "resp_test", arr, vmloop.I64(int64(insize)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.Kind != sched.Success {
-		t.Fatalf("resp_test: %s", o)
-	}
+	require.NoError(t, err)
+	require.Equal(t, sched.Success, o.Kind, "resp_test: %s", o)
 	el := o.Value.Elems()
-	if len(el) != 3 {
-		t.Fatalf("resp_test returned %v", o.Value)
-	}
+	require.Len(t, el, 3, "resp_test returned %v", o.Value)
 	left, err := strconv.Atoi(el[2].String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return parseResult{out: string(el[0].BytesData()), closed: el[1].String() == "1", left: left}
 }
 

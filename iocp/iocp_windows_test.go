@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/evpoll"
 	"github.com/jadevm/jade/evpoll/evpolltest"
 	"github.com/jadevm/jade/sched"
@@ -118,9 +120,7 @@ func TestCloseUnblocksWait(t *testing.T) { evpolltest.CloseUnblocksWait(t, opene
 // its packet, and unblocks a Wait.
 func TestCloseWithOpsInFlight(t *testing.T) {
 	b, err := Open(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	h := evpolltest.NewHarness(t, b)
 	a, c := h.Pair(sockets, 1)
 	h.Submit(&evpoll.Op{Kind: evpoll.Recv, Fd: a, Buf: make([]byte, 8)}, 10)
@@ -130,9 +130,7 @@ func TestCloseWithOpsInFlight(t *testing.T) {
 		errc <- err
 	}()
 	time.Sleep(20 * time.Millisecond)
-	if err := b.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.Close())
 	select {
 	case err := <-errc:
 		if err != nil && !errors.Is(err, evpoll.ErrClosed) {

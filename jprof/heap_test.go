@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/jprof"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -100,7 +101,7 @@ func near(got, want int64) bool { return got > want*7/10 && got < want*13/10 }
 // the engine label; in use drops when the objects are freed (FREE, and
 // the end of the task that holds them).
 func TestHeapProfile(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 1})
+	rt := testkit.Runtime(t, jade.Options{Workers: 1})
 	p := loadAlloc(t, rt)
 	hp, err := jprof.StartHeap(rt.Bus().Scheduler(), 16<<10)
 	require.NoError(t, err)
@@ -155,7 +156,7 @@ func TestHeapProfile(t *testing.T) {
 // its name (jade_task_name), those of an unnamed one no name label; no
 // heap sample carries a task id.
 func TestHeapProfileTaskNames(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 2})
+	rt := testkit.Runtime(t, jade.Options{Workers: 2})
 	p := loadAlloc(t, rt)
 	hp, err := jprof.StartHeap(rt.Bus().Scheduler(), 16<<10)
 	require.NoError(t, err)

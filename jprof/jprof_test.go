@@ -3,7 +3,6 @@ package jprof_test
 import (
 	"bytes"
 	"context"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,30 +12,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/jprof"
 	"github.com/jadevm/jade/native"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
 
-func newRT(t *testing.T, opts jade.Options) *jade.Runtime {
-	t.Helper()
-	rt, err := jade.New(opts)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		require.NoError(t, rt.Close(ctx))
-	})
-	return rt
-}
-
 // loadFib loads examples/fib.jasm under the name fib.jasm.
 func loadFib(t *testing.T, rt *jade.Runtime) *vmloop.Program {
 	t.Helper()
-	src, err := os.ReadFile("../examples/fib.jasm")
-	require.NoError(t, err)
-	p, err := rt.Load("fib.jasm", src)
+	p, err := rt.Load("fib.jasm", []byte(testkit.Fib))
 	require.NoError(t, err)
 	return p
 }
@@ -108,7 +94,7 @@ func TestCPUProfileFib(t *testing.T) {
 			if !goLoop && !native.Enabled() {
 				t.Skip("the cgo loop is not available in this build")
 			}
-			rt := newRT(t, jade.Options{Workers: 1, GoLoop: goLoop})
+			rt := testkit.Runtime(t, jade.Options{Workers: 1, GoLoop: goLoop})
 			prof, ids := profileFib(t, rt, jprof.Options{}, 40)
 			byFunc, byLine := flat(t, prof, "cpu")
 			require.Equal(t, "fib", top(byFunc), "flat by function: %v", byFunc)
@@ -137,7 +123,7 @@ func TestCPUProfileFib(t *testing.T) {
 
 // TestCPUProfileTaskName: the TaskName hook labels every sample.
 func TestCPUProfileTaskName(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 1})
+	rt := testkit.Runtime(t, jade.Options{Workers: 1})
 	prof, _ := profileFib(t, rt, jprof.Options{TaskName: func(tk *sched.Task) string {
 		return "fib-" + strconv.FormatUint(tk.ID(), 10)
 	}}, 5)
@@ -150,7 +136,7 @@ func TestCPUProfileTaskName(t *testing.T) {
 // TestCPUProfileStartStop: one CPU profile at a time per scheduler, a
 // second Stop fails, and a profile can start again after Stop.
 func TestCPUProfileStartStop(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 1})
+	rt := testkit.Runtime(t, jade.Options{Workers: 1})
 	s := rt.Bus().Scheduler()
 	for i := 0; i < 2; i++ {
 		var buf bytes.Buffer
@@ -178,7 +164,7 @@ func TestCPUProfileStartStop(t *testing.T) {
 // TestProfilingOff: once a profile stopped, the workers are asked for
 // nothing (no sampler), and heap allocations reach no sampler.
 func TestProfilingOff(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 1})
+	rt := testkit.Runtime(t, jade.Options{Workers: 1})
 	s := rt.Bus().Scheduler()
 	cpu, err := jprof.StartCPU(s, &bytes.Buffer{}, jprof.Options{})
 	require.NoError(t, err)

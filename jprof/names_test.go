@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/jprof"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -17,7 +18,7 @@ import (
 // TestCPUProfileTaskNameDefault: without a TaskName hook, the samples of
 // a named task carry its name (Runtime.SpawnNamed).
 func TestCPUProfileTaskNameDefault(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 1})
+	rt := testkit.Runtime(t, jade.Options{Workers: 1})
 	p := loadFib(t, rt)
 	var buf bytes.Buffer
 	cpu, err := jprof.StartCPU(rt.Bus().Scheduler(), &buf, jprof.Options{Period: time.Millisecond})

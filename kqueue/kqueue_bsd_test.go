@@ -11,6 +11,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/evpoll"
 	"github.com/jadevm/jade/evpoll/evpolltest"
 	"github.com/jadevm/jade/sched"
@@ -60,9 +62,7 @@ func TestCloseFailsWaiters(t *testing.T) {
 func TestPipe(t *testing.T) {
 	h := evpolltest.Open(t, opener(Options{}))
 	var p [2]int
-	if err := unix.Pipe(p[:]); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, unix.Pipe(p[:]))
 	in := make([]byte, 8)
 	h.Submit(&evpoll.Op{Kind: evpoll.Read, Fd: p[0], Buf: in, Offset: -1}, 1)
 	h.Do(&evpoll.Op{Kind: evpoll.Write, Fd: p[1], Buf: []byte("pipe"), Offset: -1}, 2)

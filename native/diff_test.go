@@ -2,6 +2,8 @@ package native
 
 import (
 	"fmt"
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/internal/vmhook"
 	"math"
 	"math/rand/v2"
@@ -142,12 +144,8 @@ func diffEnd(eg, en *vmloop.Exec) error {
 func mustProgram(t testing.TB, name, src string) *vmloop.Program {
 	t.Helper()
 	p, err := jasm.Assemble(name, []byte(src))
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	if err := vmloop.Verify(p, nil); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
+	require.NoError(t, err, "%s", name)
+	require.NoError(t, vmloop.Verify(p, nil), "%s", name)
 	return p
 }
 
@@ -399,9 +397,7 @@ func TestRandomDiff(t *testing.T) {
 		accepted++
 		cov.add(p)
 		st, err := genRun(p, rng)
-		if err != nil {
-			t.Fatalf("program %d: %v", i, err)
-		}
+		require.NoError(t, err, "program %d", i)
 		sigs[st.sig]++
 		if st.trapStack.Depth >= 3 {
 			deepTraps++
@@ -453,8 +449,7 @@ func FuzzNative(f *testing.F) {
 		}
 		progs++
 		cov.add(p)
-		if _, err := genRun(p, rng); err != nil {
-			t.Fatal(err)
-		}
+		_, err := genRun(p, rng)
+		require.NoError(t, err)
 	})
 }

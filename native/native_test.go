@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/examples"
 	"github.com/jadevm/jade/internal/feature"
 	"github.com/jadevm/jade/internal/vmhook"
@@ -61,12 +63,8 @@ func TestSelection(t *testing.T) {
 	needC(t)
 	p := mustProgram(t, "fib", srcFib)
 	e, err := vmloop.NewExec(p, entryOf(p), []vmloop.Value{vmloop.I64(10)}, vmloop.DefaultLimits, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !e.NativeUsed() {
-		t.Fatal("native loop not used by default")
-	}
+	require.NoError(t, err)
+	require.True(t, e.NativeUsed(), "native loop not used by default")
 	e.SetNative(false)
 	if e.NativeUsed() {
 		t.Fatal("SetNative(false) ignored")
@@ -308,9 +306,7 @@ func budgets(bs ...int64) func() int64 {
 func diff(t *testing.T, name string, p *vmloop.Program, fn int, args []vmloop.Value, lim vmloop.Limits, budget func() int64) diffStats {
 	t.Helper()
 	st, err := runDiff(p, fn, args, lim, budget, completeAnswer, 1_000_000)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
+	require.NoError(t, err, "%s", name)
 	return st
 }
 
@@ -339,9 +335,7 @@ func TestDiffPrograms(t *testing.T) {
 			vmhook.SetFallback(fb)
 			for _, b := range []func() int64{budgets(1), budgets(2, 3, 5, 7), budgets(97), budgets(25_000), budgets(math.MaxInt64 / 2)} {
 				st := diff(t, c.name, p, entryOf(p), c.args, lim, b)
-				if st.sig != vmloop.SigCompleted {
-					t.Fatalf("%s: %v", c.name, st.sig)
-				}
+				require.Equal(t, vmloop.SigCompleted, st.sig, "%s: %v", c.name, st.sig)
 			}
 		}
 		// the result itself, on the C loop
@@ -386,9 +380,7 @@ func TestDiffArith(t *testing.T) {
 	}
 	for _, x := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), 1e300, -1e300, 0x1p63, -0x1p63, 9.2e18, -9.2e18, 0.5, -0.5, 2, -2, math.Copysign(0, -1)} {
 		st := diff(t, "fconv", p, 1, []vmloop.Value{vmloop.F64(x)}, vmloop.DefaultLimits, budgets(1000))
-		if st.sig != vmloop.SigCompleted {
-			t.Fatalf("fconv(%v): %v", x, st.sig)
-		}
+		require.Equal(t, vmloop.SigCompleted, st.sig, "fconv(%v): %v", x, st.sig)
 	}
 }
 
@@ -401,9 +393,7 @@ func TestDiffLimits(t *testing.T) {
 	p := mustProgram(t, "fib", srcFib)
 	for _, maxf := range []int{1, 2, 5, 17} {
 		st := diff(t, "depth", p, entryOf(p), []vmloop.Value{vmloop.I64(25)}, vmloop.Limits{MaxFrames: maxf}, budgets(10, 1000))
-		if st.sig != vmloop.SigTrapped {
-			t.Fatalf("MaxFrames %d: %v", maxf, st.sig)
-		}
+		require.Equal(t, vmloop.SigTrapped, st.sig, "MaxFrames %d: %v", maxf, st.sig)
 	}
 	// Stop: both loops return at the first safe point, with budget left
 	lp := mustProgram(t, "loop", srcLoop)
@@ -434,9 +424,7 @@ func TestDiffJasmFiles(t *testing.T) {
 	defer vmhook.SetFallback(vmhook.DefaultFallback)
 	for _, file := range files {
 		src, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		p := mustProgram(t, file, string(src))
 		fn := p.FuncIndex("main")
 		if fn < 0 {
@@ -455,9 +443,8 @@ func TestDiffJasmFiles(t *testing.T) {
 		}
 		for i, b := range []func() int64{budgets(1), budgets(13), budgets(25_000), budgets(25_000)} {
 			vmhook.SetFallback([]int{0, 0, 0, vmhook.DefaultFallback}[i])
-			if _, err := runDiff(p, fn, args, vmloop.DefaultLimits, b, completeAnswer, 2_000_000); err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
+			_, err := runDiff(p, fn, args, vmloop.DefaultLimits, b, completeAnswer, 2_000_000)
+			require.NoError(t, err, "%s", file)
 		}
 		ran++
 	}
@@ -479,9 +466,8 @@ func TestEnvVar(t *testing.T) {
 	feature.Exec(t, os.Args[0])
 	cmd := exec.Command(os.Args[0], "-test.run=^TestEnvVar$")
 	cmd.Env = append(os.Environ(), EnvVar+"=0", "JADE_NATIVE_TEST_CHILD=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "child\n%s", out)
 }
 
 // srcBufs writes and reads six byte buffers in turn (more than the C

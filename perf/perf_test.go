@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestRunSubset runs two cheap scenarios, adds an absent one, and checks
@@ -14,14 +16,10 @@ func TestRunSubset(t *testing.T) {
 		t.Skip("measures")
 	}
 	rep, err := Run(Options{Quick: true, Reps: 1, Scenarios: []string{"timer_insert_cancel", "yield"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// Every scenario can run somewhere; an absent one looks like this.
 	rep.Scenarios = append(rep.Scenarios, Result{Name: "resp_ping", Absent: "redis-benchmark not installed"})
-	if len(rep.Scenarios) != 3 {
-		t.Fatalf("got %d results: %+v", len(rep.Scenarios), rep.Scenarios)
-	}
+	require.Len(t, rep.Scenarios, 3, "got %d results: %+v", len(rep.Scenarios), rep.Scenarios)
 	for _, r := range rep.Scenarios {
 		switch r.Name {
 		case "resp_ping":
@@ -39,17 +37,13 @@ func TestRunSubset(t *testing.T) {
 	if !strings.Contains(tbl.String(), "timer_insert_cancel") || !strings.Contains(tbl.String(), "absent") {
 		t.Errorf("table:\n%s", tbl.String())
 	}
-	if err := WriteJSON(&js, rep); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, WriteJSON(&js, rep))
 	var page bytes.Buffer
 	if err := WriteHTML(&page, rep); err != nil || !strings.Contains(page.String(), "<svg") || strings.Contains(page.String(), "http://") && !strings.Contains(page.String(), "xmlns=\"http://www.w3.org/2000/svg\"") {
 		t.Errorf("html: %v", err)
 	}
 	var back map[string]any
-	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(js.Bytes(), &back))
 	m := back["machine"].(map[string]any)
 	for _, k := range []string{"cpu", "cores", "go", "kernel", "backend", "workers"} {
 		if _, ok := m[k]; !ok {

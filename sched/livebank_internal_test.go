@@ -2,6 +2,7 @@ package sched
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -31,17 +32,13 @@ func TestLiveBanksKeepTheLimitExact(t *testing.T) {
 	e, ws := bankEngine(2, lim)
 	// Each worker refills once: every credit is taken, most sit in banks.
 	for _, w := range ws {
-		if err := e.reserveLive(w); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, e.reserveLive(w))
 	}
 	if got := e.LiveTasks(); got != 2 {
 		t.Fatalf("LiveTasks %d after 2 spawns", got)
 	}
 	for i := 2; i < lim; i++ {
-		if err := e.reserveLive(ws[0]); err != nil {
-			t.Fatalf("spawn %d of %d on worker 0: %v (worker 1's bank holds %d)", i+1, lim, err, e.banks[1].n.Load())
-		}
+		require.NoError(t, e.reserveLive(ws[0]), "spawn %d of %d on worker 0 (worker 1's bank holds %d)", i+1, lim, e.banks[1].n.Load())
 	}
 	err := e.reserveLive(ws[1])
 	if !errors.Is(err, ErrLimit) {
@@ -154,13 +151,9 @@ func TestLiveTasksNeverUndercounts(t *testing.T) {
 func TestLoweredLimitHoldsAfterUpdate(t *testing.T) {
 	for range 300 {
 		s, c, err := New(Config{Dispatcher: nopDispatcher{}, Workers: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		e, err := c.RegisterEngine("e", EngineRuntimeConfig{Limits: ResourceLimits{LiveTasks: 1 << 20}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var updated atomic.Bool
 		var late atomic.Int64
 		var wg sync.WaitGroup
@@ -179,9 +172,7 @@ func TestLoweredLimitHoldsAfterUpdate(t *testing.T) {
 		for e.LiveTasks() < 64 {
 			runtime.Gosched()
 		}
-		if err := c.UpdateEngine(e, EngineRuntimeConfig{Limits: ResourceLimits{LiveTasks: 1}}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, c.UpdateEngine(e, EngineRuntimeConfig{Limits: ResourceLimits{LiveTasks: 1}}))
 		updated.Store(true)
 		wg.Wait()
 		if n := late.Load(); n > 0 {
@@ -198,38 +189,40 @@ func TestLoweredLimitHoldsAfterUpdate(t *testing.T) {
 // limit).
 func TestBankedPlacesServeConcurrentSpawns(t *testing.T) {
 	for _, workers := range []int{2, 4, 8} { // 1: no other worker to bank
-		bankers := workers - 1 // workers 0..bankers-1 bank; the last and the host spawn
-		refused := 0
-		for range 500 {
-			lim := int64(liveBatch*(workers+1) + 8)
-			e, ws := bankEngine(workers, lim)
-			for _, w := range ws[:bankers] {
-				require.NoError(t, e.reserveLive(w)) // a refill: liveBatch-1 banked
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			bankers := workers - 1 // workers 0..bankers-1 bank; the last and the host spawn
+			refused := 0
+			for range 500 {
+				lim := int64(liveBatch*(workers+1) + 8)
+				e, ws := bankEngine(workers, lim)
+				for _, w := range ws[:bankers] {
+					require.NoError(t, e.reserveLive(w)) // a refill: liveBatch-1 banked
+				}
+				for range lim - int64(liveBatch*bankers) {
+					require.NoError(t, e.reserveLive(nil)) // the host fills the count
+				}
+				var wg sync.WaitGroup
+				var fails, ready atomic.Int64
+				spawners := []*worker{ws[bankers], nil}
+				for _, w := range spawners {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						// Both start at once: the last one ready lets them go.
+						ready.Add(1)
+						for ready.Load() < int64(len(spawners)) {
+							runtime.Gosched()
+						}
+						if e.reserveLive(w) != nil {
+							fails.Add(1)
+						}
+					}()
+				}
+				wg.Wait()
+				refused += int(fails.Load())
 			}
-			for range lim - int64(liveBatch*bankers) {
-				require.NoError(t, e.reserveLive(nil)) // the host fills the count
-			}
-			var wg sync.WaitGroup
-			var fails, ready atomic.Int64
-			spawners := []*worker{ws[bankers], nil}
-			for _, w := range spawners {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					// Both start at once: the last one ready lets them go.
-					ready.Add(1)
-					for ready.Load() < int64(len(spawners)) {
-						runtime.Gosched()
-					}
-					if e.reserveLive(w) != nil {
-						fails.Add(1)
-					}
-				}()
-			}
-			wg.Wait()
-			refused += int(fails.Load())
-		}
-		require.Zero(t, refused, "%d workers: spawns refused with places banked on other workers", workers)
+			require.Zero(t, refused, "%d workers: spawns refused with places banked on other workers", workers)
+		})
 	}
 }
 
@@ -243,36 +236,38 @@ func TestBankedPlacesServeConcurrentSpawns(t *testing.T) {
 // loads that were to prove the banks were read at one moment).
 func TestLiveTasksNeverMissesALiveTask(t *testing.T) {
 	for _, workers := range []int{1, 2, 4, 8} {
-		e, ws := bankEngine(workers, 1<<20)
-		require.NoError(t, e.reserveLive(nil)) // live until the end
-		var stop atomic.Bool
-		var wg sync.WaitGroup
-		for i := 0; i < max(workers/2, 1); i++ {
-			// One goroutine is both workers (each bank has one user at a
-			// time, as on the workers): a task spawned on the first ends
-			// at once on the last.
-			spawner, completer := ws[i], ws[workers-1-i]
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for !stop.Load() {
-					if e.reserveLive(spawner) == nil {
-						e.releaseLive(completer)
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			e, ws := bankEngine(workers, 1<<20)
+			require.NoError(t, e.reserveLive(nil)) // live until the end
+			var stop atomic.Bool
+			var wg sync.WaitGroup
+			for i := 0; i < max(workers/2, 1); i++ {
+				// One goroutine is both workers (each bank has one user at a
+				// time, as on the workers): a task spawned on the first ends
+				// at once on the last.
+				spawner, completer := ws[i], ws[workers-1-i]
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for !stop.Load() {
+						if e.reserveLive(spawner) == nil {
+							e.releaseLive(completer)
+						}
+					}
+				}()
+			}
+			zero, reads := 0, 0
+			for deadline := time.Now().Add(200 * time.Millisecond); time.Now().Before(deadline); reads += 1000 {
+				for range 1000 {
+					if e.LiveTasks() == 0 {
+						zero++
 					}
 				}
-			}()
-		}
-		zero, reads := 0, 0
-		for deadline := time.Now().Add(200 * time.Millisecond); time.Now().Before(deadline); reads += 1000 {
-			for range 1000 {
-				if e.LiveTasks() == 0 {
-					zero++
-				}
 			}
-		}
-		stop.Store(true)
-		wg.Wait()
-		require.Zero(t, zero, "%d workers: LiveTasks read 0 %d times in %d with a task live", workers, zero, reads)
-		require.EqualValues(t, 1, e.LiveTasks(), "%d workers: after the churn", workers)
+			stop.Store(true)
+			wg.Wait()
+			require.Zero(t, zero, "%d workers: LiveTasks read 0 %d times in %d with a task live", workers, zero, reads)
+			require.EqualValues(t, 1, e.LiveTasks(), "%d workers: after the churn", workers)
+		})
 	}
 }

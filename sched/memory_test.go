@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -89,29 +90,29 @@ more:
 // joiners, copies) is given back once they have ended and nothing names
 // them, for every worker count.
 func TestMemoryBudgetBalances(t *testing.T) {
-	for _, w := range []int{1, 2, 4} {
-		rt := newRT(t, jade.Options{Workers: w})
-		p := load(t, rt, memoryProg)
+	testkit.Workers(t, []int{1, 2, 4}, func(t *testing.T, w int) {
+		rt := testkit.Runtime(t, jade.Options{Workers: w})
+		p := testkit.Load(t, rt, memoryProg)
 		e := rt.Main().Engine()
 		for range 3 {
-			o := run(t, rt, p, vmloop.I64(300))
+			o := testkit.Run(t, rt, p, "main", vmloop.I64(300))
 			require.Equal(t, sched.Success, o.Kind, "workers=%d: %v", w, o)
 			// A task leaves the registry before it gives back its live
 			// place and, at its record's last reference, its outcome's
 			// bytes: wait for all three; a leak fails the wait.
-			waitFor(t, func() bool {
+			testkit.WaitFor(t, func() bool {
 				return rt.Bus().Scheduler().LiveTasks() == 0 && e.LiveTasks() == 0 && e.MemoryBytes() == 0
 			})
 		}
-	}
+	})
 }
 
 // TestMemoryLimitRefusesSpawn: with a small memoryBytes limit, a spawn that
 // does not fit is a catchable ResourceError naming the limit, and an
 // allocation that does not fit traps its task; the budget balances after.
 func TestMemoryLimitRefusesSpawn(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 2, Limits: sched.ResourceLimits{MemoryBytes: 1 << 20}})
-	p := load(t, rt, `
+	rt := testkit.Runtime(t, jade.Options{Workers: 2, Limits: sched.ResourceLimits{MemoryBytes: 1 << 20}})
+	p := testkit.Load(t, rt, `
 .func main() -> ref
   .local t:ref, e:ref, s:ref
   .try    b, x, h, e
@@ -129,11 +130,11 @@ h:
   intr    _, time.sleep, z
   ret     z
 .end`)
-	o := run(t, rt, p)
+	o := testkit.Run(t, rt, p, "main")
 	require.Equal(t, sched.Success, o.Kind, "%v", o)
 	require.Equal(t, vmloop.ErrKindResource, o.Value.String())
 
-	big := load(t, rt, `
+	big := testkit.Load(t, rt, `
 .func main() -> i64
   .local n:i64, a:ref
   const   n, 200000
@@ -141,11 +142,11 @@ h:
   const   n, 0
   ret     n
 .end`)
-	o = run(t, rt, big)
+	o = testkit.Run(t, rt, big, "main")
 	require.Equal(t, sched.Trapped, o.Kind, "%v", o)
 	require.Contains(t, o.Trap.Msg, "exceeds the engine's memory limit")
 	// As in TestMemoryBudgetBalances: the registry count drops before the
 	// live place and the outcome's bytes come back; a leak fails the wait.
 	e := rt.Main().Engine()
-	waitFor(t, func() bool { return rt.Bus().Scheduler().LiveTasks() == 0 && e.MemoryBytes() == 0 })
+	testkit.WaitFor(t, func() bool { return rt.Bus().Scheduler().LiveTasks() == 0 && e.MemoryBytes() == 0 })
 }

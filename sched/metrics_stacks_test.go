@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 )
 
@@ -39,7 +40,7 @@ l:
 // stack with file:line (a parked task's nested calls, a busy loop's
 // frame, or its first line before it first ran), and lets them go on; it fails once the workers are stopped.
 func TestTasksWithStacks(t *testing.T) {
-	for _, workers := range []int{1, 2} {
+	testkit.Workers(t, []int{1, 2}, func(t *testing.T, workers int) {
 		rt, err := jade.New(jade.Options{Workers: workers})
 		require.NoError(t, err)
 		p, err := rt.Load("stacks.jasm", []byte(stacksSrc))
@@ -50,7 +51,7 @@ func TestTasksWithStacks(t *testing.T) {
 		hog, err := rt.Spawn(p, "hog")
 		require.NoError(t, err)
 		s := rt.Bus().Scheduler()
-		waitFor(t, func() bool { return s.WaitingTasks() == 1 })
+		testkit.WaitFor(t, func() bool { return s.WaitingTasks() == 1 })
 		for range 3 {
 			rs, err := s.TasksWithStacks(10 * time.Second)
 			require.NoError(t, err)
@@ -90,5 +91,5 @@ func TestTasksWithStacks(t *testing.T) {
 		cancel()
 		_, err = s.TasksWithStacks(time.Second)
 		require.Error(t, err)
-	}
+	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -70,11 +71,11 @@ func dispatches(m sched.Metrics) (n uint64) {
 // holds the dispatches after a wake (every child's sleep, main's joins
 // that parked), and every timer's lateness is recorded.
 func TestLatencyHistogramsCountDispatches(t *testing.T) {
-	for _, workers := range []int{1, 2} {
-		rt := newRT(t, jade.Options{Workers: workers, LatencySample: 1})
-		p := load(t, rt, latencyProgram)
+	testkit.Workers(t, []int{1, 2}, func(t *testing.T, workers int) {
+		rt := testkit.Runtime(t, jade.Options{Workers: workers, LatencySample: 1})
+		p := testkit.Load(t, rt, latencyProgram)
 		const n = 50
-		o := run(t, rt, p, vmloop.I64(n))
+		o := testkit.Run(t, rt, p, "main", vmloop.I64(n))
 		require.Equal(t, int64(n*(n-1)/2), o.Value.Int())
 		m := rt.Bus().Scheduler().Metrics()
 		lat := engineMetrics(t, m, "main").Latency
@@ -92,7 +93,7 @@ func TestLatencyHistogramsCountDispatches(t *testing.T) {
 		require.Less(t, lat.Wake.Count, lat.RunQueue.Count)
 		require.Equal(t, uint64(n), lat.TimerLateness.Count, "one timer per sleep")
 		require.Len(t, lat.RunQueue.BoundsNs, len(lat.RunQueue.Counts))
-	}
+	})
 }
 
 // TestLatencySampling: the default samples one enqueue in 256, 64 one in
@@ -103,10 +104,10 @@ func TestLatencySampling(t *testing.T) {
 	for _, c := range []struct {
 		sample, every int
 	}{{0, sched.DefaultLatencySample}, {64, 64}, {-1, 0}} {
-		rt := newRT(t, jade.Options{Workers: 1, LatencySample: c.sample})
-		p := load(t, rt, latencyProgram)
+		rt := testkit.Runtime(t, jade.Options{Workers: 1, LatencySample: c.sample})
+		p := testkit.Load(t, rt, latencyProgram)
 		const n = 200
-		run(t, rt, p, vmloop.I64(n))
+		testkit.Run(t, rt, p, "main", vmloop.I64(n))
 		m := rt.Bus().Scheduler().Metrics()
 		lat := engineMetrics(t, m, "main").Latency
 		require.Equal(t, c.every, lat.SampleEvery)
@@ -127,22 +128,22 @@ func TestLatencySampling(t *testing.T) {
 // handed to Go; an idle runtime's workers have parked; a host intrinsic's
 // time is counted as host-call time, within busy.
 func TestWorkerTimes(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 2})
+	rt := testkit.Runtime(t, jade.Options{Workers: 2})
 	require.NoError(t, rt.RegisterIntrinsic("test.nap", nil, vmloop.TVoid, 0, func(*bus.Call) (vmloop.Value, error) {
 		time.Sleep(2 * time.Millisecond)
 		return vmloop.Void(), nil
 	}))
-	p := load(t, rt, `
+	p := testkit.Load(t, rt, `
 .func main() -> i64
   .local z:i64
   intr  _, test.nap
   const z, 0
   ret   z
 .end`)
-	run(t, rt, p)
+	testkit.Run(t, rt, p, "main")
 	s := rt.Bus().Scheduler()
 	// Idle workers park (an idle list entry may still be on its way in).
-	waitFor(t, func() bool {
+	testkit.WaitFor(t, func() bool {
 		for _, w := range s.Metrics().Workers {
 			if w.Times.ParkedNs == 0 {
 				return false
@@ -166,8 +167,8 @@ func TestWorkerTimes(t *testing.T) {
 // inherit the name, a host spawn names its task, and the names show in
 // the task reports and their text.
 func TestTaskNames(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 1})
-	p := load(t, rt, `
+	rt := testkit.Runtime(t, jade.Options{Workers: 1})
+	p := testkit.Load(t, rt, `
 .abi 1.4
 .func main(gate:ref) -> i64
   .local s:ref, c:ref, v:i64
@@ -195,7 +196,7 @@ func TestTaskNames(t *testing.T) {
 	named, err := rt.SpawnNamed("host-side", p, "waiter", gate)
 	require.NoError(t, err)
 	s := rt.Bus().Scheduler()
-	waitFor(t, func() bool { return s.WaitingTasks() == 3 })
+	testkit.WaitFor(t, func() bool { return s.WaitingTasks() == 3 })
 	names := map[string]int{}
 	var texts []string
 	for _, r := range s.Tasks() {
@@ -216,7 +217,7 @@ func TestTaskNames(t *testing.T) {
 // TestTaskSetNameNeedsABI14: a program declaring an older ABI cannot
 // import task.set_name.
 func TestTaskSetNameNeedsABI14(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 1})
+	rt := testkit.Runtime(t, jade.Options{Workers: 1})
 	_, err := rt.Load("old.jasm", []byte(`
 .abi 1.3
 .func main() -> i64
@@ -232,8 +233,8 @@ func TestTaskSetNameNeedsABI14(t *testing.T) {
 // TestTaskStats: with TaskStats, a task that yields k times and then
 // waits reports k+1 slices, the reductions it used, and time Runnable.
 func TestTaskStats(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 1, TaskStats: true})
-	p := load(t, rt, `
+	rt := testkit.Runtime(t, jade.Options{Workers: 1, TaskStats: true})
+	p := testkit.Load(t, rt, `
 .func main(k:i64, gate:ref) -> i64
   .local i:i64
   const i, 0
@@ -251,7 +252,7 @@ w:
 	task, err := rt.Spawn(p, "main", vmloop.I64(k), gate)
 	require.NoError(t, err)
 	s := rt.Bus().Scheduler()
-	waitFor(t, func() bool { return s.WaitingTasks() == 1 })
+	testkit.WaitFor(t, func() bool { return s.WaitingTasks() == 1 })
 	rs := s.Tasks()
 	require.Len(t, rs, 1)
 	st := rs[0].Stats

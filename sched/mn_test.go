@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -20,8 +23,8 @@ import (
 // queue and then hogs that worker for whole (long) slices; the other
 // worker steals the children and runs them while main still runs.
 func TestStealFromBusyWorker(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 2, ReductionLimit: sched.MaxReductionLimit})
-	p := load(t, rt, `
+	rt := testkit.Runtime(t, jade.Options{Workers: 2, ReductionLimit: sched.MaxReductionLimit})
+	p := testkit.Load(t, rt, `
 .func main(n:i64) -> i64
   .local i:i64, t:ref, x:i64
   const i, 0
@@ -48,53 +51,44 @@ d:
 .end`)
 	s := rt.Bus().Scheduler()
 	main, err := rt.Spawn(p, "main", vmloop.I64(100))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { main.Cancel() })
 	// Every child ran (one slice each, after main's first) and completed.
-	waitFor(t, func() bool { return s.Dispatches() >= 101 && s.LiveTasks() == 1 })
-	if s.Steals() == 0 {
-		t.Fatal("children completed without any steal")
-	}
-	if st := main.Sched().State(); st == sched.Completed {
-		t.Fatalf("hog state %s", st)
-	}
+	testkit.WaitFor(t, func() bool { return s.Dispatches() >= 101 && s.LiveTasks() == 1 })
+	require.NotZero(t, s.Steals(), "children completed without any steal")
+	require.NotEqual(t, sched.Completed, main.Sched().State(), "hog state")
 	main.Cancel()
-	if o, _ := main.Wait(context.Background()); o.Kind != sched.Cancelled {
-		t.Fatalf("hog: %v", o)
-	}
+	o, _ := main.Wait(context.Background())
+	require.Equal(t, sched.Cancelled, o.Kind, "hog: %v", o)
 }
 
 // TestIdleWorkersPark: once the work is done, every worker is parked and
 // the dispatch and park counters stand still (no heartbeat, S-4).
 func TestIdleWorkersPark(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 4})
-	p := load(t, rt, fanout)
-	if o := runFanout(t, rt, p, 2000); o.Kind != sched.Success {
-		t.Fatal(o)
-	}
+	rt := testkit.Runtime(t, jade.Options{Workers: 4})
+	p := testkit.Load(t, rt, testkit.Fanout)
+	o := testkit.RunFanout(t, rt, p, 2000)
+	require.Equal(t, sched.Success, o.Kind, "%v", o)
 	s := rt.Bus().Scheduler()
-	waitFor(t, func() bool { return s.IdleWorkers() == 4 })
+	testkit.WaitFor(t, func() bool { return s.IdleWorkers() == 4 })
 	d, pk := s.Dispatches(), s.Parks()
 	time.Sleep(200 * time.Millisecond)
 	if d2, pk2 := s.Dispatches(), s.Parks(); d2 != d || pk2 != pk || s.IdleWorkers() != 4 {
 		t.Fatalf("idle runtime moved: dispatches %d→%d, parks %d→%d, idle %d", d, d2, pk, pk2, s.IdleWorkers())
 	}
 	// Parked workers are woken by new work.
-	if o := runFanout(t, rt, p, 100); o.Kind != sched.Success {
-		t.Fatal(o)
-	}
+	o = testkit.RunFanout(t, rt, p, 100)
+	require.Equal(t, sched.Success, o.Kind, "%v", o)
 }
 
 // TestGCWhileIdle: parked workers sit in a blocking syscall the runtime
 // knows about, so a stop-the-world GC completes.
 func TestGCWhileIdle(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 4})
-	p := load(t, rt, fanout)
-	runFanout(t, rt, p, 100)
+	rt := testkit.Runtime(t, jade.Options{Workers: 4})
+	p := testkit.Load(t, rt, testkit.Fanout)
+	testkit.RunFanout(t, rt, p, 100)
 	s := rt.Bus().Scheduler()
-	waitFor(t, func() bool { return s.IdleWorkers() == 4 })
+	testkit.WaitFor(t, func() bool { return s.IdleWorkers() == 4 })
 	done := make(chan struct{})
 	go func() {
 		runtime.GC()
@@ -114,23 +108,15 @@ func TestGCWhileIdle(t *testing.T) {
 func TestDefaultWorkers(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
 	t.Setenv(sched.WorkersEnv, "")
-	if want := max(1, procs-1); sched.DefaultWorkers() != want {
-		t.Fatalf("DefaultWorkers %d, want %d", sched.DefaultWorkers(), want)
-	}
+	require.Equal(t, max(1, procs-1), sched.DefaultWorkers(), "DefaultWorkers without JADE_WORKERS")
 	t.Setenv(sched.WorkersEnv, "3")
-	if sched.DefaultWorkers() != 3 {
-		t.Fatalf("DefaultWorkers %d with JADE_WORKERS=3", sched.DefaultWorkers())
-	}
+	require.Equal(t, 3, sched.DefaultWorkers(), "DefaultWorkers with JADE_WORKERS=3")
 	rt3, err := jade.New(jade.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if n := rt3.Bus().Scheduler().Workers(); n != 3 {
 		t.Errorf("%d workers with JADE_WORKERS=3", n)
 	}
-	if err := rt3.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, rt3.Close(context.Background()))
 	for _, bad := range []string{"0", "-1", "x", "1025"} {
 		t.Setenv(sched.WorkersEnv, bad)
 		if _, err := jade.New(jade.Options{}); err == nil || !strings.Contains(err.Error(), "JADE_WORKERS") {
@@ -144,21 +130,11 @@ func TestDefaultWorkers(t *testing.T) {
 	}
 	t.Setenv(sched.WorkersEnv, "")
 	rt, err := jade.New(jade.Options{Workers: procs + 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g := runtime.GOMAXPROCS(0); g != procs+3 {
-		t.Fatalf("GOMAXPROCS %d with %d workers", g, procs+2)
-	}
-	if rt.Bus().Scheduler().Note() == "" {
-		t.Fatal("no note about the raised GOMAXPROCS")
-	}
-	if err := rt.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if g := runtime.GOMAXPROCS(0); g != procs {
-		t.Fatalf("GOMAXPROCS %d after close, want %d", g, procs)
-	}
+	require.NoError(t, err)
+	require.Equal(t, procs+3, runtime.GOMAXPROCS(0), "GOMAXPROCS with %d workers", procs+2)
+	require.NotEmpty(t, rt.Bus().Scheduler().Note(), "no note about the raised GOMAXPROCS")
+	require.NoError(t, rt.Close(context.Background()))
+	require.Equal(t, procs, runtime.GOMAXPROCS(0), "GOMAXPROCS after close")
 }
 
 // marks registers test.mark(i64): each call appends its argument and the
@@ -179,9 +155,7 @@ func addMarks(t *testing.T, rt *jade.Runtime) *marks {
 		m.mu.Unlock()
 		return vmloop.Void(), nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return m
 }
 
@@ -191,9 +165,9 @@ func addMarks(t *testing.T, rt *jade.Runtime) *marks {
 // and between two of its slices the pair runs about one slice's worth of
 // picks from the slot (each costs limit/64 reductions), not thousands.
 func TestLIFOChainSharesSlice(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 1, ReductionLimit: 2000})
+	rt := testkit.Runtime(t, jade.Options{Workers: 1, ReductionLimit: 2000})
 	m := addMarks(t, rt)
-	p := load(t, rt, `
+	p := testkit.Load(t, rt, `
 .func main(n:i64) -> i64
   .local a:ref, b:ref, p1:ref, p2:ref, c:ref, k:i64
   evnew a
@@ -225,14 +199,12 @@ l:
 d:
   ret   i
 .end`)
-	if o := run(t, rt, p, vmloop.I64(50)); o.Kind != sched.Success || o.Value.Int() != 50 {
-		t.Fatalf("got %v", o)
-	}
+	o := testkit.Run(t, rt, p, "main", vmloop.I64(50))
+	require.Equal(t, sched.Success, o.Kind, "got %v", o)
+	require.Equal(t, int64(50), o.Value.Int(), "got %v", o)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.at) != 50 {
-		t.Fatalf("%d marks", len(m.at))
-	}
+	require.Len(t, m.at, 50, "%d marks", len(m.at))
 	total, most := m.at[49]-m.at[0], uint64(0)
 	for i := 1; i < len(m.at); i++ {
 		most = max(most, m.at[i]-m.at[i-1])
@@ -254,9 +226,9 @@ d:
 // to end (a few reductions per spawn would let one slice spawn
 // thousands).
 func TestFanOutYieldsToChildren(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 1})
+	rt := testkit.Runtime(t, jade.Options{Workers: 1})
 	m := addMarks(t, rt)
-	p := load(t, rt, `
+	p := testkit.Load(t, rt, `
 .func main(n:i64) -> i64
   .local i:i64, c:ref, neg:i64
   const i, 0
@@ -276,10 +248,10 @@ d:
   ret   x
 .end`)
 	const n = 1000
-	if o := run(t, rt, p, vmloop.I64(n)); o.Kind != sched.Success || o.Value.Int() != n {
-		t.Fatalf("got %v", o)
-	}
-	waitFor(t, func() bool { m.mu.Lock(); defer m.mu.Unlock(); return len(m.arg) == n+1 })
+	o := testkit.Run(t, rt, p, "main", vmloop.I64(n))
+	require.Equal(t, sched.Success, o.Kind, "got %v", o)
+	require.Equal(t, int64(n), o.Value.Int(), "got %v", o)
+	testkit.WaitFor(t, func() bool { m.mu.Lock(); defer m.mu.Unlock(); return len(m.arg) == n+1 })
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	end := slices.Index(m.arg, -1)
@@ -295,9 +267,9 @@ d:
 // by a task that is then preempted runs before its spawner's next slice
 // (it goes to the ring ahead of the spawner), not one slice later.
 func TestLIFOSpawnedBeforeWakersNextSlice(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 1, ReductionLimit: 2000})
+	rt := testkit.Runtime(t, jade.Options{Workers: 1, ReductionLimit: 2000})
 	m := addMarks(t, rt)
-	p := load(t, rt, `
+	p := testkit.Load(t, rt, `
 .func main() -> i64
   .local c:ref, x:i64, one:i64
   spawn c, child
@@ -316,9 +288,9 @@ l:
   intr  _, test.mark, two
   ret   two
 .end`)
-	if o := run(t, rt, p); o.Kind != sched.Success || o.Value.Int() != 2 {
-		t.Fatalf("got %v", o)
-	}
+	o := testkit.Run(t, rt, p, "main")
+	require.Equal(t, sched.Success, o.Kind, "got %v", o)
+	require.Equal(t, int64(2), o.Value.Int(), "got %v", o)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.arg) != 2 || m.arg[0] != 2 || m.arg[1] != 1 {
@@ -329,17 +301,15 @@ l:
 // TestLIFOSlotInMetrics: a task spawned by the running task sits in the
 // worker's lifo slot; Metrics counts it as runnable, not in the ring.
 func TestLIFOSlotInMetrics(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 1})
+	rt := testkit.Runtime(t, jade.Options{Workers: 1})
 	s := rt.Bus().Scheduler()
 	var got sched.Metrics
 	err := rt.RegisterIntrinsic("test.metrics", nil, vmloop.TVoid, 0, func(*bus.Call) (vmloop.Value, error) {
 		got = s.Metrics()
 		return vmloop.Void(), nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := load(t, rt, `
+	require.NoError(t, err)
+	p := testkit.Load(t, rt, `
 .func main() -> i64
   .local c:ref, v:i64
   spawn c, child
@@ -352,9 +322,9 @@ func TestLIFOSlotInMetrics(t *testing.T) {
   const x, 7
   ret   x
 .end`)
-	if o := run(t, rt, p); o.Kind != sched.Success || o.Value.Int() != 7 {
-		t.Fatalf("got %v", o)
-	}
+	o := testkit.Run(t, rt, p, "main")
+	require.Equal(t, sched.Success, o.Kind, "got %v", o)
+	require.Equal(t, int64(7), o.Value.Int(), "got %v", o)
 	if got.RunnableTasks != 1 || len(got.Workers) != 1 || got.Workers[0].LocalQueue != 0 {
 		t.Fatalf("with the child in the lifo slot: runnable %d, workers %+v", got.RunnableTasks, got.Workers)
 	}
@@ -364,13 +334,11 @@ func TestLIFOSlotInMetrics(t *testing.T) {
 // completed while another goroutine reads Outcome lock-free (run under
 // -race: the rare part is published atomically).
 func TestOutcomeWhileDone(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 1})
-	p := load(t, rt, ".func main() -> i64\n  .local r:i64\n  const r, 7\n  ret r\n.end\n")
+	rt := testkit.Runtime(t, jade.Options{Workers: 1})
+	p := testkit.Load(t, rt, ".func main() -> i64\n  .local r:i64\n  const r, 7\n  ret r\n.end\n")
 	for i := 0; i < 50; i++ {
 		jt, err := rt.Spawn(p, "main")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		task := jt.Sched()
 		for {
 			if _, ok := task.Outcome(); ok {
@@ -401,18 +369,16 @@ func TestOutcomeWhileDone(t *testing.T) {
 // that only the outside task sets, so the iterations it ran before seeing
 // it say how much of its slice it used: with the kick, far less than one.
 func TestOutsideWakeKicksBusyWorker(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 1, ReductionLimit: sched.MaxReductionLimit})
+	rt := testkit.Runtime(t, jade.Options{Workers: 1, ReductionLimit: sched.MaxReductionLimit})
 	var flag, started atomic.Int64
 	reg := func(name string, f func() int64) {
-		if err := rt.RegisterIntrinsic(name, nil, vmloop.TI64, 0, func(*bus.Call) (vmloop.Value, error) {
+		require.NoError(t, rt.RegisterIntrinsic(name, nil, vmloop.TI64, 0, func(*bus.Call) (vmloop.Value, error) {
 			return vmloop.I64(f()), nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+		}))
 	}
 	reg("test.flag", func() int64 { started.Store(1); return flag.Load() })
 	reg("test.set", func() int64 { flag.Store(1); return 0 })
-	p := load(t, rt, `
+	p := testkit.Load(t, rt, `
 .func hog() -> i64
   .local i:i64, f:i64
   const i, 0
@@ -433,18 +399,14 @@ l:
 		flag.Store(0)
 		started.Store(0)
 		hog, err := rt.Spawn(p, "hog")
-		if err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, func() bool { return started.Load() == 1 })
+		require.NoError(t, err)
+		testkit.WaitFor(t, func() bool { return started.Load() == 1 })
 		kicks := rt.Bus().Scheduler().Metrics().InjectKicks
-		if _, err := rt.Spawn(p, "setter"); err != nil {
-			t.Fatal(err)
-		}
+		_, err = rt.Spawn(p, "setter")
+		require.NoError(t, err)
 		o, err := hog.Wait(context.Background())
-		if err != nil || o.Kind != sched.Success {
-			t.Fatalf("round %d: hog: %v %v", round, o, err)
-		}
+		require.NoError(t, err, "round %d: hog", round)
+		require.Equal(t, sched.Success, o.Kind, "round %d: hog: %v", round, o)
 		// An iteration is 3 reductions: a whole slice is 3.3M of them.
 		if n := o.Value.Int(); n > sched.MaxReductionLimit/3/4 {
 			t.Fatalf("round %d: the hog ran %d iterations (%d in a whole slice) before the outside task ran", round, n, sched.MaxReductionLimit/3)
@@ -462,14 +424,12 @@ l:
 // running for ever (see ARCHITECTURE.md). Without the hand-over GoYields
 // stays 0 and the waits below time out.
 func TestWorkerYieldsToGo(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 1})
+	rt := testkit.Runtime(t, jade.Options{Workers: 1})
 	var stop atomic.Int64
-	if err := rt.RegisterIntrinsic("test.stop", nil, vmloop.TI64, 0, func(*bus.Call) (vmloop.Value, error) {
+	require.NoError(t, rt.RegisterIntrinsic("test.stop", nil, vmloop.TI64, 0, func(*bus.Call) (vmloop.Value, error) {
 		return vmloop.I64(stop.Load()), nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	p := load(t, rt, `
+	}))
+	p := testkit.Load(t, rt, `
 .func hog() -> i64
   .local i:i64, f:i64
   const i, 0
@@ -487,11 +447,9 @@ l:
 	yields := func() uint64 { return rt.Bus().Scheduler().Metrics().Workers[0].GoYields }
 	// Busy: one hog on default slices, never parking.
 	hog, err := rt.Spawn(p, "hog")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	y0 := yields()
-	waitFor(t, func() bool { return yields() >= y0+3 })
+	testkit.WaitFor(t, func() bool { return yields() >= y0+3 })
 	// It has run whole slices: its stacks share no cache line with
 	// another task's (vmloop.Exec.Isolate; read after the yields, which
 	// the worker counted after isolating them).
@@ -499,9 +457,9 @@ l:
 		t.Error("a task that ran whole slices still has stacks that may share cache lines")
 	}
 	stop.Store(1)
-	if o, err := hog.Wait(context.Background()); err != nil || o.Kind != sched.Success {
-		t.Fatalf("hog: %v %v", o, err)
-	}
+	o, err := hog.Wait(context.Background())
+	require.NoError(t, err, "hog")
+	require.Equal(t, sched.Success, o.Kind, "hog: %v", o)
 	// Parking: a short task every 10 ms, the worker parked in between. The
 	// hand-overs counted are those made on the way into a park (a busy
 	// worker's every-64-picks check would also fire here).
@@ -509,9 +467,8 @@ l:
 	y0 = s.ParkYields(0)
 	for i := 0; i < 200 && s.ParkYields(0) < y0+3; i++ {
 		time.Sleep(10 * time.Millisecond)
-		if _, err := rt.Spawn(p, "nop"); err != nil {
-			t.Fatal(err)
-		}
+		_, err := rt.Spawn(p, "nop")
+		require.NoError(t, err)
 	}
 	if y := s.ParkYields(0); y < y0+3 {
 		t.Fatalf("a worker that parked between tasks for 10 ms each time handed over to Go on its way into a park %d times in 200 parks", y-y0)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -23,9 +25,7 @@ func (nopDispatcher) Abandon(*Task, *vmloop.Request, bool)    {}
 func TestPinCPUs(t *testing.T) {
 	before := allowedCPUs()
 	s, c, err := New(Config{Workers: 3, PinCPUs: true, Dispatcher: nopDispatcher{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i, w := range s.workers {
 		switch {
 		case !pinSupported || len(before) == 0:
@@ -36,9 +36,7 @@ func TestPinCPUs(t *testing.T) {
 			t.Fatalf("worker %d → CPU %d, want %d", i, w.cpu, before[i%len(before)])
 		}
 	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, c.Start())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c.Shutdown(ctx)

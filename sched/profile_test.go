@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -62,9 +63,9 @@ func hammer(s *sched.Scheduler, stop chan struct{}) *sync.WaitGroup {
 // are of the running function and tasks (TestSamplePreempted has the
 // cases one by one).
 func TestSamplesKeepSlices(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 2, ReductionLimit: sched.MaxReductionLimit})
+	rt := testkit.Runtime(t, jade.Options{Workers: 2, ReductionLimit: sched.MaxReductionLimit})
 	s := rt.Bus().Scheduler()
-	p := load(t, rt, spinSrc)
+	p := testkit.Load(t, rt, spinSrc)
 	c := &countSampler{fns: map[string]int{}, tids: map[uint64]bool{}}
 	require.NoError(t, s.StartSampling(c))
 	defer s.StopSampling()
@@ -109,7 +110,7 @@ func TestSamplesKeepSlices(t *testing.T) {
 // TestSampleIdleWorkers: a parked worker is not asked; without a
 // sampler nobody is.
 func TestSampleIdleWorkers(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 2})
+	rt := testkit.Runtime(t, jade.Options{Workers: 2})
 	s := rt.Bus().Scheduler()
 	require.Equal(t, 0, s.RequestSamples(), "asked without a sampler")
 	c := &countSampler{fns: map[string]int{}, tids: map[uint64]bool{}}

@@ -7,8 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -20,8 +23,8 @@ func TestSpawnReusesTaskRecords(t *testing.T) {
 	if raceEnabled {
 		t.Skip("sync.Pool drops items at random under -race")
 	}
-	rt := newRT(t, jade.Options{Workers: 1})
-	p := load(t, rt, `
+	rt := testkit.Runtime(t, jade.Options{Workers: 1})
+	p := testkit.Load(t, rt, `
 .func main(n:i64) -> i64
   .local t:ref, v:i64
   jeqi  n, 0, d
@@ -31,10 +34,10 @@ func TestSpawnReusesTaskRecords(t *testing.T) {
 d:
   ret   n
 .end`)
-	run(t, rt, p, vmloop.I64(100)) // warm the pools
+	testkit.Run(t, rt, p, "main", vmloop.I64(100)) // warm the pools
 	const links = 20000
 	made := sched.TaskRecordsMade()
-	run(t, rt, p, vmloop.I64(links))
+	testkit.Run(t, rt, p, "main", vmloop.I64(links))
 	// A GC empties the pool now and then; otherwise every link reuses one.
 	if n := sched.TaskRecordsMade() - made; n > links/10 {
 		t.Fatalf("%d task records allocated for %d spawned links (records are not reused)", n, links)
@@ -111,13 +114,11 @@ done:
 // record. Three mains at once on 2 and 4 workers; under -race it also
 // checks that recycling a record does not race with a stale holder.
 func TestRecycledRecordsIgnoreStaleCompletions(t *testing.T) {
-	for _, workers := range []int{2, 4} {
-		staleCompletions(t, workers)
-	}
+	testkit.Workers(t, []int{2, 4}, staleCompletions)
 }
 
 func staleCompletions(t *testing.T, workers int) {
-	rt := newRT(t, jade.Options{Workers: workers})
+	rt := testkit.Runtime(t, jade.Options{Workers: workers})
 	var late atomic.Int64
 	err := rt.RegisterIntrinsic("test.echo2", []vmloop.Type{vmloop.TI64}, vmloop.TI64, 0, func(c *bus.Call) (vmloop.Value, error) {
 		x := c.Args()[0]
@@ -129,10 +130,8 @@ func staleCompletions(t *testing.T, workers int) {
 		})
 		return vmloop.Void(), nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := load(t, rt, recycleMixedSrc)
+	require.NoError(t, err)
+	p := testkit.Load(t, rt, recycleMixedSrc)
 	n := int64(2000)
 	if raceEnabled {
 		n = 600
@@ -157,7 +156,7 @@ func staleCompletions(t *testing.T, workers int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			o := run(t, rt, p, vmloop.I64(n))
+			o := testkit.Run(t, rt, p, "main", vmloop.I64(n))
 			switch {
 			case o.Kind != sched.Success:
 				t.Errorf("workers %d: main: %v", workers, o)
@@ -178,8 +177,8 @@ func staleCompletions(t *testing.T, workers int) {
 // the record stays valid while either heap names it and is reused after:
 // each joiner of a handle it was given gets that task's own result.
 func TestTaskHandlePassedAtSpawn(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 2})
-	p := load(t, rt, `
+	rt := testkit.Runtime(t, jade.Options{Workers: 2})
+	p := testkit.Load(t, rt, `
 .func main(n:i64) -> i64
   .local i:i64, a:ref, b:ref, v:i64, sum:i64, want:i64
   const i, 0
@@ -210,8 +209,8 @@ d:
   ret   v
 .end`)
 	for _, n := range []int64{1, 3000} {
-		if o := run(t, rt, p, vmloop.I64(n)); o.Kind != sched.Success || o.Value.Int() != 0 {
-			t.Fatalf("n=%d: %v (want Success(0): each joiner returns its own task's value)", n, o)
-		}
+		o := testkit.Run(t, rt, p, "main", vmloop.I64(n))
+		require.Equal(t, sched.Success, o.Kind, "n=%d: %v (want Success(0): each joiner returns its own task's value)", n, o)
+		require.Equal(t, int64(0), o.Value.Int(), "n=%d: %v (want Success(0): each joiner returns its own task's value)", n, o)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -55,7 +56,7 @@ func TestForcedShutdownSummarizesMany(t *testing.T) {
 		<-release
 		return vmloop.Void(), nil
 	}))
-	p := load(t, rt, `
+	p := testkit.Load(t, rt, `
 .func main() -> i64
   .local z:i64
   intr _, test.block
@@ -69,7 +70,7 @@ func TestForcedShutdownSummarizesMany(t *testing.T) {
 .end`)
 	first, err := rt.Spawn(p, "main")
 	require.NoError(t, err)
-	waitFor(t, entered.Load)
+	testkit.WaitFor(t, entered.Load)
 	for range 2000 {
 		_, err := rt.Spawn(p, "idle")
 		require.NoError(t, err)

@@ -7,127 +7,72 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jadevm/jade/examples"
+	"github.com/stretchr/testify/require"
 
 	"go.uber.org/goleak"
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
 
-func newRT(t *testing.T, opts jade.Options) *jade.Runtime {
-	t.Helper()
-	rt, err := jade.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := rt.Close(ctx); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	return rt
-}
-
-func load(t *testing.T, rt *jade.Runtime, src string) *vmloop.Program {
-	t.Helper()
-	p, err := rt.Load(t.Name()+".jasm", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func run(t *testing.T, rt *jade.Runtime, p *vmloop.Program, args ...vmloop.Value) sched.Outcome {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	o, err := rt.Run(ctx, p, "main", args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return o
-}
-
-// fanout is examples/fanout.jasm: its fanout(n) spawns n tasks that
-// yield once and joins them (runFanout).
-var fanout = string(examples.Fanout)
-
-// runFanout runs fanout(n) of the loaded examples/fanout.jasm.
-func runFanout(t *testing.T, rt *jade.Runtime, p *vmloop.Program, n int64) sched.Outcome {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	o, err := rt.Run(ctx, p, "fanout", vmloop.I64(n))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return o
-}
-
 // TestExactlyOnce spawns many tasks that yield once; every one completes
 // exactly once with its own value (the sum proves no loss or duplicate).
 func TestExactlyOnce(t *testing.T) {
-	for _, workers := range []int{1, 2, 4, 8} {
-		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
-			rt := newRT(t, jade.Options{Workers: workers})
-			p := load(t, rt, fanout)
-			n := int64(100_000)
-			if testing.Short() || (raceEnabled && workers != 2) {
-				n = 10_000
-			}
-			if h, err := strconv.ParseInt(os.Getenv("JADE_HAMMER"), 10, 64); err == nil && h > 0 {
-				n = h // make hammer: 1M tasks per worker count
-			}
-			// Tasks are not goroutines: the count stays flat while they run.
-			before := runtime.NumGoroutine()
-			var peak atomic.Int64
-			stop := make(chan struct{})
-			sampled := make(chan struct{})
-			go func() {
-				defer close(sampled)
-				for {
-					if g := int64(runtime.NumGoroutine()); g > peak.Load() {
-						peak.Store(g)
-					}
-					select {
-					case <-stop:
-						return
-					case <-time.After(time.Millisecond):
-					}
+	testkit.Workers(t, []int{1, 2, 4, 8}, func(t *testing.T, workers int) {
+		rt := testkit.Runtime(t, jade.Options{Workers: workers})
+		p := testkit.Load(t, rt, testkit.Fanout)
+		n := int64(100_000)
+		if testing.Short() || (raceEnabled && workers != 2) {
+			n = 10_000
+		}
+		if h, err := strconv.ParseInt(os.Getenv("JADE_HAMMER"), 10, 64); err == nil && h > 0 {
+			n = h // make hammer: 1M tasks per worker count
+		}
+		// Tasks are not goroutines: the count stays flat while they run.
+		before := runtime.NumGoroutine()
+		var peak atomic.Int64
+		stop := make(chan struct{})
+		sampled := make(chan struct{})
+		go func() {
+			defer close(sampled)
+			for {
+				if g := int64(runtime.NumGoroutine()); g > peak.Load() {
+					peak.Store(g)
 				}
-			}()
-			o := runFanout(t, rt, p, n)
-			close(stop)
-			<-sampled
-			if g := peak.Load(); g > int64(before)+3 {
-				t.Fatalf("workers=%d: %d goroutines while running (%d before)", workers, g, before)
+				select {
+				case <-stop:
+					return
+				case <-time.After(time.Millisecond):
+				}
 			}
-			if o.Kind != sched.Success || o.Value.Int() != n*(n-1)/2 {
-				t.Fatalf("workers=%d: %v, want Success(%d)", workers, o, n*(n-1)/2)
-			}
-			// main's outcome is published before its worker decrements the
-			// live count: wait for the count, do not sample it.
-			waitFor(t, func() bool { return rt.Bus().Scheduler().LiveTasks() == 0 })
-		})
-	}
+		}()
+		o := testkit.RunFanout(t, rt, p, n)
+		close(stop)
+		<-sampled
+		if g := peak.Load(); g > int64(before)+3 {
+			t.Fatalf("workers=%d: %d goroutines while running (%d before)", workers, g, before)
+		}
+		require.Equal(t, sched.Success, o.Kind, "workers=%d: %v, want Success(%d)", workers, o, n*(n-1)/2)
+		require.Equal(t, int64(n*(n-1)/2), o.Value.Int(), "workers=%d: %v, want Success(%d)", workers, o, n*(n-1)/2)
+		// main's outcome is published before its worker decrements the
+		// live count: wait for the count, do not sample it.
+		testkit.WaitFor(t, func() bool { return rt.Bus().Scheduler().LiveTasks() == 0 })
+	})
 }
 
 // TestTasksAreNotGoroutines keeps 100k tasks parked and checks that the
 // goroutine count stays at workers + a fixed few.
 func TestTasksAreNotGoroutines(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 2})
-	p := load(t, rt, `
+	rt := testkit.Runtime(t, jade.Options{Workers: 2})
+	p := testkit.Load(t, rt, `
 .func main(n:i64, gate:ref) -> i64
   .local i:i64, t:ref
   const i, 0
@@ -151,34 +96,21 @@ d:
 	if raceEnabled {
 		n = 20_000
 	}
-	run(t, rt, p, vmloop.I64(n), gate)
-	waitFor(t, func() bool { return rt.Bus().Scheduler().WaitingTasks() == n })
+	testkit.Run(t, rt, p, "main", vmloop.I64(n), gate)
+	testkit.WaitFor(t, func() bool { return rt.Bus().Scheduler().WaitingTasks() == n })
 	if g := runtime.NumGoroutine(); g > before+2 {
 		t.Fatalf("%d goroutines with %d parked tasks (was %d before)", g, n, before)
 	}
-	if err := rt.Broadcast(gate); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { return rt.Bus().Scheduler().LiveTasks() == 0 })
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 2 minutes")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	require.NoError(t, rt.Broadcast(gate))
+	testkit.WaitFor(t, func() bool { return rt.Bus().Scheduler().LiveTasks() == 0 })
 }
 
 // TestHogDoesNotStarve: an endless loop and a counting task share one
 // worker; preemption lets the counter finish (S-6), then main cancels the
 // hog, whose outcome is Cancelled (S-13).
 func TestHogDoesNotStarve(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 1, ReductionLimit: 1000})
-	p := load(t, rt, `
+	rt := testkit.Runtime(t, jade.Options{Workers: 1, ReductionLimit: 1000})
+	p := testkit.Load(t, rt, `
 .func main() -> i64
   .local h:ref, c:ref, n:i64, k:i64, o:i64
   spawn h, hog
@@ -210,17 +142,17 @@ l:
 d:
   ret  i
 .end`)
-	if o := run(t, rt, p); o.Kind != sched.Success || o.Value.Int() != 200000 {
-		t.Fatalf("got %v", o)
-	}
+	o := testkit.Run(t, rt, p, "main")
+	require.Equal(t, sched.Success, o.Kind, "got %v", o)
+	require.Equal(t, int64(200000), o.Value.Int(), "got %v", o)
 }
 
 // TestOutcomes covers S-11, S-12 and S-13: Completed is a state, the
 // outcome a separate dimension; a throw becomes Failure at the task
 // boundary and is re-thrown in the joiner; cancellation is neither.
 func TestOutcomes(t *testing.T) {
-	rt := newRT(t, jade.Options{})
-	p := load(t, rt, `
+	rt := testkit.Runtime(t, jade.Options{})
+	p := testkit.Load(t, rt, `
 .func main() -> i64
   .local z:i64
   const z, 7
@@ -270,16 +202,10 @@ h:
 	}
 	for _, c := range cases {
 		task, err := rt.Spawn(p, c.fn)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		o, err := task.Wait(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if task.Sched().State() != sched.Completed {
-			t.Fatalf("%s: state %s after Wait", c.fn, task.Sched().State())
-		}
+		require.NoError(t, err)
+		require.Equal(t, sched.Completed, task.Sched().State(), "%s: state %s after Wait", c.fn, task.Sched().State())
 		if o.Kind != c.want || (c.val != "" && o.Value.String() != c.val) {
 			t.Fatalf("%s: outcome %v, want %s(%s)", c.fn, o, c.want, c.val)
 		}
@@ -290,27 +216,19 @@ h:
 	// Cancellation of a waiting task: Cancelled, not Failure or Trap.
 	ev := rt.NewEvent()
 	task, err := rt.Spawn(p, "waiter", ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { return task.Sched().State() == sched.Waiting })
-	if err := task.Cancel(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	testkit.WaitFor(t, func() bool { return task.Sched().State() == sched.Waiting })
+	require.NoError(t, task.Cancel())
 	o, _ := task.Wait(context.Background())
-	if o.Kind != sched.Cancelled {
-		t.Fatalf("cancelled waiter: %v", o)
-	}
-	if !task.Sched().CancelRequested() {
-		t.Fatal("cancel flag not sticky")
-	}
+	require.Equal(t, sched.Cancelled, o.Kind, "cancelled waiter: %v", o)
+	require.True(t, task.Sched().CancelRequested(), "cancel flag not sticky")
 }
 
 // TestEventSemantics: a signal before the wait is kept (once); broadcast
 // wakes all and keeps nothing.
 func TestEventSemantics(t *testing.T) {
-	rt := newRT(t, jade.Options{})
-	p := load(t, rt, `
+	rt := testkit.Runtime(t, jade.Options{})
+	p := testkit.Load(t, rt, `
 .func main(ev:ref) -> i64
   .local z:i64
   evwait ev
@@ -318,26 +236,22 @@ func TestEventSemantics(t *testing.T) {
   ret z
 .end`)
 	ev := rt.NewEvent()
-	if err := rt.Signal(ev); err != nil {
-		t.Fatal(err)
-	}
-	if o := run(t, rt, p, ev); o.Kind != sched.Success {
-		t.Fatalf("kept signal: %v", o)
-	}
+	require.NoError(t, rt.Signal(ev))
+	o := testkit.Run(t, rt, p, "main", ev)
+	require.Equal(t, sched.Success, o.Kind, "kept signal: %v", o)
 	// The kept signal was consumed: the next waiter parks.
 	task, _ := rt.Spawn(p, "main", ev)
-	waitFor(t, func() bool { return task.Sched().State() == sched.Waiting })
+	testkit.WaitFor(t, func() bool { return task.Sched().State() == sched.Waiting })
 	task2, _ := rt.Spawn(p, "main", ev)
-	waitFor(t, func() bool { return rt.Bus().Scheduler().WaitingTasks() == 2 })
+	testkit.WaitFor(t, func() bool { return rt.Bus().Scheduler().WaitingTasks() == 2 })
 	rt.Broadcast(ev)
 	for _, tk := range []*jade.Task{task, task2} {
-		if o, _ := tk.Wait(context.Background()); o.Kind != sched.Success {
-			t.Fatalf("broadcast: %v", o)
-		}
+		o, _ := tk.Wait(context.Background())
+		require.Equal(t, sched.Success, o.Kind, "broadcast: %v", o)
 	}
 	// Broadcast kept nothing: a new waiter parks.
 	task3, _ := rt.Spawn(p, "main", ev)
-	waitFor(t, func() bool { return task3.Sched().State() == sched.Waiting })
+	testkit.WaitFor(t, func() bool { return task3.Sched().State() == sched.Waiting })
 	task3.Cancel()
 	task3.Wait(context.Background())
 }
@@ -346,9 +260,9 @@ func TestEventSemantics(t *testing.T) {
 // mixed in: every round trip completes (no wake is lost), and every task
 // completes exactly once.
 func TestLostWakeups(t *testing.T) {
-	for _, workers := range []int{1, 2, 4, 8} {
-		rt := newRT(t, jade.Options{Workers: workers, ReductionLimit: 200})
-		p := load(t, rt, `
+	testkit.Workers(t, []int{1, 2, 4, 8}, func(t *testing.T, workers int) {
+		rt := testkit.Runtime(t, jade.Options{Workers: workers, ReductionLimit: 200})
+		p := testkit.Load(t, rt, `
 .func main(pairs:i64, rounds:i64) -> i64
   .local i:i64, ts:ref, t:ref, a:ref, b:ref, sum:i64, v:i64, n2:i64
   muli  n2, pairs, 2
@@ -407,24 +321,21 @@ d:
 		if raceEnabled && workers != 2 {
 			rounds = 100
 		}
-		o := run(t, rt, p, vmloop.I64(pairs), vmloop.I64(rounds))
-		if o.Kind != sched.Success || o.Value.Int() != 2*pairs*rounds {
-			t.Fatalf("workers=%d: %v want %d", workers, o, 2*pairs*rounds)
-		}
-	}
+		o := testkit.Run(t, rt, p, "main", vmloop.I64(pairs), vmloop.I64(rounds))
+		require.Equal(t, sched.Success, o.Kind, "workers=%d: %v want %d", workers, o, 2*pairs*rounds)
+		require.Equal(t, int64(2*pairs*rounds), o.Value.Int(), "workers=%d: %v want %d", workers, o, 2*pairs*rounds)
+	})
 }
 
 // TestCancelRaces cancels tasks while they run, wait and get woken; every
 // task completes exactly once with Success or Cancelled.
 func TestCancelRaces(t *testing.T) {
-	for _, workers := range []int{1, 2, 4, 8} {
-		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) { testCancelRaces(t, workers) })
-	}
+	testkit.Workers(t, []int{1, 2, 4, 8}, testCancelRaces)
 }
 
 func testCancelRaces(t *testing.T, workers int) {
-	rt := newRT(t, jade.Options{Workers: workers, ReductionLimit: 100})
-	p := load(t, rt, `
+	rt := testkit.Runtime(t, jade.Options{Workers: workers, ReductionLimit: 100})
+	p := testkit.Load(t, rt, `
 .func main(ev:ref, n:i64) -> i64
   .local i:i64
   const i, 0
@@ -441,9 +352,7 @@ d:
 	var tasks []*jade.Task
 	for i := 0; i < 2000; i++ {
 		tk, err := rt.Spawn(p, "main", ev, vmloop.I64(50))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		tasks = append(tasks, tk)
 	}
 	rt.Signal(ev)
@@ -470,9 +379,7 @@ d:
 	var ok, cancelled int
 	for _, tk := range tasks {
 		o, err := tk.Wait(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		switch o.Kind {
 		case sched.Success:
 			ok++
@@ -493,9 +400,7 @@ d:
 // abandoned; nothing is torn down under it.
 func TestForcedShutdownReportsStuck(t *testing.T) {
 	rt, err := jade.New(jade.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	release := make(chan struct{})
 	var entered atomic.Bool
 	rt.RegisterIntrinsic("test.block", nil, vmloop.TVoid, 0, func(c *bus.Call) (vmloop.Value, error) {
@@ -503,7 +408,7 @@ func TestForcedShutdownReportsStuck(t *testing.T) {
 		<-release
 		return vmloop.Void(), nil
 	})
-	p := load(t, rt, `
+	p := testkit.Load(t, rt, `
 .func main() -> i64
   .local z:i64
   intr _, test.block
@@ -511,44 +416,33 @@ func TestForcedShutdownReportsStuck(t *testing.T) {
   ret z
 .end`)
 	task, _ := rt.Spawn(p, "main")
-	waitFor(t, entered.Load)
+	testkit.WaitFor(t, entered.Load)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	err = rt.Shutdown(ctx)
-	if err == nil || !strings.Contains(err.Error(), "main@") {
-		t.Fatalf("shutdown error %v, want a report naming main@pc", err)
-	}
+	require.ErrorContains(t, err, "main@", "shutdown error %v, want a report naming main@pc", err)
 	close(release)
 	o, _ := task.Wait(context.Background())
-	if o.Kind != sched.Cancelled {
-		t.Fatalf("released task: %v", o)
-	}
+	require.Equal(t, sched.Cancelled, o.Kind, "released task: %v", o)
 }
 
 // TestNoLeakAfterShutdown: no goroutine of ours survives Close.
 func TestNoLeakAfterShutdown(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	rt, err := jade.New(jade.Options{Workers: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := rt.Load("x.jasm", []byte(fanout))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o, _ := rt.Run(context.Background(), p, "fanout", vmloop.I64(1000)); o.Kind != sched.Success {
-		t.Fatal(o)
-	}
-	if err := rt.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	p, err := rt.Load("x.jasm", []byte(testkit.Fanout))
+	require.NoError(t, err)
+	o, _ := rt.Run(context.Background(), p, "fanout", vmloop.I64(1000))
+	require.Equal(t, sched.Success, o.Kind, "%v", o)
+	require.NoError(t, rt.Close(context.Background()))
 }
 
 // TestPrint checks io.print_* output reaches the configured writer.
 func TestPrint(t *testing.T) {
 	var buf bytes.Buffer
-	rt := newRT(t, jade.Options{Stdout: &buf})
-	p := load(t, rt, `
+	rt := testkit.Runtime(t, jade.Options{Stdout: &buf})
+	p := testkit.Load(t, rt, `
 .func main() -> i64
   .local z:i64, s:ref, f:f64
   const z, 42
@@ -559,10 +453,8 @@ func TestPrint(t *testing.T) {
   intr _, io.print_f64, f
   ret z
 .end`)
-	run(t, rt, p)
-	if buf.String() != "42\nhi\n1.5\n" {
-		t.Fatalf("output %q", buf.String())
-	}
+	testkit.Run(t, rt, p, "main")
+	require.Equal(t, "42\nhi\n1.5\n", buf.String(), "output %q", buf.String())
 }
 
 // loadChain registers test.ended (calling ended) on rt and loads link(n):
@@ -574,10 +466,8 @@ func loadChain(t *testing.T, rt *jade.Runtime, ended func(), more string) *vmloo
 		ended()
 		return vmloop.Void(), nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return load(t, rt, `
+	require.NoError(t, err)
+	return testkit.Load(t, rt, `
 .func link(n:i64) -> i64
   .local t:ref, m:i64
   jgti  n, 0, more
@@ -597,7 +487,7 @@ more:
 // runtime; a Drain whose context ends first reports the live tasks, and
 // the next one still returns when the last task ends.
 func TestDrainWaitsForEveryTask(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 2})
+	rt := testkit.Runtime(t, jade.Options{Workers: 2})
 	var ended atomic.Int64
 	p := loadChain(t, rt, func() { ended.Add(1) }, `
 .func wait(ev:ref) -> i64
@@ -611,9 +501,7 @@ func TestDrainWaitsForEveryTask(t *testing.T) {
 		defer cancel()
 		return rt.Bus().Drain(ctx)
 	}
-	if err := drain(time.Minute); err != nil {
-		t.Fatalf("drain of an idle runtime: %v", err)
-	}
+	require.NoError(t, drain(time.Minute), "drain of an idle runtime")
 	const chains, links = 8, 2000
 	rounds := 20
 	if raceEnabled {
@@ -622,9 +510,8 @@ func TestDrainWaitsForEveryTask(t *testing.T) {
 	for round := range rounds {
 		ended.Store(0)
 		for range chains {
-			if _, err := rt.Spawn(p, "link", vmloop.I64(links)); err != nil {
-				t.Fatal(err)
-			}
+			_, err := rt.Spawn(p, "link", vmloop.I64(links))
+			require.NoError(t, err)
 		}
 		var wg sync.WaitGroup
 		errs := make(chan error, 3)
@@ -644,31 +531,20 @@ func TestDrainWaitsForEveryTask(t *testing.T) {
 		wg.Wait()
 		close(errs)
 		for err := range errs {
-			t.Fatal(err)
+			require.NoError(t, err)
 		}
-		if n := rt.Bus().Scheduler().LiveTasks(); n != 0 {
-			t.Fatalf("round %d: %d tasks live after Drain", round, n)
-		}
+		require.Zero(t, rt.Bus().Scheduler().LiveTasks(), "round %d: tasks live after Drain", round)
 	}
 	ev := rt.NewEvent()
-	if _, err := rt.Spawn(p, "wait", ev); err != nil {
-		t.Fatal(err)
-	}
-	if err := drain(20 * time.Millisecond); err == nil || !strings.Contains(err.Error(), "1 tasks still live") {
-		t.Fatalf("drain with a waiting task: %v", err)
-	}
-	if rt.Bus().Scheduler().Draining() {
-		t.Fatal("a timed-out Drain left completions looking for the last task")
-	}
+	_, err := rt.Spawn(p, "wait", ev)
+	require.NoError(t, err)
+	require.ErrorContains(t, drain(20*time.Millisecond), "1 tasks still live", "drain with a waiting task")
+	require.False(t, rt.Bus().Scheduler().Draining(), "a timed-out Drain left completions looking for the last task")
 	done := make(chan error, 1)
 	go func() { done <- drain(time.Minute) }()
 	time.Sleep(10 * time.Millisecond)
-	if err := rt.Signal(ev); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("drain after the last task ended: %v", err)
-	}
+	require.NoError(t, rt.Signal(ev))
+	require.NoError(t, <-done, "drain after the last task ended")
 }
 
 // TestLiveTasksNeverZeroWhileChainLive: while a chain of tasks (each link
@@ -676,8 +552,8 @@ func TestDrainWaitsForEveryTask(t *testing.T) {
 // is taken with every registry shard locked, so a child registered in one
 // shard and its spawner leaving another are seen together or not at all.
 func TestLiveTasksNeverZeroWhileChainLive(t *testing.T) {
-	for _, workers := range []int{1, 2} {
-		rt := newRT(t, jade.Options{Workers: workers})
+	testkit.Workers(t, []int{1, 2}, func(t *testing.T, workers int) {
+		rt := testkit.Runtime(t, jade.Options{Workers: workers})
 		var ended atomic.Bool
 		p := loadChain(t, rt, func() { ended.Store(true) }, "")
 		s := rt.Bus().Scheduler()
@@ -688,20 +564,19 @@ func TestLiveTasksNeverZeroWhileChainLive(t *testing.T) {
 		}
 		for range 2 {
 			ended.Store(false)
-			if _, err := rt.Spawn(p, "link", vmloop.I64(links)); err != nil {
-				t.Fatal(err)
-			}
+			_, err := rt.Spawn(p, "link", vmloop.I64(links))
+			require.NoError(t, err)
 			for !ended.Load() {
 				if s.LiveTasks() == 0 && !ended.Load() {
 					zeros++
 				}
 			}
-			waitFor(t, func() bool { return s.LiveTasks() == 0 })
+			testkit.WaitFor(t, func() bool { return s.LiveTasks() == 0 })
 		}
 		if zeros > 0 {
 			t.Errorf("workers=%d: LiveTasks() read 0 %d times while a chain was live", workers, zeros)
 		}
-	}
+	})
 }
 
 // TestShutdownCancelsLateLaunches: Shutdown (refuse spawns, cancel every
@@ -713,20 +588,16 @@ func TestLiveTasksNeverZeroWhileChainLive(t *testing.T) {
 func TestShutdownCancelsLateLaunches(t *testing.T) {
 	for iter := range 30 {
 		rt, err := jade.New(jade.Options{Workers: 1 + iter%3})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := rt.RegisterIntrinsic("test.hold", []vmloop.Type{vmloop.TI64}, vmloop.TI64, 0, func(c *bus.Call) (vmloop.Value, error) {
+		require.NoError(t, err)
+		require.NoError(t, rt.RegisterIntrinsic("test.hold", []vmloop.Type{vmloop.TI64}, vmloop.TI64, 0, func(c *bus.Call) (vmloop.Value, error) {
 			x := c.Args()[0]
 			done := c.Suspend()
 			if x.Int()%3 != 0 { // every third never completes
 				time.AfterFunc(time.Duration(x.Int()%7)*50*time.Microsecond, func() { done.Complete(x) })
 			}
 			return vmloop.Void(), nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		p := load(t, rt, `
+		}))
+		p := testkit.Load(t, rt, `
 .func main(n:i64) -> i64
   .local i:i64, c:ref
   const i, 0
@@ -784,17 +655,11 @@ more:
 		cancel()
 		close(stop)
 		wg.Wait()
-		if err != nil {
-			t.Fatalf("iter %d: %v", iter, err)
-		}
+		require.NoError(t, err, "iter %d", iter)
 		for range 4 {
-			if err := <-drained; err != nil {
-				t.Fatalf("iter %d: drain: %v", iter, err)
-			}
+			require.NoError(t, <-drained, "iter %d: drain", iter)
 		}
-		if n := rt.Bus().Scheduler().LiveTasks(); n != 0 {
-			t.Fatalf("iter %d: %d live after shutdown", iter, n)
-		}
+		require.Zero(t, rt.Bus().Scheduler().LiveTasks(), "iter %d: live after shutdown", iter)
 	}
 }
 
@@ -811,10 +676,8 @@ func TestHostSpawnRacingShutdownEnds(t *testing.T) {
 	}
 	for iter := range iters {
 		rt, err := jade.New(jade.Options{Workers: 1 + iter%2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := load(t, rt, ".func main() -> i64\n  .local r:i64\n  const r, 1\n  ret r\n.end\n")
+		require.NoError(t, err)
+		p := testkit.Load(t, rt, ".func main() -> i64\n  .local r:i64\n  const r, 1\n  ret r\n.end\n")
 		var mu sync.Mutex
 		var spawned []*jade.Task
 		stop := make(chan struct{})
@@ -843,9 +706,7 @@ func TestHostSpawnRacingShutdownEnds(t *testing.T) {
 		cancel()
 		close(stop)
 		wg.Wait()
-		if err != nil {
-			t.Fatalf("iter %d: shutdown: %v", iter, err)
-		}
+		require.NoError(t, err, "iter %d: shutdown", iter)
 		for _, jt := range spawned {
 			select {
 			case <-jt.Sched().Done():

@@ -6,8 +6,11 @@ import (
 	"testing"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestTransitionTable: exactly the edges of spec §2.1 are legal, and an
@@ -52,8 +55,8 @@ func TestEveryTransitionHappens(t *testing.T) {
 		mu.Unlock()
 	})
 	t.Cleanup(func() { sched.SetTraceHook(nil) })
-	rt := newRT(t, jade.Options{ReductionLimit: 50})
-	p := load(t, rt, `
+	rt := testkit.Runtime(t, jade.Options{ReductionLimit: 50})
+	p := testkit.Load(t, rt, `
 .func main() -> i64
   .local c:ref, n:i64, v:i64
   const n, 1000
@@ -72,9 +75,9 @@ l:
 d:
   ret i
 .end`)
-	if o := run(t, rt, p); o.Kind != sched.Success || o.Value.Int() != 1000 {
-		t.Fatal(o)
-	}
+	o := testkit.Run(t, rt, p, "main")
+	require.Equal(t, sched.Success, o.Kind, "%v", o)
+	require.Equal(t, int64(1000), o.Value.Int(), "%v", o)
 	mu.Lock()
 	defer mu.Unlock()
 	for _, e := range [][2]sched.State{

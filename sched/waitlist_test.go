@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -27,8 +28,8 @@ func TestTimedOutWaitsLeaveBoundedLists(t *testing.T) {
 		require.NoError(t, err)
 		n = v
 	}
-	rt := newRT(t, jade.Options{Workers: 2})
-	p := load(t, rt, `
+	rt := testkit.Runtime(t, jade.Options{Workers: 2})
+	p := testkit.Load(t, rt, `
 .abi 1.1
 .func ev_loop(ev:ref, n:i64) -> i64
   .local i:i64, z:i64, e:ref

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // refTimer is one pending timer of the reference model.
@@ -227,9 +229,7 @@ func runModel(t testing.TB, cfg TimerWheelConfig, src opSource) {
 		start = 0
 	}
 	w, err := New(cfg, start)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	m := &refModel{now: start}
 	var handles []Handle // pending and dead, to exercise stale handles
 	var dst []Expired

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // run is one simulated handler run.
@@ -20,32 +22,24 @@ func simulate(t *testing.T, cfg PeriodicConfig, first int64, n int, dur func(i i
 	c := &fakeClock{}
 	w := newWheel(t, DefaultConfig(), 0)
 	p, err := NewPeriodic(cfg, first)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	w.Insert(p.Next(), 42)
 	var runs []run
 	var dst []Expired
 	for len(runs) < n {
 		d, ok := w.NextDeadline()
-		if !ok {
-			t.Fatal("job timer lost")
-		}
+		require.True(t, ok, "job timer lost")
 		if d > c.now {
 			c.Set(d)
 		}
 		dst = w.Advance(c.now, dst[:0])
 		for range dst {
 			sched, err := p.Start(c.now)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			r := run{scheduled: sched, start: c.now}
 			c.Add(dur(len(runs)))
 			next, err := p.Finish(c.now)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			r.end = c.now
 			runs = append(runs, r)
 			w.Insert(next, 42)
@@ -151,9 +145,7 @@ func TestPeriodicQueueSlowHandlerBounded(t *testing.T) {
 	cfg := PeriodicConfig{Period: 10 * time.Millisecond, Policy: Queue, MaxBacklog: 2}
 	c := &fakeClock{now: 10 * ms}
 	p, err := NewPeriodic(cfg, c.now)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var prevEnd, prevSched int64 = -1, -1
 	for i := range 50 {
 		if p.Next() > c.now {
@@ -163,9 +155,7 @@ func TestPeriodicQueueSlowHandlerBounded(t *testing.T) {
 			t.Fatalf("run %d starts at %d, not back to back after %d", i, c.now, prevEnd)
 		}
 		sched, err := p.Start(c.now)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if sched%(10*ms) != 0 || sched <= prevSched {
 			t.Fatalf("run %d serves %d after %d: off phase or not increasing", i, sched, prevSched)
 		}
@@ -174,9 +164,8 @@ func TestPeriodicQueueSlowHandlerBounded(t *testing.T) {
 		}
 		prevSched = sched
 		c.Add(25 * time.Millisecond)
-		if _, err := p.Finish(c.now); err != nil {
-			t.Fatal(err)
-		}
+		_, err = p.Finish(c.now)
+		require.NoError(t, err)
 		if b := p.Metrics().Backlog; b != 2 {
 			t.Fatalf("run %d: backlog after finish %d, want 2", i, b)
 		}
@@ -197,15 +186,12 @@ func TestPeriodicQueueSlowHandlerBounded(t *testing.T) {
 // run's overrun, once.
 func TestPeriodicSingleInstance(t *testing.T) {
 	p, err := NewPeriodic(PeriodicConfig{Period: 10 * time.Millisecond}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if _, err := p.Finish(0); !errors.Is(err, ErrNotRunning) {
 		t.Fatalf("Finish before Start: %v", err)
 	}
-	if _, err := p.Start(0); err != nil {
-		t.Fatal(err)
-	}
+	_, err = p.Start(0)
+	require.NoError(t, err)
 	for range 3 {
 		if _, err := p.Start(15 * ms); !errors.Is(err, ErrRunning) {
 			t.Fatalf("second Start: %v", err)

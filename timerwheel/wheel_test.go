@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // fakeClock is the deterministic clock of these tests: time moves only when
@@ -21,16 +23,12 @@ const ms = int64(time.Millisecond)
 func newWheel(t testing.TB, cfg TimerWheelConfig, now int64) *Wheel {
 	t.Helper()
 	w, err := New(cfg, now)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return w
 }
 
 func TestConfigValidate(t *testing.T) {
-	if err := DefaultConfig().Validate(); err != nil {
-		t.Fatalf("default config: %v", err)
-	}
+	require.NoError(t, DefaultConfig().Validate(), "default config")
 	if got, want := DefaultConfig().Range(), time.Duration(1<<36)*time.Millisecond; got != want {
 		t.Errorf("default Range = %v, want %v", got, want)
 	}
@@ -164,9 +162,7 @@ func TestAdvanceBackwardsNoop(t *testing.T) {
 func TestCancelEdgeCases(t *testing.T) {
 	w := newWheel(t, DefaultConfig(), 0)
 	h := w.Insert(10*ms, 1)
-	if !w.Cancel(h) {
-		t.Fatal("first cancel failed")
-	}
+	require.True(t, w.Cancel(h), "first cancel failed")
 	if w.Cancel(h) || w.CancelRemote(h) {
 		t.Fatal("double cancel succeeded")
 	}
@@ -215,9 +211,7 @@ func TestTenSecondTimerCascades(t *testing.T) {
 		for len(fired) == 0 {
 			if parked {
 				next, ok := w.NextDeadline()
-				if !ok {
-					t.Fatal("lost the timer")
-				}
+				require.True(t, ok, "lost the timer")
 				c.Set(next)
 			} else {
 				c.Add(time.Millisecond)
@@ -287,9 +281,7 @@ func TestHugeJump(t *testing.T) {
 	}
 	start := time.Now()
 	got := w.Advance(math.MaxInt64-1, nil)
-	if len(got) != 1000 {
-		t.Fatalf("fired %d", len(got))
-	}
+	require.Len(t, got, 1000, "fired %d", len(got))
 	for i, e := range got {
 		if e.Payload != uint64(i) {
 			t.Fatalf("fire %d = %v", i, e)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/evpoll"
 	"github.com/jadevm/jade/evpoll/evpolltest"
 	"github.com/jadevm/jade/sched"
@@ -35,16 +37,13 @@ func TestDefaultTableCostsLittle(t *testing.T) {
 			b := openCase(t, c, nil)
 			defer b.Close()
 			for i := range 8 {
-				if _, err := b.Submit(&evpoll.Op{Kind: evpoll.Nop}, evpoll.Token(i+1)); err != nil {
-					t.Fatal(err)
-				}
+				_, err := b.Submit(&evpoll.Op{Kind: evpoll.Nop}, evpoll.Token(i+1))
+				require.NoError(t, err)
 			}
 			out := make([]evpoll.Completion, 8)
 			for got := 0; got < 8; {
 				k, err := b.Wait(-1, out)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				got += k
 			}
 			runtime.ReadMemStats(&after)
@@ -73,9 +72,7 @@ func TestErrorsNameBackend(t *testing.T) {
 		check("cancel", h.B.Cancel(1<<40), evpoll.ErrNotPending)
 		_, err = h.B.Wait(0, nil)
 		check("wait", err, evpoll.ErrInvalidOp)
-		if err := h.B.Close(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, h.B.Close())
 		_, err = h.B.Submit(&evpoll.Op{Kind: evpoll.Nop}, 3)
 		check("submit", err, evpoll.ErrClosed)
 		_, err = h.B.Wait(0, make([]evpoll.Completion, 1))

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/evpoll"
 	"golang.org/x/sys/unix"
 )
@@ -17,13 +19,9 @@ import (
 func listen(t *testing.T) (int, string) {
 	t.Helper()
 	fd, err := Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ap, err := LocalAddr(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return fd, ap.String()
 }
 
@@ -73,9 +71,7 @@ func TestCancelPending(t *testing.T) {
 		defer unix.Close(lfd)
 		id := h.Submit(&evpoll.Op{Kind: evpoll.Accept, Fd: lfd}, 1)
 		h.Poll(0)
-		if err := h.B.Cancel(id); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, h.B.Cancel(id))
 		// A second Cancel is nil, or ErrNotPending where the backend already
 		// finished the op (epoll cancels synchronously).
 		if err := h.B.Cancel(id); err != nil && !errors.Is(err, evpoll.ErrNotPending) {
@@ -90,17 +86,13 @@ func TestCancelPending(t *testing.T) {
 
 		// A recv on a connected socket that never gets data.
 		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer conn.Close()
 		sfd := h.Do(&evpoll.Op{Kind: evpoll.Accept, Fd: lfd}, 2)
 		buf := make([]byte, 8)
 		id = h.Submit(&evpoll.Op{Kind: evpoll.Recv, Fd: sfd, Buf: buf}, 3)
 		h.Poll(0)
-		if err := h.B.Cancel(id); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, h.B.Cancel(id))
 		if c := h.Wait(3); !c.Cancelled() {
 			t.Fatalf("cancelled recv: %+v (%v)", c, c.Err())
 		}
@@ -127,9 +119,7 @@ func TestCancelRace(t *testing.T) {
 		lfd, addr := listen(t)
 		defer unix.Close(lfd)
 		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer conn.Close()
 		sfd := h.Do(&evpoll.Op{Kind: evpoll.Accept, Fd: lfd}, 1)
 		defer unix.Close(sfd)
@@ -182,9 +172,7 @@ func TestCancelFromOtherThread(t *testing.T) {
 			if !c.Cancelled() || time.Since(start) > 2*time.Second {
 				t.Fatalf("remote cancel: %+v after %v", c, time.Since(start))
 			}
-			if err := <-errc; err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, <-errc)
 		}
 		if p := h.B.Pending(); p != 0 {
 			t.Fatalf("pending %d", p)

@@ -10,6 +10,8 @@ import (
 	"time"
 	"weak"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/evpoll"
 	"golang.org/x/sys/unix"
 )
@@ -22,9 +24,7 @@ func TestBackendKeepsOpAlive(t *testing.T) {
 		lfd, addr := listen(t)
 		defer unix.Close(lfd)
 		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer conn.Close()
 		sfd := h.Do(&evpoll.Op{Kind: evpoll.Accept, Fd: lfd}, 1)
 		defer unix.Close(sfd)
@@ -74,9 +74,7 @@ func TestCloseWithPending(t *testing.T) {
 		}
 		h.Poll(0)
 		start := time.Now()
-		if err := h.B.Close(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, h.B.Close())
 		if el := time.Since(start); el > time.Second {
 			t.Fatalf("Close took %v", el)
 		}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/evpoll"
 	"github.com/jadevm/jade/internal/feature"
 	"golang.org/x/sys/unix"
@@ -58,9 +60,7 @@ func TestSelection(t *testing.T) {
 	}
 	t.Setenv("JADE_POLLER", "")
 	b := open(Options{})
-	if b.Name() != "io_uring" {
-		t.Fatalf("auto on a kernel with io_uring: %s", b.Name())
-	}
+	require.Equal(t, "io_uring", b.Name(), "auto on a kernel with io_uring: %s", b.Name())
 	t.Logf("auto: %s", b.(*Ring).Reason())
 	if _, err := Open(Options{Poller: "kqueue"}); err == nil {
 		t.Fatal("unknown poller accepted")
@@ -151,9 +151,7 @@ func TestSharedSubmitWhileWaiting(t *testing.T) {
 			deadline := time.Now().Add(10 * time.Second)
 			for len(seen) < workers*per && time.Now().Before(deadline) {
 				n, err := b.Wait(time.Second, out[:])
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				for _, c := range out[:n] {
 					if seen[c.Token] {
 						t.Fatalf("token %d twice", c.Token)
@@ -179,9 +177,7 @@ func TestNoNetOrOSIO(t *testing.T) {
 			continue
 		}
 		af, err := parser.ParseFile(fset, f, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, imp := range af.Imports {
 			path, _ := strconv.Unquote(imp.Path.Value)
 			switch path {

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/evpoll"
 	"golang.org/x/sys/unix"
 )
@@ -35,9 +37,7 @@ func TestSockaddrRoundTrip(t *testing.T) {
 		ap := netip.MustParseAddrPort(s)
 		var sa unix.RawSockaddrAny
 		n, err := putSockaddr(&sa, ap)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		got := getSockaddr(&sa)
 		want := netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 		if got != want {
@@ -59,14 +59,10 @@ func TestIPv6Echo(t *testing.T) {
 	unix.Close(probe)
 	forEachBackend(t, nil, func(t *testing.T, h *harness) {
 		lfd, err := Listen("[::1]:0")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		ap, _ := LocalAddr(lfd)
 		cfd, err := Socket(ap)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		accept := &evpoll.Op{Kind: evpoll.Accept, Fd: lfd}
 		h.Submit(accept, 1)
 		h.Submit(&evpoll.Op{Kind: evpoll.Connect, Fd: cfd, Addr: ap}, 2)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/evpoll"
 	"github.com/jadevm/jade/evpoll/slots"
 	"golang.org/x/sys/unix"
@@ -85,9 +87,7 @@ func injectStale(t *testing.T, b evpoll.Backend, id evpoll.OpID) {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		e, err := b.sqeLocked()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		e.Opcode, e.Fd, e.UserData = opNop, -1, uint64(id)
 		b.r.publish()
 	case *Epoll:
@@ -141,9 +141,7 @@ func TestPollOnlyProgress(t *testing.T) {
 		lfd, addr := listen(t)
 		defer unix.Close(lfd)
 		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer conn.Close()
 		sfd := h.Do(&evpoll.Op{Kind: evpoll.Accept, Fd: lfd}, 1)
 		defer unix.Close(sfd)
@@ -182,9 +180,8 @@ func TestGCWhileWaiting(t *testing.T) {
 			h.B.Wake()
 		}()
 		var out [4]evpoll.Completion
-		if _, err := h.B.Wait(10*time.Second, out[:]); err != nil {
-			t.Fatal(err)
-		}
+		_, err := h.B.Wait(10*time.Second, out[:])
+		require.NoError(t, err)
 		if d := <-gcTook; d > 2*time.Second {
 			t.Fatalf("two GCs took %v while a worker was parked in Wait", d)
 		}

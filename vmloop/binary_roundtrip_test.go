@@ -42,16 +42,12 @@ func vtDebugProgram() *Program {
 func TestBinaryRoundTrip(t *testing.T) {
 	for _, p := range []*Program{vtDebugProgram(), vtFib(), vtProg(vtFn("main", nil, TVoid, 0, Encode(RETV, 0, 0, 0, 0)))} {
 		data, err := p.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if !bytes.HasPrefix(data, []byte("JADE")) {
 			t.Fatalf("no magic: % x", data[:8])
 		}
 		q, err := UnmarshalProgram(data)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if !reflect.DeepEqual(p, q) {
 			t.Fatalf("round trip differs\n got %+v\nwant %+v", q, p)
 		}
@@ -63,9 +59,7 @@ func TestBinaryRoundTrip(t *testing.T) {
 		// Verify state is not encoded: a verified program encodes the same.
 		vtMustVerify(t, p, nil)
 		again, err := p.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if !bytes.Equal(data, again) {
 			t.Fatal("encoding changed after Verify")
 		}
@@ -80,9 +74,7 @@ func TestBinaryCodeWordsLittleEndian(t *testing.T) {
 	ins := Encode(ADDI, 1, 2, 0, -7)
 	p := &Program{ABI: ABI, Funcs: []Function{vtFn("f", nil, TVoid, 3, ins)}}
 	data, err := p.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var want [8]byte
 	binary.LittleEndian.PutUint64(want[:], uint64(ins))
 	if !bytes.Contains(data, want[:]) {
@@ -106,9 +98,8 @@ func (b vtBin) fnHead(nregs uint64) vtBin { return b.str("main").uv(0).raw(byte(
 func TestBinaryDecodeErrors(t *testing.T) {
 	retv := Encode(RETV, 0, 0, 0, 0)
 	valid := vtPools().uv(1).fnHead(0).uv(1).word(retv).uv(0).raw(0)
-	if _, err := UnmarshalProgram(valid); err != nil {
-		t.Fatalf("hand-built program: %v", err)
-	}
+	_, err := UnmarshalProgram(valid)
+	require.NoError(t, err, "hand-built program")
 	cases := []struct {
 		name   string
 		data   []byte
@@ -141,9 +132,7 @@ func TestBinaryDecodeErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
 			p, err := UnmarshalProgram(tc.data)
-			if err == nil {
-				t.Fatalf("decoded %+v", p)
-			}
+			require.Error(t, err, "decoded %+v", p)
 			var de *DecodeError
 			if !errors.As(err, &de) {
 				t.Fatalf("%T %v is not a *DecodeError", err, err)
@@ -163,9 +152,7 @@ func TestBinaryDecodeErrors(t *testing.T) {
 // panic.
 func TestBinaryDecodeEveryPrefixAndByte(t *testing.T) {
 	data, err := vtDebugProgram().MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for n := range len(data) {
 		if _, err := UnmarshalProgram(data[:n]); err == nil {
 			t.Fatalf("prefix of %d/%d bytes decoded", n, len(data))

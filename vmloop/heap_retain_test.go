@@ -3,6 +3,8 @@ package vmloop
 import (
 	"runtime"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestTaskMemoryBoundedByHeapLimit: a task that, 17 times over, makes an
@@ -31,9 +33,7 @@ func TestTaskMemoryBoundedByHeapLimit(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	e, err := NewExec(p, 0, nil, Limits{MaxHeapBytes: limit}, 9)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if sig := itRun(t, e, 1<<40); sig != SigCompleted {
 		t.Fatalf("signal %v, trap %+v", sig, e.Trap())
 	}

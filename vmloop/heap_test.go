@@ -3,6 +3,8 @@ package vmloop
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func newTestHeap(owner uint32, limit int64) *heap {
@@ -80,9 +82,8 @@ func TestHeapLimitAccounting(t *testing.T) {
 	arr, _ := Array(KindString, Str("hello"), Bytes([]byte("xy")), inner, Err("K", "msg"), Void(), Ext(KindEvent, 1))
 	for _, v := range []Value{Str("abc"), Bytes(make([]byte, 100)), inner, arr, Err(ErrKindHost, "m"), Ext(KindTask, "t")} {
 		h := newTestHeap(1, 1<<20)
-		if _, err := h.importValue(v); err != nil {
-			t.Fatal(err)
-		}
+		_, err := h.importValue(v)
+		require.NoError(t, err)
 		if h.bytes != int64(v.Size()) {
 			t.Errorf("import of %v: %d bytes accounted, Value.Size %d", v, h.bytes, v.Size())
 		}
@@ -111,9 +112,7 @@ func TestHeapExportImport(t *testing.T) {
 	v, _ := Array(KindString, Str("s"), Bytes([]byte{1, 2, 3}), inner, Void(), Err(ErrKindTask, "x"), Ext(KindExt, 42))
 	h := newTestHeap(3, 1<<20)
 	x, err := h.importValue(v)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	out, err := h.export(x, 1<<20)
 	if err != nil || !out.Equal(v) {
 		t.Fatalf("export = %v %v, want %v", out, err, v)
@@ -173,9 +172,7 @@ func TestLargestObject(t *testing.T) {
 		trap bool
 	}{{1 << 20, false}, {5 << 30, true}} {
 		e, err := NewExec(p, p.FuncIndex("big"), []Value{I64(c.n)}, Limits{MaxHeapBytes: 16 << 30}, 7)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		sig := e.Run(1 << 20)
 		if !c.trap {
 			if sig != SigCompleted || e.Result().Int() != c.n {

@@ -20,9 +20,7 @@ func TestImportOneValueAllocatesNothing(t *testing.T) {
 		h.release(x)
 		n := testing.AllocsPerRun(100, func() {
 			x, err := h.importValue(v)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			h.release(x)
 		})
 		require.Zero(t, n, "importing a %s allocates", v.Kind())

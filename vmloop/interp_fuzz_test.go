@@ -3,6 +3,8 @@ package vmloop
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // Random verified programs through the loop. A generator builds functions
@@ -160,9 +162,7 @@ func fzFunc(rng *rand.Rand, fi, nf int) Function {
 // fzRun runs p's first function to its end in slices, answering requests.
 func fzRun(t testing.TB, p *Program, rng *rand.Rand) Signal {
 	e, err := NewExec(p, 0, nil, Limits{MaxFrames: 50, MaxHeapBytes: 1 << 16}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for slice := 0; slice < 2000; slice++ {
 		switch sig := e.Run(int64(1 + rng.IntN(200))); sig {
 		case SigPreempted:

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // Test helpers of the interpreter tests (prefixed it). Programs are written
@@ -165,9 +167,7 @@ func itProg(t testing.TB, p *Program, fns ...Function) *Program {
 	}
 	p.ABI = ABI
 	p.Funcs = fns
-	if err := Verify(p, nil); err != nil {
-		t.Fatalf("program rejected: %v", err)
-	}
+	require.NoError(t, Verify(p, nil), "program rejected")
 	itNoteOps(p)
 	return p
 }
@@ -180,9 +180,7 @@ func itStart(t testing.TB, p *Program, name string, args ...Value) *Exec {
 		t.Fatalf("no function %q", name)
 	}
 	e, err := NewExec(p, fi, args, DefaultLimits, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return e
 }
 

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 const (
@@ -341,9 +343,7 @@ func TestCalls(t *testing.T) {
 func TestStackOverflow(t *testing.T) {
 	p := itProg(t, nil, itFn("down", "(i64)->i64", 2, "addi r1, r0, 1; call r1, 1, 0; ret r1"))
 	e, err := NewExec(p, 0, []Value{I64(0)}, Limits{MaxFrames: 500}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if sig := itRun(t, e, 1<<30); sig != SigTrapped || e.Trap().Code != TrapStackOverflow {
 		t.Fatalf("got %v %v", sig, e.Trap())
 	}
@@ -881,9 +881,7 @@ func TestHandleTraps(t *testing.T) {
 	// foreign: a handle of another task planted in a ref register
 	other := itStart(t, p, "slen", Str("mine"))
 	e2, err := NewExec(p, p.FuncIndex("slen"), []Value{Str("x")}, DefaultLimits, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e2.setAbs(0, other.regs[0], TRef)
 	sig := itRun(t, e2, 100)
 	if sig != SigTrapped || e2.Trap().Code != TrapHandle || !strings.Contains(e2.Trap().Msg, "foreign handle") {
@@ -901,9 +899,7 @@ func TestHeapLimit(t *testing.T) {
 		jmp loop
 		ret r1`))
 	e, err := NewExec(p, 0, []Value{I64(1000)}, Limits{MaxHeapBytes: 100_000}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	sig := itRun(t, e, 1000)
 	if sig != SigTrapped || e.Trap().Code != TrapHeapLimit || e.Trap().PC != 1 {
 		t.Fatalf("got %v %v", sig, e.Trap())
@@ -1111,9 +1107,7 @@ func TestIntrinsics(t *testing.T) {
 		if fn, pc := e.Where(); fn != "main" || pc != int(e.reqPC)+1 {
 			t.Fatalf("step %d: Where = %s@%d, request at %d", i, fn, pc, e.reqPC)
 		}
-		if err := e.Complete(s.reply); err != nil {
-			t.Fatalf("step %d: Complete: %v", i, err)
-		}
+		require.NoError(t, e.Complete(s.reply), "step %d: Complete", i)
 		if e.Request() != nil {
 			t.Fatalf("step %d: request still pending", i)
 		}
@@ -1297,9 +1291,7 @@ func TestNewExec(t *testing.T) {
 	arr, _ := Array(KindBytes, Bytes([]byte("a")), Str("b"), Void())
 	for _, v := range []Value{Str("x"), Bytes([]byte{1, 2}), arr, Err("E", "m"), Ext(KindExt, 5), Void()} {
 		e, err := NewExec(p, 0, []Value{I64(1), F64(2), v}, DefaultLimits, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if sig := itRun(t, e, 100); sig != SigCompleted || !e.Result().Equal(v) {
 			t.Errorf("round trip of %v: %v %v", v, sig, e.Result())
 		}
@@ -1398,9 +1390,7 @@ func TestSetTrapAfterFailedComplete(t *testing.T) {
 	}
 	err := e.Complete(Str("x"))
 	ti, ok := err.(TrapInfo)
-	if !ok {
-		t.Fatalf("Complete: %v", err)
-	}
+	require.True(t, ok, "Complete: %v", err)
 	e.SetTrap(ti.Code, ti.Msg)
 	if got := e.Trap(); got != ti || got.PC != 1 || got.Func != "join" {
 		t.Errorf("trap after SetTrap: %+v, want %+v at join@1", got, ti)

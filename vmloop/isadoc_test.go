@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 var updateDocs = flag.Bool("update-docs", false, "rewrite the generated tables in docs/ISA.md")
@@ -14,9 +16,7 @@ var updateDocs = flag.Bool("update-docs", false, "rewrite the generated tables i
 func TestISADocInSync(t *testing.T) {
 	const path = "../docs/ISA.md"
 	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	doc := string(raw)
 	for _, sec := range []struct{ name, body string }{{"opcodes", ISATable()}, {"intrinsics", IntrinsicTable()}} {
 		begin, end := "<!-- BEGIN GENERATED "+sec.name+" -->\n", "<!-- END GENERATED "+sec.name+" -->"
@@ -33,8 +33,6 @@ func TestISADocInSync(t *testing.T) {
 		}
 	}
 	if *updateDocs {
-		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(path, []byte(doc), 0o644))
 	}
 }

@@ -3,6 +3,8 @@ package vmloop
 import (
 	"testing"
 	"unsafe"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestIsolate: Isolate moves the register and frame stacks of a task onto
@@ -58,13 +60,9 @@ func TestIsolate(t *testing.T) {
 	// A recycled Exec keeps its isolated stacks: a Reset for a smaller
 	// task and Isolate after its first slice copy nothing.
 	e.Recycle()
-	if err := e.Reset(p, p.FuncIndex("sum"), []Value{I64(1000)}, DefaultLimits, 2); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, e.Reset(p, p.FuncIndex("sum"), []Value{I64(1000)}, DefaultLimits, 2))
 	r, f := unsafe.SliceData(e.regs), unsafe.SliceData(e.frames)
-	if !e.Isolated() {
-		t.Fatal("a recycled Exec lost its isolated stacks at Reset")
-	}
+	require.True(t, e.Isolated(), "a recycled Exec lost its isolated stacks at Reset")
 	if sig := e.Run(50); sig != SigPreempted {
 		t.Fatalf("sum: %v", sig)
 	}

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestResetEqualsNew: an Exec that ran a task to its end (deep recursion,
@@ -25,13 +27,9 @@ func TestResetEqualsNew(t *testing.T) {
 		args []Value
 	}{{"str", []Value{Str("!")}}, {"fib", []Value{I64(10)}}} {
 		fi := p.FuncIndex(c.fn)
-		if err := old.Reset(p, fi, c.args, DefaultLimits, 9); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, old.Reset(p, fi, c.args, DefaultLimits, 9))
 		fresh, err := NewExec(p, fi, c.args, DefaultLimits, 9)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if len(old.heap.objs) == 0 {
 			old.heap.objs = nil // recycled capacity; DeepEqual tells nil from empty
 		}
@@ -65,19 +63,13 @@ func TestResetSpawnEqualsReset(t *testing.T) {
 	args := make([]Value, parent.Request().NArgs)
 	for i := range args {
 		v, err := parent.ArgValue(i)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		args[i] = v
 	}
 	byValues, err := NewExec(p, int(parent.Request().Func), args, DefaultLimits, 9)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	direct := new(Exec)
-	if err := direct.ResetSpawn(parent, DefaultLimits, 9); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, direct.ResetSpawn(parent, DefaultLimits, 9))
 	if !reflect.DeepEqual(direct, byValues) {
 		t.Fatalf("ResetSpawn differs from Reset with exported arguments:\n%+v\n%+v", direct, byValues)
 	}

@@ -3,6 +3,8 @@ package vmloop
 import (
 	"reflect"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // vtMustVerify verifies p and checks the invariants of every accepted
@@ -10,12 +12,8 @@ import (
 // contract, and the safe-point-free stretch is bounded by the code length.
 func vtMustVerify(t *testing.T, p *Program, r Resolver) {
 	t.Helper()
-	if err := Verify(p, r); err != nil {
-		t.Fatalf("Verify: %v", err)
-	}
-	if !p.Verified() {
-		t.Fatal("accepted program not marked verified")
-	}
+	require.NoError(t, Verify(p, r), "Verify")
+	require.True(t, p.Verified(), "accepted program not marked verified")
 	for i, imp := range p.Intrinsics {
 		if imp.Resolved == nil {
 			t.Errorf("import %d %q not resolved", i, imp.Name)

@@ -3,6 +3,8 @@ package vmloop
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // vtBigProgram returns a program whose main function has about n
@@ -89,7 +91,5 @@ func TestVerifyAdversarialFlowIsBounded(t *testing.T) {
 
 	// Small functions never hit the budget, however tangled.
 	p = vtChainProgram(4000)
-	if err := Verify(p, nil); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Verify(p, nil))
 }

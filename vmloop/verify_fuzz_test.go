@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // vtSeedPrograms are valid programs used as seeds and mutation bases.
@@ -28,9 +30,7 @@ func vtSeedPrograms() []*Program {
 // vtCheckAccepted checks the invariants of a program Verify accepted.
 func vtCheckAccepted(t *testing.T, p *Program) {
 	t.Helper()
-	if !p.Verified() {
-		t.Fatal("accepted program not marked verified")
-	}
+	require.True(t, p.Verified(), "accepted program not marked verified")
 	for i, imp := range p.Intrinsics {
 		if imp.Resolved == nil {
 			t.Fatalf("import %d not resolved", i)
@@ -64,13 +64,9 @@ func FuzzVerify(f *testing.F) {
 			return
 		}
 		enc, err := p.MarshalBinary()
-		if err != nil {
-			t.Fatalf("re-encode: %v", err)
-		}
+		require.NoError(t, err, "re-encode")
 		q, err := UnmarshalProgram(enc)
-		if err != nil {
-			t.Fatalf("decode of re-encoding: %v", err)
-		}
+		require.NoError(t, err, "decode of re-encoding")
 		if err := vfVerify(p, nil); err != nil {
 			var ve *VerifyError
 			if !errors.As(err, &ve) {
@@ -82,9 +78,7 @@ func FuzzVerify(f *testing.F) {
 			return
 		}
 		vtCheckAccepted(t, p)
-		if err := vfVerify(q, nil); err != nil {
-			t.Fatalf("re-encoded program rejected: %v", err)
-		}
+		require.NoError(t, vfVerify(q, nil), "re-encoded program rejected")
 	})
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // Test helpers of the verifier tests (prefixed vt to stay out of the way of
@@ -246,9 +248,7 @@ func TestVerifyRejects(t *testing.T) {
 		seen[tc.name] = true
 		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
 			err := Verify(tc.prog, tc.r)
-			if err == nil {
-				t.Fatalf("Verify accepted the program; want %s: %s", tc.where, tc.reason)
-			}
+			require.Error(t, err, "Verify accepted the program; want %s: %s", tc.where, tc.reason)
 			var ve *VerifyError
 			if !errors.As(err, &ve) {
 				t.Fatalf("error %T %v is not a *VerifyError", err, err)
@@ -296,12 +296,8 @@ func TestVerifyRejects(t *testing.T) {
 // changed and verified again loses its verified mark.
 func TestVerifyRejectsAfterMutation(t *testing.T) {
 	p := vtProg(vtFn("main", vtI, TI64, 1, Encode(RET, 0, 0, 0, 0)))
-	if err := Verify(p, nil); err != nil {
-		t.Fatal(err)
-	}
-	if !p.Verified() {
-		t.Fatal("not marked verified")
-	}
+	require.NoError(t, Verify(p, nil))
+	require.True(t, p.Verified(), "not marked verified")
 	p.Funcs[0].Code[0] = Encode(RETV, 0, 0, 0, 0)
 	if err := Verify(p, nil); err == nil {
 		t.Fatal("mutated program accepted")

@@ -66,17 +66,14 @@ func needURing(t *testing.T) {
 func runSoak(t *testing.T, want []string, args ...string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "jade")
-	if out, err := exec.Command("go", "build", "-o", bin, "../jade").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	built, err := exec.Command("go", "build", "-o", bin, "../jade").CombinedOutput()
+	require.NoError(t, err, "build\n%s", built)
 	var out bytes.Buffer
 	cmd := exec.Command("go", append([]string{"run", ".", "-jade", bin, "-prog", "../../examples/echo.jasm"}, args...)...)
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	err = cmd.Run()
 	t.Logf("%s", out.String())
-	if err != nil {
-		t.Fatalf("jade-soak: %v", err)
-	}
+	require.NoError(t, err, "jade-soak")
 	for _, w := range want {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("output lacks %q", w)

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/internal/feature"
 )
 
@@ -23,9 +25,7 @@ func TestDebugAddrAndDump(t *testing.T) {
 	path := write(t, "w.jasm", ".func main() -> i64\n .local ev:ref, z:i64\n evnew ev\n evwait ev\n const z, 0\n ret z\n.end\n")
 	cmd := exec.Command(bin, "run", "--debug-addr", "127.0.0.1:0", path)
 	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	defer cmd.Process.Kill()
 	lines := make(chan string, 100)
 	go func() {
@@ -41,9 +41,7 @@ func TestDebugAddrAndDump(t *testing.T) {
 		for {
 			select {
 			case l, ok := <-lines:
-				if !ok {
-					t.Fatalf("stderr closed before %q", want)
-				}
+				require.True(t, ok, "stderr closed before %q", want)
 				if strings.Contains(l, want) {
 					return l
 				}

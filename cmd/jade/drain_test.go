@@ -7,7 +7,6 @@ import (
 	"net"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/jadevm/jade/internal/draintest"
 	"github.com/jadevm/jade/internal/feature"
+	"github.com/jadevm/jade/internal/testkit"
 )
 
 var drainServer = filepath.Join("..", "..", "examples", "testdata", "drain_server.jasm")
@@ -27,18 +27,16 @@ var drainServer = filepath.Join("..", "..", "examples", "testdata", "drain_serve
 func TestSIGTERMDrains(t *testing.T) {
 	feature.Signals(t)
 	bin := jadeBinary(t)
-	for _, poller := range pollers() {
-		t.Run(poller, func(t *testing.T) {
-			cmd, addr, stdout, stderr := startJade(t, bin, poller)
-			draintest.Drive(t, addr, 300, func() {
-				require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-			})
-			code := waitExit(t, cmd, 10*time.Second)
-			require.Equal(t, exitSuccess, code, "stderr: %s", stderr)
-			require.Equal(t, "0\n", stdout.String())
-			require.Contains(t, stderr.String(), "SIGTERM: draining")
+	testkit.Pollers(t, func(t *testing.T) {
+		cmd, addr, stdout, stderr := startJade(t, bin)
+		draintest.Drive(t, addr, 300, func() {
+			require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 		})
-	}
+		code := waitExit(t, cmd, 10*time.Second)
+		require.Equal(t, exitSuccess, code, "stderr: %s", stderr)
+		require.Equal(t, "0\n", stdout.String())
+		require.Contains(t, stderr.String(), "SIGTERM: draining")
+	})
 }
 
 // TestSIGTERMDrainDeadline: connections whose clients stay open past
@@ -47,7 +45,7 @@ func TestSIGTERMDrains(t *testing.T) {
 func TestSIGTERMDrainDeadline(t *testing.T) {
 	feature.Signals(t)
 	bin := jadeBinary(t)
-	cmd, addr, _, stderr := startJade(t, bin, "", "--drain-timeout", "300ms")
+	cmd, addr, _, stderr := startJade(t, bin, "--drain-timeout", "300ms")
 	c, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer c.Close()
@@ -61,28 +59,14 @@ func TestSIGTERMDrainDeadline(t *testing.T) {
 	require.Contains(t, stderr.String(), "context deadline exceeded before the drain ended: cancelled 1 task (engine main: 1 Waiting)")
 }
 
-// pollers are the completion backends to run under (JADE_POLLER; "" is
-// the platform's default).
-func pollers() []string {
-	if runtime.GOOS == "linux" {
-		return []string{"uring", "epoll"}
-	}
-	return []string{""}
-}
-
 // startJade runs drain_server.jasm in a jade process on a free port and
-// waits until it accepts.
-func startJade(t *testing.T, bin, poller string, flags ...string) (*exec.Cmd, string, *bytes.Buffer, *bytes.Buffer) {
+// waits until it accepts; the process inherits JADE_POLLER (set by
+// testkit.Pollers).
+func startJade(t *testing.T, bin string, flags ...string) (*exec.Cmd, string, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	l.Close()
+	addr := testkit.FreeAddr(t)
 	args := append(append([]string{"run"}, flags...), drainServer, addr)
 	cmd := exec.Command(bin, args...)
-	if poller != "" {
-		cmd.Env = append(cmd.Environ(), "JADE_POLLER="+poller)
-	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())

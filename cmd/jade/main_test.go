@@ -19,9 +19,7 @@ import (
 func write(t *testing.T, name, src string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
 	return p
 }
 
@@ -94,9 +92,7 @@ func TestInterruptCancels(t *testing.T) {
 	cmd := exec.Command(bin, "run", path)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	time.Sleep(300 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()

@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestServe checks resp-go's replies over loopback: the same cases as
 // examples/resp_ping.jasm, a pipeline and a protocol error.
 func TestServe(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer l.Close()
 	go func() {
 		for {
@@ -26,9 +26,7 @@ func TestServe(t *testing.T) {
 		}
 	}()
 	c, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	long := strings.Repeat("x", 300)
@@ -44,13 +42,11 @@ func TestServe(t *testing.T) {
 		{strings.Repeat("PING\r\n*1\r\n$4\r\nPING\r\n", 100), strings.Repeat("+PONG\r\n", 200)},
 		{"*1\r\nPING\r\n", "-ERR Protocol error: expected '$', got 'P'\r\n"},
 	} {
-		if _, err := c.Write([]byte(tc.req)); err != nil {
-			t.Fatal(err)
-		}
+		_, err := c.Write([]byte(tc.req))
+		require.NoError(t, err)
 		got := make([]byte, len(tc.want))
-		if _, err := io.ReadFull(c, got); err != nil {
-			t.Fatalf("%q: %v", tc.req, err)
-		}
+		_, err = io.ReadFull(c, got)
+		require.NoError(t, err, "%q", tc.req)
 		if string(got) != tc.want {
 			t.Fatalf("%q: got %q, want %q", tc.req, got, tc.want)
 		}

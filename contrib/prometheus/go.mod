@@ -2,9 +2,16 @@ module github.com/jadevm/jade/contrib/prometheus
 
 go 1.26.8
 
-require github.com/jadevm/jade v0.0.0
+require (
+	github.com/jadevm/jade v0.0.0
+	github.com/stretchr/testify v1.12.1
+)
 
-require github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b // indirect
+require (
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b // indirect
+	go.uber.org/goleak v1.3.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

@@ -4,10 +4,13 @@ import (
 	"context"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/jadevm/jade"
 	jadeprom "github.com/jadevm/jade/contrib/prometheus"
+	"github.com/jadevm/jade/internal/testkit"
 )
 
 // TestLatencyHistograms: the run-queue histogram is a Prometheus
@@ -15,11 +18,7 @@ import (
 // at the powers of two from 128 ns, cumulative counts ending at the
 // total; the worker times are there.
 func TestLatencyHistograms(t *testing.T) {
-	rt, err := jade.New(jade.Options{Workers: 1, LatencySample: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(context.Background())
+	rt := testkit.Runtime(t, jade.Options{Workers: 1, LatencySample: 1})
 	p, err := rt.Load("y.jasm", []byte(`
 .func main() -> i64
   .local z:i64
@@ -28,20 +27,13 @@ func TestLatencyHistograms(t *testing.T) {
   const z, 0
   ret z
 .end`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rt.Run(context.Background(), p, "main"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	_, err = rt.Run(context.Background(), p, "main")
+	require.NoError(t, err)
 	reg := prometheus.NewPedanticRegistry()
-	if err := reg.Register(jadeprom.NewCollector(rt.Bus().Scheduler())); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, reg.Register(jadeprom.NewCollector(rt.Bus().Scheduler())))
 	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	found := map[string]bool{}
 	for _, mf := range mfs {
 		found[mf.GetName()] = true

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/evpoll"
 	"golang.org/x/sys/unix"
 )
@@ -95,9 +97,7 @@ func open(t *testing.T) (*Core, *fakeOS) {
 func submit(t *testing.T, c *Core, op *evpoll.Op, tok evpoll.Token) evpoll.OpID {
 	t.Helper()
 	id, err := c.Submit(op, tok)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return id
 }
 
@@ -110,9 +110,7 @@ func wait(t *testing.T, c *Core, want int) []evpoll.Completion {
 			t.Fatalf("got %d of %d completions", len(got), want)
 		}
 		n, err := c.Wait(100*time.Millisecond, out)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		got = append(got, out[:n]...)
 	}
 	return got
@@ -139,9 +137,7 @@ func TestFIFO(t *testing.T) {
 func TestCancel(t *testing.T) {
 	c, _ := open(t)
 	id := submit(t, c, &evpoll.Op{Kind: evpoll.Recv, Fd: 5}, 1)
-	if err := c.Cancel(id); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, c.Cancel(id))
 	if err := c.Cancel(id); !errors.Is(err, evpoll.ErrNotPending) {
 		t.Fatalf("second cancel: %v", err)
 	}
@@ -158,9 +154,7 @@ func TestCancel(t *testing.T) {
 func TestCloseAndForget(t *testing.T) {
 	c, f := open(t)
 	var p [2]int
-	if err := unix.Pipe(p[:]); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, unix.Pipe(p[:]))
 	defer unix.Close(p[1])
 	submit(t, c, &evpoll.Op{Kind: evpoll.Recv, Fd: p[0]}, 1)
 	submit(t, c, &evpoll.Op{Kind: evpoll.Close, Fd: p[0]}, 2)
@@ -179,9 +173,7 @@ func TestCloseAndForget(t *testing.T) {
 func TestWakeCoalesced(t *testing.T) {
 	c, f := open(t)
 	for range 2 {
-		if err := c.Wake(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, c.Wake())
 	}
 	if n, err := c.Wait(-1, make([]evpoll.Completion, 1)); n != 0 || err != nil {
 		t.Fatalf("Wait after Wake: %d, %v", n, err)

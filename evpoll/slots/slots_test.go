@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/jadevm/jade/evpoll"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestAllocReleaseGenerations: a released entry's old ID stops matching,
@@ -73,9 +75,7 @@ func TestGrowsLazily(t *testing.T) {
 	held := make([]int32, 0, ChunkSize+1)
 	for range ChunkSize {
 		idx, _, ok := tb.Alloc()
-		if !ok {
-			t.Fatal("alloc failed below the maximum")
-		}
+		require.True(t, ok, "alloc failed below the maximum")
 		held = append(held, idx)
 		if tb.Len() != ChunkSize {
 			t.Fatalf("after %d allocs: len %d, want one chunk (%d)", len(held), tb.Len(), ChunkSize)
@@ -101,9 +101,7 @@ func TestGrowthAcrossChunks(t *testing.T) {
 	ids := make([]evpoll.OpID, n)
 	for i := range n {
 		idx, e, ok := tb.Alloc()
-		if !ok {
-			t.Fatalf("alloc %d of %d failed", i, n)
-		}
+		require.True(t, ok, "alloc %d of %d failed", i, n)
 		if idx < 0 || idx >= n || seen[idx] {
 			t.Fatalf("alloc %d: index %d out of range or repeated", i, idx)
 		}
@@ -160,9 +158,7 @@ func TestPointerStability(t *testing.T) {
 			t.Fatal("alloc failed")
 		}
 	}
-	if len(tb.chunks) != 41 {
-		t.Fatalf("chunks %d, want 41", len(tb.chunks))
-	}
+	require.Len(t, tb.chunks, 41, "chunks %d, want 41", len(tb.chunks))
 	if tb.At(idx) != p || p.sa[5] != 9 || p.salen != 77 {
 		t.Fatalf("entry %d moved: %p, was %p (salen %d)", idx, tb.At(idx), p, p.salen)
 	}

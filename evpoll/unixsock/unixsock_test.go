@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/evpoll"
 	"golang.org/x/sys/unix"
 )
@@ -30,9 +32,7 @@ func TestSockaddrRoundTrip(t *testing.T) {
 	for _, s := range []string{"127.0.0.1:80", "[::1]:8080", "[::ffff:10.0.0.1]:9"} {
 		ap := netip.MustParseAddrPort(s)
 		sa, err := ToSockaddr(ap)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		want := netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 		if got := FromSockaddr(sa); got != want {
 			t.Errorf("%s: round trip gives %v, want %v", s, got, want)
@@ -54,9 +54,7 @@ func TestListenSocketLocalAddr(t *testing.T) {
 		return unix.Socket(family, unix.SOCK_STREAM, unix.IPPROTO_TCP)
 	}
 	lfd, err := Listen(netip.MustParseAddrPort("127.0.0.1:0"), true, socket)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer unix.Close(lfd)
 	ap, err := LocalAddr(lfd)
 	if err != nil || !ap.Addr().IsLoopback() || ap.Port() == 0 {
@@ -66,14 +64,10 @@ func TestListenSocketLocalAddr(t *testing.T) {
 		t.Fatal("a second listener on a bound port without SO_REUSEPORT")
 	}
 	fd, err := Socket(ap, socket)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer unix.Close(fd)
 	sa, _ := ToSockaddr(ap)
-	if err := unix.Connect(fd, sa); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, unix.Connect(fd, sa))
 	if v, err := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY); err != nil || v == 0 {
 		t.Fatalf("TCP_NODELAY = %d, %v", v, err)
 	}

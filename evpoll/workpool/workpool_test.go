@@ -4,6 +4,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestRunsEveryJobBeforeStop: workers start at the first job, and Stop
@@ -63,9 +65,7 @@ func TestGoNeverBlocks(t *testing.T) {
 	}
 	close(release)
 	p.Stop()
-	if len(order) != jobs {
-		t.Fatalf("ran %d jobs, want %d", len(order), jobs)
-	}
+	require.Len(t, order, jobs, "ran %d jobs, want %d", len(order), jobs)
 	for i, j := range order {
 		if j != i+1 {
 			t.Fatalf("job %d ran as number %d", j, i+1)

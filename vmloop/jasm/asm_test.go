@@ -9,23 +9,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/vmloop"
 )
 
 func mustAssemble(t *testing.T, name, src string) *vmloop.Program {
 	t.Helper()
 	p, err := Assemble(name, []byte(src))
-	if err != nil {
-		t.Fatalf("Assemble(%s): %v\nsource:\n%s", name, err, src)
-	}
+	require.NoError(t, err, "Assemble(%s)\nsource:\n%s", name, src)
 	return p
 }
 
 func mustVerify(t *testing.T, name string, p *vmloop.Program) {
 	t.Helper()
-	if err := vmloop.Verify(p, nil); err != nil {
-		t.Fatalf("Verify(%s): %v\ndisassembly:\n%s", name, err, Disassemble(p))
-	}
+	require.NoError(t, vmloop.Verify(p, nil), "Verify(%s)\ndisassembly:\n%s", name, Disassemble(p))
 }
 
 func enc(op vmloop.Op, a, b, c uint8, d int32) vmloop.Instr { return vmloop.Encode(op, a, b, c, d) }
@@ -38,23 +36,17 @@ func examplePrograms(t testing.TB) map[string]string {
 		files, _ := filepath.Glob(pat)
 		for _, f := range files {
 			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			out[f] = string(b)
 		}
 	}
-	if len(out) == 0 {
-		t.Fatal("no example programs found")
-	}
+	require.NotZero(t, len(out), "no example programs found")
 	return out
 }
 
 func TestProposalFib(t *testing.T) {
 	src, err := os.ReadFile("testdata/fib.jasm")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p := mustAssemble(t, "fib.jasm", string(src))
 	mustVerify(t, "fib.jasm", p)
 	if p.ABI != (vmloop.Version{Major: 1, Minor: 0}) {
@@ -114,15 +106,11 @@ func TestProposalFib(t *testing.T) {
 
 func TestProposalOutcome(t *testing.T) {
 	src, err := os.ReadFile("testdata/outcome.jasm")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p := mustAssemble(t, "outcome.jasm", string(src))
 	mustVerify(t, "outcome.jasm", p)
 	main := p.Funcs[0]
-	if len(main.Handlers) != 1 {
-		t.Fatalf("handlers = %v", main.Handlers)
-	}
+	require.Len(t, main.Handlers, 1, "handlers = %v", main.Handlers)
 	// seven=r6, window r7: ldi; movi; spawn; movr t; outcome; joini (pc 5); ret; errmsg (pc 7)
 	if h := main.Handlers[0]; h != (vmloop.Handler{Start: 5, End: 6, Target: 7, Reg: 3}) {
 		t.Errorf("handler = %+v", h)
@@ -520,9 +508,7 @@ func TestLiterals(t *testing.T) {
 .end`)
 	code := p.Funcs[0].Code
 	ldi := func(pc int) int32 {
-		if code[pc].Op() != vmloop.LDI {
-			t.Fatalf("pc %d: %v, want ldi", pc, code[pc].Op())
-		}
+		require.Equal(t, vmloop.LDI, code[pc].Op(), "pc %d: %v, want ldi", pc, code[pc].Op())
 		return code[pc].D()
 	}
 	if ldi(0) != -1 || ldi(1) != -16 || ldi(2) != 5 || ldi(3) != 15 {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // Each case has exactly one error; want is "line:col: message fragment".
@@ -113,9 +115,7 @@ func TestErrors(t *testing.T) {
 	for _, c := range errorCases {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := Assemble("e.jasm", []byte(c.src))
-			if err == nil {
-				t.Fatalf("no error; disassembly:\n%s", Disassemble(p))
-			}
+			require.Error(t, err, "no error; disassembly:\n%s", Disassemble(p))
 			if p != nil {
 				t.Errorf("non-nil program with an error")
 			}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -83,9 +85,7 @@ func roundTrip(t testing.TB, name string, p *vmloop.Program) string {
 	t.Helper()
 	text := Disassemble(p)
 	q, err := Assemble(name+".dis", []byte(text))
-	if err != nil {
-		t.Fatalf("%s: disassembly does not assemble: %v\n%s", name, err, text)
-	}
+	require.NoError(t, err, "%s: disassembly does not assemble\n%s", name, text)
 	if d := diffPrograms(p, q); d != "" {
 		t.Fatalf("%s: round trip changed the program: %s\n%s", name, d, text)
 	}
@@ -109,17 +109,11 @@ func TestRoundTripExamples(t *testing.T) {
 			}
 		}
 		// Annotated output of a verified program assembles to the same.
-		if err := vmloop.Verify(p, nil); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		require.NoError(t, vmloop.Verify(p, nil), "%s", name)
 		var sb strings.Builder
-		if err := Fprint(&sb, p, Options{Annotate: true}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, Fprint(&sb, p, Options{Annotate: true}))
 		q, err := Assemble(name+".annotated", []byte(sb.String()))
-		if err != nil {
-			t.Fatalf("%s: annotated disassembly: %v\n%s", name, err, sb.String())
-		}
+		require.NoError(t, err, "%s: annotated disassembly\n%s", name, sb.String())
 		if d := diffPrograms(p, q); d != "" {
 			t.Fatalf("%s: annotated round trip: %s", name, d)
 		}

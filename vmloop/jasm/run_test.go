@@ -4,6 +4,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -13,22 +15,16 @@ import (
 func TestRun(t *testing.T) {
 	for _, file := range []string{"testdata/features.jasm", "testdata/bytes.jasm", "testdata/headers.jasm"} {
 		src, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		p := mustAssemble(t, file, string(src))
 		mustVerify(t, file, p)
 		e, err := vmloop.NewExec(p, p.FuncIndex("main"), []vmloop.Value{vmloop.StrArray(nil)}, vmloop.DefaultLimits, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		sig := vmloop.SigPreempted
 		for i := 0; i < 10000 && sig == vmloop.SigPreempted; i++ {
 			sig = e.Run(1000)
 		}
-		if sig != vmloop.SigCompleted {
-			t.Fatalf("%s: %v (trap %v, thrown %v)", file, sig, e.Trap(), e.Thrown())
-		}
+		require.Equal(t, vmloop.SigCompleted, sig, "%s: %v (trap %v, thrown %v)", file, sig, e.Trap(), e.Thrown())
 		if got := e.Result().Int(); got != 0 {
 			t.Errorf("%s: check %d failed\n%s", file, got, Disassemble(p))
 		}

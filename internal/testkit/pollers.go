@@ -1,4 +1,4 @@
-package bus_test
+package testkit
 
 import (
 	"runtime"
@@ -7,9 +7,13 @@ import (
 	"github.com/jadevm/jade/internal/feature"
 )
 
-// forPollers runs f once per completion backend: io_uring and epoll on
-// Linux (JADE_POLLER, read when a bus starts), the one backend elsewhere.
-func forPollers(t *testing.T, f func(t *testing.T)) {
+// Pollers runs f once per completion backend of this OS, each as a
+// subtest: io_uring and epoll on Linux (JADE_POLLER, read when a bus or
+// runtime starts; the uring leg ends through feature.Missing where the
+// machine has no io_uring), the one backend elsewhere (kqueue, IOCP),
+// without a subtest.
+func Pollers(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
 	if runtime.GOOS != "linux" {
 		f(t)
 		return

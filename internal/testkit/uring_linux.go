@@ -1,4 +1,4 @@
-package examples_test
+package testkit
 
 import (
 	"sync"
