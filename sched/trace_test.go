@@ -15,6 +15,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -48,12 +49,12 @@ func parseTrace(t *testing.T, b []byte) chromeTrace {
 // 10,000 children (and of fanout itself), and arrows from wakes to
 // dispatches.
 func TestTraceFanout(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 2})
-	p := load(t, rt, fanout)
+	rt := testkit.Runtime(t, jade.Options{Workers: 2})
+	p := testkit.Load(t, rt, testkit.Fanout)
 	var buf bytes.Buffer
 	require.NoError(t, rt.StartTrace(&buf))
 	require.Error(t, rt.StartTrace(&buf), "a second trace started")
-	o := runFanout(t, rt, p, 10_000)
+	o := testkit.RunFanout(t, rt, p, 10_000)
 	require.Equal(t, sched.Success, o.Kind)
 	require.Equal(t, int64(49_995_000), o.Value.Int())
 	require.NoError(t, rt.StopTrace())
@@ -143,11 +144,11 @@ func registerSpin(t *testing.T, rt *jade.Runtime) {
 // counted in the engine's metrics.
 func TestLongCallReported(t *testing.T) {
 	got := make(chan sched.LongRun, 4)
-	rt := newRT(t, jade.Options{Workers: 1, LongCall: 10 * time.Millisecond,
+	rt := testkit.Runtime(t, jade.Options{Workers: 1, LongCall: 10 * time.Millisecond,
 		OnLong: func(r sched.LongRun) { got <- r }})
 	registerSpin(t, rt)
-	p := load(t, rt, spinProgram)
-	require.Equal(t, sched.Success, run(t, rt, p, vmloop.I64(50)).Kind)
+	p := testkit.Load(t, rt, spinProgram)
+	require.Equal(t, sched.Success, testkit.Run(t, rt, p, "main", vmloop.I64(50)).Kind)
 	var r sched.LongRun
 	select {
 	case r = <-got:
@@ -164,7 +165,7 @@ func TestLongCallReported(t *testing.T) {
 	require.Equal(t, uint64(1), rt.Metrics().Engines[0].LongCalls)
 	require.Zero(t, rt.Metrics().Engines[0].LongSlices, "long slices are off")
 
-	require.Equal(t, sched.Success, run(t, rt, p, vmloop.I64(1)).Kind)
+	require.Equal(t, sched.Success, testkit.Run(t, rt, p, "main", vmloop.I64(1)).Kind)
 	require.Equal(t, uint64(1), rt.Metrics().Engines[0].LongCalls, "a 1 ms call is not long")
 }
 
@@ -173,12 +174,12 @@ func TestLongCallReported(t *testing.T) {
 // that holds that slice and its long-slice event.
 func TestFlightDumpOnLongSlice(t *testing.T) {
 	dir := t.TempDir()
-	rt := newRT(t, jade.Options{Workers: 2, FlightEvents: 4096, LongSlice: 10 * time.Millisecond, FlightDir: dir})
+	rt := testkit.Runtime(t, jade.Options{Workers: 2, FlightEvents: 4096, LongSlice: 10 * time.Millisecond, FlightDir: dir})
 	require.True(t, rt.Bus().Scheduler().FlightRecorder())
 	registerSpin(t, rt)
-	p := load(t, rt, spinProgram)
-	require.Equal(t, sched.Success, run(t, rt, p, vmloop.I64(30)).Kind)
-	waitFor(t, func() bool { return rt.LastFlightDump() != "" })
+	p := testkit.Load(t, rt, spinProgram)
+	require.Equal(t, sched.Success, testkit.Run(t, rt, p, "main", vmloop.I64(30)).Kind)
+	testkit.WaitFor(t, func() bool { return rt.LastFlightDump() != "" })
 	b, err := os.ReadFile(rt.LastFlightDump())
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(rt.LastFlightDump(), dir))
@@ -205,7 +206,7 @@ func TestFlightDumpOnLongSlice(t *testing.T) {
 // TestDumpTraceOff: without the flight recorder a dump is refused.
 func TestDumpTraceOff(t *testing.T) {
 	t.Setenv(sched.FlightEnv, "")
-	rt := newRT(t, jade.Options{Workers: 1})
+	rt := testkit.Runtime(t, jade.Options{Workers: 1})
 	require.ErrorContains(t, rt.DumpTrace(&bytes.Buffer{}), "flight recorder is off")
 }
 
@@ -214,13 +215,13 @@ func TestDumpTraceOff(t *testing.T) {
 // is a valid trace, and the runs are undisturbed. With -race it checks
 // the rings' protocol (a dump reads them only while the writers stop).
 func TestDumpWhileRunning(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 2, FlightEvents: 2048})
-	p := load(t, rt, fanout)
+	rt := testkit.Runtime(t, jade.Options{Workers: 2, FlightEvents: 2048})
+	p := testkit.Load(t, rt, testkit.Fanout)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for i := 0; i < 20; i++ {
-			if o := runFanout(t, rt, p, 500); o.Kind != sched.Success || o.Value.Int() != 124_750 {
+			if o := testkit.RunFanout(t, rt, p, 500); o.Kind != sched.Success || o.Value.Int() != 124_750 {
 				t.Errorf("fanout: %v", o)
 				return
 			}
@@ -247,7 +248,7 @@ func TestDumpWhileRunning(t *testing.T) {
 
 // TestTraceGC: a GC cycle during a trace shows on the host track.
 func TestTraceGC(t *testing.T) {
-	rt := newRT(t, jade.Options{Workers: 1})
+	rt := testkit.Runtime(t, jade.Options{Workers: 1})
 	for try := 0; try < 5; try++ {
 		var buf bytes.Buffer
 		require.NoError(t, rt.StartTrace(&buf))
@@ -267,13 +268,13 @@ func TestTraceGC(t *testing.T) {
 // 5 ms LongWait (every enqueue sampled), reported and counted.
 func TestLongWaitReported(t *testing.T) {
 	got := make(chan sched.LongRun, 4)
-	rt := newRT(t, jade.Options{Workers: 1, LatencySample: 1, LongWait: 5 * time.Millisecond,
+	rt := testkit.Runtime(t, jade.Options{Workers: 1, LatencySample: 1, LongWait: 5 * time.Millisecond,
 		OnLong: func(r sched.LongRun) { got <- r }})
 	registerSpin(t, rt)
-	p := load(t, rt, spinProgram)
+	p := testkit.Load(t, rt, spinProgram)
 	hog, err := rt.Spawn(p, "main", vmloop.I64(30))
 	require.NoError(t, err)
-	waitFor(t, func() bool { return rt.Metrics().RunnableTasks == 0 }) // the hog is running
+	testkit.WaitFor(t, func() bool { return rt.Metrics().RunnableTasks == 0 }) // the hog is running
 	time.Sleep(5 * time.Millisecond)
 	quick, err := rt.Spawn(p, "main", vmloop.I64(0))
 	require.NoError(t, err)
