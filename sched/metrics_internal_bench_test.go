@@ -13,6 +13,7 @@ func benchWorker(every int32) (*worker, *Task) {
 	s := &Scheduler{latEvery: every}
 	w := &worker{s: s, latLeft: every}
 	e := &Engine{hists: make([]engineHists, 1)}
+	e.cfg.Store(&EngineRuntimeConfig{})
 	s.workers = []*worker{w}
 	return w, &Task{engine: e}
 }
