@@ -170,6 +170,15 @@ func (e *Encoder) emit(track int, tr *trackState, ev Event, t int64) {
 		}
 		tr.isOpen = false
 		tr.ended, tr.endFrom, tr.endTo = ev.Task, from, t
+		if ev.Arg != 0 {
+			// A spawn folded into the end of the slice that made it: shown
+			// inside that slice, where its arrow leaves.
+			sp, ft := Event{Kind: KindSpawn, Task: ev.Arg, Arg: ev.Task, Flow: ev.Flow}, max(t-1, from)
+			e.instant(track, sp, ft, "by", int64(ev.Task), "")
+			if sp.Flow != 0 {
+				e.flow(track, 's', sp, ft)
+			}
+		}
 	case KindPark:
 		tr.parked, tr.parkT = true, t
 	case KindUnpark:

@@ -70,7 +70,8 @@
 // named by the function they were dispatched in, with the task id and
 // name, where the slice began and ended and why; parks, Go hand-overs
 // and GC pauses as slices of their own; the other events as instants;
-// and a v1 flow ("s" at the spawn or wake, "f" bound to the enclosing
+// and a v1 flow ("s" at the spawn or wake — a spawn folded into a slice
+// end is shown just before that end — "f" bound to the enclosing
 // slice at the dispatch) whose id joins the task and its wait
 // generation (FlowID), so that no state is needed across tracks. A
 // slice whose dispatch was overwritten before a dump starts at its

@@ -10,14 +10,19 @@ const (
 	KindNone Kind = iota
 	// KindSpawn: Task was made Runnable by its spawn; Arg is the
 	// spawning task's id (0: the host). Flow starts the arrow to Task's
-	// first dispatch.
+	// first dispatch. The last spawn of a slice into its worker's lifo
+	// slot is not written as a KindSpawn: it is folded into the slice's
+	// KindSliceEnd (Arg, Flow), since the spawned task cannot run before
+	// that slice ends.
 	KindSpawn
 	// KindDispatch: a slice of Task begins at function Fn, pc PC; Arg
 	// is the task's name in the Strings table (0: none). Flow, when not
 	// 0, ends the arrow of the spawn or wake that made it Runnable.
 	KindDispatch
 	// KindSliceEnd: the slice of Task ends for Reason at Fn@PC (the
-	// location where the slice began when the task completed).
+	// location where the slice began when the task completed). Arg, when
+	// not 0, is a task the slice spawned (its last spawn, folded in: see
+	// KindSpawn), and Flow that task's arrow.
 	KindSliceEnd
 	// KindWake: Task was woken by task Arg (0: from between tasks or
 	// outside the workers: a completion, a timer, the host). Flow starts

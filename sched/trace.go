@@ -75,6 +75,12 @@ type workerTrace struct {
 	// call ends with a clock read (traceEnd).
 	red0  uint64
 	host0 int64
+	// spawned and spawnFlow are the last task the running slice spawned
+	// and not yet written (0: none): a spawn into the lifo slot cannot
+	// run before the slice ends, so its event is folded into the slice's
+	// end (traceSpawn, traceEnd) — one event less per spawned task.
+	spawned   uint64
+	spawnFlow uint32
 }
 
 // exactReductions is the reductions after which a slice's end reads the

@@ -144,6 +144,10 @@ func (w *worker) traceEnd(t *Task, why uint8) {
 	}
 	e := x.next(now)
 	e.Kind, e.Task, e.Reason, e.Fn, e.PC = jtrace.KindSliceEnd, t.id, why, x.dispFn, x.dispPC
+	if x.spawned != 0 {
+		e.Arg, e.Flow = x.spawned, x.spawnFlow
+		x.spawned = 0
+	}
 	if why != jtrace.EndComplete && why != jtrace.EndCancel {
 		// Where it stopped (a completed task's frames are gone: it is
 		// shown where its slice began).
@@ -163,6 +167,25 @@ func (w *worker) traceWake(t *Task) {
 		by = w.tr.cur
 	}
 	w.traceTask(jtrace.KindWake, t, by)
+}
+
+// traceSpawn writes the spawn of t by task by. A spawn by the slice
+// running on w goes to w's lifo slot, which is never stolen: t cannot
+// run before that slice ends, so its event waits to be folded into the
+// slice-end event (KindSliceEnd's Arg and Flow). A second spawn in the
+// same slice writes the one held first.
+func (w *worker) traceSpawn(t *Task, by uint64) {
+	x := w.tr
+	if !w.inTask || x.cur != by {
+		w.traceTask(jtrace.KindSpawn, t, by)
+		return
+	}
+	if x.spawned != 0 {
+		e := x.next(0)
+		e.Kind, e.Task, e.Arg, e.Flow = jtrace.KindSpawn, x.spawned, by, x.spawnFlow
+		x.done(e)
+	}
+	x.spawned, x.spawnFlow = t.id, flowOf(t)
 }
 
 // endReason is the slice-end reason of outcome o.

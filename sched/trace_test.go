@@ -295,3 +295,60 @@ func TestLongWaitReported(t *testing.T) {
 	require.Contains(t, r.String(), "long run-queue wait: engine main task ")
 	require.GreaterOrEqual(t, rt.Metrics().Engines[0].LongWaits, uint64(1))
 }
+
+// TestTraceChainSpawns traces a chain of spawns, where each link's spawn
+// is folded into the end of its spawner's slice (the child waits in the
+// lifo slot): every link still shows a spawn inside its spawner's slice
+// on that slice's track, and every arrow that leaves a spawn ends at a
+// dispatch no earlier than it.
+func TestTraceChainSpawns(t *testing.T) {
+	const links = 2000
+	rt := testkit.Runtime(t, jade.Options{Workers: 2})
+	p, err := rt.Load("chained.jasm", []byte(chainedSrc))
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, rt.StartTrace(&buf))
+	_, err = rt.Run(context.Background(), p, "main", vmloop.I64(links), rt.NewEvent())
+	require.NoError(t, err)
+	require.NoError(t, rt.StopTrace())
+
+	tr := parseTrace(t, buf.Bytes())
+	type slice struct {
+		tid      int
+		from, to float64
+	}
+	slices := map[uint64][]slice{}
+	for _, e := range tr.TraceEvents {
+		if e.Ph == "X" && e.Cat == "task" {
+			id := uint64(e.Args["task"].(float64))
+			slices[id] = append(slices[id], slice{e.Tid, e.Ts, e.Ts + e.Dur})
+		}
+	}
+	spawned := map[uint64]bool{}
+	starts, ends := map[uint64]float64{}, map[uint64]float64{}
+	const eps = 1e-3
+	for _, e := range tr.TraceEvents {
+		switch {
+		case e.Ph == "i" && e.Name == "spawn":
+			child, by := uint64(e.Args["task"].(float64)), uint64(e.Args["by"].(float64))
+			require.False(t, spawned[child], "task %d spawned twice", child)
+			spawned[child] = true
+			in := by == 0 // main, spawned by the host
+			for _, s := range slices[by] {
+				in = in || s.tid == e.Tid && e.Ts >= s.from-eps && e.Ts <= s.to+eps
+			}
+			require.True(t, in, "the spawn of %d is outside every slice of its spawner %d", child, by)
+		case e.Ph == "s":
+			starts[e.ID] = e.Ts
+		case e.Ph == "f":
+			ends[e.ID] = e.Ts
+		}
+	}
+	require.Len(t, spawned, links+2, "a spawn of main and of every link")
+	for id, s := range starts {
+		f, ok := ends[id]
+		require.True(t, ok, "arrow %d has no end", id)
+		require.GreaterOrEqual(t, f, s-eps, "arrow %d ends before it starts", id)
+	}
+	requireNested(t, tr)
+}
