@@ -319,6 +319,20 @@ func (t *Task) Outcome() (Outcome, bool) {
 	return o, true
 }
 
+// InlineOutcome returns the kind and bits of t's result when t has
+// completed with a Success of a void, i64 or f64 value (kept in the task
+// record: no Outcome is copied); ok is false otherwise (not completed, or
+// an outcome Outcome must return).
+func (t *Task) InlineOutcome() (k vmloop.Kind, bits uint64, ok bool) {
+	if t.State() != Completed {
+		return 0, 0, false
+	}
+	if r := t.rare.Load(); r != nil && r.outcome != nil {
+		return 0, 0, false
+	}
+	return t.outVKind, t.outBits, true
+}
+
 // inline reports whether o lives in the task record itself (a Success
 // with a void, i64 or f64 value): setOutcome then writes only outVKind and
 // outBits, which nothing else writes.

@@ -691,6 +691,19 @@ func (e *Exec) CompleteIfRoom(v Value) (room bool, err error) {
 	return e.complete(v, true)
 }
 
+// CompleteScalar is Complete of a void, i64 or f64 value given as its
+// kind and bits (a joined task's inline result): no Value is built for
+// the common case of a destination of that type.
+func (e *Exec) CompleteScalar(k Kind, bits uint64) error {
+	if e.state == stRequest && e.reqDst >= 0 && (e.reqDstT == TI64 && k == KindI64 || e.reqDstT == TF64 && k == KindF64) {
+		e.state = stReady
+		e.setAbs(e.frames[e.fp].base+int(e.reqDst), bits, e.reqDstT)
+		return nil
+	}
+	_, err := e.complete(Value{kind: k, bits: bits}, false)
+	return err
+}
+
 // complete is Complete; with refuse, a heap that cannot take v leaves the
 // request pending (CompleteIfRoom).
 func (e *Exec) complete(v Value, refuse bool) (room bool, err error) {
