@@ -131,6 +131,9 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 		}
 		return true
 	case ActYield:
+		if w.yieldInPlace(t, *budget) {
+			return true
+		}
 		w.endSlice(t, jtrace.EndYield)
 		return false
 	case ActSuspend:
@@ -238,4 +241,29 @@ func (w *worker) publish(t *Task) {
 	if t.has(flagStats) {
 		t.rare.Load().reductions.Store(t.exec.Reductions())
 	}
+}
+
+// yieldInPlace reports whether a yield of t, with budget left, may go on
+// in its slice: nothing else could run here now, so a requeue and a pick
+// of t again would only cost a dispatch (BenchmarkYield). Only while no
+// task waits on w (lifo slot, local ring) or in the inject queue, no
+// timer is armed on w and no I/O of its backend is in flight (their
+// completions are looked for at picks), no cancel, sample, stop, trace
+// or per-task statistics (which count a yield's slices) want the slice
+// to end, and not at the picks where find looks at the
+// inject queue and hands the thread to Go's scheduler (every 32nd): a
+// yielding task never keeps those from happening. Other workers' queues
+// are not looked at: what waits there is run by its own worker, and
+// stolen once t's slice ends (at most a slice later: S-6).
+func (w *worker) yieldInPlace(t *Task, budget int64) bool {
+	if budget <= 0 || w.tr != nil || (w.ticks+1)%32 == 0 || t.flags.Load()&(flagCancel|flagStats) != 0 ||
+		w.lifo.Load() != nil || w.local.len() != 0 || w.s.inject.len() != 0 ||
+		w.timers.next != noDeadline || w.stop.Load() || w.sampleReq.Load() != 0 {
+		return false
+	}
+	if x := w.io.Load(); x != nil && x.n > 0 {
+		return false
+	}
+	w.ticks++
+	return true
 }
