@@ -17,10 +17,13 @@ import (
 	"github.com/jadevm/jade/sched"
 )
 
-// yieldsThenWaits yields 100 times (100 requeues to time) and then waits
-// on an event for ever, so that the debug server can be read.
+// yieldsThenWaits: main and a task it spawns each yield 100 times on one
+// worker (startDebugRun), so that every yield requeues behind the other
+// (a yield with nothing else to run goes on in its slice); then main
+// waits on an event for ever, so that the debug server can be read.
 const yieldsThenWaits = `.func main() -> i64
-  .local ev:ref, i:i64, z:i64
+  .local ev:ref, i:i64, z:i64, t:ref
+  spawn t, other
   const i, 100
 again:
   yield
@@ -31,6 +34,15 @@ again:
   const z, 0
   ret z
 .end
+.func other() -> i64
+  .local i:i64
+  const i, 100
+again:
+  yield
+  subi i, i, 1
+  jgti i, 0, again
+  ret i
+.end
 `
 
 // startDebugRun starts `jade run` with args and --debug-addr and returns
@@ -38,7 +50,7 @@ again:
 func startDebugRun(t *testing.T, args ...string) string {
 	t.Helper()
 	path := write(t, "w.jasm", yieldsThenWaits)
-	cmd := exec.Command(jadeBinary(t), append(append([]string{"run", "--debug-addr", "127.0.0.1:0"}, args...), path)...)
+	cmd := exec.Command(jadeBinary(t), append(append([]string{"run", "--workers", "1", "--debug-addr", "127.0.0.1:0"}, args...), path)...)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
