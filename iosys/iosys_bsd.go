@@ -34,6 +34,10 @@ func Socket(addr string) (int, netip.AddrPort, error) {
 	return fd, ap, err
 }
 
+// AcceptNow accepts a connection already waiting on listening socket fd,
+// or fails at once (EAGAIN: none is waiting).
+func AcceptNow(fd int) (int, error) { return kqueue.AcceptNow(fd) }
+
 // Accepted sets TCP_NODELAY on an accepted connection.
 func Accepted(fd int) error { return unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) }
 

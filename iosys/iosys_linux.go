@@ -38,6 +38,10 @@ func Socket(addr string) (int, netip.AddrPort, error) {
 	return fd, ap, err
 }
 
+// AcceptNow accepts a connection already waiting on listening socket fd,
+// or fails at once (EAGAIN: none is waiting).
+func AcceptNow(fd int) (int, error) { return uring.AcceptNow(fd) }
+
 // Accepted prepares an accepted connection (TCP_NODELAY: replies are small
 // and latency matters more than coalescing).
 func Accepted(fd int) error { return uring.SetNoDelay(fd) }

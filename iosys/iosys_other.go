@@ -23,6 +23,9 @@ func Listen(addr string) (int, error) { return -1, ErrUnsupported }
 // Socket reports ErrUnsupported.
 func Socket(addr string) (int, netip.AddrPort, error) { return -1, netip.AddrPort{}, ErrUnsupported }
 
+// AcceptNow reports ErrUnsupported.
+func AcceptNow(fd int) (int, error) { return -1, ErrUnsupported }
+
 // Accepted reports ErrUnsupported.
 func Accepted(fd int) error { return ErrUnsupported }
 

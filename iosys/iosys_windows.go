@@ -3,6 +3,7 @@
 package iosys
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 
@@ -32,6 +33,12 @@ func Socket(addr string) (int, netip.AddrPort, error) {
 	}
 	fd, err := iocp.Socket(ap)
 	return fd, ap, err
+}
+
+// AcceptNow reports ErrUnsupported: an IOCP listener takes connections
+// only through AcceptEx, so net.accept always waits for a completion.
+func AcceptNow(fd int) (int, error) {
+	return -1, fmt.Errorf("iosys: accept now: an IOCP listener accepts only through AcceptEx: %w", errors.ErrUnsupported)
 }
 
 // Accepted sets TCP_NODELAY on an accepted connection.

@@ -27,6 +27,17 @@ func Socket(ap netip.AddrPort) (int, error) {
 // non-blocking and close-on-exec.
 func Listen(addr string) (int, error) { return ListenWith(addr, false) }
 
+// AcceptNow accepts a connection waiting on the non-blocking listening
+// socket fd, as a non-blocking, close-on-exec socket, without waiting:
+// unix.EAGAIN when none is waiting.
+func AcceptNow(fd int) (int, error) {
+	nfd, _, err := accept(fd)
+	if err != nil {
+		return -1, fmt.Errorf("kqueue: accept: %w", err)
+	}
+	return nfd, nil
+}
+
 // ListenWith is Listen with SO_REUSEPORT set when reusePort is true.
 func ListenWith(addr string, reusePort bool) (int, error) {
 	ap, err := netip.ParseAddrPort(addr)
