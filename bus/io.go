@@ -167,29 +167,13 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 		k := evpoll.Send
 		if id == vmloop.IntrFileWrite {
 			k = evpoll.Write
+		} else if sent := b.sendNow(h, buf[off:off+n]); int64(sent) == n {
+			return complete(ex, vmloop.I64(n), sched.ActContinue), true
+		} else {
+			off, n = off+int64(sent), n-int64(sent) // submit the rest
 		}
 		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: k, Fd: fd, Buf: buf[off : off+n], Offset: -1}), h.fd), true
 	}
-}
-
-// acceptNow takes a connection that is already waiting on listener h
-// without suspending t, as Go's netpoller does: an accept loop then takes
-// a backlog within one slice. Waiting for each accept's completion would
-// put the loop behind every runnable connection task once per connection,
-// so that a burst of N new connections waited O(N²) task runs for their
-// first reply (the first requests of wrk -c400 waited up to 236 ms). ok is
-// false when none is waiting, or on any error, which the submitted accept
-// then reports through the backend as usual.
-func (b *Bus) acceptNow(t *sched.Task, ex *vmloop.Exec, h *ioHandle) (sched.Action, bool) {
-	nfd := -1
-	if err := b.ctl.UseFD(h.fd, func(num int) (err error) {
-		nfd, err = iosys.AcceptNow(num)
-		return err
-	}); err != nil {
-		return 0, false
-	}
-	iosys.Accepted(nfd)
-	return complete(ex, newHandle("conn", b.ctl.NewFD(t, nfd)), sched.ActContinue), true
 }
 
 // submitIO submits op on f for t under its one-shot timeout, if any. A

@@ -38,6 +38,10 @@ func Socket(addr string) (int, netip.AddrPort, error) {
 // or fails at once (EAGAIN: none is waiting).
 func AcceptNow(fd int) (int, error) { return kqueue.AcceptNow(fd) }
 
+// SendNow sends what of buf connected socket fd takes now and returns how
+// much that was (EAGAIN: nothing).
+func SendNow(fd int, buf []byte) (int, error) { return kqueue.SendNow(fd, buf) }
+
 // Accepted sets TCP_NODELAY on an accepted connection.
 func Accepted(fd int) error { return unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) }
 

@@ -42,6 +42,10 @@ func Socket(addr string) (int, netip.AddrPort, error) {
 // or fails at once (EAGAIN: none is waiting).
 func AcceptNow(fd int) (int, error) { return uring.AcceptNow(fd) }
 
+// SendNow sends what of buf connected socket fd takes now and returns how
+// much that was (EAGAIN: nothing).
+func SendNow(fd int, buf []byte) (int, error) { return uring.SendNow(fd, buf) }
+
 // Accepted prepares an accepted connection (TCP_NODELAY: replies are small
 // and latency matters more than coalescing).
 func Accepted(fd int) error { return uring.SetNoDelay(fd) }

@@ -26,6 +26,9 @@ func Socket(addr string) (int, netip.AddrPort, error) { return -1, netip.AddrPor
 // AcceptNow reports ErrUnsupported.
 func AcceptNow(fd int) (int, error) { return -1, ErrUnsupported }
 
+// SendNow reports ErrUnsupported.
+func SendNow(fd int, buf []byte) (int, error) { return 0, ErrUnsupported }
+
 // Accepted reports ErrUnsupported.
 func Accepted(fd int) error { return ErrUnsupported }
 

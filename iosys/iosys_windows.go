@@ -41,6 +41,12 @@ func AcceptNow(fd int) (int, error) {
 	return -1, fmt.Errorf("iosys: accept now: an IOCP listener accepts only through AcceptEx: %w", errors.ErrUnsupported)
 }
 
+// SendNow reports ErrUnsupported: net.write on IOCP always waits for the
+// completion of an overlapped send.
+func SendNow(fd int, buf []byte) (int, error) {
+	return 0, fmt.Errorf("iosys: send now: IOCP sends are overlapped: %w", errors.ErrUnsupported)
+}
+
 // Accepted sets TCP_NODELAY on an accepted connection.
 func Accepted(fd int) error {
 	return windows.SetsockoptInt(windows.Handle(fd), windows.IPPROTO_TCP, windows.TCP_NODELAY, 1)

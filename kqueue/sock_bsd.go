@@ -10,6 +10,7 @@ import (
 	"net/netip"
 
 	"github.com/jadevm/jade/evpoll/unixsock"
+	"golang.org/x/sys/unix"
 )
 
 // Socket returns a new TCP socket for connecting to ap (matching its
@@ -26,6 +27,18 @@ func Socket(ap netip.AddrPort) (int, error) {
 // picks a free port, see LocalAddr). It sets SO_REUSEADDR and is
 // non-blocking and close-on-exec.
 func Listen(addr string) (int, error) { return ListenWith(addr, false) }
+
+// SendNow sends what of buf the connected non-blocking socket fd takes
+// without waiting and returns how much that was: unix.EAGAIN when it
+// takes nothing. A closed peer is EPIPE, never SIGPIPE (sendFlags,
+// SO_NOSIGPIPE).
+func SendNow(fd int, buf []byte) (int, error) {
+	n, err := unix.SendmsgN(fd, buf, nil, nil, sendFlags)
+	if err != nil {
+		return 0, fmt.Errorf("kqueue: send: %w", err)
+	}
+	return n, nil
+}
 
 // AcceptNow accepts a connection waiting on the non-blocking listening
 // socket fd, as a non-blocking, close-on-exec socket, without waiting:

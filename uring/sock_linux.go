@@ -133,6 +133,21 @@ func AcceptNow(fd int) (int, error) {
 	return nfd, nil
 }
 
+// SendNow sends what of buf the connected socket fd takes without waiting
+// (MSG_DONTWAIT; MSG_NOSIGNAL: a closed peer is EPIPE, never SIGPIPE) and
+// returns how much that was: unix.EAGAIN when it takes nothing.
+func SendNow(fd int, buf []byte) (int, error) {
+	var p unsafe.Pointer
+	if len(buf) > 0 {
+		p = unsafe.Pointer(&buf[0])
+	}
+	r, _, errno := unix.Syscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(p), uintptr(len(buf)), unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL, 0, 0)
+	if errno != 0 {
+		return 0, fmt.Errorf("uring: send: %w", errno)
+	}
+	return int(r), nil
+}
+
 // SetNoDelay sets TCP_NODELAY on fd (accepted sockets do not inherit it
 // from Socket).
 func SetNoDelay(fd int) error {
