@@ -33,6 +33,11 @@ func (b *Bus) acceptNow(t *sched.Task, ex *vmloop.Exec, h *ioHandle) (sched.Acti
 	return complete(ex, newHandle("conn", b.ctl.NewFD(t, nfd)), sched.ActContinue), true
 }
 
+// sendNowMax bounds the bytes one inline send copies: the worker holds its
+// P through the syscall (a GC stop waits for it), and a larger write's
+// rest goes to the backend.
+const sendNowMax = 256 << 10
+
 // sendNow sends what of p conn h's socket takes now, without
 // suspending, and returns how much that was (0 when it takes nothing or
 // fails: the send then submitted reports the error). Waiting for the
@@ -40,6 +45,9 @@ func (b *Bus) acceptNow(t *sched.Task, ex *vmloop.Exec, h *ioHandle) (sched.Acti
 // reap and a dispatch per reply (the http scenario at 400 connections:
 // about a tenth of the server's CPU).
 func (b *Bus) sendNow(h *ioHandle, p []byte) int {
+	if len(p) > sendNowMax {
+		p = p[:sendNowMax]
+	}
 	sent := 0
 	if err := b.ctl.UseFD(h.fd, func(num int) (err error) {
 		sent, err = iosys.SendNow(num, p)
