@@ -39,9 +39,19 @@ func pinThread(cpu int) error {
 // threadID returns the calling thread's id.
 func threadID() int { return unix.Gettid() }
 
-// tightTimers sets the calling thread's timer slack to 1 ns: a worker
-// parks with a timeout until its earliest timer deadline, and the default
-// slack (50 µs) would make every sleep that much late. The thread is
-// locked to the worker; a thread later returned to Go keeps the smaller
-// slack, which only makes its timed waits more exact.
-func tightTimers() { unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) }
+// tightTimers sets the calling thread's timer slack to 1 ns and returns
+// what puts the thread's own slack back: a worker parks with a timeout
+// until its earliest timer deadline, and the default slack (50 µs) would
+// make every sleep that much late. The worker restores the slack before
+// it unlocks the thread, so a thread Go reuses after the runtime closes
+// is as it was: a process the host starts from it would otherwise
+// inherit the 1 ns slack, and every timed wait of its threads (Go's
+// sysmon's 20 µs sleeps among them) would wake that much more often
+// (TestWorkerRestoresTimerSlack).
+func tightTimers() (restore func()) {
+	old, _, errno := unix.RawSyscall(unix.SYS_PRCTL, unix.PR_GET_TIMERSLACK, 0, 0)
+	if errno != 0 || unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) != nil {
+		return func() {}
+	}
+	return func() { unix.Prctl(unix.PR_SET_TIMERSLACK, old, 0, 0, 0) }
+}

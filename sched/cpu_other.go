@@ -18,4 +18,4 @@ func pinThread(cpu int) error { return errors.New("sched: CPU pinning is only su
 func threadID() int { return 0 }
 
 // tightTimers does nothing outside Linux.
-func tightTimers() {}
+func tightTimers() (restore func()) { return func() {} }

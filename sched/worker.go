@@ -190,7 +190,7 @@ func (w *worker) loop() {
 	}
 	w.tid.Store(int64(threadID()))
 	w.times.start.Store(nanotime())
-	tightTimers()
+	defer tightTimers()() // before the thread is unlocked
 	if open := w.s.openIO; open != nil {
 		// On the locked thread: an owner-thread ring belongs to it.
 		if b, err := open(w.id); err != nil {
