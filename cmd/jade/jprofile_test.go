@@ -20,7 +20,7 @@ func TestJadeProfileFlags(t *testing.T) {
 	src := write(t, "loop.jasm", `.func main() -> i64
   .local i:i64, n:i64, sz:i64, b:ref
   const i, 0
-  const n, 3000
+  const n, 30000
   const sz, 1000
 l:
   jge  i, n, d
@@ -34,7 +34,7 @@ d:
 	var out, errb bytes.Buffer
 	code := run([]string{"run", "--jade-cpuprofile", cpu, "--jade-heapprofile", heap, "--jade-profile-period", "1ms", src}, &out, &errb)
 	require.Equal(t, exitSuccess, code, errb.String())
-	require.Equal(t, "3000\n", out.String())
+	require.Equal(t, "30000\n", out.String())
 	require.NotContains(t, errb.String(), "profile", "the run's end writes the profiles without an error")
 	for _, f := range []string{cpu, heap} {
 		r, err := os.Open(f)
@@ -51,7 +51,9 @@ d:
 	require.NoError(t, err)
 	p, err := profile.ParseData(hp)
 	require.NoError(t, err)
-	require.NotEmpty(t, p.Sample, "3 MB allocated, no sample")
+	// 30 MB at one sample in about 512 KiB: about 58 samples expected, and
+	// none with probability e^-58 (3 MB missed one run in a few hundred).
+	require.NotEmpty(t, p.Sample, "30 MB allocated, no sample")
 	require.Equal(t, int64(8), p.Sample[0].Location[0].Line[0].Line, "the bnew's line")
 
 	out.Reset()
