@@ -207,11 +207,11 @@ func TestBytes13Costs(t *testing.T) {
 	require.Equal(t, uint64(1+3+8), e.Reductions())
 }
 
-// TestBytes13Chunked: over 32 MiB each scanning primitive stops at least
+// TestBytes13Chunked: over longN bytes each scanning primitive stops at least
 // every 64 KiB when the budget is spent, and gives the same result and
 // cost as in one slice.
 func TestBytes13Chunked(t *testing.T) {
-	const n = 32 << 20
+	const n = longN
 	p := itBytes13(t)
 	hay := Bytes(append(make([]byte, n-4), "\r\n\r\n"...))
 	zeros := append([]byte(strings.Repeat("0", n-2)), "42"...)

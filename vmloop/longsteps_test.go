@@ -27,16 +27,22 @@ func stepWork(t *testing.T, e *Exec) (most, total uint64) {
 // longLimits holds a 32 MiB source and a 32 MiB result with room to spare.
 var longLimits = Limits{MaxHeapBytes: 256 << 20}
 
+// longN is the size of the long steps' operands: 32 MiB, or 4 MiB under
+// -race (64 chunks still; these tests run one goroutine, so the race
+// detector has nothing to find in them and only multiplies their time;
+// `make unit` runs them at full size).
+const longN = 32 << 20 >> (3 * raceShift)
+
 // chunkWork is the most work one chunk of a byte-sized bulk instruction may
 // do between two looks at the budget, plus the few instructions around it.
 const chunkWork = bulkChunk/64 + 16
 
-// TestLongStepsAreChunked: each allocating instruction over 32 MiB costs
+// TestLongStepsAreChunked: each allocating instruction over longN bytes costs
 // ceil(n/64) for its n bytes and stops at least every 64 KiB (1,024
 // reductions) when the budget is spent, and gives the same result and
 // cost as in one slice.
 func TestLongStepsAreChunked(t *testing.T) {
-	const n = 32 << 20
+	const n = longN
 	p := itProg(t, nil,
 		itFn("sconcat", "(ref,ref)->ref", 3, "sconcat r2, r0, r1; ret r2"),
 		itFn("stob", "(ref)->ref", 2, "stob r1, r0; ret r1"),
