@@ -57,3 +57,36 @@ func TestUnknownScenario(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestLatencyRowsAreGated: #19's latency targets are gates, not reports:
+// wake_latency's p99 and p99.9 are held to their absolute bounds and
+// sleep_lateness's to time.Sleep's, each with a Pass that follows the
+// figures.
+func TestLatencyRowsAreGated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures")
+	}
+	rep, err := Run(Options{Quick: true, Reps: 1, Scenarios: []string{"wake_latency", "sleep_lateness"}})
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for _, r := range rep.Scenarios {
+		if r.Metric != "p99 latency" && r.Metric != "p99.9 latency" {
+			continue
+		}
+		require.NotNil(t, r.Pass, "%s %s is not gated", r.Name, r.Metric)
+		var want bool
+		switch {
+		case r.Name == "wake_latency" && r.Metric == "p99 latency":
+			want = r.Jade <= 50e3
+		case r.Name == "wake_latency":
+			want = r.Jade <= 150e3
+		case r.Metric == "p99 latency":
+			want = r.Jade <= r.Baseline
+		default:
+			want = r.Jade <= 2*r.Baseline
+		}
+		require.Equal(t, want, *r.Pass, "%s %s: %v against %v", r.Name, r.Metric, r.Jade, r.Baseline)
+		seen[r.Name+" "+r.Metric] = true
+	}
+	require.Len(t, seen, 4)
+}
