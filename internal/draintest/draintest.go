@@ -74,7 +74,7 @@ func Drive(t testing.TB, addr string, conns int, begin func()) Result {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		c, err := dial(addr)
-		if err == nil || errors.Is(err, syscall.ECONNRESET) {
+		if err == nil || reset(err) {
 			// Into the backlog before the listener closed (a reset: the
 			// close raced the handshake).
 			if c != nil {
@@ -117,6 +117,13 @@ func Drive(t testing.TB, addr string, conns int, begin func()) Result {
 // WSAECONNREFUSED (10061), which Go's syscall does not map to it.
 func refused(err error) bool {
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.Errno(10061))
+}
+
+// reset: a connection reset, on Windows as well (WSAECONNRESET, 10054:
+// Go's syscall.ECONNRESET there is a value of its own that no socket call
+// returns).
+func reset(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.Errno(10054))
 }
 
 func dial(addr string) (net.Conn, error) { return net.DialTimeout("tcp", addr, 5*time.Second) }
