@@ -20,3 +20,17 @@ func BenchmarkNext(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEmit is BenchmarkNext with the event built by the writer and
+// copied into its slot by Emit (the scheduler's hooks).
+func BenchmarkEmit(b *testing.B) {
+	for _, n := range []int{8192, 1} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			now, _ := clock()
+			r := NewFlight(0, n, now)
+			for i := 0; b.Loop(); i++ {
+				r.Emit(Event{Kind: KindWake, Task: uint64(i), Arg: 7})
+			}
+		})
+	}
+}

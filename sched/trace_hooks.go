@@ -12,30 +12,18 @@ import (
 )
 
 // The trace's hooks (trace.go says how they are kept cheap and safe):
-// writing events in place, the names they refer to, the slow paths of
+// writing events, the names they refer to, the slow paths of
 // every hook, long slices and calls, and Go's GC cycles.
 
-// next returns x's next event to fill in place, timed as jtrace's
-// Ring.Next (now != 0: exact at now); done must follow once it is
-// filled. The event goes to the flight ring, or to the stream ring when
-// only a full trace runs.
-func (x *workerTrace) next(now int64) *jtrace.Event { return x.ring().Next(now) }
-
-// ring is the ring x's events are written to first: the flight ring, or
-// the stream ring when only a full trace runs.
-func (x *workerTrace) ring() *jtrace.Ring {
-	if x.flight != nil {
-		return x.flight
+// put writes e to x's rings, exact at now when now != 0 (a time the
+// hook read), else timed by the ring (jtrace's Ring.Emit). Hooks build
+// the whole event and hand it over: the ring copies it into its slot in
+// one store (BenchmarkEmit).
+func (x *workerTrace) put(now int64, e jtrace.Event) {
+	if now != 0 {
+		e.Time, e.Flags = now, jtrace.Exact
 	}
-	return x.stream
-}
-
-// done copies e, filled after next, to the stream ring when a full
-// trace runs beside the flight recorder.
-func (x *workerTrace) done(e *jtrace.Event) {
-	if x.flight != nil && x.stream != nil {
-		x.stream.Emit(*e)
-	}
+	x.emit(e)
 }
 
 // emit writes e to x's rings.
@@ -113,15 +101,14 @@ func (w *worker) traceDispatch(t *Task, lim time.Duration) {
 		return
 	}
 	fn, pc := t.exec.Loc()
+	red := t.exec.Reductions()
 	x.cur, x.dispFn, x.dispPC = t.id, x.fn(t.prog, fn), int32(pc)
-	x.red0, x.host0 = t.exec.Reductions(), w.times.host.Load()
-	e := x.next(now)
-	e.Kind, e.Task, e.Fn, e.PC = jtrace.KindDispatch, t.id, x.dispFn, x.dispPC
-	e.Arg = uint64(x.taskName(t))
-	if t.resume || t.exec.Reductions() == 0 {
+	x.red0, x.host0 = red, w.times.host.Load()
+	e := jtrace.Event{Kind: jtrace.KindDispatch, Task: t.id, Fn: x.dispFn, PC: x.dispPC, Arg: uint64(x.taskName(t))}
+	if t.resume || red == 0 {
 		e.Flow = flowOf(t) // after a wake, or the first dispatch (after the spawn)
 	}
-	x.done(e)
+	x.put(now, e)
 }
 
 // traceEnd ends t's slice for reason why (jtrace.End*), while t is still
@@ -142,12 +129,9 @@ func (w *worker) traceEnd(t *Task, why uint8) {
 	if now == 0 && (t.exec.Reductions()-x.red0 >= exactReductions || w.times.host.Load() != x.host0) {
 		now = nanotime()
 	}
-	e := x.next(now)
-	e.Kind, e.Task, e.Reason, e.Fn, e.PC = jtrace.KindSliceEnd, t.id, why, x.dispFn, x.dispPC
-	if x.spawned != 0 {
-		e.Arg, e.Flow = x.spawned, x.spawnFlow
-		x.spawned = 0
-	}
+	// Arg and Flow: the spawn held for this slice's end (0: none).
+	e := jtrace.Event{Kind: jtrace.KindSliceEnd, Task: t.id, Reason: why, Fn: x.dispFn, PC: x.dispPC, Arg: x.spawned, Flow: x.spawnFlow}
+	x.spawned, x.spawnFlow = 0, 0
 	if why != jtrace.EndComplete && why != jtrace.EndCancel {
 		// Where it stopped (a completed task's frames are gone: it is
 		// shown where its slice began).
@@ -155,7 +139,7 @@ func (w *worker) traceEnd(t *Task, why uint8) {
 			e.Fn, e.PC = x.fn(t.prog, fn), int32(pc)
 		}
 	}
-	x.done(e)
+	x.put(now, e)
 }
 
 // traceWake writes the wake of t by the task running on w (a join's
@@ -181,9 +165,7 @@ func (w *worker) traceSpawn(t *Task, by uint64) {
 		return
 	}
 	if x.spawned != 0 {
-		e := x.next(0)
-		e.Kind, e.Task, e.Arg, e.Flow = jtrace.KindSpawn, x.spawned, by, x.spawnFlow
-		x.done(e)
+		x.emit(jtrace.Event{Kind: jtrace.KindSpawn, Task: x.spawned, Arg: by, Flow: x.spawnFlow})
 	}
 	x.spawned, x.spawnFlow = t.id, flowOf(t)
 }
@@ -198,22 +180,17 @@ func endReason(o Outcome) uint8 {
 
 // traceTask writes event kind k of t (w's, or being made Runnable by w).
 func (w *worker) traceTask(k jtrace.Kind, t *Task, arg uint64) {
-	x := w.tr
-	e := x.next(0)
-	e.Kind, e.Task, e.Arg = k, t.id, arg
+	e := jtrace.Event{Kind: k, Task: t.id, Arg: arg}
 	if k == jtrace.KindWake || k == jtrace.KindSpawn {
 		e.Flow = flowOf(t)
 	}
-	x.done(e)
+	w.tr.emit(e)
 }
 
 // traceAt writes event kind k at time now (a clock read the worker made
 // anyway).
 func (w *worker) traceAt(k jtrace.Kind, now int64, arg uint64) {
-	x := w.tr
-	e := x.next(now)
-	e.Kind, e.Arg = k, arg
-	x.done(e)
+	w.tr.put(now, jtrace.Event{Kind: k, Arg: arg})
 }
 
 // hostTask writes event kind k of t on the host track (t is being made
