@@ -12,18 +12,56 @@ import (
 )
 
 // The trace's hooks (trace.go says how they are kept cheap and safe):
-// writing events, the names they refer to, the slow paths of
+// writing events in place, the names they refer to, the slow paths of
 // every hook, long slices and calls, and Go's GC cycles.
 
-// put writes e to x's rings, exact at now when now != 0 (a time the
-// hook read), else timed by the ring (jtrace's Ring.Emit). Hooks build
-// the whole event and hand it over: the ring copies it into its slot in
-// one store (BenchmarkEmit).
-func (x *workerTrace) put(now int64, e jtrace.Event) {
-	if now != 0 {
-		e.Time, e.Flags = now, jtrace.Exact
+// Writing an event: a hook takes its slot from x.take, inlined — the
+// ring's fast path (jtrace's Ring.Take) when x writes to one ring only
+// (solo) — or else from x.next, stores every field, and calls x.done
+// when solo is nil.
+
+// take returns x's next slot from the fast path of its one ring, or nil
+// (then next): not cleared, so every field but Time and Flags must be
+// stored.
+func (x *workerTrace) take(now int64) *jtrace.Event {
+	if r := x.solo; r != nil && now == 0 {
+		return r.Take()
 	}
-	x.emit(e)
+	return nil
+}
+
+// setSolo sets solo after a ring of x is installed or taken away.
+func (x *workerTrace) setSolo() {
+	x.solo = nil
+	if x.flight == nil || x.stream == nil {
+		x.solo = x.flight
+		if x.stream != nil {
+			x.solo = x.stream
+		}
+	}
+}
+
+// next returns x's next event to fill in place, timed as jtrace's
+// Ring.Next (now != 0: exact at now); done must follow once it is
+// filled. The event goes to the flight ring, or to the stream ring when
+// only a full trace runs.
+func (x *workerTrace) next(now int64) *jtrace.Event { return x.ring().Next(now) }
+
+// ring is the ring x's events are written to first: the flight ring, or
+// the stream ring when only a full trace runs.
+func (x *workerTrace) ring() *jtrace.Ring {
+	if x.flight != nil {
+		return x.flight
+	}
+	return x.stream
+}
+
+// done copies e, filled after next, to the stream ring when a full
+// trace runs beside the flight recorder.
+func (x *workerTrace) done(e *jtrace.Event) {
+	if x.flight != nil && x.stream != nil {
+		x.stream.Emit(*e)
+	}
 }
 
 // emit writes e to x's rings.
@@ -104,11 +142,19 @@ func (w *worker) traceDispatch(t *Task, lim time.Duration) {
 	red := t.exec.Reductions()
 	x.cur, x.dispFn, x.dispPC = t.id, x.fn(t.prog, fn), int32(pc)
 	x.red0, x.host0 = red, w.times.host.Load()
-	e := jtrace.Event{Kind: jtrace.KindDispatch, Task: t.id, Fn: x.dispFn, PC: x.dispPC, Arg: uint64(x.taskName(t))}
+	var flow uint32
 	if t.resume || red == 0 {
-		e.Flow = flowOf(t) // after a wake, or the first dispatch (after the spawn)
+		flow = flowOf(t) // after a wake, or the first dispatch (after the spawn)
 	}
-	x.put(now, e)
+	name := x.taskName(t)
+	e := x.take(now)
+	if e == nil {
+		e = x.next(now)
+	}
+	e.Kind, e.Task, e.Arg, e.Fn, e.PC, e.Flow, e.Reason = jtrace.KindDispatch, t.id, uint64(name), x.dispFn, x.dispPC, flow, 0
+	if x.solo == nil {
+		x.done(e)
+	}
 }
 
 // traceEnd ends t's slice for reason why (jtrace.End*), while t is still
@@ -129,17 +175,24 @@ func (w *worker) traceEnd(t *Task, why uint8) {
 	if now == 0 && (t.exec.Reductions()-x.red0 >= exactReductions || w.times.host.Load() != x.host0) {
 		now = nanotime()
 	}
-	// Arg and Flow: the spawn held for this slice's end (0: none).
-	e := jtrace.Event{Kind: jtrace.KindSliceEnd, Task: t.id, Reason: why, Fn: x.dispFn, PC: x.dispPC, Arg: x.spawned, Flow: x.spawnFlow}
-	x.spawned, x.spawnFlow = 0, 0
+	fn, pc := x.dispFn, x.dispPC
 	if why != jtrace.EndComplete && why != jtrace.EndCancel {
 		// Where it stopped (a completed task's frames are gone: it is
 		// shown where its slice began).
-		if fn, pc := t.exec.Loc(); fn >= 0 {
-			e.Fn, e.PC = x.fn(t.prog, fn), int32(pc)
+		if f, p := t.exec.Loc(); f >= 0 {
+			fn, pc = x.fn(t.prog, f), int32(p)
 		}
 	}
-	x.put(now, e)
+	e := x.take(now)
+	if e == nil {
+		e = x.next(now)
+	}
+	// Arg and Flow: the spawn held for this slice's end (0: none).
+	e.Kind, e.Task, e.Arg, e.Fn, e.PC, e.Flow, e.Reason = jtrace.KindSliceEnd, t.id, x.spawned, fn, pc, x.spawnFlow, why
+	x.spawned, x.spawnFlow = 0, 0
+	if x.solo == nil {
+		x.done(e)
+	}
 }
 
 // traceWake writes the wake of t by the task running on w (a join's
@@ -165,7 +218,9 @@ func (w *worker) traceSpawn(t *Task, by uint64) {
 		return
 	}
 	if x.spawned != 0 {
-		x.emit(jtrace.Event{Kind: jtrace.KindSpawn, Task: x.spawned, Arg: by, Flow: x.spawnFlow})
+		e := x.next(0)
+		e.Kind, e.Task, e.Arg, e.Flow = jtrace.KindSpawn, x.spawned, by, x.spawnFlow
+		x.done(e)
 	}
 	x.spawned, x.spawnFlow = t.id, flowOf(t)
 }
@@ -180,17 +235,22 @@ func endReason(o Outcome) uint8 {
 
 // traceTask writes event kind k of t (w's, or being made Runnable by w).
 func (w *worker) traceTask(k jtrace.Kind, t *Task, arg uint64) {
-	e := jtrace.Event{Kind: k, Task: t.id, Arg: arg}
+	x := w.tr
+	e := x.next(0)
+	e.Kind, e.Task, e.Arg = k, t.id, arg
 	if k == jtrace.KindWake || k == jtrace.KindSpawn {
 		e.Flow = flowOf(t)
 	}
-	w.tr.emit(e)
+	x.done(e)
 }
 
 // traceAt writes event kind k at time now (a clock read the worker made
 // anyway).
 func (w *worker) traceAt(k jtrace.Kind, now int64, arg uint64) {
-	w.tr.put(now, jtrace.Event{Kind: k, Arg: arg})
+	x := w.tr
+	e := x.next(now)
+	e.Kind, e.Arg = k, arg
+	x.done(e)
 }
 
 // hostTask writes event kind k of t on the host track (t is being made
