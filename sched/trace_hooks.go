@@ -74,8 +74,18 @@ func (x *workerTrace) emit(e jtrace.Event) {
 	}
 }
 
-// fn returns the name id of function fn of p.
+// fn returns the name id of function fn of p: inlined while p is the
+// cached program (fnSlow otherwise), as every hook that names a function
+// is.
 func (x *workerTrace) fn(p *vmloop.Program, fn int) uint32 {
+	if p == x.prog && uint(fn) < uint(len(x.fns)) {
+		return x.fns[fn]
+	}
+	return x.fnSlow(p, fn)
+}
+
+// fnSlow is fn when p is not the cached program or fn is out of range.
+func (x *workerTrace) fnSlow(p *vmloop.Program, fn int) uint32 {
 	if p != x.prog {
 		x.prog, x.fns = p, x.s.progNames(p)
 	}
@@ -107,12 +117,9 @@ func (s *Scheduler) progNames(p *vmloop.Program) []uint32 {
 	return ids
 }
 
-// taskName returns the name id of t's name (0: none).
-func (x *workerTrace) taskName(t *Task) uint32 {
-	r := t.rare.Load()
-	if r == nil {
-		return 0
-	}
+// nameOf returns the name id of the task name in r, a task's rare
+// fields (0: none; a task without rare fields has none either).
+func (x *workerTrace) nameOf(r *taskRare) uint32 {
 	n := r.name.Load()
 	if n == nil {
 		return 0
@@ -146,7 +153,10 @@ func (w *worker) traceDispatch(t *Task, lim time.Duration) {
 	if t.resume || red == 0 {
 		flow = flowOf(t) // after a wake, or the first dispatch (after the spawn)
 	}
-	name := x.taskName(t)
+	var name uint32
+	if r := t.rare.Load(); r != nil {
+		name = x.nameOf(r)
+	}
 	e := x.take(now)
 	if e == nil {
 		e = x.next(now)
@@ -223,6 +233,17 @@ func (w *worker) traceSpawn(t *Task, by uint64) {
 		x.done(e)
 	}
 	x.spawned, x.spawnFlow = t.id, flowOf(t)
+}
+
+// fold is traceSpawn's common case, inlined into Launch: the first spawn
+// by the slice running on w (inTask) is held for its end. It reports
+// false, holding nothing, for any other spawn: traceSpawn must follow.
+func (x *workerTrace) fold(t *Task, by uint64, inTask bool) bool {
+	if !inTask || x.cur != by || x.spawned != 0 {
+		return false
+	}
+	x.spawned, x.spawnFlow = t.id, flowOf(t)
+	return true
 }
 
 // endReason is the slice-end reason of outcome o.
