@@ -45,9 +45,9 @@ type Ring struct {
 	// lim is the end of the fast path's window: the slots n..lim-1 of
 	// cur take the next events with no clock read and no move to another
 	// chunk (at most left-1 of them, up to the chunk's end). left is
-	// counted down lazily: the window's events are taken from it (sync)
-	// when the slow path runs, from n0, n where the window opened. A
-	// fast path of one comparison is small enough for Go to inline (Take).
+	// counted down lazily: the events written since the window opened at
+	// n0 are taken from it when the slow path runs (sync). A fast path of
+	// one comparison is small enough for Go to inline (Take).
 	lim, n0 int
 	// chunks is the flight ring (nil in stream mode): cur is
 	// chunks[idx]; every chunk before it in ring order is full, and
