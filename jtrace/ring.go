@@ -42,6 +42,13 @@ type Ring struct {
 	// are written: cur.N is set only when cur is handed on or read.
 	cur *Chunk
 	n   int
+	// lim is the end of the fast path's window: the slots n..lim-1 of
+	// cur take the next events with no clock read and no move to another
+	// chunk (at most left-1 of them, up to the chunk's end). left is
+	// counted down lazily: the events written since the window opened at
+	// n0 are taken from it when the slow path runs (sync). A fast path of
+	// one comparison is small enough for Go to inline (Take).
+	lim, n0 int
 	// chunks is the flight ring (nil in stream mode): cur is
 	// chunks[idx]; every chunk before it in ring order is full, and
 	// after the first lap (wrapped) so is every chunk after it.
@@ -89,6 +96,21 @@ func NewStreamRing(track int, sink Sink, first *Chunk, now func() int64) *Ring {
 	return r
 }
 
+// sync takes the events written in the window from left and closes it.
+func (r *Ring) sync() {
+	r.left -= r.n - r.n0
+	r.n0, r.lim = r.n, 0
+}
+
+// setWin opens the window after n: the slots the next events may take
+// without the slow path.
+func (r *Ring) setWin() {
+	r.n0, r.lim = r.n, 0
+	if r.cur != &noChunk {
+		r.lim = max(min(ChunkLen, r.n+r.left-1), 0)
+	}
+}
+
 // Next appends an event and returns it for the writer to fill in place
 // (no copy of an Event per event): cleared but for Time and Flags. With
 // now != 0 (a time the writer read) the event is exact at now; else its
@@ -97,10 +119,8 @@ func NewStreamRing(track int, sink Sink, first *Chunk, now func() int64) *Ring {
 // chunk to write to, the event is dropped (counted): Next returns a
 // scratch event that nothing reads.
 func (r *Ring) Next(now int64) *Event {
-	if n := r.n; now == 0 && r.left > 1 && n < ChunkLen {
-		// The common case, inlined: a slot of the current chunk, no
-		// clock read.
-		r.left--
+	if n := r.n; now == 0 && n < r.lim {
+		// The common case: a slot of the window, no clock read.
 		r.n = n + 1
 		e := &r.cur.Ev[n]
 		*e = Event{Time: r.last}
@@ -111,6 +131,8 @@ func (r *Ring) Next(now int64) *Event {
 
 // nextSlow is Next with a clock read or a move to the next chunk.
 func (r *Ring) nextSlow(now int64) *Event {
+	r.sync()
+	defer r.setWin()
 	var f uint8
 	if now != 0 {
 		r.last, r.left, f = now, clockEvery, Exact
@@ -141,6 +163,24 @@ func (r *Ring) Emit(e Event) {
 	t, f := p.Time, p.Flags
 	*p = e
 	p.Time, p.Flags = t, e.Flags|f
+}
+
+// Take is Next's common case, small enough for Go to inline into a
+// writer's hook: the next slot, timed as Next does, when that takes no
+// clock read and no move to another chunk; nil when not (call Next).
+// The slot is not cleared: it holds an old event but for Time and Flags,
+// and the writer must store every other field (which costs less than
+// Next's clearing and then a store of the fields the event uses, and
+// saves the call: BenchmarkTake).
+func (r *Ring) Take() *Event {
+	n := r.n
+	if n >= r.lim {
+		return nil
+	}
+	r.n = n + 1
+	p := &r.cur.Ev[n]
+	p.Time, p.Flags = r.last, 0
+	return p
 }
 
 // advance moves to the next chunk; false when a stream ring has none.

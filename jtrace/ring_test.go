@@ -38,6 +38,55 @@ func TestFlightKeepsLast(t *testing.T) {
 	}
 }
 
+// TestTakeIsNext: events written through Take (falling back to Next),
+// as the scheduler's hooks write them, and through Emit, with exact
+// events among them, give the same ring: events, times, flags, clock
+// reads and Len, in flight mode and in stream mode.
+func TestTakeIsNext(t *testing.T) {
+	write := func(r *Ring, take bool) {
+		for i := 1; i <= 5000; i++ {
+			var now int64
+			if i%97 == 0 {
+				now = int64(i) * 7
+			}
+			var e *Event
+			if take && now == 0 {
+				e = r.Take()
+			}
+			if e == nil {
+				e = r.Next(now)
+			}
+			e.Kind, e.Task, e.Arg, e.Fn, e.PC, e.Flow, e.Reason = KindWake, uint64(i), 0, 0, 0, 0, 0
+		}
+	}
+	for _, take := range []bool{false, true} {
+		now, reads := clock()
+		r := NewFlight(0, 3000, now)
+		write(r, take)
+		now2, reads2 := clock()
+		ref := NewFlight(0, 3000, now2)
+		for i := 1; i <= 5000; i++ {
+			var e Event
+			if i%97 == 0 {
+				e.Time, e.Flags = int64(i)*7, Exact
+			}
+			e.Kind, e.Task = KindWake, uint64(i)
+			ref.Emit(e)
+		}
+		require.Equal(t, ref.Len(), r.Len())
+		require.Equal(t, ref.Snapshot(nil), r.Snapshot(nil), "take %v", take)
+		require.Equal(t, reads2.Load(), reads.Load())
+	}
+	s := &sink{}
+	now, _ := clock()
+	r := NewStreamRing(0, s, &Chunk{}, now)
+	write(r, true)
+	c, dropped := r.Detach()
+	require.Zero(t, dropped)
+	require.Equal(t, 5000%ChunkLen, c.N)
+	require.Equal(t, uint64(5000), c.Ev[c.N-1].Task)
+}
+
 // TestExactTimesReset: an exact event restarts the ring's countdown.
 func TestExactTimesReset(t *testing.T) {
 	now, reads := clock()

@@ -31,7 +31,9 @@ func (c *Control) Launch(from *Task, t *Task) {
 		s.stampEnqueue(from.worker(), t, false)
 	}
 	if w := from.worker(); w != nil && w.tr != nil {
-		w.traceSpawn(t, from.id)
+		if !w.tr.fold(t, from.id, w.inTask) {
+			w.traceSpawn(t, from.id)
+		}
 	} else if w == nil && s.trace.on.Load() {
 		s.hostTask(jtrace.KindSpawn, t, 0)
 	}

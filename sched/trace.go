@@ -56,6 +56,9 @@ type workerTrace struct {
 	s      *Scheduler
 	flight *jtrace.Ring // last events (the flight recorder), or nil
 	stream *jtrace.Ring // a full trace in progress, or nil
+	// solo is the one ring the events go to (flight or stream), nil when
+	// both or neither are set (setSolo): the hooks' inlined fast path.
+	solo *jtrace.Ring
 	// cur is the id of the task whose slice runs or ran last: the waker
 	// of the wakes made while w.inTask (its finish wakes its joiners
 	// after its slice-end event).
@@ -146,8 +149,10 @@ func (s *Scheduler) initTrace(events int) {
 	st.flight = events
 	for _, w := range s.workers {
 		w.tr = &workerTrace{s: s, flight: jtrace.NewFlight(w.id, events, nanotime)}
+		w.tr.setSolo()
 	}
 	st.host = &workerTrace{s: s, flight: jtrace.NewFlight(len(s.workers), events, nanotime)}
+	st.host.setSolo()
 	st.on.Store(true)
 	s.watchGC()
 }
@@ -185,6 +190,7 @@ func (s *Scheduler) StartTrace(w io.Writer) error {
 				wk.tr = &workerTrace{s: s}
 			}
 			wk.tr.stream = str.Ring(wk.id, nanotime)
+			wk.tr.setSolo()
 		}
 	})
 	if err != nil {
@@ -196,6 +202,7 @@ func (s *Scheduler) StartTrace(w io.Writer) error {
 		st.host = &workerTrace{s: s}
 	}
 	st.host.stream = str.Ring(len(s.workers), nanotime)
+	st.host.setSolo()
 	st.on.Store(true)
 	s.watchGC()
 	st.mu.Unlock()
@@ -221,6 +228,7 @@ func (s *Scheduler) StopTrace() error {
 		c, d := x.stream.Detach()
 		rest, dropped = append(rest, c), dropped+d
 		x.stream = nil
+		x.setSolo()
 	}
 	err := s.whileStopped(func() {
 		for _, wk := range s.workers {

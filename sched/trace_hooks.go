@@ -15,6 +15,32 @@ import (
 // writing events in place, the names they refer to, the slow paths of
 // every hook, long slices and calls, and Go's GC cycles.
 
+// Writing an event: a hook takes its slot from x.take, inlined — the
+// ring's fast path (jtrace's Ring.Take) when x writes to one ring only
+// (solo) — or else from x.next, stores every field, and calls x.done
+// when solo is nil.
+
+// take returns x's next slot from the fast path of its one ring, or nil
+// (then next): not cleared, so every field but Time and Flags must be
+// stored.
+func (x *workerTrace) take(now int64) *jtrace.Event {
+	if r := x.solo; r != nil && now == 0 {
+		return r.Take()
+	}
+	return nil
+}
+
+// setSolo sets solo after a ring of x is installed or taken away.
+func (x *workerTrace) setSolo() {
+	x.solo = nil
+	if x.flight == nil || x.stream == nil {
+		x.solo = x.flight
+		if x.stream != nil {
+			x.solo = x.stream
+		}
+	}
+}
+
 // next returns x's next event to fill in place, timed as jtrace's
 // Ring.Next (now != 0: exact at now); done must follow once it is
 // filled. The event goes to the flight ring, or to the stream ring when
@@ -48,8 +74,18 @@ func (x *workerTrace) emit(e jtrace.Event) {
 	}
 }
 
-// fn returns the name id of function fn of p.
+// fn returns the name id of function fn of p: inlined while p is the
+// cached program (fnSlow otherwise), as every hook that names a function
+// is.
 func (x *workerTrace) fn(p *vmloop.Program, fn int) uint32 {
+	if p == x.prog && uint(fn) < uint(len(x.fns)) {
+		return x.fns[fn]
+	}
+	return x.fnSlow(p, fn)
+}
+
+// fnSlow is fn when p is not the cached program or fn is out of range.
+func (x *workerTrace) fnSlow(p *vmloop.Program, fn int) uint32 {
 	if p != x.prog {
 		x.prog, x.fns = p, x.s.progNames(p)
 	}
@@ -81,12 +117,9 @@ func (s *Scheduler) progNames(p *vmloop.Program) []uint32 {
 	return ids
 }
 
-// taskName returns the name id of t's name (0: none).
-func (x *workerTrace) taskName(t *Task) uint32 {
-	r := t.rare.Load()
-	if r == nil {
-		return 0
-	}
+// nameOf returns the name id of the task name in r, a task's rare
+// fields (0: none; a task without rare fields has none either).
+func (x *workerTrace) nameOf(r *taskRare) uint32 {
 	n := r.name.Load()
 	if n == nil {
 		return 0
@@ -113,15 +146,25 @@ func (w *worker) traceDispatch(t *Task, lim time.Duration) {
 		return
 	}
 	fn, pc := t.exec.Loc()
+	red := t.exec.Reductions()
 	x.cur, x.dispFn, x.dispPC = t.id, x.fn(t.prog, fn), int32(pc)
-	x.red0, x.host0 = t.exec.Reductions(), w.times.host.Load()
-	e := x.next(now)
-	e.Kind, e.Task, e.Fn, e.PC = jtrace.KindDispatch, t.id, x.dispFn, x.dispPC
-	e.Arg = uint64(x.taskName(t))
-	if t.resume || t.exec.Reductions() == 0 {
-		e.Flow = flowOf(t) // after a wake, or the first dispatch (after the spawn)
+	x.red0, x.host0 = red, w.times.host.Load()
+	var flow uint32
+	if t.resume || red == 0 {
+		flow = flowOf(t) // after a wake, or the first dispatch (after the spawn)
 	}
-	x.done(e)
+	var name uint32
+	if r := t.rare.Load(); r != nil {
+		name = x.nameOf(r)
+	}
+	e := x.take(now)
+	if e == nil {
+		e = x.next(now)
+	}
+	e.Kind, e.Task, e.Arg, e.Fn, e.PC, e.Flow, e.Reason = jtrace.KindDispatch, t.id, uint64(name), x.dispFn, x.dispPC, flow, 0
+	if x.solo == nil {
+		x.done(e)
+	}
 }
 
 // traceEnd ends t's slice for reason why (jtrace.End*), while t is still
@@ -142,20 +185,24 @@ func (w *worker) traceEnd(t *Task, why uint8) {
 	if now == 0 && (t.exec.Reductions()-x.red0 >= exactReductions || w.times.host.Load() != x.host0) {
 		now = nanotime()
 	}
-	e := x.next(now)
-	e.Kind, e.Task, e.Reason, e.Fn, e.PC = jtrace.KindSliceEnd, t.id, why, x.dispFn, x.dispPC
-	if x.spawned != 0 {
-		e.Arg, e.Flow = x.spawned, x.spawnFlow
-		x.spawned = 0
-	}
+	fn, pc := x.dispFn, x.dispPC
 	if why != jtrace.EndComplete && why != jtrace.EndCancel {
 		// Where it stopped (a completed task's frames are gone: it is
 		// shown where its slice began).
-		if fn, pc := t.exec.Loc(); fn >= 0 {
-			e.Fn, e.PC = x.fn(t.prog, fn), int32(pc)
+		if f, p := t.exec.Loc(); f >= 0 {
+			fn, pc = x.fn(t.prog, f), int32(p)
 		}
 	}
-	x.done(e)
+	e := x.take(now)
+	if e == nil {
+		e = x.next(now)
+	}
+	// Arg and Flow: the spawn held for this slice's end (0: none).
+	e.Kind, e.Task, e.Arg, e.Fn, e.PC, e.Flow, e.Reason = jtrace.KindSliceEnd, t.id, x.spawned, fn, pc, x.spawnFlow, why
+	x.spawned, x.spawnFlow = 0, 0
+	if x.solo == nil {
+		x.done(e)
+	}
 }
 
 // traceWake writes the wake of t by the task running on w (a join's
@@ -186,6 +233,17 @@ func (w *worker) traceSpawn(t *Task, by uint64) {
 		x.done(e)
 	}
 	x.spawned, x.spawnFlow = t.id, flowOf(t)
+}
+
+// fold is traceSpawn's common case, inlined into Launch: the first spawn
+// by the slice running on w (inTask) is held for its end. It reports
+// false, holding nothing, for any other spawn: traceSpawn must follow.
+func (x *workerTrace) fold(t *Task, by uint64, inTask bool) bool {
+	if !inTask || x.cur != by || x.spawned != 0 {
+		return false
+	}
+	x.spawned, x.spawnFlow = t.id, flowOf(t)
+	return true
 }
 
 // endReason is the slice-end reason of outcome o.

@@ -10,7 +10,8 @@ tracing off, with the flight recorder (JADE_FLIGHT=1) and with a full trace
 (BenchmarkChainedSpawnTraced), then resp_ping (jade perf --quick: server CPU
 per request) for main, off and flight; it writes DIR/ab-HHMM.tsv with the
 1-minute load beside each figure and prints medians, quartiles and the
-ratios to main paired by round."""
+ratios paired by round to main, and of the flight recorder and the full
+trace to the branch with tracing off."""
 import collections, json, os, re, resource, statistics as st, subprocess, sys, time
 
 def main():
@@ -63,6 +64,11 @@ def main():
         if c != 'base' and pr:
             qq = st.quantiles(pr, n=4) if len(pr) >= 4 else [min(pr), max(pr)]
             line += '  /main paired: median %.3f IQR %.3f..%.3f' % (st.median(pr), qq[0], qq[-1])
+        off = by.get((b, 'off'), {})
+        po = [vals[k] / off[k] for k in vals if k in off]
+        if c in ('flight', 'full') and po:
+            qq = st.quantiles(po, n=4) if len(po) >= 4 else [min(po), max(po)]
+            line += '  /off paired: median %.3f IQR %.3f..%.3f' % (st.median(po), qq[0], qq[-1])
         print(line)
 
 if __name__ == '__main__':
