@@ -77,9 +77,9 @@ func TestLatencyRowsAreGated(t *testing.T) {
 		var want bool
 		switch {
 		case r.Name == "wake_latency" && r.Metric == "p99 latency":
-			want = r.Jade <= 50e3
+			want = r.Jade <= float64(wakeP99Target)
 		case r.Name == "wake_latency":
-			want = r.Jade <= 150e3
+			want = r.Jade <= float64(wakeP999Target)
 		case r.Metric == "p99 latency":
 			want = r.Jade <= r.Baseline
 		default:

@@ -302,6 +302,13 @@ func mergeHists(js, gs []bench.Latencies) *LatencyHist {
 	return h
 }
 
+// gateTails sets the targets and passes of the p99 and p99.9 rows of rs
+// (latencyResults' order).
+func gateTails(rs []Result, p99, p999 bool, t99, t999 string) {
+	rs[1].Target, rs[1].Pass = t99, &p99
+	rs[2].Target, rs[2].Pass = t999, &p999
+}
+
 // wake_latency's targets: an OS-thread wake on the reference VM costs
 // 10–15 µs, so p99 and p99.9 leave room for a few of them.
 const (
@@ -330,10 +337,9 @@ func wakeLatency(o *Options) ([]Result, error) {
 		// #19's target is absolute: a channel wake runs the woken goroutine
 		// on its waker's thread, which no OS-thread wake can match.
 		rs := latencyResults("wake_latency", js, gs, "", nil)
-		p99 := rs[1].Jade <= float64(wakeP99Target)
-		p999 := rs[2].Jade <= float64(wakeP999Target)
-		rs[1].Target, rs[1].Pass = "p99 <= 50 µs (absolute; the channel wake beside it)", &p99
-		rs[2].Target, rs[2].Pass = "p99.9 <= 150 µs (absolute)", &p999
+		gateTails(rs, rs[1].Jade <= float64(wakeP99Target), rs[2].Jade <= float64(wakeP999Target),
+			fmt.Sprintf("p99 <= %v (absolute; the channel wake beside it)", wakeP99Target),
+			fmt.Sprintf("p99.9 <= %v (absolute)", wakeP999Target))
 		return rs, nil
 	})
 }
@@ -354,10 +360,8 @@ func sleepLateness(o *Options) ([]Result, error) {
 			bench.WithProcs(1, func() { gs = append(gs, bench.SleepLatenessGo(n, time.Millisecond)) })
 		}
 		rs := latencyResults("sleep_lateness", js, gs, "", nil)
-		p99 := rs[1].Jade <= rs[1].Baseline
-		p999 := rs[2].Jade <= 2*rs[2].Baseline
-		rs[1].Target, rs[1].Pass = "p99 <= time.Sleep's", &p99
-		rs[2].Target, rs[2].Pass = "p99.9 <= 2x time.Sleep's", &p999
+		gateTails(rs, rs[1].Jade <= rs[1].Baseline, rs[2].Jade <= 2*rs[2].Baseline,
+			"p99 <= time.Sleep's", "p99.9 <= 2x time.Sleep's")
 		return rs, nil
 	})
 }

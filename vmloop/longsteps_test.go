@@ -27,12 +27,6 @@ func stepWork(t *testing.T, e *Exec) (most, total uint64) {
 // longLimits holds a 32 MiB source and a 32 MiB result with room to spare.
 var longLimits = Limits{MaxHeapBytes: 256 << 20}
 
-// longN is the size of the long steps' operands: 32 MiB, or 4 MiB under
-// -race (64 chunks still; these tests run one goroutine, so the race
-// detector has nothing to find in them and only multiplies their time;
-// `make unit` runs them at full size).
-const longN = 32 << 20 >> (3 * raceShift)
-
 // chunkWork is the most work one chunk of a byte-sized bulk instruction may
 // do between two looks at the budget, plus the few instructions around it.
 const chunkWork = bulkChunk/64 + 16

@@ -4,6 +4,6 @@ package vmloop
 
 const raceEnabled = false
 
-// raceShift is 1 under -race, else 0: the single-goroutine stress tests
-// scale their sizes down by it (longN).
-const raceShift = 0
+// longN is the size of the long steps' operands (longsteps_test.go):
+// 32 MiB.
+const longN = 32 << 20

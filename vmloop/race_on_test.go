@@ -6,6 +6,8 @@ package vmloop
 // what it is given: pool hits are not checked there.
 const raceEnabled = true
 
-// raceShift is 1 under -race, else 0: the single-goroutine stress tests
-// scale their sizes down by it (longN).
-const raceShift = 1
+// longN is the size of the long steps' operands (longsteps_test.go):
+// 4 MiB under -race (64 chunks still: these tests run one goroutine,
+// so the detector has nothing to find in them and only multiplies their
+// time; `make unit` runs them at 32 MiB).
+const longN = 4 << 20
