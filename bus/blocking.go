@@ -88,16 +88,12 @@ func (b *Bus) RegisterBlockingIntrinsic(name string, params []vmloop.Type, resul
 }
 
 // startBlocking suspends the calling task of c and hands the call to the
-// pool; a full engine limit throws a ResourceError instead.
+// pool; a full engine limit throws a ResourceError instead. It runs
+// under callHost's timedWait (time.timeout bounds the wait).
 func (b *Bus) startBlocking(c *Call, ex *vmloop.Exec, req *vmloop.Request, h *hostIntrinsic) sched.Action {
-	t, e := c.t, c.t.Engine()
+	e := c.t.Engine()
 	if err := e.ReserveBlocking(); err != nil {
 		return raise(ex, vmloop.Err(vmloop.ErrKindResource, fmt.Sprintf("%s: %v", h.desc.Name, err)))
-	}
-	d, has, a, ok := b.beginWait(t, ex, req) // time.timeout applies to the wait
-	if !ok {
-		e.ReleaseBlocking()
-		return a
 	}
 	done := c.t.Done() // this life's channel: the record may be reused once the task ends
 	comp := c.Suspend()
@@ -138,7 +134,7 @@ func (b *Bus) startBlocking(c *Call, ex *vmloop.Exec, req *vmloop.Request, h *ho
 		}
 		b.runBlocking(ctx, c, h, comp)
 	}()
-	return b.endWait(t, d, has, sched.ActSuspend)
+	return sched.ActSuspend // callHost's timedWait arms time.timeout
 }
 
 // runBlocking runs the host function of a blocking call and completes its

@@ -37,7 +37,13 @@ type command struct {
 	// mutates: the command changes scheduler state beyond the calling
 	// task's own (another task's, the engine's, the outside world's).
 	mutates bool
-	handle  func(b *Bus, t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action
+	// timed: the command is a wait that time.timeout bounds (a join,
+	// outcome, evwait, or a socket or file operation that may wait). Its
+	// handler runs under timedWait, which takes the one-shot timeout
+	// first and arms it if the handler suspended, else drops it: a fast
+	// path of the handler cannot leave it for a later wait.
+	timed  bool
+	handle func(b *Bus, t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action
 	// resume completes the request after ActSuspend; nil for a command
 	// that never suspends.
 	resume func(b *Bus, t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action
@@ -66,7 +72,7 @@ func init() {
 		}
 	}
 	row(command{grant: grantCap, need: CapSpawn, mutates: true, handle: (*Bus).spawnFromTask}, vmloop.IntrSpawn)
-	row(command{grant: grantHandle, handle: (*Bus).join, resume: (*Bus).joinResume},
+	row(command{grant: grantHandle, timed: true, handle: (*Bus).join, resume: (*Bus).joinResume},
 		vmloop.IntrJoinI64, vmloop.IntrJoinF64, vmloop.IntrJoinRef, vmloop.IntrJoinVoid, vmloop.IntrOutcome)
 	row(command{grant: grantSelf, handle: (*Bus).selfCommand},
 		vmloop.IntrYield, vmloop.IntrCancelled, vmloop.IntrTaskID)
@@ -75,8 +81,8 @@ func init() {
 	// the handle (checked in cancel through authorizeCap).
 	row(command{grant: grantHandle, mutates: true, handle: (*Bus).cancel}, vmloop.IntrCancel)
 	row(command{grant: grantSelf, handle: (*Bus).selfCommand}, vmloop.IntrEventNew)
-	row(command{grant: grantHandle, mutates: true, handle: (*Bus).event, resume: (*Bus).eventResume},
-		vmloop.IntrEventWait, vmloop.IntrEventSignal, vmloop.IntrEventBroadcast)
+	row(command{grant: grantHandle, mutates: true, timed: true, handle: (*Bus).event, resume: (*Bus).eventResume}, vmloop.IntrEventWait)
+	row(command{grant: grantHandle, mutates: true, handle: (*Bus).event}, vmloop.IntrEventSignal, vmloop.IntrEventBroadcast)
 	row(command{grant: grantSelf, handle: (*Bus).printCommand}, vmloop.IntrPrintI64, vmloop.IntrPrintF64, vmloop.IntrPrintStr)
 	// time.* use the engine's own timer wheel for the calling task;
 	// periodic jobs are engine-local timers the task owns.
@@ -85,10 +91,10 @@ func init() {
 	row(command{grant: grantHandle, handle: (*Bus).timeCommand, resume: (*Bus).timeCommandResume},
 		vmloop.IntrTimeTick, vmloop.IntrTimeJobMetric, vmloop.IntrTimeJobStats)
 	for id := vmloop.IntrNetListen; id <= vmloop.IntrFileClose; id++ {
-		row(command{grant: grantCap, need: CapIO, mutates: true, handle: (*Bus).ioCommand, resume: (*Bus).ioCommandResume}, id)
+		row(command{grant: grantCap, need: CapIO, mutates: true, timed: ioTimed(id), handle: (*Bus).ioCommand, resume: (*Bus).ioCommandResume}, id)
 	}
 	for id := vmloop.IntrNetReadN; id <= vmloop.IntrFileReadN; id++ {
-		row(command{grant: grantCap, need: CapIO, mutates: true, handle: (*Bus).ioCommand, resume: (*Bus).ioCommandResume}, id)
+		row(command{grant: grantCap, need: CapIO, mutates: true, timed: ioTimed(id), handle: (*Bus).ioCommand, resume: (*Bus).ioCommandResume}, id)
 	}
 }
 
@@ -123,6 +129,9 @@ func (b *Bus) dispatch(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 		if a, ok := b.authorize(t, ex, req.Intr.Name, c.need); !ok {
 			return a
 		}
+	}
+	if c.timed {
+		return b.timedWait(t, ex, req, c.handle)
 	}
 	return c.handle(b, t, ex, req)
 }

@@ -32,14 +32,10 @@ func (b *Bus) join(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Ac
 	if target == nil {
 		return a
 	}
-	d, has, a, ok := b.beginWait(t, ex, req)
-	if !ok {
-		return a
-	}
 	if !b.ctl.AwaitTask(t, target) {
-		return b.endWait(t, d, has, sched.ActSuspend)
+		return sched.ActSuspend
 	}
-	return b.endWait(t, d, has, b.completeJoin(ex, req, target))
+	return b.completeJoin(ex, req, target)
 }
 
 func (b *Bus) joinResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
@@ -103,14 +99,9 @@ func (b *Bus) event(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.A
 	ev := obj.(*sched.Event)
 	switch req.Intr.ID {
 	case vmloop.IntrEventWait:
-		d, has, a, ok := b.beginWait(t, ex, req)
-		if !ok {
-			return a
-		}
 		if !b.ctl.EventWait(t, ev) {
-			return b.endWait(t, d, has, sched.ActSuspend)
+			return sched.ActSuspend
 		}
-		b.endWait(t, d, has, sched.ActContinue)
 	case vmloop.IntrEventSignal:
 		b.ctl.EventSignal(t, ev)
 	default:

@@ -147,7 +147,10 @@ func (b *Bus) callHost(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (act
 		c.args[i] = v
 	}
 	if h.blocking != nil {
-		act = b.startBlocking(c, ex, req, h)
+		// time.timeout bounds the wait for a blocking call's result.
+		act = b.timedWait(t, ex, req, func(b *Bus, _ *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+			return b.startBlocking(c, ex, req, h)
+		})
 		c.t = nil // see below
 		return act
 	}

@@ -16,8 +16,12 @@ import (
 // running the task and suspends the task (no async colouring, §3.4); the
 // completion resumes it with the syscall's result. Failures throw a
 // catchable IoError naming the operation and the errno; the engine's
-// inFlightIO limit throws a ResourceError; a time.timeout before the call
-// bounds its wait (TimeoutError). The calling engine needs CapIO.
+// inFlightIO limit throws a ResourceError. A time.timeout before a call
+// that may wait (ioTimed) bounds its wait: the command table runs it
+// under timedWait, so a call that completes at once (inline, or with an
+// error) drops the timeout. A timed-out operation did nothing and throws
+// TimeoutError, except a write that had sent part of its bytes, which
+// returns that count (writeSent). The calling engine needs CapIO.
 
 // ioHandle is the object behind a listener, connection or file value
 // (KindExt). Its descriptor (a sched.FD) is closed by net.close /
@@ -53,6 +57,18 @@ func (b *Bus) passHandle(child *sched.Task, obj any) {
 }
 
 func (h *ioHandle) String() string { return fmt.Sprintf("%s(fd %d)", h.kind, h.fd.Num()) }
+
+// ioTimed reports whether I/O intrinsic id is a wait that time.timeout
+// bounds: one that may suspend for its peer or its file (net.close waits
+// only for the cancel of other operations, and takes no timeout).
+func ioTimed(id vmloop.IntrinsicID) bool {
+	switch id {
+	case vmloop.IntrNetAccept, vmloop.IntrNetConnect, vmloop.IntrNetRead, vmloop.IntrNetReadN, vmloop.IntrNetWrite,
+		vmloop.IntrFileOpen, vmloop.IntrFileRead, vmloop.IntrFileReadN, vmloop.IntrFileWrite:
+		return true
+	}
+	return false
+}
 
 func isIO(id vmloop.IntrinsicID) bool {
 	return id >= vmloop.IntrNetListen && id <= vmloop.IntrFileClose || isServerIO(id)
@@ -176,28 +192,53 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 	}
 }
 
-// submitIO submits op on f for t under its one-shot timeout, if any. A
-// connect's f is closed when the op cannot be submitted.
+// submitIO submits op on f for t; the caller's timedWait arms the
+// timeout, if any, once the task suspends. A connect's f is closed when
+// the op cannot be submitted.
 func (b *Bus) submitIO(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, op *evpoll.Op, f *sched.FD) sched.Action {
-	d, has, a, ok := b.beginWait(t, ex, req)
-	if ok {
-		err := b.ctl.SubmitIO(t, op, f)
-		if err == nil {
-			return b.endWait(t, d, has, sched.ActSuspend)
-		}
-		b.endWait(t, d, has, sched.ActContinue)
-		if errors.Is(err, sched.ErrFDClosed) && op.Kind == evpoll.Accept && b.listeners.closedByDrain(f) {
-			a = raise(ex, shutdownErr(req, "the listener was closed"))
-		} else if errors.Is(err, sched.ErrFDClosed) {
-			a = raise(ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: fd %d is closed", req.Intr.Name, f.Num())))
-		} else {
-			a = raise(ex, ioErr(req, err))
-		}
+	err := b.ctl.SubmitIO(t, op, f)
+	if err == nil {
+		return sched.ActSuspend
+	}
+	var a sched.Action
+	if errors.Is(err, sched.ErrFDClosed) && op.Kind == evpoll.Accept && b.listeners.closedByDrain(f) {
+		a = raise(ex, shutdownErr(req, "the listener was closed"))
+	} else if errors.Is(err, sched.ErrFDClosed) {
+		a = raise(ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: fd %d is closed", req.Intr.Name, f.Num())))
+	} else {
+		a = raise(ex, ioErr(req, err))
 	}
 	if op.Kind == evpoll.Connect {
 		b.ctl.CloseFD(f) // no backend saw the socket
 	}
 	return a
+}
+
+// writeRest submits the rest of a short write (op, its buffer cut to
+// what is left) on f. A write under a timeout keeps its deadline: the
+// rest's operation is bounded by the instant the first one was armed
+// for, so the timeout covers the whole write, and a write found at or
+// past it ends now, reporting what it sent.
+func (b *Bus) writeRest(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, op *evpoll.Op, f *sched.FD) sched.Action {
+	deadline, has := b.ctl.WaitDeadline(t)
+	if !has {
+		return b.submitIO(t, ex, req, op, f)
+	}
+	if b.s.Now() >= deadline {
+		return complete(ex, vmloop.I64(writeSent(ex, op)), sched.ActContinue)
+	}
+	if err := b.ctl.ReserveTimer(t); err != nil {
+		return raise(ex, reqError(req, err, vmloop.ErrKindError))
+	}
+	return b.endWaitAt(t, deadline, b.submitIO(t, ex, req, op, f))
+}
+
+// writeSent is what a write (net.write, file.write) whose operation op
+// is outstanding or just ended has sent so far: the bytes it was asked
+// for less op's buffer (an inline send and earlier short writes took
+// the difference).
+func writeSent(ex *vmloop.Exec, op *evpoll.Op) int64 {
+	return ex.ArgI64(3) - int64(len(op.Buf))
 }
 
 // ioResume completes a net.* or file.* request of a woken task.
@@ -216,7 +257,16 @@ func (b *Bus) ioResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (a s
 		}
 		if r.TimedOut {
 			// The cancel won: the operation did nothing (no byte read or
-			// written, no connection taken).
+			// written, no connection taken). A write that had sent part
+			// of its bytes before (inline, or by short writes) returns
+			// that count, as Go's Write returns n with its deadline
+			// error: a TimeoutError would make the program send them
+			// again.
+			if op.Kind == evpoll.Send || op.Kind == evpoll.Write {
+				if sent := writeSent(ex, op); sent > 0 {
+					return complete(ex, vmloop.I64(sent), sched.ActContinue), true
+				}
+			}
 			return timedOut(ex, req, "the "+op.Kind.String()+" operation"), true
 		}
 		errno := syscall.Errno(-res)
@@ -243,7 +293,7 @@ func (b *Bus) ioResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (a s
 				return raise(ex, vmloop.Err(vmloop.ErrKindIO, req.Intr.Name+": the peer accepted no bytes")), true
 			}
 			op.Buf = op.Buf[res:] // a short write: send the rest
-			return b.submitIO(t, ex, req, op, r.FD), true
+			return b.writeRest(t, ex, req, op, r.FD), true
 		}
 		return complete(ex, vmloop.I64(ex.ArgI64(3)), sched.ActContinue), true
 	case evpoll.Close:

@@ -110,13 +110,12 @@ done:
 rethrow:
   throw e
 .end
-; send_all connects and writes total bytes in chunks of 1000, each write
-; under timeout d, retrying a chunk only when its write timed out; it
-; returns the bytes the writes reported.
-.func send_all(addr:ref, d:i64, total:i64) -> i64
-  .local c:ref, buf:ref, n:i64, z:i64, sz:i64, sent:i64, e:ref, k:ref, to:ref, is:i64, left:i64
+; send_all connects and writes total bytes in chunks of sz, each write
+; under timeout d, retrying the rest of a chunk only when its write timed
+; out; it returns the bytes the writes reported.
+.func send_all(addr:ref, d:i64, total:i64, sz:i64) -> i64
+  .local c:ref, buf:ref, n:i64, z:i64, sent:i64, e:ref, k:ref, to:ref, is:i64, left:i64
   intr c, net.connect, addr
-  const sz, 1000
   bnew buf, sz
   const z, 0
   const sent, 0
@@ -473,37 +472,10 @@ func TestTimedOutWriteNeverSendsTwice(t *testing.T) {
 	testkit.Pollers(t, func(t *testing.T) {
 		b, m, _ := ioBus(t, bus.CapAll, sched.ResourceLimits{})
 		p := testkit.Prog(t, b, safetyProg)
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		defer ln.Close()
 		const total = 300_000
-		got := make(chan int64, 1)
-		go func() {
-			c, err := ln.Accept()
-			if err != nil {
-				got <- -1
-				return
-			}
-			defer c.Close()
-			c.SetDeadline(time.Now().Add(20 * time.Second))
-			var n int64
-			buf := make([]byte, 4096)
-			for {
-				k, err := c.Read(buf)
-				n += int64(k)
-				if err != nil {
-					break
-				}
-				if n%50_000 < 4096 {
-					time.Sleep(time.Millisecond) // let the socket buffer fill
-				}
-			}
-			got <- n
-		}()
-		o := testkit.SpawnAwait(t, m, p, "send_all", vmloop.Str(ln.Addr().String()), vmloop.I64(1000), vmloop.I64(total))
-		require.Equal(t, sched.Success, o.Kind, "send_all: %v", o)
-		require.EqualValues(t, total, o.Value.Int())
-		require.EqualValues(t, total, <-got, "bytes the peer received")
+		sent, got := sendAll(t, m, p, 1000, 1000, total)
+		require.EqualValues(t, total, sent)
+		require.EqualValues(t, total, got, "bytes the peer received")
 	})
 }
 

@@ -120,6 +120,24 @@ func (b *Bus) tick(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, j *sched
 	return complete(ex, vmloop.I64(at), sched.ActContinue)
 }
 
+// timedWait runs handle, the handler of a wait that time.timeout bounds,
+// under the task's one-shot timeout: the one place that decides what
+// becomes of it, so that no path of a handler can leave it behind. The
+// timeout is taken before the handler runs. A wait that suspended arms
+// it; one that completed without suspending (an accept of a connection
+// already waiting, a write the socket takes at once, a join of an ended
+// task, an evwait on a signalled event), failed or trapped drops it
+// (docs/ISA.md: "a wait that completes at once drops the timeout"). The
+// rows of the command table marked timed come here (dispatch), and so do
+// blocking host calls (callHost).
+func (b *Bus) timedWait(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, handle func(b *Bus, t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action) sched.Action {
+	d, has, a, ok := b.beginWait(t, ex, req)
+	if !ok {
+		return a
+	}
+	return b.endWait(t, d, has, handle(b, t, ex, req))
+}
+
 // beginWait takes the task's one-shot timeout (time.timeout) before a wait
 // and reserves its timer; it returns the timeout and whether one is set.
 // A failed reservation is thrown: the wait is not started.
@@ -135,14 +153,22 @@ func (b *Bus) beginWait(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (d 
 }
 
 // endWait finishes what beginWait started: when the wait suspended the
-// timeout is armed, otherwise its reservation is given back.
+// timeout is armed, d from now, otherwise its reservation is given back.
 func (b *Bus) endWait(t *sched.Task, d int64, has bool, a sched.Action) sched.Action {
 	if has {
-		if a == sched.ActSuspend {
-			b.ctl.ArmTimer(t, sched.DeadlineAfter(b.s.Now(), d), true)
-		} else {
-			b.ctl.DropTimer(t)
-		}
+		return b.endWaitAt(t, sched.DeadlineAfter(b.s.Now(), d), a)
+	}
+	return a
+}
+
+// endWaitAt is endWait with the timeout's deadline: a wait that suspended
+// arms its reserved timer at deadline, any other gives the reservation
+// back.
+func (b *Bus) endWaitAt(t *sched.Task, deadline int64, a sched.Action) sched.Action {
+	if a == sched.ActSuspend {
+		b.ctl.ArmTimer(t, deadline, true)
+	} else {
+		b.ctl.DropTimer(t)
 	}
 	return a
 }

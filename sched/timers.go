@@ -119,7 +119,15 @@ type taskTimer struct {
 	// when hasTimeout.
 	timeout    int64
 	hasTimeout bool
-	jobs       []*Job // periodic jobs the task created (unregistered at its end)
+	// deadline is the instant the timeout of the task's current timed
+	// wait was armed for (ArmTimer with timeout), valid when hasDeadline:
+	// a wait that goes on with a new operation (the rest of a short
+	// write) re-arms it at the same instant, so the timeout bounds the
+	// whole wait (WaitDeadline). TakeTimeout, which every timed wait calls
+	// first, clears it: it never outlives the wait it was armed for.
+	deadline    int64
+	hasDeadline bool
+	jobs        []*Job // periodic jobs the task created (unregistered at its end)
 }
 
 func (t *Task) timer() *taskTimer {
@@ -174,6 +182,9 @@ func (c *Control) ArmTimer(t *Task, deadline int64, timeout bool) {
 	if w == nil || !tm.reserved || ww&phaseMask == phIdle || ww&phaseMask == phParked {
 		panic("sched: ArmTimer without a running task, an armed wait and a reservation")
 	}
+	if timeout {
+		tm.deadline, tm.hasDeadline = deadline, true
+	}
 	if ph := ww & phaseMask; ph == phWoken || ph == phSignalled {
 		// The wait already ended (a wake raced its registration): the
 		// task will not park, so no timer is needed.
@@ -196,6 +207,17 @@ func (c *Control) ArmTimer(t *Task, deadline int64, timeout bool) {
 	tm.sh, tm.h, tm.rec = w.addTimer(t.engine, deadline, rec)
 }
 
+// WaitDeadline returns the deadline the timeout of t's current wait was
+// armed for (ArmTimer with timeout), if it had one: a wait that goes on
+// with a new operation re-arms its timeout there. Only the worker running
+// t.
+func (c *Control) WaitDeadline(t *Task) (deadline int64, ok bool) {
+	if t.tm == nil || !t.tm.hasDeadline {
+		return 0, false
+	}
+	return t.tm.deadline, true
+}
+
 // SleepUntil arms a wait of t that its timer ends at deadline (a reserved
 // timer; see ReserveTimer). The caller returns ActSuspend.
 func (c *Control) SleepUntil(t *Task, deadline int64) {
@@ -204,20 +226,28 @@ func (c *Control) SleepUntil(t *Task, deadline int64) {
 }
 
 // SetTimeout sets the one-shot timeout of t's next wait: the next join,
-// outcome, event wait or I/O operation that has to wait ends with a timeout
-// after d (d ≤ 0: at once if it would wait).
+// outcome, event wait, I/O operation or blocking host call takes it (the
+// bus's timedWait); one that has to wait ends with a timeout after d (d ≤
+// 0: at once), one that completes at once drops it.
 func (c *Control) SetTimeout(t *Task, d int64) {
 	tm := t.timer()
 	tm.timeout, tm.hasTimeout = d, true
 }
 
-// TakeTimeout returns and clears the one-shot timeout of t's next wait.
+// TakeTimeout returns and clears the one-shot timeout of t's next wait;
+// a wait that time.timeout bounds calls it first, whether it will
+// suspend or not (the deadline of the last one is forgotten too).
 func (c *Control) TakeTimeout(t *Task) (d int64, ok bool) {
-	if t.tm == nil || !t.tm.hasTimeout {
+	tm := t.tm
+	if tm == nil {
 		return 0, false
 	}
-	t.tm.hasTimeout = false
-	return t.tm.timeout, true
+	tm.hasDeadline = false
+	if !tm.hasTimeout {
+		return 0, false
+	}
+	tm.hasTimeout = false
+	return tm.timeout, true
 }
 
 // TimedOut reports (once) whether t's last wait ended because its timeout
