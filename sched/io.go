@@ -31,9 +31,10 @@ import (
 // the owning worker (where the timer was armed) and marks the record
 // timed out, and the task stays parked until the operation's final
 // completion. That completion says what happened: -ECANCELED means the
-// operation did nothing and the task gets its TimeoutError; a result
-// means the operation won the race and the task gets that result (bytes
-// read or written, a new connection). So a timed-out wait never loses
+// operation did nothing and the task gets its TimeoutError (or, for the
+// rest of a write that sent bytes before, that count: the bus decides);
+// a result means the operation won the race and the task gets that result
+// (bytes read or written, a new connection). So a timed-out wait never loses
 // what its operation did, and the buffer is handed back only once no
 // backend holds it. The price is that a timeout is as late as the cancel:
 // an operation that cannot be interrupted (a regular-file op on epoll's
