@@ -148,6 +148,7 @@ func TestWriteTimeoutCoversTheWholeWrite(t *testing.T) {
 		require.Equal(t, sched.Success, o.Kind, "write_timed: %v", o)
 		require.Less(t, took, 5*time.Second, "a 200 ms write timeout")
 		n := o.Value.Int()
+		t.Logf("a %d-byte write under a 200 ms timeout returned %d after %v", size, n, took)
 		require.Greater(t, n, int64(0), "bytes the timed-out write sent")
 		require.Less(t, n, int64(size), "bytes the timed-out write sent")
 		require.Equal(t, n, <-got, "bytes the peer received")
@@ -166,6 +167,7 @@ func TestTimedOutWriteReportsWhatItSent(t *testing.T) {
 		p := testkit.Prog(t, b, safetyProg)
 		const total = 8_000_000
 		sent, got := sendAll(t, m, p, 64<<10, 1_000_000, total)
+		t.Logf("64 KiB writes under 1 ms timeouts: %d bytes reported, %d received", sent, got)
 		require.EqualValues(t, total, sent, "bytes the writes reported")
 		require.EqualValues(t, total, got, "bytes the peer received")
 	})
