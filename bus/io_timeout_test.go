@@ -98,7 +98,7 @@ func TestFastPathDropsTheTimeout(t *testing.T) {
 			c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 			require.NoError(t, err) // in the listener's backlog now
 			require.NoError(t, m.Signal(gate))
-			time.Sleep(50 * time.Millisecond) // past the 1 ms timeout
+			time.Sleep(100 * time.Millisecond) // well past the 1 ms timeout
 			_, err = c.Write([]byte("pong"))
 			require.NoError(t, err)
 			o := testkit.Await(t, task)

@@ -51,7 +51,7 @@ func TestRefusedBlockingCallDropsTheTimeout(t *testing.T) {
 	ev := m.NewEvent()
 	task, err := m.Spawn(nil, p, "refused_then_wait", vmloop.I64(2), ev)
 	require.NoError(t, err)
-	time.Sleep(50 * time.Millisecond) // past the 1 ms timeout
+	time.Sleep(100 * time.Millisecond) // well past the 1 ms timeout
 	require.NoError(t, m.Signal(ev))
 	o := testkit.Await(t, task)
 	require.Equal(t, sched.Success, o.Kind, "evwait after a refused timed call: %v", o)
