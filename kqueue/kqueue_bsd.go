@@ -97,9 +97,10 @@ func (b *Poller) Submit(op *evpoll.Op, tok evpoll.Token) (evpoll.OpID, error) {
 	return b.core.Submit(op, tok)
 }
 
-// Cancel implements evpoll.Backend. An op waiting for readiness completes
-// at once with -ECANCELED; an op on the file pool cannot be interrupted and
-// completes with its real result.
+// Cancel implements evpoll.Backend. An op waiting for readiness, or
+// queued for the file pool and not started, completes at once with
+// -ECANCELED; an op whose system call runs on the pool cannot be
+// interrupted and completes with its real result.
 func (b *Poller) Cancel(id evpoll.OpID) error { return b.core.Cancel(id) }
 
 // Wait implements evpoll.Backend with kevent(2) and a timespec timeout.
