@@ -55,4 +55,6 @@ func CheckConfig() error { return nil }
 
 // ListenWith is Listen with SO_REUSEPORT set when reusePort is true
 // (kqueue's errors name it: the backend name is not needed).
-func ListenWith(_, addr string, reusePort bool) (int, error) { return kqueue.ListenWith(addr, reusePort) }
+func ListenWith(_, addr string, reusePort bool) (int, error) {
+	return kqueue.ListenWith(addr, reusePort)
+}
