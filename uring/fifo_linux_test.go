@@ -5,6 +5,7 @@ package uring
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -62,5 +63,35 @@ func TestTerminalRead(t *testing.T) {
 		if st := h.B.Stats(); !h.c.ring && st.Pool != 1 {
 			t.Errorf("Stats.Pool = %d, want only the open: %v", st.Pool, st)
 		}
+	})
+}
+
+// TestFifoOpenViaProc: an open of a FIFO by a /proc/self/fd path, which
+// io_uring cannot resolve inline and hands to an io-wq worker, does not
+// wait for the other end either: write-only with no reader is ENXIO at
+// once, read-only succeeds. The descriptor is blocking on io_uring (the
+// ring's reads want that) and non-blocking on epoll (polled).
+func TestFifoOpenViaProc(t *testing.T) {
+	forEachBackend(t, nil, func(t *testing.T, h *harness) {
+		path := filepath.Join(t.TempDir(), "fifo")
+		require.NoError(t, unix.Mkfifo(path, 0o600))
+		t.Cleanup(func() { // frees an open stuck in the kernel
+			if fd, err := unix.Open(path, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
+				unix.Close(fd)
+			}
+		})
+		opath, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		require.NoError(t, err)
+		defer unix.Close(opath)
+		proc := fmt.Sprintf("/proc/self/fd/%d", opath)
+		h.Submit(&evpoll.Op{Kind: evpoll.Open, Path: proc, OpenFlags: evpoll.WriteOnly}, 1)
+		if c := h.Wait(1); !errors.Is(c.Err(), unix.ENXIO) {
+			t.Fatalf("write-only open without a reader: %+v (%v), want ENXIO", c, c.Err())
+		}
+		fd := h.Do(&evpoll.Op{Kind: evpoll.Open, Path: proc, OpenFlags: evpoll.ReadOnly}, 2)
+		fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+		require.NoError(t, err)
+		require.Equal(t, !h.c.ring, fl&unix.O_NONBLOCK != 0, "O_NONBLOCK on the opened FIFO (flags %#o)", fl)
+		h.Do(&evpoll.Op{Kind: evpoll.Close, Fd: fd}, 3)
 	})
 }
