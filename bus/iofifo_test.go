@@ -130,8 +130,10 @@ func TestFifoReadTimeout(t *testing.T) {
 		const timeout = 1500 * time.Millisecond
 		start := time.Now()
 		reader := testkit.Spawn(t, m, p, "fifo_read", vmloop.Str(path), vmloop.I64(int64(timeout)))
+		napStart := time.Now()
 		o := awaitWithin(t, testkit.Spawn(t, m, p, "naps", vmloop.I64(20)), 10*time.Second, "naps beside the FIFO read")
 		require.Equal(t, sched.Success, o.Kind, "naps: %v", o)
+		t.Logf("20 naps of 1 ms beside the FIFO read: %v", time.Since(napStart))
 		select {
 		case <-reader.Done():
 			o, _ := reader.Outcome()
@@ -142,6 +144,7 @@ func TestFifoReadTimeout(t *testing.T) {
 		require.Equal(t, sched.Success, o.Kind, "fifo_read: %v", o)
 		require.Equal(t, vmloop.ErrKindTimeout, o.Value.String(), "fifo_read: %v", o)
 		require.GreaterOrEqual(t, time.Since(start), timeout, "the timeout fired early")
+		t.Logf("FIFO read under a %v timeout: TimeoutError after %v", timeout, time.Since(start))
 	})
 }
 
