@@ -89,7 +89,7 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 		if a != sched.ActContinue {
 			return a, true
 		}
-		fd, ap, err := iosys.Socket(addr)
+		fd, ap, err := iosys.Socket(b.ctl.IOName(t), addr)
 		if err != nil {
 			return raise(ex, ioErr(req, err)), true
 		}

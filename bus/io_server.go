@@ -32,7 +32,7 @@ func (b *Bus) listen(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, reuseP
 	if !b.Listening() {
 		return raise(ex, shutdownErr(req, "no new listener is opened"))
 	}
-	num, err := iosys.ListenWith(addr, reusePort)
+	num, err := iosys.ListenWith(b.ctl.IOName(t), addr, reusePort)
 	if err != nil {
 		return raise(ex, ioErr(req, err))
 	}

@@ -24,8 +24,9 @@ func Open(worker int) (evpoll.Backend, error) {
 func Listen(addr string) (int, error) { return kqueue.Listen(addr) }
 
 // Socket parses addr and returns a non-blocking TCP socket to connect to
-// it, with the parsed address.
-func Socket(addr string) (int, netip.AddrPort, error) {
+// it, with the parsed address. The backend name is not needed: the
+// backend package's own errors name it.
+func Socket(_, addr string) (int, netip.AddrPort, error) {
 	ap, err := netip.ParseAddrPort(addr)
 	if err != nil {
 		return -1, ap, fmt.Errorf("iosys: socket: address %q: %w", addr, err)
@@ -52,5 +53,8 @@ func Close(fd int) { unix.Close(fd) }
 // none (JADE_POLLER selects between the Linux backends only).
 func CheckConfig() error { return nil }
 
-// ListenWith is Listen with SO_REUSEPORT set when reusePort is true.
-func ListenWith(addr string, reusePort bool) (int, error) { return kqueue.ListenWith(addr, reusePort) }
+// ListenWith is Listen with SO_REUSEPORT set when reusePort is true
+// (kqueue's errors name it: the backend name is not needed).
+func ListenWith(_, addr string, reusePort bool) (int, error) {
+	return kqueue.ListenWith(addr, reusePort)
+}

@@ -27,14 +27,26 @@ func Open(worker int) (evpoll.Backend, error) {
 // ("host:port").
 func Listen(addr string) (int, error) { return uring.Listen(addr) }
 
+// sockets are the socket helpers whose errors name backend, the name of
+// the calling worker's backend (its Name, "io_uring" or "epoll"; "iosys"
+// when it has none).
+func sockets(backend string) uring.Sockets {
+	if backend == "" {
+		backend = "iosys"
+	}
+	return uring.Sockets{Name: backend}
+}
+
 // Socket parses addr and returns a non-blocking TCP socket to connect to
-// it, with the parsed address.
-func Socket(addr string) (int, netip.AddrPort, error) {
-	ap, err := uring.ParseAddr(addr)
+// it, with the parsed address. Its errors start with backend, the name of
+// the backend that will drive the socket.
+func Socket(backend, addr string) (int, netip.AddrPort, error) {
+	k := sockets(backend)
+	ap, err := k.ParseAddr(addr)
 	if err != nil {
 		return -1, ap, err
 	}
-	fd, err := uring.Socket(ap)
+	fd, err := k.Socket(ap)
 	return fd, ap, err
 }
 
@@ -59,5 +71,9 @@ func Close(fd int) { unix.Close(fd) }
 // instead of leaving every worker without I/O.
 func CheckConfig() error { return uring.CheckPoller(uring.Options{}) }
 
-// ListenWith is Listen with SO_REUSEPORT set when reusePort is true.
-func ListenWith(addr string, reusePort bool) (int, error) { return uring.ListenWith(addr, reusePort) }
+// ListenWith is Listen with SO_REUSEPORT set when reusePort is true. Its
+// errors start with backend, the name of the backend that will drive the
+// socket.
+func ListenWith(backend, addr string, reusePort bool) (int, error) {
+	return sockets(backend).ListenWith(addr, reusePort)
+}

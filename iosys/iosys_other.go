@@ -21,7 +21,7 @@ func Open(worker int) (evpoll.Backend, error) { return nil, ErrUnsupported }
 func Listen(addr string) (int, error) { return -1, ErrUnsupported }
 
 // Socket reports ErrUnsupported.
-func Socket(addr string) (int, netip.AddrPort, error) { return -1, netip.AddrPort{}, ErrUnsupported }
+func Socket(_, addr string) (int, netip.AddrPort, error) { return -1, netip.AddrPort{}, ErrUnsupported }
 
 // AcceptNow reports ErrUnsupported.
 func AcceptNow(fd int) (int, error) { return -1, ErrUnsupported }
@@ -40,7 +40,7 @@ func Close(fd int) {}
 func CheckConfig() error { return nil }
 
 // ListenWith reports that this build has no sockets.
-func ListenWith(addr string, reusePort bool) (int, error) { return -1, ErrUnsupported }
+func ListenWith(_, addr string, reusePort bool) (int, error) { return -1, ErrUnsupported }
 
 // Shutdown reports that this build has no sockets.
 func Shutdown(fd, how int) error { return ErrUnsupported }

@@ -25,8 +25,9 @@ func Open(worker int) (evpoll.Backend, error) {
 func Listen(addr string) (int, error) { return iocp.Listen(addr) }
 
 // Socket parses addr and returns a TCP socket to connect to it, with the
-// parsed address.
-func Socket(addr string) (int, netip.AddrPort, error) {
+// parsed address. The backend name is not needed: the backend package's
+// own errors name it.
+func Socket(_, addr string) (int, netip.AddrPort, error) {
 	ap, err := netip.ParseAddrPort(addr)
 	if err != nil {
 		return -1, ap, fmt.Errorf("iosys: socket: address %q: %w", addr, err)

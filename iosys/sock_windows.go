@@ -41,8 +41,9 @@ func PeerAddr(fd int) (netip.AddrPort, error) {
 
 // ListenWith is Listen; reusePort is refused: Windows has no
 // SO_REUSEPORT (its SO_REUSEADDR lets another socket take the port over,
-// which is not the same).
-func ListenWith(addr string, reusePort bool) (int, error) {
+// which is not the same). The backend name is not needed: IOCP's own
+// errors name it.
+func ListenWith(_, addr string, reusePort bool) (int, error) {
 	if reusePort {
 		return -1, fmt.Errorf("iosys: listen %s: SO_REUSEPORT: %w on windows", addr, errors.ErrUnsupported)
 	}

@@ -34,8 +34,13 @@
 // Open, run on a small bounded blocking pool (Options.PoolSize goroutines,
 // default 4) that records the completion under the backend mutex and
 // triggers the wake event, so no caller of Submit or Wait ever blocks on
-// disk. A pool op cannot be interrupted: Cancel lets it finish and it
-// completes with its real result, as the evpoll contract allows.
+// disk. A pool op cancelled while it is queued completes at once with
+// -ECANCELED and never runs; one whose system call has started cannot be
+// interrupted and completes with its real result, as the evpoll contract
+// allows. Pipes, FIFOs and terminals are polled like sockets, on a
+// non-blocking descriptor. Open passes O_NONBLOCK, so it never waits for
+// the other end of a FIFO (a write-only open with no reader fails with
+// ENXIO); Register puts a file back in blocking mode for the pool.
 //
 // # Wake, wait and timeouts
 //

@@ -97,9 +97,10 @@ func (b *Poller) Submit(op *evpoll.Op, tok evpoll.Token) (evpoll.OpID, error) {
 	return b.core.Submit(op, tok)
 }
 
-// Cancel implements evpoll.Backend. An op waiting for readiness completes
-// at once with -ECANCELED; an op on the file pool cannot be interrupted and
-// completes with its real result.
+// Cancel implements evpoll.Backend. An op waiting for readiness, or
+// queued for the file pool and not started, completes at once with
+// -ECANCELED; an op whose system call runs on the pool cannot be
+// interrupted and completes with its real result.
 func (b *Poller) Cancel(id evpoll.OpID) error { return b.core.Cancel(id) }
 
 // Wait implements evpoll.Backend with kevent(2) and a timespec timeout.
@@ -126,8 +127,9 @@ func (b *Poller) Close() error {
 }
 
 // Register implements readiness.OS. Regular files and directories
-// (always "ready" to kqueue) and descriptors kqueue refuses are files;
-// the others are put in non-blocking mode and registered for EVFILT_READ
+// (always "ready" to kqueue) and descriptors kqueue refuses are files,
+// put in blocking mode for the pool; the others are put in non-blocking
+// mode and registered for EVFILT_READ
 // and EVFILT_WRITE with EV_CLEAR.
 func (o *kqueueOS) Register(fd int) (file bool, err error) {
 	if fd < 0 {
@@ -140,6 +142,10 @@ func (o *kqueueOS) Register(fd int) (file bool, err error) {
 	}
 	switch stat.Mode & unix.S_IFMT {
 	case unix.S_IFREG, unix.S_IFDIR:
+		// Opened with O_NONBLOCK (unixsock.OpenFlags); the pool's calls
+		// are meant to block.
+		o.ctr.Syscalls.Add(1)
+		_ = unix.SetNonblock(fd, false)
 		return true, nil
 	case unix.S_IFSOCK:
 		noSigpipe(fd)

@@ -52,6 +52,15 @@ func TestConnectRefused(t *testing.T) {
 // FlagCancelled; the socket still works.
 func TestCancel(t *testing.T) { evpolltest.CancelRecv(t, opener(Options{}), sockets) }
 
+// TestFifo: the suite's FIFO shape: opens never wait for the other end,
+// and the FIFO's reads and writes are polled, so only the opens reach the
+// pool.
+func TestFifo(t *testing.T) {
+	if st := evpolltest.Fifo(t, opener(Options{})); st.Pool != st.Ops[evpoll.Open] {
+		t.Errorf("Stats.Pool = %d, want the %d opens: %v", st.Pool, st.Ops[evpoll.Open], st)
+	}
+}
+
 // TestCloseFailsWaiters: a Close op ends the ops queued on its descriptor
 // and closes it.
 func TestCloseFailsWaiters(t *testing.T) {

@@ -133,6 +133,17 @@ func (s *Scheduler) IOBackend() string {
 	return ""
 }
 
+// IOName returns the name of the completion backend of the worker
+// running t ("io_uring", "epoll", ...), or "" when that worker has none:
+// the bus names it in the errors of the sockets it makes for t. Called
+// on t's worker.
+func (c *Control) IOName(t *Task) string {
+	if x := t.w.io.Load(); x != nil {
+		return x.b.Name()
+	}
+	return ""
+}
+
 // IOStats sums the counters of every worker's backend.
 func (s *Scheduler) IOStats() evpoll.Stats {
 	var st evpoll.Stats

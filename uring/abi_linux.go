@@ -110,6 +110,11 @@ const (
 const (
 	errnoETIME     = unix.ETIME
 	errnoECANCELED = unix.ECANCELED
+	// The kernel's internal restart codes (ERESTARTSYS ..
+	// ERESTART_RESTARTBLOCK, include/linux/errno.h): a signal ended a
+	// wait; a system call never returns them, a CQE can.
+	errnoERESTARTSYS   = 512
+	errnoERESTARTBLOCK = 516
 )
 
 // Backend defaults (Options).

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/jadevm/jade/evpoll"
 	"github.com/jadevm/jade/evpoll/evpolltest"
 	"golang.org/x/sys/unix"
 )
@@ -87,5 +88,18 @@ func TestErrors(t *testing.T) {
 func TestCloseUnblocksWait(t *testing.T) {
 	forEachCase(t, func(c backendCase) bool { return c.opts.OwnerThread }, func(t *testing.T, _ backendCase, open evpolltest.Opener) {
 		evpolltest.CloseUnblocksWait(t, open)
+	})
+}
+
+// TestFifo: the suite's FIFO shape. Opens never wait for the other end
+// (ENXIO for a writer without a reader) on either backend; epoll polls
+// the FIFO's reads and writes instead of blocking the caller in them, so
+// only the opens reach its pool.
+func TestFifo(t *testing.T) {
+	forEachCase(t, nil, func(t *testing.T, c backendCase, open evpolltest.Opener) {
+		st := evpolltest.Fifo(t, open)
+		if !c.ring && st.Pool != st.Ops[evpoll.Open] {
+			t.Errorf("Stats.Pool = %d, want the %d opens: %v", st.Pool, st.Ops[evpoll.Open], st)
+		}
 	})
 }

@@ -71,13 +71,24 @@
 //	Send       SEND         socket     buf          len     -              MSG_NOSIGNAL
 //	Read       READ         fd         buf          len     offset (-1)    0
 //	Write      WRITE        fd         buf          len     offset (-1)    0
-//	Open       OPENAT       AT_FDCWD   &path        mode    -              O_* | O_CLOEXEC
+//	Open       OPENAT       AT_FDCWD   &path        mode    -              O_* | O_CLOEXEC | O_NONBLOCK
 //	Close      CLOSE        fd         -            -       -              -
 //	Nop        NOP          -1
 //	(Cancel)   ASYNC_CANCEL -1         user_data    -       -              0 (match user_data)
 //
 // io_uring ignores O_NONBLOCK for these socket ops (it arms its internal
 // poll), so the non-blocking sockets that epoll needs serve both backends.
+//
+// OPENAT runs with O_NONBLOCK so that it never waits for the other end
+// of a FIFO, on either backend (unixsock.OpenFlags): the kernel's inline
+// attempt opens that way anyway and then clears the flag, but an open it
+// hands to an io-wq worker (a path the lookup cannot resolve from the
+// cache, such as /proc/self/fd/N) would otherwise block there. The
+// completion takes the flag off again (one fcntl): the ring's reads want a
+// blocking descriptor, since on a file without non-blocking reads
+// O_NONBLOCK turns the retry on io-wq into -EAGAIN. A cancel that
+// interrupts an io-wq worker's wait ends the op with a kernel restart code
+// (-ERESTARTSYS); the completion reports -ECANCELED instead.
 //
 // Cancel writes an ASYNC_CANCEL for the op's user_data. The op's own CQE
 // then arrives with -ECANCELED (Completion.FlagCancelled) or, if it had
@@ -183,10 +194,15 @@
 // at its first op. Submit first tries the non-blocking syscall (accept4,
 // recvfrom, sendto, read, write, connect); on EAGAIN the op joins the
 // descriptor's read or write FIFO, and an edge runs the FIFO until EAGAIN
-// again. Regular files cannot be polled (epoll_ctl says EPERM): their
-// Read, Write and Close, and every Open, run on a bounded pool of
-// Options.PoolSize goroutines (default 4) that posts the completion and
-// kicks the poller through an eventfd, so no worker blocks on disk. Wait
+// again. Pipes, FIFOs and terminals are polled like sockets, so a read
+// of a FIFO whose writer is silent waits without blocking the worker:
+// every descriptor epoll polls is non-blocking (sockets are made so, and
+// Open passes O_NONBLOCK). Regular files, directories and block devices
+// cannot be polled (epoll_ctl says EPERM): they are put back in blocking
+// mode, and their Read, Write and Close, and every Open, run on a bounded
+// pool of Options.PoolSize goroutines (default 4) that posts the
+// completion and kicks the poller through an eventfd, so no worker
+// blocks on disk. Wait
 // uses epoll_pwait2 with a timespec (5.11+); where it is missing (ENOSYS,
 // probed at open) it falls back to epoll_wait with the timeout rounded up
 // to whole milliseconds, so it never returns early. Either call returns
@@ -196,8 +212,10 @@
 // coalesced by the woken flag: a Wake sets it (false → true) before its
 // write, and Wait clears it only after its read drained the eventfd, so
 // while it is set a write is done or on its way and a Wake that finds it
-// set may skip its own; the Wait that clears it reports the wake. Cancel completes a waiting op at once with -ECANCELED; an op on
-// the pool cannot be interrupted and completes with its real result. A
+// set may skip its own; the Wait that clears it reports the wake. Cancel
+// completes a waiting op, or a pool op not yet started, at once with
+// -ECANCELED; a pool op whose system call runs cannot be interrupted and
+// completes with its real result. A
 // Close op fails the ops still queued on that descriptor with -ECANCELED.
 // Descriptors must be closed through Close ops (or never be reused while
 // registered), as with any epoll-based poller.

@@ -8,10 +8,13 @@ package uring
 // Each descriptor an op names is registered once, edge-triggered, for
 // EPOLLIN|EPOLLOUT|EPOLLRDHUP (no epoll_ctl per op). Submit first tries the
 // non-blocking syscall; on EAGAIN the op joins the descriptor's read or
-// write FIFO, and an edge later runs the FIFO until EAGAIN again. A
-// descriptor epoll refuses (EPERM: a regular file) is marked as a file and
-// its Read/Write/Close, like every Open, run on a small blocking pool that
-// posts the completion and kicks the poller through the eventfd.
+// write FIFO, and an edge later runs the FIFO until EAGAIN again. Pipes,
+// FIFOs and pollable character devices (a terminal) are polled like
+// sockets, on a non-blocking descriptor. A descriptor epoll refuses
+// (EPERM: a regular file, a directory, a block device) is marked as a
+// file and its Read/Write/Close, like every Open, run on a small blocking
+// pool that posts the completion and kicks the poller through the
+// eventfd.
 
 import (
 	"encoding/binary"
@@ -106,9 +109,10 @@ func (b *Epoll) Submit(op *evpoll.Op, tok evpoll.Token) (evpoll.OpID, error) {
 	return b.core.Submit(op, tok)
 }
 
-// Cancel implements evpoll.Backend. An op waiting for readiness completes
-// at once with -ECANCELED; an op on the file pool cannot be interrupted and
-// completes with its real result.
+// Cancel implements evpoll.Backend. An op waiting for readiness, or
+// queued for the file pool and not started, completes at once with
+// -ECANCELED; an op whose system call runs on the pool cannot be
+// interrupted and completes with its real result.
 func (b *Epoll) Cancel(id evpoll.OpID) error { return b.core.Cancel(id) }
 
 // Wait implements evpoll.Backend with epoll_pwait2 and a timespec.
@@ -141,7 +145,15 @@ func (b *Epoll) Close() error {
 func (b *Epoll) postPoolResult(id evpoll.OpID, res int32) { b.core.PostPoolResult(id, res) }
 
 // Register implements readiness.OS: EPOLL_CTL_ADD, edge-triggered; EPERM
-// (regular files and directories cannot be polled) makes it a file.
+// (regular files, directories, block devices and the character devices
+// without poll cannot be polled) makes it a file.
+//
+// A polled descriptor must be non-blocking, or Try's read(2) or write(2)
+// would block the worker (a FIFO whose writer never writes stalled every
+// task of its worker): sockets are made so (accept4 SOCK_NONBLOCK,
+// Socket, Listen) and files are opened so (unixsock.OpenFlags), so that
+// registering costs no fcntl. A file goes to the pool, whose calls are
+// meant to block: its O_NONBLOCK is taken off.
 func (o *epollOS) Register(fd int) (file bool, err error) {
 	o.ctr.Syscalls.Add(1)
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: int32(fd)}
@@ -149,6 +161,8 @@ func (o *epollOS) Register(fd int) (file bool, err error) {
 		if !errors.Is(err, unix.EPERM) {
 			return false, err
 		}
+		o.ctr.Syscalls.Add(2)
+		_ = unix.SetNonblock(fd, false)
 		return true, nil
 	}
 	return false, nil

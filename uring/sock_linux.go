@@ -24,7 +24,22 @@ import (
 // ParseAddr parses "ip:port" or "[ipv6]:port". An empty host (":8080")
 // means the IPv4 wildcard, and "localhost" means 127.0.0.1; no other names
 // are resolved (this package never does DNS).
-func ParseAddr(s string) (netip.AddrPort, error) {
+func ParseAddr(s string) (netip.AddrPort, error) { return pkgSockets.ParseAddr(s) }
+
+// Sockets are the socket helpers of ParseAddr, Socket and ListenWith with
+// errors that start with Name, the name of the backend that will drive
+// the socket ("epoll: listen: ...", "io_uring: parse address: ..."): the
+// helpers are the same for both backends, and an error text should say
+// which one ran. The package-level functions use "uring".
+type Sockets struct {
+	Name string
+}
+
+// pkgSockets are the helpers behind the package-level functions.
+var pkgSockets = Sockets{Name: "uring"}
+
+// ParseAddr is the package-level ParseAddr with k's error prefix.
+func (k Sockets) ParseAddr(s string) (netip.AddrPort, error) {
 	switch {
 	case strings.HasPrefix(s, ":"):
 		s = "0.0.0.0" + s
@@ -33,7 +48,7 @@ func ParseAddr(s string) (netip.AddrPort, error) {
 	}
 	ap, err := netip.ParseAddrPort(s)
 	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("uring: parse address: %w", err)
+		return netip.AddrPort{}, fmt.Errorf("%s: parse address: %w", k.Name, err)
 	}
 	return ap, nil
 }
@@ -78,10 +93,13 @@ func getSockaddr(sa *unix.RawSockaddrAny) netip.AddrPort {
 
 // Socket returns a new TCP socket for connecting to ap (matching its
 // family), non-blocking, close-on-exec, with TCP_NODELAY.
-func Socket(ap netip.AddrPort) (int, error) {
+func Socket(ap netip.AddrPort) (int, error) { return pkgSockets.Socket(ap) }
+
+// Socket is the package-level Socket with k's error prefix.
+func (k Sockets) Socket(ap netip.AddrPort) (int, error) {
 	fd, err := unixsock.Socket(ap, socket)
 	if err != nil {
-		return -1, fmt.Errorf("uring: %w", err)
+		return -1, fmt.Errorf("%s: %w", k.Name, err)
 	}
 	return fd, nil
 }
@@ -100,13 +118,18 @@ func Listen(addr string) (int, error) { return ListenWith(addr, false) }
 // that several listeners (one per process, say) share the port and the
 // kernel spreads connections among them.
 func ListenWith(addr string, reusePort bool) (int, error) {
-	ap, err := ParseAddr(addr)
+	return pkgSockets.ListenWith(addr, reusePort)
+}
+
+// ListenWith is the package-level ListenWith with k's error prefix.
+func (k Sockets) ListenWith(addr string, reusePort bool) (int, error) {
+	ap, err := k.ParseAddr(addr)
 	if err != nil {
 		return -1, err
 	}
 	fd, err := unixsock.Listen(ap, reusePort, socket)
 	if err != nil {
-		return -1, fmt.Errorf("uring: %w", err)
+		return -1, fmt.Errorf("%s: %w", k.Name, err)
 	}
 	return fd, nil
 }

@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/evpoll/readiness"
 	"github.com/jadevm/jade/evpoll/unixsock"
 	"golang.org/x/sys/unix"
 )
@@ -419,11 +420,28 @@ func (b *Ring) completeLocked(c cqe, dst *evpoll.Completion) bool {
 		return false
 	}
 	var fl uint32
+	if s.cancel && c.Res <= -errnoERESTARTSYS && c.Res >= -errnoERESTARTBLOCK {
+		// A cancel interrupted a blocking wait of an io-wq worker, which
+		// then ends with the kernel's internal restart code (seen from
+		// an OPENAT): the op did nothing, as with any cancel.
+		c.Res = -int32(errnoECANCELED)
+	}
 	if s.cancel && c.Res == -int32(errnoECANCELED) {
 		fl |= evpoll.FlagCancelled
 	}
-	if s.op.Kind == evpoll.Accept && c.Res >= 0 {
+	switch {
+	case s.op.Kind == evpoll.Accept && c.Res >= 0:
 		s.op.Addr = getSockaddr(&s.sock().sa)
+	case s.op.Kind == evpoll.Open && c.Res >= 0:
+		// The open ran with O_NONBLOCK, so that a FIFO never makes it
+		// wait (unixsock.OpenFlags); the ring's reads and writes expect
+		// a blocking descriptor (with O_NONBLOCK, a file without
+		// non-blocking reads would fail with EAGAIN instead of going to
+		// io-wq), so take it off as the kernel's own inline open does.
+		if err := unixsock.ClearNonblock(int(c.Res), s.op.OpenFlags); err != nil {
+			unix.Close(int(c.Res))
+			c.Res = readiness.ErrRes(err)
+		}
 	}
 	*dst = evpoll.Completion{Token: s.tok, Res: c.Res, Flags: fl}
 	b.slots.release(idx)

@@ -114,7 +114,7 @@ type Slot struct {
 	tok    evpoll.Token // handed back in the completion
 	state  uint8        // slotFree, slotActive, slotDone
 	cancel bool         // set by Cancel; -ECANCELED then carries FlagCancelled
-	wait   uint8        // where an active op waits: waitNone, waitRead, waitWrite, waitPool
+	wait   uint8        // where an active op waits: waitNone, waitRead, waitWrite, waitPool, waitPoolRun
 	res    int32
 }
 
@@ -129,7 +129,8 @@ const (
 	waitNone uint8 = iota
 	waitRead
 	waitWrite
-	waitPool
+	waitPool    // queued for the pool: Cancel completes it at once
+	waitPoolRun // its blocking system call is running on the pool
 )
 
 // New returns a core over os. The caller opens what os needs first and
@@ -142,10 +143,7 @@ func New(c Config, os OS) *Core {
 		name:   c.Name,
 		pollOp: c.PollOp,
 	}
-	b.pool = workpool.New(c.PoolSize, func(j poolJob) {
-		b.ctr.Syscalls.Add(1)
-		b.PostPoolResult(j.id, runFileOp(j.op, j.fd))
-	})
+	b.pool = workpool.New(c.PoolSize, b.runPoolJob)
 	return b
 }
 
@@ -308,10 +306,12 @@ func (b *Core) kickLocked() {
 	}
 }
 
-// Cancel implements evpoll.Backend. An op waiting for readiness completes
-// at once with -ECANCELED; an op on the file pool cannot be interrupted and
-// completes with its real result. An op that has finished, its completion
-// returned or not, is ErrNotPending.
+// Cancel implements evpoll.Backend. An op waiting for readiness, or
+// queued for the pool and not yet started (a Close op excepted: it must
+// still close), completes at once with -ECANCELED; an op whose system
+// call runs on the pool cannot be interrupted and completes with its real
+// result. An op that has finished, its completion returned or not, is
+// ErrNotPending.
 func (b *Core) Cancel(id evpoll.OpID) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -339,6 +339,8 @@ func (b *Core) Cancel(id evpoll.OpID) error {
 			}
 		}
 		b.completeLocked(idx, -int32(unix.ECANCELED))
+	} else if s.wait == waitPool && s.Op.Kind != evpoll.Close {
+		b.completeLocked(idx, -int32(unix.ECANCELED)) // runPoolJob skips it
 	}
 	return nil
 }

@@ -25,13 +25,14 @@ type fakeOS struct {
 	kicks      int
 	kick       chan struct{}
 	edges      chan Event
+	files      map[int]bool // descriptors Register calls files (set before use)
 }
 
 func newFake() *fakeOS {
 	return &fakeOS{grant: map[int]int{}, kick: make(chan struct{}, 1), edges: make(chan Event, 16)}
 }
 
-func (f *fakeOS) Register(int) (bool, error) { return false, nil }
+func (f *fakeOS) Register(fd int) (bool, error) { return f.files[fd], nil }
 
 func (f *fakeOS) Unregister(fd int) {
 	f.mu.Lock()
@@ -199,4 +200,50 @@ func TestCloseUnblocksWait(t *testing.T) {
 	if err := <-errc; !errors.Is(err, evpoll.ErrClosed) {
 		t.Fatalf("Wait: %v", err)
 	}
+}
+
+// TestCancelQueuedPoolJob: with the pool's one goroutine held by a
+// blocking read, a Cancel of a file read queued behind it completes at
+// once, cancelled, and the read never runs; the running read cannot be
+// interrupted and completes with its real result.
+func TestCancelQueuedPoolJob(t *testing.T) {
+	c, f := open(t)
+	var busy, queued [2]int // blocking pipes the core takes for files
+	require.NoError(t, unix.Pipe(busy[:]))
+	require.NoError(t, unix.Pipe(queued[:]))
+	for _, fd := range append(busy[:], queued[:]...) {
+		defer unix.Close(fd)
+	}
+	f.files = map[int]bool{busy[0]: true, queued[0]: true}
+	running := submit(t, c, &evpoll.Op{Kind: evpoll.Read, Fd: busy[0], Buf: make([]byte, 4), Offset: -1}, 1)
+	id := submit(t, c, &evpoll.Op{Kind: evpoll.Read, Fd: queued[0], Buf: make([]byte, 4), Offset: -1}, 2)
+	require.Eventually(t, func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		_, s := c.slots.Lookup(running)
+		return s.wait == waitPoolRun
+	}, 5*time.Second, time.Millisecond, "the first read never started")
+	require.NoError(t, c.Cancel(id))
+	got := wait(t, c, 1)
+	require.Equal(t, evpoll.Token(2), got[0].Token)
+	require.True(t, got[0].Cancelled() && errors.Is(got[0].Err(), syscall.ECANCELED), "queued read: %+v", got[0])
+
+	require.NoError(t, c.Cancel(running))
+	_, err := unix.Write(queued[1], []byte("q"))
+	require.NoError(t, err)
+	_, err = unix.Write(busy[1], []byte("b"))
+	require.NoError(t, err)
+	got = wait(t, c, 1)
+	require.Equal(t, evpoll.Completion{Token: 1, Res: 1}, got[0], "the running read ends with its result")
+	// One more job: the pool's one goroutine takes jobs in order, so the
+	// cancelled read's turn has passed when this one completes, and the
+	// byte is still in its pipe.
+	_, err = unix.Write(busy[1], []byte("c"))
+	require.NoError(t, err)
+	submit(t, c, &evpoll.Op{Kind: evpoll.Read, Fd: busy[0], Buf: make([]byte, 4), Offset: -1}, 3)
+	require.Equal(t, evpoll.Completion{Token: 3, Res: 1}, wait(t, c, 1)[0])
+	require.NoError(t, unix.SetNonblock(queued[0], true))
+	n, err := unix.Read(queued[0], make([]byte, 4))
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "the cancelled read ran")
 }

@@ -17,6 +17,14 @@
 // a file (a regular file, or one the kernel refuses to poll) has its Read,
 // Write and Close, like every Open, run on a small bounded pool that
 // records the completion under the core's mutex and kicks a blocked Wait.
+// A pool op cancelled while it is queued completes at once and never
+// runs; one whose system call has started completes with its result.
+//
+// Polled descriptors are non-blocking, or a Try would block its caller:
+// sockets are made so, and Open passes O_NONBLOCK (unixsock.OpenFlags),
+// which also keeps an open of a FIFO from waiting for the other end. The
+// OS half takes the flag off a descriptor it reports as a file, whose
+// calls are meant to block on the pool.
 //
 // The package builds on linux, darwin and freebsd; elsewhere it is empty.
 package readiness

@@ -7,7 +7,10 @@ package readiness
 // A few goroutines (package evpoll/workpool) run the blocking system
 // calls, post the completion under the core's mutex and kick a blocked
 // Wait, so no caller of Submit or Wait ever blocks on disk. The slot
-// table caps the jobs in flight.
+// table caps the jobs in flight. A job cancelled while it is queued
+// completes at once and is skipped when its turn comes, so that a pool
+// kept busy (a slow disk, a hung network file system) does not hold the
+// timeouts and cancels of the ops queued behind it.
 
 import (
 	"errors"
@@ -28,6 +31,23 @@ func (b *Core) toPoolLocked(idx int32, s *Slot) {
 	s.wait = waitPool
 	b.ctr.Pool.Add(1)
 	b.pool.Go(poolJob{id: b.slots.ID(idx), op: s.Op, fd: s.Fd})
+}
+
+// runPoolJob runs job j on a pool goroutine, unless its op was cancelled
+// while it was queued (its slot then completed, and may have moved on).
+func (b *Core) runPoolJob(j poolJob) {
+	b.mu.Lock()
+	_, s := b.slots.Lookup(j.id)
+	run := s != nil && s.state == slotActive
+	if run {
+		s.wait = waitPoolRun
+	}
+	b.mu.Unlock()
+	if !run {
+		return
+	}
+	b.ctr.Syscalls.Add(1)
+	b.PostPoolResult(j.id, runFileOp(j.op, j.fd))
 }
 
 // PostPoolResult completes op id with res, as a pool job does when its

@@ -10,9 +10,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// OpenFlags maps portable open flags to O_* bits (always O_CLOEXEC).
+// OpenFlags maps portable open flags to O_* bits, always with O_CLOEXEC
+// and O_NONBLOCK. O_NONBLOCK makes an open never wait for the other end
+// of a FIFO: a read-only open succeeds at once, and a write-only open
+// with no reader fails with ENXIO. Both backend families need that: an
+// open that waited would hold a blocking-pool goroutine (epoll, kqueue)
+// or an io-wq thread (io_uring), past its timeout and its cancel. The
+// readiness backends keep the flag on descriptors they poll (a read of
+// a FIFO must never block the worker) and clear it on those they hand
+// to the pool; io_uring clears it at the open's completion (see
+// [ClearNonblock]).
 func OpenFlags(f evpoll.OpenFlag) int {
-	fl := unix.O_CLOEXEC
+	fl := unix.O_CLOEXEC | unix.O_NONBLOCK
 	switch {
 	case f&evpoll.ReadWrite != 0:
 		fl |= unix.O_RDWR
@@ -68,4 +77,12 @@ func FromSockaddr(sa unix.Sockaddr) netip.AddrPort {
 		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr), uint16(sa.Port))
 	}
 	return netip.AddrPort{}
+}
+
+// ClearNonblock takes O_NONBLOCK off the descriptor fd that Open returned
+// for flags f, with one fcntl(F_SETFL): of the status flags that F_SETFL
+// sets, only O_APPEND can come from f.
+func ClearNonblock(fd int, f evpoll.OpenFlag) error {
+	_, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, OpenFlags(f)&unix.O_APPEND)
+	return err
 }

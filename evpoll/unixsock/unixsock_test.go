@@ -22,8 +22,8 @@ func TestOpenFlags(t *testing.T) {
 		{evpoll.ReadWrite | evpoll.Append | evpoll.Exclusive, unix.O_RDWR | unix.O_APPEND | unix.O_EXCL},
 	}
 	for _, c := range cases {
-		if got := OpenFlags(c.f); got != c.want|unix.O_CLOEXEC {
-			t.Errorf("OpenFlags(%#x) = %#x, want %#x", c.f, got, c.want|unix.O_CLOEXEC)
+		if got := OpenFlags(c.f); got != c.want|unix.O_CLOEXEC|unix.O_NONBLOCK {
+			t.Errorf("OpenFlags(%#x) = %#x, want %#x", c.f, got, c.want|unix.O_CLOEXEC|unix.O_NONBLOCK)
 		}
 	}
 }
