@@ -241,6 +241,9 @@ func (m *Member) spawn(target *Member, name string, p *vmloop.Program, fn string
 	if target == nil {
 		target = m
 	}
+	if target.b != m.b {
+		return nil, fmt.Errorf("bus: spawn: engine %q: %w", target.e.Name(), ErrForeign)
+	}
 	need := CapSpawn
 	if target != m {
 		need = CapSpawnOther
@@ -293,6 +296,9 @@ func (m *Member) Cancel(t *sched.Task) error {
 func (m *Member) UpdateConfig(target *Member, cfg sched.EngineRuntimeConfig) error {
 	if target == nil {
 		target = m
+	}
+	if target.b != m.b {
+		return fmt.Errorf("bus: update config: engine %q: %w", target.e.Name(), ErrForeign)
 	}
 	if err := m.require(CapConfig, "update config"); err != nil {
 		return err

@@ -10,7 +10,8 @@ import (
 
 // ErrForeign is wrapped by the error of a host call (a spawn's argument,
 // Signal, Broadcast, Cancel) handed a task, an event or an I/O handle of
-// another runtime. Each runtime wakes only its own tasks: an event of
+// another runtime, and of a spawn or UpdateConfig naming a Member of
+// another bus. Each runtime wakes only its own tasks: an event of
 // runtime 1 waited on by runtime 2's tasks would have runtime 1's workers
 // wake them (sched/owner.go). A host moves data between runtimes as
 // values (numbers, strings, bytes, arrays of them), never these objects.

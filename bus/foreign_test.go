@@ -57,7 +57,8 @@ const foreignHostSrc = `
 // runtime handed to another is refused at the host boundary with
 // ErrForeign: as a spawn argument (at any depth of a ref array), to
 // Signal, Broadcast and Cancel, in a host intrinsic's result and in a
-// suspended call's completion; both runtimes still shut down clean.
+// suspended call's completion; so is a spawn into, or a config change of,
+// another bus's engine. Both runtimes still shut down clean.
 func TestForeignValuesRefused(t *testing.T) {
 	pending := make(chan *bus.Completion, 1)
 	var give vmloop.Value
@@ -98,6 +99,10 @@ func TestForeignValuesRefused(t *testing.T) {
 	_, err = m2.Spawn(nil, p2, "nested", h.Value)
 	require.ErrorIs(t, err, bus.ErrForeign)
 	require.ErrorIs(t, m2.Cancel(h.Value.Obj().(*sched.Task)), bus.ErrForeign)
+	// A Member of another bus names an engine of another scheduler.
+	_, err = m2.Spawn(m1, p1, "leaf")
+	require.ErrorIs(t, err, bus.ErrForeign)
+	require.ErrorIs(t, m2.UpdateConfig(m1, sched.EngineRuntimeConfig{}), bus.ErrForeign)
 
 	// A host intrinsic of runtime 2 returning runtime 1's event traps its
 	// task; a suspended one completed with it too.
