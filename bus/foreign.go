@@ -22,6 +22,11 @@ var ErrForeign = errors.New("it belongs to another runtime")
 // holds none. An event not yet bound to a runtime (sched.NewEvent) is
 // bound to this one.
 func (b *Bus) foreign(v vmloop.Value) string {
+	switch v.Kind() {
+	case vmloop.KindTask, vmloop.KindEvent, vmloop.KindExt, vmloop.KindArrayRef:
+	default:
+		return "" // a number, string, bytes or number array: nothing to own
+	}
 	what := ""
 	v.EachObject(func(k vmloop.Kind, obj any) bool {
 		if b.owns(obj) {
