@@ -241,11 +241,20 @@ func (m *Member) spawn(target *Member, name string, p *vmloop.Program, fn string
 	if target == nil {
 		target = m
 	}
+	if target.b != m.b {
+		return nil, fmt.Errorf("bus: spawn: engine %q: %w", target.e.Name(), ErrForeign)
+	}
 	need := CapSpawn
 	if target != m {
 		need = CapSpawnOther
 	}
 	if err := m.require(need, "spawn"); err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, fmt.Errorf("bus: spawn: nil program")
+	}
+	if err := m.b.checkArgs("spawn", args); err != nil {
 		return nil, err
 	}
 	i := p.FuncIndex(fn)
@@ -267,6 +276,12 @@ func (m *Member) spawn(target *Member, name string, p *vmloop.Program, fn string
 // Cancel requests cancellation of t; a task of another engine needs
 // CapCancelOther.
 func (m *Member) Cancel(t *sched.Task) error {
+	if t == nil {
+		return fmt.Errorf("bus: cancel: nil task")
+	}
+	if err := m.b.ownedTask("cancel", t); err != nil {
+		return err
+	}
 	if t.Engine() != m.e {
 		if err := m.require(CapCancelOther, "cancel"); err != nil {
 			return err
@@ -281,6 +296,9 @@ func (m *Member) Cancel(t *sched.Task) error {
 func (m *Member) UpdateConfig(target *Member, cfg sched.EngineRuntimeConfig) error {
 	if target == nil {
 		target = m
+	}
+	if target.b != m.b {
+		return fmt.Errorf("bus: update config: engine %q: %w", target.e.Name(), ErrForeign)
 	}
 	if err := m.require(CapConfig, "update config"); err != nil {
 		return err
@@ -331,12 +349,13 @@ func (b *Bus) print(s string) {
 	b.outMu.Unlock()
 }
 
-// NewEvent makes an event the host can pass to tasks as an argument.
-func (m *Member) NewEvent() vmloop.Value { return vmloop.Ext(vmloop.KindEvent, sched.NewEvent()) }
+// NewEvent makes an event of this runtime, which the host can pass to its
+// tasks as an argument (another runtime refuses it: ErrForeign).
+func (m *Member) NewEvent() vmloop.Value { return vmloop.Ext(vmloop.KindEvent, m.b.ctl.NewEvent()) }
 
 // Signal signals an event value (wakes one waiter or keeps the signal).
 func (m *Member) Signal(ev vmloop.Value) error {
-	e, err := eventOf(ev, "signal")
+	e, err := m.b.eventOf(ev, "signal")
 	if err == nil {
 		m.b.ctl.EventSignal(nil, e)
 	}
@@ -345,17 +364,22 @@ func (m *Member) Signal(ev vmloop.Value) error {
 
 // Broadcast wakes every waiter of an event value.
 func (m *Member) Broadcast(ev vmloop.Value) error {
-	e, err := eventOf(ev, "broadcast")
+	e, err := m.b.eventOf(ev, "broadcast")
 	if err == nil {
 		m.b.ctl.EventBroadcast(nil, e)
 	}
 	return err
 }
 
-func eventOf(ev vmloop.Value, op string) (*sched.Event, error) {
+// eventOf returns the event of value ev, refusing another kind and an
+// event of another runtime.
+func (b *Bus) eventOf(ev vmloop.Value, op string) (*sched.Event, error) {
 	e, ok := ev.Obj().(*sched.Event)
 	if !ok || ev.Kind() != vmloop.KindEvent {
 		return nil, fmt.Errorf("bus: %s: value is %s, not an event", op, ev.Kind())
+	}
+	if !b.ctl.Owns(e) {
+		return nil, fmt.Errorf("bus: %s: an event of another runtime: %w", op, ErrForeign)
 	}
 	return e, nil
 }

@@ -70,7 +70,7 @@ func (b *Bus) selfCommand(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) s
 	case vmloop.IntrTaskID:
 		return complete(ex, vmloop.I64(int64(t.ID())), sched.ActContinue)
 	default: // event.new
-		return complete(ex, vmloop.Ext(vmloop.KindEvent, sched.NewEvent()), sched.ActContinue)
+		return complete(ex, vmloop.Ext(vmloop.KindEvent, b.ctl.NewEvent()), sched.ActContinue)
 	}
 }
 

@@ -33,6 +33,7 @@ type Call struct {
 	t         *sched.Task
 	id        uint64
 	engine    string
+	name      string // the intrinsic's
 	args      []vmloop.Value
 	suspended *Completion
 }
@@ -51,7 +52,7 @@ func (c *Call) Engine() string { return c.engine }
 // from the host function itself, not after it returned.
 func (c *Call) Suspend() *Completion {
 	if c.suspended == nil {
-		c.suspended = &Completion{b: c.b, tok: c.b.ctl.Suspend(c.t)}
+		c.suspended = &Completion{b: c.b, tok: c.b.ctl.Suspend(c.t), name: c.name}
 	}
 	return c.suspended
 }
@@ -59,20 +60,44 @@ func (c *Call) Suspend() *Completion {
 // Completion completes a suspended host intrinsic exactly once, from any
 // goroutine.
 type Completion struct {
-	b   *Bus
-	tok sched.Token
+	b    *Bus
+	tok  sched.Token
+	name string // the intrinsic's, for a trap's text
 }
 
 // Complete resumes the task with result v. It returns false if the call was
-// already completed or the task was cancelled meanwhile.
-func (p *Completion) Complete(v vmloop.Value) bool { return p.b.ctl.CompleteHost(p.tok, v, nil, nil) }
+// already completed or the task was cancelled meanwhile. A v holding a
+// task, event or I/O handle of another runtime (ErrForeign) is refused:
+// the task traps instead, and Complete returns false.
+func (p *Completion) Complete(v vmloop.Value) bool {
+	if p.refuseForeign(v) {
+		return false
+	}
+	return p.b.ctl.CompleteHost(p.tok, v, nil, nil)
+}
+
+// refuseForeign traps the task, and reports true, when v holds another
+// runtime's object.
+func (p *Completion) refuseForeign(v vmloop.Value) bool {
+	what := p.b.foreign(v)
+	if what == "" {
+		return false
+	}
+	ti := foreignTrap(p.name, what)
+	p.b.ctl.CompleteHost(p.tok, vmloop.Void(), nil, &ti)
+	return true
+}
 
 // CompleteRelease is Complete for a value that holds something the host
 // must take back if the task never receives it: when Complete has won
 // (returned true) but the task is cancelled before it resumes, release
 // runs with v on the worker that ends the task. When CompleteRelease
-// returns false, release does not run and v is the caller's again.
+// returns false, release does not run and v is the caller's again. A v
+// holding another runtime's object is refused as by Complete.
 func (p *Completion) CompleteRelease(v vmloop.Value, release func(vmloop.Value)) bool {
+	if p.refuseForeign(v) {
+		return false
+	}
 	return p.b.ctl.CompleteHostRelease(p.tok, v, release)
 }
 
@@ -106,6 +131,9 @@ func (b *Bus) register(name string, params []vmloop.Type, result vmloop.Type, ne
 			return fmt.Errorf("bus: register intrinsic %q: parameter type %s not allowed", name, p)
 		}
 	}
+	if result > vmloop.TRef {
+		return fmt.Errorf("bus: register intrinsic %q: result type %s is not void, i64, f64 or ref", name, result)
+	}
 	if need == 0 {
 		need = CapHost
 	}
@@ -138,7 +166,7 @@ func (b *Bus) callHost(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (act
 	if a, ok := b.authorize(t, ex, h.desc.Name, h.need); !ok {
 		return a
 	}
-	c := &Call{b: b, t: t, id: t.ID(), engine: t.Engine().Name(), args: make([]vmloop.Value, req.NArgs)}
+	c := &Call{b: b, t: t, id: t.ID(), engine: t.Engine().Name(), name: h.desc.Name, args: make([]vmloop.Value, req.NArgs)}
 	for i := range c.args {
 		v, err := ex.ArgValue(i)
 		if err != nil {
@@ -170,6 +198,9 @@ func (b *Bus) callHost(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (act
 	}
 	if h.desc.Result == vmloop.TVoid {
 		v = vmloop.Void()
+	}
+	if what := b.foreign(v); what != "" {
+		return trap(ex, foreignTrap(h.desc.Name, what))
 	}
 	return complete(ex, v, sched.ActContinue)
 }

@@ -143,7 +143,7 @@ func TestExampleServersDrain(t *testing.T) {
 	cases := []struct{ file, req, reply string }{
 		{"echo.jasm", "ping", "ping"},
 		{"resp_ping.jasm", "PING\r\n", "+PONG\r\n"},
-		{"http.jasm", "GET / HTTP/1.1\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\nHello, World!"},
+		{"http.jasm", "GET / HTTP/1.1\r\nHost: a\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\nHello, World!"},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {

@@ -92,7 +92,7 @@ func httpRaw(t *testing.T, addr string) {
 	t.Run("pipelined", func(t *testing.T) {
 		c, r := rawConn(t, addr)
 		req := "GET / HTTP/1.1\r\nHost: a\r\n\r\n"
-		write(t, c, req+"GET /work?ms=1 HTTP/1.1\r\n\r\n"+req+req)
+		write(t, c, req+"GET /work?ms=1 HTTP/1.1\r\nHost: a\r\n\r\n"+req+req)
 		for i, want := range []string{bench.HelloBody, "worked 1 ms\n", bench.HelloBody, bench.HelloBody} {
 			b, err := bench.ReadHTTPResponse(r, 200)
 			require.NoError(t, err, "response %d", i)
@@ -112,7 +112,7 @@ func httpRaw(t *testing.T, addr string) {
 	})
 	t.Run("connection close", func(t *testing.T) {
 		c, _ := rawConn(t, addr)
-		write(t, c, "GET / HTTP/1.1\r\nconnection: CLOSE\r\n\r\n")
+		write(t, c, "GET / HTTP/1.1\r\nHost: a\r\nconnection: CLOSE\r\n\r\n")
 		require.Equal(t, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\nConnection: close\r\n\r\nHello, World!", readAll(t, c))
 	})
 	t.Run("http/1.0", func(t *testing.T) {
@@ -129,7 +129,7 @@ func httpRaw(t *testing.T, addr string) {
 	t.Run("body across reads", func(t *testing.T) {
 		c, r := rawConn(t, addr)
 		body := strings.Repeat("z", 30000)
-		write(t, c, "POST /nope HTTP/1.1\r\nContent-Length: 30000\r\n\r\n"+body+"GET / HTTP/1.1\r\n\r\n")
+		write(t, c, "POST /nope HTTP/1.1\r\nHost: a\r\nContent-Length: 30000\r\n\r\n"+body+"GET / HTTP/1.1\r\nHost: a\r\n\r\n")
 		_, err := bench.ReadHTTPResponse(r, 404)
 		require.NoError(t, err)
 		b, err := bench.ReadHTTPResponse(r, 200)
@@ -141,12 +141,12 @@ func httpRaw(t *testing.T, addr string) {
 		{"bad version", "GET / HTTP/2.0\r\n\r\n", "400 Bad Request"},
 		{"no colon", "GET / HTTP/1.1\r\nHost a\r\n\r\n", "400 Bad Request"},
 		{"space before colon", "GET / HTTP/1.1\r\nHost : a\r\n\r\n", "400 Bad Request"},
-		{"bad content-length", "POST / HTTP/1.1\r\nContent-Length: 1x\r\n\r\n", "400 Bad Request"},
-		{"signed content-length", "POST / HTTP/1.1\r\nContent-Length: +1\r\n\r\n", "400 Bad Request"},
-		{"headers over 8 KiB", "GET / HTTP/1.1\r\nX: " + strings.Repeat("h", 9000) + "\r\n\r\n", "431 Request Header Fields Too Large"},
-		{"unknown method", "BREW / HTTP/1.1\r\n\r\n", "501 Not Implemented"},
-		{"chunked", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", "501 Not Implemented"},
-		{"body too large", "POST / HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n", "413 Content Too Large"},
+		{"bad content-length", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1x\r\n\r\n", "400 Bad Request"},
+		{"signed content-length", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: +1\r\n\r\n", "400 Bad Request"},
+		{"headers over 8 KiB", "GET / HTTP/1.1\r\nHost: a\r\nX: " + strings.Repeat("h", 9000) + "\r\n\r\n", "431 Request Header Fields Too Large"},
+		{"unknown method", "BREW / HTTP/1.1\r\nHost: a\r\n\r\n", "501 Not Implemented"},
+		{"chunked", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n", "501 Not Implemented"},
+		{"body too large", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2000000\r\n\r\n", "413 Content Too Large"},
 	}
 	for _, rf := range refusals {
 		t.Run(rf.name, func(t *testing.T) {
@@ -161,7 +161,7 @@ func httpRaw(t *testing.T, addr string) {
 	}
 	t.Run("after a good response", func(t *testing.T) {
 		c, r := rawConn(t, addr)
-		write(t, c, "GET / HTTP/1.1\r\n\r\nBAD\r\n\r\n")
+		write(t, c, "GET / HTTP/1.1\r\nHost: a\r\n\r\nBAD\r\n\r\n")
 		b, err := bench.ReadHTTPResponse(r, 200)
 		require.NoError(t, err)
 		require.Equal(t, bench.HelloBody, string(b))
@@ -169,9 +169,9 @@ func httpRaw(t *testing.T, addr string) {
 	})
 	t.Run("idle timeout", func(t *testing.T) {
 		c, r := rawConn(t, addr)
-		write(t, c, "GET / HTTP/1.1\r\n\r\n")
+		t0 := time.Now() // before the wait for the second request began
+		write(t, c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
 		require.Equal(t, hello, readN(t, r, len(hello)))
-		t0 := time.Now()
 		write(t, c, "GET / HT") // a partial request, then nothing
 		require.Empty(t, readAll(t, r), "closed without a reply")
 		require.GreaterOrEqual(t, time.Since(t0), 250*time.Millisecond)

@@ -112,10 +112,19 @@ func TestCPUProfileFib(t *testing.T) {
 				require.True(t, ids[id], "task %d was not spawned here", id)
 				require.Equal(t, s.Value[0]*int64(time.Millisecond), s.Value[1])
 				require.NotContains(t, s.Label, jprof.LabelTaskName)
-				// The outermost frame is main, at its call of fib.
+				// The outermost frame is main, at its call of fib; or,
+				// alone, at its ret: a slice that ends (here the task
+				// completing) with a sample due takes it where it ends
+				// (sched/profile.go). Its window is the path from the
+				// loop's last safe point to the worker's end of the
+				// slice: short on hardware, far longer under qemu-user,
+				// where 5 of 11 runs met such a sample.
 				out := s.Location[len(s.Location)-1].Line[0]
 				require.Equal(t, "main", out.Function.Name)
-				require.Equal(t, int64(8), out.Line)
+				if len(s.Location) == 1 && out.Line == 9 {
+					continue
+				}
+				require.Equal(t, int64(8), out.Line, "outermost frame of a sample %d frames deep", len(s.Location))
 			}
 		})
 	}

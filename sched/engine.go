@@ -215,6 +215,7 @@ func (c EngineRuntimeConfig) normalize() (EngineRuntimeConfig, error) {
 type Engine struct {
 	id   uint32
 	name string
+	s    *Scheduler                          // the scheduler it was registered with; set once, at registration
 	cfg  atomic.Pointer[EngineRuntimeConfig] // replaced whole by UpdateEngine
 	// wheel is the engine's wheel geometry once one is set (never changed
 	// afterwards: shards built from it live on every worker).
@@ -340,7 +341,7 @@ func (c *Control) RegisterEngine(name string, cfg EngineRuntimeConfig) (*Engine,
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{id: c.s.nextEngine.Add(1), name: name, banks: make([]liveBank, len(c.s.workers)), mem: vmloop.NewBudget(cfg.Limits.MemoryBytes),
+	e := &Engine{id: c.s.nextEngine.Add(1), name: name, s: c.s, banks: make([]liveBank, len(c.s.workers)), mem: vmloop.NewBudget(cfg.Limits.MemoryBytes),
 		hists: make([]engineHists, len(c.s.workers))}
 	cfg.EngineID = e.id
 	if cfg.TimerWheel != nil {

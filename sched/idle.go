@@ -19,9 +19,13 @@ func (s *Scheduler) enqueue(w *worker, t *Task) {
 	if w != nil && w.inTask {
 		// Spawned or woken by the running task: it runs next here (the
 		// lifo slot); the task it displaces goes behind the others and
-		// may be stolen.
+		// may be stolen, so a spawn of it held for the slice's end is
+		// written now, before another worker can run it (unfold).
 		if t = w.lifo.Swap(t); t == nil {
 			return
+		}
+		if w.tr != nil {
+			w.tr.unfold(t.id)
 		}
 	}
 	if w != nil {

@@ -86,9 +86,12 @@ func TestLatencyHistogramsCountDispatches(t *testing.T) {
 			sum += c
 		}
 		require.Equal(t, lat.RunQueue.Count, sum)
-		// Each child is dispatched at its spawn, after its yield and after
-		// its sleep; main at least once.
-		require.GreaterOrEqual(t, lat.RunQueue.Count, uint64(3*n+1))
+		// Each child is dispatched at its spawn and after its sleep, and
+		// after its yield unless the yield went on in place (nothing else
+		// to run on its worker: yieldInPlace, as a child stolen alone by
+		// a second worker may find; under qemu-user on a busy machine 150
+		// dispatches were counted for n = 50); main at least once.
+		require.GreaterOrEqual(t, lat.RunQueue.Count, uint64(2*n+1))
 		require.GreaterOrEqual(t, lat.Wake.Count, uint64(n), "every sleep ends in a wake")
 		require.Less(t, lat.Wake.Count, lat.RunQueue.Count)
 		require.Equal(t, uint64(n), lat.TimerLateness.Count, "one timer per sleep")

@@ -217,10 +217,13 @@ func (w *worker) traceWake(t *Task) {
 }
 
 // traceSpawn writes the spawn of t by task by. A spawn by the slice
-// running on w goes to w's lifo slot, which is never stolen: t cannot
-// run before that slice ends, so its event waits to be folded into the
-// slice-end event (KindSliceEnd's Arg and Flow). A second spawn in the
-// same slice writes the one held first.
+// running on w goes to w's lifo slot, which is never stolen: while t is
+// there it cannot run before that slice ends, so its event waits to be
+// folded into the slice-end event (KindSliceEnd's Arg and Flow). A
+// second spawn in the same slice writes the one held first; a wake that
+// takes the slot writes it too (unfold), since t then waits on the local
+// queue, where another worker may steal it and run it before the slice
+// ends.
 func (w *worker) traceSpawn(t *Task, by uint64) {
 	x := w.tr
 	if !w.inTask || x.cur != by {
@@ -233,6 +236,20 @@ func (w *worker) traceSpawn(t *Task, by uint64) {
 		x.done(e)
 	}
 	x.spawned, x.spawnFlow = t.id, flowOf(t)
+}
+
+// unfold writes the spawn held for the running slice's end now, if it
+// is the spawn of task id: the task left the lifo slot (enqueue) and may
+// be stolen and dispatched elsewhere before the slice ends, and its
+// spawn must precede that dispatch.
+func (x *workerTrace) unfold(id uint64) {
+	if x.spawned != id {
+		return
+	}
+	e := x.next(0)
+	e.Kind, e.Task, e.Arg, e.Flow = jtrace.KindSpawn, x.spawned, x.cur, x.spawnFlow
+	x.done(e)
+	x.spawned, x.spawnFlow = 0, 0
 }
 
 // fold is traceSpawn's common case, inlined into Launch: the first spawn
