@@ -49,7 +49,8 @@ acc:
 // TestStopLeavesNoDescriptors: a Shutdown, and a Close past its deadline,
 // that cancel connection tasks with a read in flight close those tasks'
 // sockets — the cancelled reads' completions are reaped before the
-// workers' backends close, and so is an accept's. Every peer sees EOF,
+// workers' backends close, and so is an accept's (a client keeps dialing
+// while the runtime stops). Every peer sees EOF,
 // and the process has no descriptor more than before the runtime started,
 // in each of 50 runs per backend, worker count and way of stopping.
 func TestStopLeavesNoDescriptors(t *testing.T) {
@@ -112,6 +113,25 @@ func stopRun(t *testing.T, workers, conns int, how string) error {
 		_, err := io.ReadFull(c, b[:])
 		require.NoError(t, err, "connection %d: the server's byte", i)
 	}
+	// New connections keep coming while the runtime stops: an accept in
+	// flight may complete with one for a task already cancelled.
+	stopDial := make(chan struct{})
+	dialed := make(chan struct{})
+	go func() {
+		defer close(dialed)
+		for {
+			select {
+			case <-stopDial:
+				return
+			default:
+			}
+			if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+				c.Close()
+			} else {
+				time.Sleep(100 * time.Microsecond)
+			}
+		}
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	switch how {
@@ -124,6 +144,8 @@ func stopRun(t *testing.T, workers, conns int, how string) error {
 		require.ErrorAs(t, rt.Close(short), &de)
 		require.Empty(t, de.Abandoned)
 	}
+	close(stopDial)
+	<-dialed
 	var noEOF int
 	eof := time.Now().Add(2 * time.Second) // one wait for all: a leak costs 2 s, not 2 s a peer
 	for _, c := range cs {
