@@ -135,7 +135,8 @@
 // worker's backend still has registered: closeFD makes every backend
 // forget it first, and a backend already closed ignores the Forget.
 // Shutdown waits for the workers, so when it returns before its deadline
-// no descriptor of an ended task is open (TestStopLeavesNoDescriptors).
+// no descriptor of an ended task is open (TestStopReapsCancelledIO,
+// examples.TestStopLeavesNoDescriptors).
 //
 // # Store-then-load pairs
 //
