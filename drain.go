@@ -11,7 +11,9 @@ import (
 
 // Close drains the runtime gracefully, for a server: it stops listening
 // (every listening socket of a net.listen is closed, so new connections
-// are refused and a waiting or later net.accept throws ShutdownError),
+// are refused; the connections already in its accept queue are still
+// returned by net.accept, and then a waiting or later net.accept throws
+// ShutdownError),
 // then waits until every task has completed or ctx ends, and stops the
 // workers. Tasks may still spawn meanwhile: the program finishes the
 // connections it has and ends.

@@ -325,8 +325,13 @@ func Await(ctx context.Context, t *sched.Task) (sched.Outcome, error) {
 func (b *Bus) Drain(ctx context.Context) error { return b.ctl.Drain(ctx) }
 
 // Shutdown cancels every task, waits for them until ctx ends and stops the
-// workers; it returns the tasks abandoned at the deadline.
-func (b *Bus) Shutdown(ctx context.Context) []sched.TaskReport { return b.ctl.Shutdown(ctx) }
+// workers; it returns the tasks abandoned at the deadline. Connections a
+// drain took from an accept queue (StopListening) that no net.accept
+// returned are closed first.
+func (b *Bus) Shutdown(ctx context.Context) []sched.TaskReport {
+	b.listeners.closeQueued(b.ctl)
+	return b.ctl.Shutdown(ctx)
+}
 
 // ResolveIntrinsic implements vmloop.Resolver for host intrinsics.
 func (b *Bus) ResolveIntrinsic(name string) (*vmloop.Intrinsic, bool) {

@@ -202,7 +202,7 @@ func (b *Bus) submitIO(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, op *
 	}
 	var a sched.Action
 	if errors.Is(err, sched.ErrFDClosed) && op.Kind == evpoll.Accept && b.listeners.closedByDrain(f) {
-		a = raise(ex, shutdownErr(req, "the listener was closed"))
+		a = b.drainedAccept(t, ex, req, f, "the listener was closed")
 	} else if errors.Is(err, sched.ErrFDClosed) {
 		a = raise(ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: fd %d is closed", req.Intr.Name, f.Num())))
 	} else {
@@ -271,7 +271,7 @@ func (b *Bus) ioResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (a s
 		}
 		errno := syscall.Errno(-res)
 		if errno == syscall.ECANCELED && op.Kind == evpoll.Accept && b.listeners.closedByDrain(r.FD) {
-			return raise(ex, shutdownErr(req, "the listener was closed while the accept waited")), true
+			return b.drainedAccept(t, ex, req, r.FD, "the listener was closed while the accept waited"), true
 		}
 		if errno == syscall.ECANCELED && r.FD != nil && r.FD.Closing() {
 			return raise(ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: fd %d was closed while the %s waited", req.Intr.Name, r.FD.Num(), op.Kind))), true

@@ -46,6 +46,39 @@ func TestCloseDrainsUnderLoad(t *testing.T) {
 	})
 }
 
+// TestCloseServesTheAcceptQueue: Runtime.Close while 1,000 connections,
+// each with its request sent, wait in the kernel's accept queue (main has
+// not accepted yet): the drain takes them from the queue before it
+// closes the listener, main's accepts return them, and every one is
+// served (ack and reply); new connections are refused — on both backends,
+// 1 and 2 workers. It logs what StopListening took to take the queue.
+func TestCloseServesTheAcceptQueue(t *testing.T) {
+	conns := 1000
+	if testing.Short() {
+		conns = 100
+	}
+	testkit.Pollers(t, func(t *testing.T) {
+		testkit.Workers(t, []int{1, 2}, func(t *testing.T, workers int) {
+			rt, main, addr := startServerFile(t, "testdata/drain_queued.jasm", workers)
+			closed := make(chan error, 1)
+			draintest.DriveQueued(t, addr, conns, func() {
+				t0 := time.Now()
+				require.Equal(t, 1, rt.Bus().StopListening())
+				t.Logf("StopListening with %d connections queued: %v", conns, time.Since(t0))
+				go func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+					defer cancel()
+					closed <- rt.Close(ctx)
+				}()
+			})
+			o, err := main.Wait(context.Background())
+			require.NoError(t, err)
+			require.Equal(t, sched.Success, o.Kind, "main: %s", o)
+			require.NoError(t, <-closed)
+		})
+	})
+}
+
 // TestCloseDeadlineCancelsTheRest: connections whose clients never close
 // keep their tasks live past Close's deadline; those are cancelled and
 // listed by engine and state in a *jade.DrainError, and a net.listen
@@ -116,10 +149,16 @@ h:
 // cleanup shuts the runtime down if the test did not close it.
 func startDrainServer(t *testing.T, workers int) (*jade.Runtime, *jade.Task, string) {
 	t.Helper()
-	src, err := os.ReadFile("testdata/drain_server.jasm")
+	return startServerFile(t, "testdata/drain_server.jasm", workers)
+}
+
+// startServerFile is startDrainServer for the server in file.
+func startServerFile(t *testing.T, file string, workers int) (*jade.Runtime, *jade.Task, string) {
+	t.Helper()
+	src, err := os.ReadFile(file)
 	require.NoError(t, err)
 	rt := testkit.ForcedRuntime(t, jade.Options{Workers: workers})
-	p, err := rt.Load("drain_server.jasm", src)
+	p, err := rt.Load(file, src)
 	require.NoError(t, err)
 	addr := testkit.FreeAddr(t)
 	main, err := rt.Spawn(p, "main", vmloop.StrArray([]string{addr}))

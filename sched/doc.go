@@ -34,9 +34,10 @@
 //	trace.go, trace_hooks.go the event trace (jtrace): flight recorder,
 //	                       full traces, hooks, long slices and host calls
 //
-// This essay covers the two protocols that are spread over many fields:
-// how idle workers are found and woken, and how task records are reused.
-// The wait/wake protocol is in wait.go, I/O and descriptors in io.go and
+// This essay covers the protocols that are spread over many fields: how
+// idle workers are found and woken, how task records are reused, and how
+// a stopping worker gives back what its backend still holds. The
+// wait/wake protocol is in wait.go, I/O and descriptors in io.go and
 // fd.go.
 //
 // # Idle, searching, notified
@@ -115,6 +116,27 @@
 //     sync.Pool; nothing reads a task's Exec after it completed except a
 //     late Cancel's Stop, which costs its next user one spurious
 //     preemption.
+//
+// # Stopping with operations in flight
+//
+// A task that ends with an operation in flight (cancelled in a read, say)
+// does not close its descriptors: its end marks each FD closing and
+// cancels the operations naming it, and the close(2) is left to the
+// completion that drops the last reference (fd.go). Shutdown stops the
+// workers as soon as the registry is empty, which can be before those
+// completions were reaped; and a backend's Close discards the completions
+// it has not returned. So a worker that stops runs stopIO before its
+// backend closes, on its own thread: it cancels every operation left in
+// its in-flight table and polls until the table is empty (at most
+// ioStopGrace). Every completion reaped there goes through pollIO as any
+// other: the FD reference is dropped (the last one closes the number),
+// and a descriptor an accept or open produced for a task that no longer
+// waits is closed. The releases of one worker may close a number another
+// worker's backend still has registered: closeFD makes every backend
+// forget it first, and a backend already closed ignores the Forget.
+// Shutdown waits for the workers, so when it returns before its deadline
+// no descriptor of an ended task is open (TestStopReapsCancelledIO,
+// examples.TestStopLeavesNoDescriptors).
 //
 // # Store-then-load pairs
 //

@@ -333,6 +333,43 @@ func (w *worker) pollIO(x *workerIO, timeout int64) int {
 	return n
 }
 
+// ioStopGrace bounds how long a stopping worker waits for the final
+// completions of the operations it cancels (stopIO). A socket op's cancel
+// completes at once; an op that cannot be interrupted (a regular-file op
+// on epoll's blocking pool) may not end within it.
+const ioStopGrace = 2 * time.Second
+
+// stopIO runs on a stopping worker before its backend closes: it cancels
+// every operation still in flight on w's backend and reaps their final
+// completions (up to ioStopGrace). The backend's Close discards what it
+// has not returned, so without this a descriptor whose close(2) was left
+// to an operation's completion (a task cancelled with a read in flight:
+// its end closed the FD while the read held a reference) stayed open, and
+// so did one an accept or open produced for a task that had ended. The
+// reap goes through pollIO: every completion drops its FD reference
+// (closing the number when it was the last) and closes what it would
+// have handed to a task that no longer waits. A completion for a task
+// still live (one abandoned at Shutdown's deadline) wakes it onto w's
+// queue, which nobody runs any more: abandoned means untouched.
+func (w *worker) stopIO(x *workerIO) {
+	if x.n == 0 {
+		return
+	}
+	for i := range x.recs.slots {
+		if r := &x.recs.slots[i].v; r.t != nil {
+			x.b.Cancel(r.id) // ErrNotPending: completed, not yet reaped
+		}
+	}
+	deadline := time.Now().Add(ioStopGrace)
+	for x.n > 0 {
+		rem := time.Until(deadline)
+		if rem <= 0 {
+			return
+		}
+		w.pollIO(x, int64(min(rem, 10*time.Millisecond)))
+	}
+}
+
 // timeoutIO is the fire of the timeout of the I/O wait whose record is
 // idx in w's table: if that wait is still waiting for its operation, the
 // operation is cancelled and its completion will end the wait as timed

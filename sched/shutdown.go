@@ -92,7 +92,10 @@ func (s *Scheduler) Tasks() []TaskReport {
 
 // Shutdown stops the scheduler. It refuses new spawns, cancels every live
 // task and waits until they complete or ctx ends; then it stops the
-// workers. Tasks still live at the deadline (a host intrinsic that never
+// workers, and waits for them until ctx ends: each first cancels what is
+// still in flight on its backend and reaps it (at most ioStopGrace), so
+// that a descriptor whose close was left to an operation's completion is
+// closed before its backend goes (stopIO). Tasks still live at the deadline (a host intrinsic that never
 // returns, say) are reported and abandoned untouched: the spec forbids
 // interrupting VM or FFI code; completed tasks are never among them
 // (SummarizeReports describes a long list in bounded space). Callers wanting a graceful stop call Drain

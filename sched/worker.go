@@ -212,9 +212,12 @@ func (w *worker) loop() {
 	for {
 		t := w.next()
 		if t == nil {
-			return
+			break
 		}
 		w.run(t)
+	}
+	if x := w.io.Load(); x != nil {
+		w.stopIO(x) // before the deferred Close
 	}
 }
 

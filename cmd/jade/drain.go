@@ -24,7 +24,8 @@ const defaultDrainTimeout = 20 * time.Second
 //
 //   - SIGINT cancels main; a second SIGINT uses Go's default behaviour.
 //   - SIGTERM drains (jade.Runtime.Close): listeners are closed, so main's
-//     net.accept throws ShutdownError, and the run ends when every task
+//     net.accept returns what was in the accept queue and then throws
+//     ShutdownError, and the run ends when every task
 //     has ended — main and the connections it was serving — or, at the
 //     drain deadline or a second SIGTERM, with the rest cancelled.
 //

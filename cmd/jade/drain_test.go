@@ -18,7 +18,10 @@ import (
 	"github.com/jadevm/jade/internal/testkit"
 )
 
-var drainServer = filepath.Join("..", "..", "examples", "testdata", "drain_server.jasm")
+var (
+	drainServer = filepath.Join("..", "..", "examples", "testdata", "drain_server.jasm")
+	drainQueued = filepath.Join("..", "..", "examples", "testdata", "drain_queued.jasm")
+)
 
 // TestSIGTERMDrains: SIGTERM to `jade run` while 300 connections have a
 // request read and the reply pending: new connections are refused, every
@@ -36,6 +39,25 @@ func TestSIGTERMDrains(t *testing.T) {
 		require.Equal(t, exitSuccess, code, "stderr: %s", stderr)
 		require.Equal(t, "0\n", stdout.String())
 		require.Contains(t, stderr.String(), "SIGTERM: draining")
+	})
+}
+
+// TestSIGTERMServesTheAcceptQueue: SIGTERM to `jade run` while 1,000
+// connections, each with its request sent, wait in the accept queue of a
+// server that has not accepted yet: none is reset, every one gets its ack
+// and reply, new connections are refused, and jade exits 0 — on both
+// Linux backends.
+func TestSIGTERMServesTheAcceptQueue(t *testing.T) {
+	feature.Signals(t)
+	bin := jadeBinary(t)
+	testkit.Pollers(t, func(t *testing.T) {
+		cmd, addr, stdout, stderr := startJadeFile(t, bin, drainQueued)
+		draintest.DriveQueued(t, addr, 1000, func() {
+			require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+		})
+		code := waitExit(t, cmd, 10*time.Second)
+		require.Equal(t, exitSuccess, code, "stderr: %s", stderr)
+		require.Equal(t, "0\n", stdout.String())
 	})
 }
 
@@ -64,8 +86,14 @@ func TestSIGTERMDrainDeadline(t *testing.T) {
 // testkit.Pollers).
 func startJade(t *testing.T, bin string, flags ...string) (*exec.Cmd, string, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
+	return startJadeFile(t, bin, drainServer, flags...)
+}
+
+// startJadeFile is startJade for the server in file.
+func startJadeFile(t *testing.T, bin, file string, flags ...string) (*exec.Cmd, string, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
 	addr := testkit.FreeAddr(t)
-	args := append(append([]string{"run"}, flags...), drainServer, addr)
+	args := append(append([]string{"run"}, flags...), file, addr)
 	cmd := exec.Command(bin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

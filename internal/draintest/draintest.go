@@ -4,7 +4,10 @@
 // checks that every request the server had read before the drain still
 // gets its reply and that new connections are refused. The server is
 // examples/testdata/drain_server.jasm: an ack byte when a request is read,
-// the reply (the request echoed) 200 ms later.
+// the reply (the request echoed) 200 ms later. DriveQueued does the same
+// for connections still waiting in the kernel's accept queue when the
+// drain begins (examples/testdata/drain_queued.jasm accepts nothing for
+// its first 2 s).
 package draintest
 
 import (
@@ -70,6 +73,79 @@ func Drive(t testing.TB, addr string, conns int, begin func()) Result {
 	})
 	require.NoError(t, acks)
 	begin()
+	res := refusals(t, addr)
+	var mu sync.Mutex
+	replies := each(cs, func(i int, c net.Conn) error {
+		got := make([]byte, len(reqs[i]))
+		if _, err := io.ReadFull(c, got); err != nil {
+			return fmt.Errorf("reply: %w", err)
+		}
+		if string(got) != string(reqs[i]) {
+			return fmt.Errorf("reply %q, want %q", got, reqs[i])
+		}
+		mu.Lock()
+		res.Replies++
+		mu.Unlock()
+		return c.Close()
+	})
+	require.NoError(t, replies)
+	require.Equal(t, conns, res.Replies)
+	return res
+}
+
+// DriveQueued opens conns connections to addr and sends a distinct request
+// on each, without waiting for the server to accept them, then calls
+// begin, which must start the drain and return. The server must not have
+// accepted them yet (drain_queued.jasm waits 2 s): they wait in the
+// kernel's accept queue when the drain begins. It then requires, as
+// Drive, that new connections are refused, and that every queued
+// connection is served all the same: its ack, then its request back.
+func DriveQueued(t testing.TB, addr string, conns int, begin func()) Result {
+	t.Helper()
+	cs := make([]net.Conn, conns)
+	reqs := make([][]byte, conns)
+	t.Cleanup(func() {
+		for _, c := range cs {
+			if c != nil {
+				c.Close()
+			}
+		}
+	})
+	for i := range cs {
+		c, err := dial(addr)
+		require.NoError(t, err, "connection %d", i)
+		cs[i] = c
+		reqs[i] = fmt.Appendf(nil, "request %06d", i)
+		c.SetDeadline(time.Now().Add(20 * time.Second))
+		_, err = c.Write(reqs[i])
+		require.NoError(t, err, "connection %d", i)
+	}
+	begin()
+	res := refusals(t, addr)
+	var mu sync.Mutex
+	replies := each(cs, func(i int, c net.Conn) error {
+		want := "A" + string(reqs[i])
+		got := make([]byte, len(want))
+		if _, err := io.ReadFull(c, got); err != nil {
+			return fmt.Errorf("ack and reply: %w", err)
+		}
+		if string(got) != want {
+			return fmt.Errorf("got %q, want %q", got, want)
+		}
+		mu.Lock()
+		res.Replies++
+		mu.Unlock()
+		return c.Close()
+	})
+	require.NoError(t, replies)
+	require.Equal(t, conns, res.Replies)
+	return res
+}
+
+// refusals requires that dials to addr are refused within 5 s of the
+// drain's beginning, and the 20 after the first refusal too.
+func refusals(t testing.TB, addr string) Result {
+	t.Helper()
 	var res Result
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -94,22 +170,6 @@ func Drive(t testing.TB, addr string, conns int, begin func()) Result {
 		require.True(t, refused(err), "dial after the drain: %v", err)
 		res.Refused++
 	}
-	var mu sync.Mutex
-	replies := each(cs, func(i int, c net.Conn) error {
-		got := make([]byte, len(reqs[i]))
-		if _, err := io.ReadFull(c, got); err != nil {
-			return fmt.Errorf("reply: %w", err)
-		}
-		if string(got) != string(reqs[i]) {
-			return fmt.Errorf("reply %q, want %q", got, reqs[i])
-		}
-		mu.Lock()
-		res.Replies++
-		mu.Unlock()
-		return c.Close()
-	})
-	require.NoError(t, replies)
-	require.Equal(t, conns, res.Replies)
 	return res
 }
 
