@@ -2,6 +2,7 @@ package vmloop
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -134,6 +135,11 @@ type verifier struct {
 	// cannot multiply the work by its number of functions.
 	codeLen    int
 	visitsLeft int
+
+	// Scratch reused by every function: the flow state (flow) and the
+	// leader sets (vfLeaders).
+	scratch               vfFlow
+	blockLead, regionLead vfBits
 }
 
 func (v *verifier) progErr(format string, args ...any) error {
@@ -163,16 +169,8 @@ func (v *verifier) checkProgram(r Resolver) error {
 	if err := CheckABI(p.ABI); err != nil {
 		return &VerifyError{File: p.File, Line: max(int(p.ABILine), 0), PC: -1, Reason: strings.TrimPrefix(err.Error(), "vmloop: ")}
 	}
-	names := make(map[string]int, len(p.Funcs))
-	for i := range p.Funcs {
-		name := p.Funcs[i].Name
-		if name == "" {
-			return v.progErr("function %d has no name; every function needs a unique name", i)
-		}
-		if j, dup := names[name]; dup {
-			return v.progErr("functions %d and %d are both named %q; function names must be unique", j, i, name)
-		}
-		names[name] = i
+	if err := v.checkNames(); err != nil {
+		return err
 	}
 	v.imports = make([]*Intrinsic, len(p.Intrinsics))
 	for i, imp := range p.Intrinsics {
@@ -195,6 +193,37 @@ func (v *verifier) checkProgram(r Resolver) error {
 			return v.importErr(i, "import %d %q needs intrinsic ABI %s but the program declares .abi %s; raise the program's .abi to %s", i, imp.Name, in.Since, p.ABI, in.Since)
 		}
 		v.imports[i] = in
+	}
+	return nil
+}
+
+// checkNames checks that every function has a name of its own. It reports
+// the first function in index order that has none or repeats an earlier
+// one. It sorts 4-byte indices rather than filling a map of the names:
+// a program of a million small functions would need about 60 MB for the
+// map, a multiple of its file (docs/JASM.md, memory).
+func (v *verifier) checkNames() error {
+	fns := v.p.Funcs
+	empty := slices.IndexFunc(fns, func(f Function) bool { return f.Name == "" })
+	order := make([]int32, len(fns))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(fns[a].Name, fns[b].Name) })
+	first, dup := -1, -1 // the repeat with the lowest index, and its name's first function
+	for k := 1; k < len(order); k++ {
+		a, b := order[k-1], order[k]
+		if fns[a].Name == fns[b].Name && fns[b].Name != "" && (dup < 0 || int(b) < dup) {
+			if k < 2 || fns[order[k-2]].Name != fns[b].Name { // b is the second of its name
+				first, dup = int(a), int(b)
+			}
+		}
+	}
+	switch {
+	case empty >= 0 && (dup < 0 || empty < dup):
+		return v.progErr("function %d has no name; every function needs a unique name", empty)
+	case dup >= 0:
+		return v.progErr("functions %d and %d are both named %q; function names must be unique", first, dup, fns[dup].Name)
 	}
 	return nil
 }
@@ -242,11 +271,11 @@ func (v *verifier) checkFunc(fi int) ([]Block, error) {
 	if info, _ := f.Code[last].Op().Info(); info.Flags&(FlagJump|FlagTerminator) == 0 {
 		return nil, v.funcErr(fi, last, "execution falls off the end of the function after %s; end it with ret, retv, jmp, throw or tailcall", info.Name)
 	}
-	blockLead, regionLead := vfLeaders(f)
-	if err := v.flow(fi, regionLead, handlerAt); err != nil {
+	v.blockLead, v.regionLead = vfLeaders(f, v.blockLead, v.regionLead)
+	if err := v.flow(fi, v.regionLead, handlerAt); err != nil {
 		return nil, err
 	}
-	return buildBlocks(f, blockLead), nil
+	return buildBlocks(f, v.blockLead), nil
 }
 
 func vfPlural(n int, word string) string {

@@ -13,6 +13,18 @@ type vfFlow struct {
 	reached   vfBits
 	dirty     vfBits
 	edge      vfState // scratch state of an exception edge
+	cur       vfState // the state of the region being visited
+}
+
+// vfReuse returns buf resized to n zero elements, in buf's array when it is
+// large enough (the verifier's scratch, reused from function to function).
+func vfReuse[T any](buf []T, n int) []T {
+	if cap(buf) < n {
+		return make([]T, n)
+	}
+	buf = buf[:n]
+	clear(buf)
+	return buf
 }
 
 func (fl *vfFlow) state(b int32) vfState {
@@ -41,22 +53,28 @@ func (v *verifier) flow(fi int, lead vfBits, handlerAt []int32) error {
 		return v.funcErr(fi, -1, "function too large to verify: its %d regions in a frame of %d registers need %d bytes of register-type state, more than %d (16 times its %d bytes of code, plus 1 MiB); use fewer registers or fewer branch targets, or split it into smaller functions",
 			nr, f.NRegs, need, vfStateBudget(n), 8*n)
 	}
-	fl := &vfFlow{
+	// The scratch of the previous function is reused: a program of many
+	// small functions would otherwise leave a few hundred bytes of garbage
+	// per function, and the collector would let the heap grow to twice
+	// the program before reclaiming it.
+	fl := &v.scratch
+	*fl = vfFlow{
 		v: v, fi: fi, f: f, handlerAt: handlerAt,
-		starts:   make([]int32, 0, nr+1),
-		regionAt: make([]int32, n+1),
+		starts:   vfReuse(fl.starts, nr+1)[:0],
+		regionAt: vfReuse(fl.regionAt, n+1),
 		stride:   stride,
-		reached:  newVfBits(nr),
-		dirty:    newVfBits(nr),
+		reached:  vfReuse(fl.reached, (nr+63)/64),
+		dirty:    vfReuse(fl.dirty, (nr+63)/64),
+		in:       vfReuse(fl.in, nr*stride),
+		edge:     vfReuse(fl.edge, stride),
+		cur:      vfReuse(fl.cur, stride),
 	}
 	for pc := lead.nextFrom(0); pc >= 0 && pc < n; pc = lead.nextFrom(pc + 1) {
 		fl.regionAt[pc] = int32(len(fl.starts))
 		fl.starts = append(fl.starts, int32(pc))
 	}
 	fl.starts = append(fl.starts, int32(n))
-	fl.in = make([]uint64, nr*fl.stride)
-	fl.edge = make(vfState, fl.stride)
-	st := make(vfState, fl.stride)
+	st := fl.cur
 
 	entry := fl.state(0)
 	nw := fl.stride / vkCount

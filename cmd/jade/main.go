@@ -108,7 +108,11 @@ func load(path string) (*vmloop.Program, error) {
 		return nil, err
 	}
 	if bytes.HasPrefix(src, []byte("JADE")) {
-		return vmloop.UnmarshalProgram(src)
+		p, err := vmloop.UnmarshalProgram(src)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return p, nil
 	}
 	return jasm.Assemble(path, src)
 }
