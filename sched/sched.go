@@ -214,12 +214,12 @@ func New(cfg Config) (*Scheduler, *Control, error) {
 	}
 	if cfg.Workers == 0 {
 		if _, err := envWorkers(); err != nil {
-			return nil, nil, fmt.Errorf("sched: new: %w", err)
+			return nil, nil, fmt.Errorf("sched: new: %w: %w", err, ErrConfig)
 		}
 		cfg.Workers = DefaultWorkers()
 	}
 	if cfg.Workers < 0 || cfg.Workers > maxWorkers {
-		return nil, nil, fmt.Errorf("sched: new: %d workers outside [1, %d]", cfg.Workers, maxWorkers)
+		return nil, nil, fmt.Errorf("sched: new: %d workers outside [1, %d]: %w", cfg.Workers, maxWorkers, ErrConfig)
 	}
 	flight, err := flightEvents(cfg.FlightEvents)
 	if err != nil {
