@@ -56,7 +56,7 @@ func (e *VerifyError) Error() string {
 	if e.Func == "" {
 		return s + e.Reason
 	}
-	return s + e.Func + "@" + strconv.Itoa(e.PC) + ": " + e.Reason
+	return s + QuoteName(e.Func) + "@" + strconv.Itoa(e.PC) + ": " + e.Reason
 }
 
 // Verify checks p against every rule of the verifier and, on success,
@@ -366,13 +366,13 @@ func (v *verifier) checkInstr(fi, pc int) error {
 	case CALL, TAILCALL, SPAWN:
 		callee := &p.Funcs[d]
 		if c != len(callee.Params) {
-			return v.funcErr(fi, pc, "%s to %s passes %s, %s takes %d", name, callee.Name, vfPlural(c, "argument"), callee.Name, len(callee.Params))
+			return v.funcErr(fi, pc, "%s to %s passes %s, %s takes %d", name, QuoteName(callee.Name), vfPlural(c, "argument"), QuoteName(callee.Name), len(callee.Params))
 		}
 		if (op == SPAWN || op == CALL && callee.Result != TVoid) && a >= f.NRegs {
-			return v.funcErr(fi, pc, "%s to %s: result register r%d outside the frame of %d registers %s", name, callee.Name, a, f.NRegs, vfRegRange(f.NRegs))
+			return v.funcErr(fi, pc, "%s to %s: result register r%d outside the frame of %d registers %s", name, QuoteName(callee.Name), a, f.NRegs, vfRegRange(f.NRegs))
 		}
 		if op == TAILCALL && callee.Result != f.Result {
-			return v.funcErr(fi, pc, "tailcall to %s, which returns %s, from %s, which returns %s; a tailcall needs the same result type (use call and ret instead)", callee.Name, callee.Result, f.Name, f.Result)
+			return v.funcErr(fi, pc, "tailcall to %s, which returns %s, from %s, which returns %s; a tailcall needs the same result type (use call and ret instead)", QuoteName(callee.Name), callee.Result, QuoteName(f.Name), f.Result)
 		}
 	case INTR:
 		in := v.imports[d]

@@ -160,7 +160,7 @@ func (fl *vfFlow) readErr(pc int, r uint8, k int, m uint8) error {
 			in := fl.v.imports[ins.D()]
 			return fl.v.funcErr(fl.fi, pc, "intr %s, argument %d: %s", in.Name, i, vfReadReason(vfRegName(fl.f, r), k, m))
 		}
-		callee := fl.v.p.Funcs[ins.D()].Name
+		callee := QuoteName(fl.v.p.Funcs[ins.D()].Name)
 		return fl.v.funcErr(fl.fi, pc, "%s to %s, argument %d: %s", op, callee, i, vfReadReason(vfRegName(fl.f, r), k, m))
 	}
 	return fl.v.funcErr(fl.fi, pc, "%s: %s", op, vfReadReason(vfRegName(fl.f, r), k, m))
