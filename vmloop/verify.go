@@ -33,9 +33,10 @@ import (
 // rare huge function with pathological control flow instead of spending
 // seconds on it; functions of up to 4096 instructions can never reach it.
 // The program as a whole has the same budget for all its instructions
-// (vfBudget of their sum), so many tangled functions cannot add up to
-// seconds either: a program whose functions need more in all is refused as
-// too complex. The region states are bounded too (vfStateBudget), so
+// (vfBudget of their sum: 16 visits per instruction plus 4M), so many
+// tangled functions cannot add up to their number times a function's
+// budget: a program whose functions need more in all is refused as too
+// complex. The region states are bounded too (vfStateBudget), so
 // verification never holds more than a small multiple of the code.
 
 // VerifyError is a rejection by Verify: where the problem is and what is

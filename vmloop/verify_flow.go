@@ -131,15 +131,14 @@ func (v *verifier) flow(fi int, lead vfBits, handlerAt []int32) error {
 }
 
 // vfBudget is the number of instruction visits the fixpoint may make for a
-// function of n instructions. It is never reached by a function of up to
-// 4096 instructions (whose worst case is about 1025*n visits) nor by
-// structured code, which needs about (loop depth + 2)*n.
-//
-// Verify gives the whole program the same budget for all its instructions
-// (verifier.visitsLeft): a program of one function is bounded as before,
-// and one of many functions that each approach their own budget is refused
-// instead of taking their number times as long.
-func vfBudget(n int) int { return 64*n + 1<<22 }
+// function of n instructions, and the fixpoints of all the functions of a
+// program of n instructions together (verifier.visitsLeft). It is never
+// reached by a function of up to 4096 instructions (whose worst case is
+// about 1025*n visits) nor by structured code, which needs about
+// (loop depth + 2)*n. The program's budget lets a program of many
+// functions that each approach their own be refused instead of taking
+// their number times as long (a hundred took 9 s).
+func vfBudget(n int) int { return 16*n + 1<<22 }
 
 // vfStateBudget is the most bytes the flow fixpoint of a function of n
 // instructions may hold in region states: 16 times its code, plus 1 MiB.
