@@ -9,13 +9,13 @@ import (
 )
 
 // vtDecodeAlloc decodes data and returns what the decoder allocated.
-func vtDecodeAlloc(data []byte) (*Program, error, uint64) {
+func vtDecodeAlloc(data []byte) (*Program, uint64, error) {
 	runtime.GC()
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	p, err := UnmarshalProgram(data)
 	runtime.ReadMemStats(&m1)
-	return p, err, m1.TotalAlloc - m0.TotalAlloc
+	return p, m1.TotalAlloc - m0.TotalAlloc, err
 }
 
 // vtRepeat appends n copies of elem to b.
@@ -47,7 +47,7 @@ func TestBinaryDecodeMemoryBound(t *testing.T) {
 	}
 	for _, tc := range shapes {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err, alloc := vtDecodeAlloc(tc.data)
+			p, alloc, err := vtDecodeAlloc(tc.data)
 			if tc.reason == "" {
 				require.NoError(t, err)
 			} else {
@@ -72,7 +72,7 @@ func TestBinaryDecodeSmallFunctionsFit(t *testing.T) {
 	}
 	data, err := vtProg(fns...).MarshalBinary()
 	require.NoError(t, err)
-	p, err, alloc := vtDecodeAlloc(data)
+	p, alloc, err := vtDecodeAlloc(data)
 	require.NoError(t, err)
 	require.Len(t, p.Funcs, len(fns))
 	require.LessOrEqual(t, alloc, uint64(BinaryMemoryFactor*len(data)))
