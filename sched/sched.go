@@ -82,7 +82,8 @@ type Config struct {
 	LatencySample int
 	// FlightEvents switches the flight recorder on: each worker keeps
 	// its last FlightEvents events (at least; trace.go) for DumpTrace.
-	// 0 takes $JADE_FLIGHT (off when unset), a negative value is off.
+	// 0 takes $JADE_FLIGHT (off when unset), a negative value is off;
+	// more than jtrace.MaxFlightEvents is an error wrapping ErrConfig.
 	FlightEvents int
 	// OnLong receives the long slices and host calls of engines that set
 	// LongSlice or LongCall, at most one per second (the rest are
