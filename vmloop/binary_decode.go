@@ -46,7 +46,7 @@ const binMapEntry = 48
 // before allocating. The result is unverified: run Verify before executing
 // it.
 func UnmarshalProgram(data []byte) (*Program, error) {
-	d := &binReader{data: data, memLeft: BinaryMemoryFactor*len(data) + BinaryMemorySlack}
+	d := &binReader{data: data, memLeft: BinaryMemoryFactor*int64(len(data)) + BinaryMemorySlack}
 	p := d.program()
 	if d.err != nil {
 		return nil, d.err
@@ -73,22 +73,22 @@ type binReader struct {
 	err  error
 	// memLeft is what the decoded program may still allocate (the bound
 	// of UnmarshalProgram); charge takes from it before each allocation.
-	memLeft int
+	memLeft int64
 }
 
 // charge takes n elements of size bytes each from the memory bound, or
 // fails at offset at when they do not fit. n is at most len(data) (count
-// checked it against the input), so n*size cannot overflow.
+// checked it against the input), so n*size cannot overflow an int64.
 func (d *binReader) charge(at, n, size int, what, noun string) bool {
 	if d.err != nil {
 		return false
 	}
-	if cost := n * size; cost > d.memLeft {
+	if cost := int64(n) * int64(size); cost > d.memLeft {
 		d.fail(at, "%s%s count %d needs %d bytes of memory, more than the %d left of the decode bound (%d times the %d-byte file plus %d); the file is corrupt or hostile: programs the assembler writes stay below it",
 			what, noun, n, cost, d.memLeft, BinaryMemoryFactor, len(d.data), BinaryMemorySlack)
 		return false
 	}
-	d.memLeft -= n * size
+	d.memLeft -= int64(n) * int64(size)
 	return true
 }
 
