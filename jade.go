@@ -69,7 +69,8 @@ type Options struct {
 	// FlightEvents switches the flight recorder on: every worker keeps
 	// its last FlightEvents scheduler events for DumpTrace (0:
 	// $JADE_FLIGHT, off when unset, 1 for sched.DefaultFlightEvents;
-	// negative: off). See docs/TRACE.md.
+	// negative: off), at most jtrace.MaxFlightEvents (New refuses more
+	// with an error wrapping sched.ErrConfig). See docs/TRACE.md.
 	FlightEvents int
 	// LongSlice, LongCall and LongWait are the default engine's
 	// thresholds for long slices, host calls and sampled run-queue waits

@@ -78,7 +78,7 @@ func (r *Runtime) reportLong(run sched.LongRun) {
 		defer r.tr.dumping.Store(false)
 		path, err := r.DumpFlight()
 		if err != nil {
-			log.Printf("jade: flight recorder: %v", err)
+			log.Print(err) // "jade: dump flight: ..."
 			return
 		}
 		log.Printf("jade: flight recorder dumped to %s (open it in ui.perfetto.dev)", path)
@@ -95,14 +95,14 @@ func (r *Runtime) DumpFlight() (string, error) {
 	path := filepath.Join(dir, fmt.Sprintf("jade-flight-%d-%d.json", os.Getpid(), r.tr.dumps.Add(1)))
 	f, err := os.Create(path)
 	if err != nil {
-		return "", fmt.Errorf("dump: %w", err)
+		return "", fmt.Errorf("jade: dump flight: %w", err)
 	}
-	err = r.DumpTrace(f)
-	if cerr := f.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("dump: %w", cerr)
+	err = r.bus.Scheduler().DumpTrace(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("jade: dump flight: %w", err)
 	}
 	r.tr.lastFile.Store(&path)
 	return path, nil

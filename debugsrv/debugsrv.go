@@ -22,6 +22,7 @@ import (
 
 	"github.com/jadevm/jade/jprof"
 	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
 )
 
 // Source is what the server reads: the scheduler of a runtime
@@ -90,7 +91,7 @@ func DumpTasks(w io.Writer, src Source) {
 		if t.Name != "" {
 			fmt.Fprintf(w, " %q", t.Name)
 		}
-		fmt.Fprintf(w, " at %s@%d", t.Func, t.PC)
+		fmt.Fprintf(w, " at %s@%d", vmloop.QuoteName(t.Func), t.PC)
 		if st := t.Stats; st != nil {
 			fmt.Fprintf(w, " (%d slices, %d reductions, %s runnable)", st.Slices, st.Reductions, time.Duration(st.RunnableNs))
 		}

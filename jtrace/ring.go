@@ -70,12 +70,19 @@ type Ring struct {
 	discard Event
 }
 
+// MaxFlightEvents is the most events a flight-recorder ring keeps: 1 Mi
+// events, 40 MiB (an Event is 40 bytes). Configurations above it are
+// refused (sched.Config.FlightEvents, JADE_FLIGHT, jade run --flight)
+// rather than allocated: a count of a trillion would end the process in
+// the Go runtime's fatal "out of memory".
+const MaxFlightEvents = 1 << 20
+
 // NewFlight returns a flight-recorder ring for track that keeps at least
-// the last n events (rounded up to whole chunks, plus the chunk being
-// written). now is the clock events without an exact time are stamped
-// from.
+// the last min(n, MaxFlightEvents) events (rounded up to whole chunks,
+// plus the chunk being written). now is the clock events without an exact
+// time are stamped from.
 func NewFlight(track, n int, now func() int64) *Ring {
-	k := (max(n, 1)+ChunkLen-1)/ChunkLen + 1
+	k := (min(max(n, 1), MaxFlightEvents)+ChunkLen-1)/ChunkLen + 1
 	r := &Ring{chunks: make([]*Chunk, k), track: track, now: now}
 	for i := range r.chunks {
 		r.chunks[i] = &Chunk{Track: track}

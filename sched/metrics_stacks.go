@@ -93,7 +93,7 @@ type Frame struct {
 }
 
 func (f Frame) String() string {
-	return fmt.Sprintf("%s@%d (%s:%d)", f.Func, f.PC, f.File, f.Line)
+	return fmt.Sprintf("%s@%d (%s:%d)", vmloop.QuoteName(f.Func), f.PC, f.File, f.Line)
 }
 
 // TasksWithStacks is Tasks with each task's Jade stack, innermost frame

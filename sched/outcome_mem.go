@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/jadevm/jade/vmloop"
@@ -22,28 +23,58 @@ func outcomeBytes(o *Outcome) int64 {
 }
 
 // chargeOutcome counts t's outcome o in its engine's memory budget before
-// it is published; one that does not fit becomes a trap of t that says so
-// (what a joiner gets is then a TaskError, not the value). It returns the
-// bytes charged, for setOutcome to record.
+// it is published. A trap is always counted, over the limit if need be: it
+// is bounded (a message and at most vmloop.MaxStackFrames frames) and says
+// why the task ended. A result or a thrown error that does not fit becomes
+// a trap of t that says so and keeps what it can of the error: its kind,
+// the start of its message and where it was thrown (what a joiner gets is
+// then a TaskError, not the value). It returns the bytes charged, for
+// setOutcome to record.
 func (t *Task) chargeOutcome(o *Outcome) int64 {
 	n := outcomeBytes(o)
-	if n <= taskBytes {
+	if n <= taskBytes || o.Kind == Trapped {
 		// No more than the task's own share, which it gives back as it
-		// ends: never refused, so that a small outcome (an error text, a
-		// short string) is never lost to a full budget.
+		// ends, or a trap: never refused, so that a small outcome (an
+		// error text, a short string) or the reason of a trap is never
+		// lost to a full budget.
 		t.engine.mem.Force(n)
 		return n
 	}
 	if t.engine.mem.Take(n) {
 		return n
 	}
-	what := "result"
+	limit := fmt.Sprintf("exceeds engine %q's memory limit (%d of %d bytes in use; raise memoryBytes)", t.engine.name, t.engine.mem.Used(), t.engine.mem.Limit())
+	trap := vmloop.TrapInfo{Code: vmloop.TrapHeapLimit, PC: -1}
+	var stack vmloop.Stack
 	if o.Kind == Failure {
-		what = "thrown error"
+		if len(o.Stack.Frames) > 0 {
+			top := o.Stack.Frames[0]
+			trap.Func, trap.PC, trap.File, trap.Line = top.Func, top.PC, top.File, top.Line
+		}
+		trap.Msg = fmt.Sprintf("uncaught %s; the thrown error of %d bytes %s", clipText(o.Value.String(), maxClippedError), n, limit)
+		stack = o.Stack
+	} else {
+		trap.Msg = fmt.Sprintf("the task's result of %d bytes %s", n, limit)
 	}
-	*o = Outcome{Kind: Trapped, Trap: vmloop.TrapInfo{Code: vmloop.TrapHeapLimit, PC: -1,
-		Msg: fmt.Sprintf("the task's %s of %d bytes exceeds engine %q's memory limit (%d of %d bytes in use; raise memoryBytes)", what, n, t.engine.name, t.engine.mem.Used(), t.engine.mem.Limit())}}
+	*o = Outcome{Kind: Trapped, Trap: trap, Stack: stack}
 	n = outcomeBytes(o)
 	t.engine.mem.Force(n)
 	return n
+}
+
+// maxClippedError is how much of a thrown error's text a trap that
+// replaces it keeps (chargeOutcome).
+const maxClippedError = 200
+
+// clipText returns s cut to at most max bytes on a rune boundary, with
+// "..." and the length when it was cut.
+func clipText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:cut], len(s))
 }

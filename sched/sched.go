@@ -82,7 +82,8 @@ type Config struct {
 	LatencySample int
 	// FlightEvents switches the flight recorder on: each worker keeps
 	// its last FlightEvents events (at least; trace.go) for DumpTrace.
-	// 0 takes $JADE_FLIGHT (off when unset), a negative value is off.
+	// 0 takes $JADE_FLIGHT (off when unset), a negative value is off;
+	// more than jtrace.MaxFlightEvents is an error wrapping ErrConfig.
 	FlightEvents int
 	// OnLong receives the long slices and host calls of engines that set
 	// LongSlice or LongCall, at most one per second (the rest are
@@ -214,12 +215,12 @@ func New(cfg Config) (*Scheduler, *Control, error) {
 	}
 	if cfg.Workers == 0 {
 		if _, err := envWorkers(); err != nil {
-			return nil, nil, fmt.Errorf("sched: new: %w", err)
+			return nil, nil, fmt.Errorf("sched: new: %w: %w", err, ErrConfig)
 		}
 		cfg.Workers = DefaultWorkers()
 	}
 	if cfg.Workers < 0 || cfg.Workers > maxWorkers {
-		return nil, nil, fmt.Errorf("sched: new: %d workers outside [1, %d]", cfg.Workers, maxWorkers)
+		return nil, nil, fmt.Errorf("sched: new: %d workers outside [1, %d]: %w", cfg.Workers, maxWorkers, ErrConfig)
 	}
 	flight, err := flightEvents(cfg.FlightEvents)
 	if err != nil {

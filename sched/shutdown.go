@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/jadevm/jade/vmloop"
 )
 
 // Graceful drain, forced shutdown and the reports of live tasks.
@@ -72,9 +74,9 @@ type TaskReport struct {
 
 func (r TaskReport) String() string {
 	if r.Name != "" {
-		return fmt.Sprintf("task %d %q (engine %s) %s at %s@%d", r.ID, r.Name, r.Engine, r.State, r.Func, r.PC)
+		return fmt.Sprintf("task %d %q (engine %s) %s at %s@%d", r.ID, r.Name, r.Engine, r.State, vmloop.QuoteName(r.Func), r.PC)
 	}
-	return fmt.Sprintf("task %d (engine %s) %s at %s@%d", r.ID, r.Engine, r.State, r.Func, r.PC)
+	return fmt.Sprintf("task %d (engine %s) %s at %s@%d", r.ID, r.Engine, r.State, vmloop.QuoteName(r.Func), r.PC)
 }
 
 // Tasks lists the live tasks, by id. A running task reports the location

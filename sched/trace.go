@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/jadevm/jade/jtrace"
 	"github.com/jadevm/jade/vmloop"
@@ -121,8 +122,13 @@ type traceState struct {
 }
 
 // flightEvents normalises Config.FlightEvents: 0 takes $JADE_FLIGHT, a
-// negative value is off.
+// negative value is off. A count above jtrace.MaxFlightEvents is refused
+// (wrapping ErrConfig), not allocated.
 func flightEvents(n int) (int, error) {
+	if n > jtrace.MaxFlightEvents {
+		return 0, fmt.Errorf("flight recorder of %d events per worker: at most %d (%d MiB per worker); ask for fewer: %w",
+			n, jtrace.MaxFlightEvents, jtrace.MaxFlightEvents*int(unsafe.Sizeof(jtrace.Event{}))>>20, ErrConfig)
+	}
 	if n != 0 {
 		return max(n, 0), nil
 	}
@@ -134,8 +140,8 @@ func flightEvents(n int) (int, error) {
 		return DefaultFlightEvents, nil
 	}
 	k, err := strconv.Atoi(v)
-	if err != nil || k < 0 {
-		return 0, fmt.Errorf("%s=%q: want 1 or a number of events per worker", FlightEnv, v)
+	if err != nil || k < 0 || k > jtrace.MaxFlightEvents {
+		return 0, fmt.Errorf("%s=%q: want 1 or a number of events per worker up to %d: %w", FlightEnv, v, jtrace.MaxFlightEvents, ErrConfig)
 	}
 	return k, nil
 }

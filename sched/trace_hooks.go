@@ -325,7 +325,7 @@ func (r LongRun) String() string {
 	if r.What == jtrace.LongName(jtrace.LongWait) {
 		verb = "took"
 	}
-	s := fmt.Sprintf("long %s: engine %s task %d%s at %s@%d %s %v (threshold %v)", r.What, r.Engine, r.Task, name, r.Func, r.PC, verb, r.Duration, r.Threshold)
+	s := fmt.Sprintf("long %s: engine %s task %d%s at %s@%d %s %v (threshold %v)", r.What, r.Engine, r.Task, name, vmloop.QuoteName(r.Func), r.PC, verb, r.Duration, r.Threshold)
 	if r.Suppressed > 0 {
 		s += fmt.Sprintf("; %d more since the last report", r.Suppressed)
 	}

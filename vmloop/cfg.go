@@ -140,7 +140,6 @@ func (s vfState) union(o vfState) bool {
 // vfBits is a plain bit set over small integers.
 type vfBits []uint64
 
-func newVfBits(n int) vfBits    { return make(vfBits, (n+63)/64) }
 func (b vfBits) set(i int)      { b[i>>6] |= 1 << uint(i&63) }
 func (b vfBits) clear(i int)    { b[i>>6] &^= 1 << uint(i&63) }
 func (b vfBits) has(i int) bool { return b[i>>6]>>uint(i&63)&1 != 0 }
@@ -184,10 +183,11 @@ func vfIsSafePoint(ins Instr, f Flags, pc int) bool {
 }
 
 // vfLeaders returns the leaders of the basic blocks and of the dataflow
-// regions of a function whose operands were already checked.
-func vfLeaders(f *Function) (block, region vfBits) {
+// regions of a function whose operands were already checked, in the arrays
+// of blockBuf and regionBuf when they are large enough (vfReuse).
+func vfLeaders(f *Function, blockBuf, regionBuf vfBits) (block, region vfBits) {
 	n := len(f.Code)
-	block, region = newVfBits(n+1), newVfBits(n+1)
+	block, region = vfReuse(blockBuf, (n+64)/64), vfReuse(regionBuf, (n+64)/64)
 	block.set(0)
 	region.set(0)
 	for pc, ins := range f.Code {

@@ -76,13 +76,21 @@ type TrapInfo struct {
 }
 
 // Error formats the trap as "trap at fib@3 (fib.jasm:14): code: msg"; the
-// position is left out without debug information.
+// source position is left out without debug information, and the whole
+// position ("trap: code: msg") for a trap of no instruction (PC < 0 and no
+// function: a task's result that did not fit its engine's budget).
 func (t TrapInfo) Error() string {
-	at := StackFrame{Func: t.Func, PC: t.PC, File: t.File, Line: t.Line}.String()
-	if t.Msg == "" {
-		return fmt.Sprintf("trap at %s: %s", at, t.Code)
+	prefix := "trap"
+	switch {
+	case t.PC >= 0:
+		prefix += " at " + StackFrame{Func: t.Func, PC: t.PC, File: t.File, Line: t.Line}.String()
+	case t.Func != "":
+		prefix += " in " + QuoteName(t.Func)
 	}
-	return fmt.Sprintf("trap at %s: %s: %s", at, t.Code, t.Msg)
+	if t.Msg == "" {
+		return fmt.Sprintf("%s: %s", prefix, t.Code)
+	}
+	return fmt.Sprintf("%s: %s: %s", prefix, t.Code, t.Msg)
 }
 
 // Limits bound one task's resources. Exhausting one traps the task (the

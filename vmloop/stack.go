@@ -22,7 +22,7 @@ type StackFrame struct {
 // String formats f as "fib@3 (fib.jasm:14)", or "fib@3" without debug
 // information.
 func (f StackFrame) String() string {
-	s := f.Func + "@" + strconv.Itoa(f.PC)
+	s := QuoteName(f.Func) + "@" + strconv.Itoa(f.PC) // a name from a .jbc may hold a newline
 	if p := strings.TrimSuffix(vfPosition(f.File, f.Line, 0), ": "); p != "" {
 		s += " (" + p + ")"
 	}

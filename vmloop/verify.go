@@ -2,6 +2,7 @@ package vmloop
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -31,6 +32,12 @@ import (
 // settles in (loop depth + 2) sweeps. A visit budget (vfBudget) rejects the
 // rare huge function with pathological control flow instead of spending
 // seconds on it; functions of up to 4096 instructions can never reach it.
+// The program as a whole has the same budget for all its instructions
+// (vfBudget of their sum: 16 visits per instruction plus 4M), so many
+// tangled functions cannot add up to their number times a function's
+// budget: a program whose functions need more in all is refused as too
+// complex. The region states are bounded too (vfStateBudget), so
+// verification never holds more than a small multiple of the code.
 
 // VerifyError is a rejection by Verify: where the problem is and what is
 // wrong. File, Line and Col come from the program's debug information
@@ -50,7 +57,7 @@ func (e *VerifyError) Error() string {
 	if e.Func == "" {
 		return s + e.Reason
 	}
-	return s + e.Func + "@" + strconv.Itoa(e.PC) + ": " + e.Reason
+	return s + QuoteName(e.Func) + "@" + strconv.Itoa(e.PC) + ": " + e.Reason
 }
 
 // Verify checks p against every rule of the verifier and, on success,
@@ -82,6 +89,10 @@ func vfVerify(p *Program, r Resolver) error {
 	}
 	p.verified = false
 	v := &verifier{p: p}
+	for i := range p.Funcs {
+		v.codeLen += len(p.Funcs[i].Code)
+	}
+	v.visitsLeft = vfBudget(v.codeLen)
 	if err := v.checkProgram(r); err != nil {
 		return err
 	}
@@ -118,6 +129,18 @@ type verifier struct {
 	// Function.handlerAt when the program is accepted.
 	handlerAt [][]int32
 	imports   []*Intrinsic // resolved p.Intrinsics
+	// codeLen is the number of instructions of the whole program, and
+	// visitsLeft what remains of its visit budget, vfBudget(codeLen): the
+	// flow fixpoints of all the functions together take from it, so a
+	// program of many functions that each stay under their own budget
+	// cannot multiply the work by its number of functions.
+	codeLen    int
+	visitsLeft int
+
+	// Scratch reused by every function: the flow state (flow) and the
+	// leader sets (vfLeaders).
+	scratch               vfFlow
+	blockLead, regionLead vfBits
 }
 
 func (v *verifier) progErr(format string, args ...any) error {
@@ -147,16 +170,8 @@ func (v *verifier) checkProgram(r Resolver) error {
 	if err := CheckABI(p.ABI); err != nil {
 		return &VerifyError{File: p.File, Line: max(int(p.ABILine), 0), PC: -1, Reason: strings.TrimPrefix(err.Error(), "vmloop: ")}
 	}
-	names := make(map[string]int, len(p.Funcs))
-	for i := range p.Funcs {
-		name := p.Funcs[i].Name
-		if name == "" {
-			return v.progErr("function %d has no name; every function needs a unique name", i)
-		}
-		if j, dup := names[name]; dup {
-			return v.progErr("functions %d and %d are both named %q; function names must be unique", j, i, name)
-		}
-		names[name] = i
+	if err := v.checkNames(); err != nil {
+		return err
 	}
 	v.imports = make([]*Intrinsic, len(p.Intrinsics))
 	for i, imp := range p.Intrinsics {
@@ -179,6 +194,37 @@ func (v *verifier) checkProgram(r Resolver) error {
 			return v.importErr(i, "import %d %q needs intrinsic ABI %s but the program declares .abi %s; raise the program's .abi to %s", i, imp.Name, in.Since, p.ABI, in.Since)
 		}
 		v.imports[i] = in
+	}
+	return nil
+}
+
+// checkNames checks that every function has a name of its own. It reports
+// the first function in index order that has none or repeats an earlier
+// one. It sorts 4-byte indices rather than filling a map of the names:
+// a program of a million small functions would need about 60 MB for the
+// map, a multiple of its file (docs/JASM.md, memory).
+func (v *verifier) checkNames() error {
+	fns := v.p.Funcs
+	empty := slices.IndexFunc(fns, func(f Function) bool { return f.Name == "" })
+	order := make([]int32, len(fns))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(fns[a].Name, fns[b].Name) })
+	first, dup := -1, -1 // the repeat with the lowest index, and its name's first function
+	for k := 1; k < len(order); k++ {
+		a, b := order[k-1], order[k]
+		if fns[a].Name == fns[b].Name && fns[b].Name != "" && (dup < 0 || int(b) < dup) {
+			if k < 2 || fns[order[k-2]].Name != fns[b].Name { // b is the second of its name
+				first, dup = int(a), int(b)
+			}
+		}
+	}
+	switch {
+	case empty >= 0 && (dup < 0 || empty < dup):
+		return v.progErr("function %d has no name; every function needs a unique name", empty)
+	case dup >= 0:
+		return v.progErr("functions %d and %d are both named %q; function names must be unique", first, dup, fns[dup].Name)
 	}
 	return nil
 }
@@ -226,11 +272,11 @@ func (v *verifier) checkFunc(fi int) ([]Block, error) {
 	if info, _ := f.Code[last].Op().Info(); info.Flags&(FlagJump|FlagTerminator) == 0 {
 		return nil, v.funcErr(fi, last, "execution falls off the end of the function after %s; end it with ret, retv, jmp, throw or tailcall", info.Name)
 	}
-	blockLead, regionLead := vfLeaders(f)
-	if err := v.flow(fi, regionLead, handlerAt); err != nil {
+	v.blockLead, v.regionLead = vfLeaders(f, v.blockLead, v.regionLead)
+	if err := v.flow(fi, v.regionLead, handlerAt); err != nil {
 		return nil, err
 	}
-	return buildBlocks(f, blockLead), nil
+	return buildBlocks(f, v.blockLead), nil
 }
 
 func vfPlural(n int, word string) string {
@@ -321,13 +367,13 @@ func (v *verifier) checkInstr(fi, pc int) error {
 	case CALL, TAILCALL, SPAWN:
 		callee := &p.Funcs[d]
 		if c != len(callee.Params) {
-			return v.funcErr(fi, pc, "%s to %s passes %s, %s takes %d", name, callee.Name, vfPlural(c, "argument"), callee.Name, len(callee.Params))
+			return v.funcErr(fi, pc, "%s to %s passes %s, %s takes %d", name, QuoteName(callee.Name), vfPlural(c, "argument"), QuoteName(callee.Name), len(callee.Params))
 		}
 		if (op == SPAWN || op == CALL && callee.Result != TVoid) && a >= f.NRegs {
-			return v.funcErr(fi, pc, "%s to %s: result register r%d outside the frame of %d registers %s", name, callee.Name, a, f.NRegs, vfRegRange(f.NRegs))
+			return v.funcErr(fi, pc, "%s to %s: result register r%d outside the frame of %d registers %s", name, QuoteName(callee.Name), a, f.NRegs, vfRegRange(f.NRegs))
 		}
 		if op == TAILCALL && callee.Result != f.Result {
-			return v.funcErr(fi, pc, "tailcall to %s, which returns %s, from %s, which returns %s; a tailcall needs the same result type (use call and ret instead)", callee.Name, callee.Result, f.Name, f.Result)
+			return v.funcErr(fi, pc, "tailcall to %s, which returns %s, from %s, which returns %s; a tailcall needs the same result type (use call and ret instead)", QuoteName(callee.Name), callee.Result, QuoteName(f.Name), f.Result)
 		}
 	case INTR:
 		in := v.imports[d]
@@ -415,225 +461,6 @@ func vfReadReason(r string, want int, m uint8) string {
 		return fmt.Sprintf("%s is read as %s but was clobbered by a call%s (a call leaves every register above its window base undefined; keep live values below the window or write them again)", r, vkNames[want], some)
 	}
 	return fmt.Sprintf("%s is read as %s before it is written%s; write it on every path before reading it", r, vkNames[want], some)
-}
-
-// vfFlow is the state of the flow-typing fixpoint of one function.
-type vfFlow struct {
-	v         *verifier
-	fi        int
-	f         *Function
-	handlerAt []int32 // pc -> catching handler or -1; nil without handlers
-	starts    []int32 // region index -> first pc
-	regionAt  []int32 // leader pc -> region index (other pcs: garbage)
-	stride    int     // words per state
-	in        []uint64
-	reached   vfBits
-	dirty     vfBits
-	edge      vfState // scratch state of an exception edge
-}
-
-func (fl *vfFlow) state(b int32) vfState {
-	return fl.in[int(b)*fl.stride : (int(b)+1)*fl.stride]
-}
-
-// merge joins s into the in-state of the region starting at leader pc.
-func (fl *vfFlow) merge(pc int, s vfState) {
-	b := fl.regionAt[pc]
-	if !fl.reached.has(int(b)) {
-		copy(fl.state(b), s)
-		fl.reached.set(int(b))
-		fl.dirty.set(int(b))
-	} else if fl.state(b).union(s) {
-		fl.dirty.set(int(b))
-	}
-}
-
-// flow runs the flow-typing fixpoint over the regions of function fi.
-func (v *verifier) flow(fi int, lead vfBits, handlerAt []int32) error {
-	f := &v.p.Funcs[fi]
-	n := len(f.Code)
-	nr := vfCount(lead, n)
-	fl := &vfFlow{
-		v: v, fi: fi, f: f, handlerAt: handlerAt,
-		starts:   make([]int32, 0, nr+1),
-		regionAt: make([]int32, n+1),
-		stride:   vkCount * vfStateWords(f.NRegs),
-		reached:  newVfBits(nr),
-		dirty:    newVfBits(nr),
-	}
-	for pc := lead.nextFrom(0); pc >= 0 && pc < n; pc = lead.nextFrom(pc + 1) {
-		fl.regionAt[pc] = int32(len(fl.starts))
-		fl.starts = append(fl.starts, int32(pc))
-	}
-	fl.starts = append(fl.starts, int32(n))
-	fl.in = make([]uint64, nr*fl.stride)
-	fl.edge = make(vfState, fl.stride)
-	st := make(vfState, fl.stride)
-
-	entry := fl.state(0)
-	nw := fl.stride / vkCount
-	for w := range nw {
-		entry[vkUndef*nw+w] = ^uint64(0)
-	}
-	for r, t := range f.Params {
-		entry.set(uint8(r), vkOf(t))
-	}
-	fl.reached.set(0)
-	fl.dirty.set(0)
-
-	// Visit dirty regions in pc order, wrapping around: forward dataflow
-	// converges in about (loop nesting depth + 2) sweeps on structured
-	// code. Each region's state can grow at most 4*NRegs times, so the
-	// work is bounded anyway, but adversarial control flow (long chains of
-	// overlapping loops) can approach that bound; the budget keeps a hostile
-	// function from holding the loader for seconds.
-	budget := vfBudget(n)
-	cursor := 0
-	for {
-		b := fl.dirty.nextFrom(cursor)
-		if b < 0 {
-			if b = fl.dirty.nextFrom(0); b < 0 {
-				break
-			}
-		}
-		fl.dirty.clear(b)
-		cursor = b + 1
-		copy(st, fl.state(int32(b)))
-		start, end := int(fl.starts[b]), int(fl.starts[b+1])
-		if budget -= end - start; budget < 0 {
-			return v.funcErr(fi, -1, "function too complex to verify: register types did not settle within %d instruction visits (%d instructions); split it into smaller functions or simplify its control flow", vfBudget(n), n)
-		}
-		for pc := start; pc < end; pc++ {
-			if err := fl.step(pc, st); err != nil {
-				return err
-			}
-		}
-		ins := f.Code[end-1]
-		info, _ := ins.Op().Info()
-		if info.Flags&FlagBranch != 0 {
-			fl.merge(int(ins.D()), st)
-		}
-		if info.Flags&(FlagJump|FlagTerminator) == 0 {
-			fl.merge(end, st)
-		}
-	}
-	return nil
-}
-
-// vfBudget is the number of instruction visits the fixpoint may make for a
-// function of n instructions. It is never reached by a function of up to
-// 4096 instructions (whose worst case is about 1025*n visits) nor by
-// structured code, which needs about (loop depth + 2)*n.
-func vfBudget(n int) int { return 64*n + 1<<22 }
-
-// readErr reports a read of register r as kind k that does not type-check.
-func (fl *vfFlow) readErr(pc int, r uint8, k int, m uint8) error {
-	m = vfFoldRefs(m)
-	ins := fl.f.Code[pc]
-	op := ins.Op()
-	switch op {
-	case CALL, TAILCALL, SPAWN, INTR:
-		i := int(r) - int(ins.A())
-		if op == INTR {
-			in := fl.v.imports[ins.D()]
-			return fl.v.funcErr(fl.fi, pc, "intr %s, argument %d: %s", in.Name, i, vfReadReason(vfRegName(fl.f, r), k, m))
-		}
-		callee := fl.v.p.Funcs[ins.D()].Name
-		return fl.v.funcErr(fl.fi, pc, "%s to %s, argument %d: %s", op, callee, i, vfReadReason(vfRegName(fl.f, r), k, m))
-	}
-	return fl.v.funcErr(fl.fi, pc, "%s: %s", op, vfReadReason(vfRegName(fl.f, r), k, m))
-}
-
-// window type-checks the argument window a..a+len(params)-1.
-func (fl *vfFlow) window(pc int, st vfState, a uint8, params []Type) error {
-	for i, t := range params {
-		r := a + uint8(i)
-		if m, k := st.mask(r), vkOf(t); !vfReads(m, k) {
-			return fl.readErr(pc, r, k, m)
-		}
-	}
-	return nil
-}
-
-// step applies the instruction at pc to st: its exception edge, its reads
-// (which must type-check) and its writes.
-func (fl *vfFlow) step(pc int, st vfState) error {
-	p := fl.v.p
-	ins := fl.f.Code[pc]
-	op := ins.Op()
-	a := ins.A()
-
-	if fl.handlerAt != nil && opTable[op].Flags&FlagMayThrow != 0 && fl.handlerAt[pc] >= 0 {
-		h := fl.f.Handlers[fl.handlerAt[pc]]
-		copy(fl.edge, st)
-		if op == CALL || op == TAILCALL {
-			fl.edge.clobberFrom(int(a))
-		}
-		fl.edge.set(h.Reg, vkRef)
-		fl.merge(int(h.Target), fl.edge)
-	}
-
-	switch op {
-	case CALL, TAILCALL, SPAWN:
-		callee := &p.Funcs[ins.D()]
-		if err := fl.window(pc, st, a, callee.Params); err != nil {
-			return err
-		}
-		switch op {
-		case CALL:
-			st.clobberFrom(int(a) + 1)
-			if callee.Result != TVoid {
-				st.set(a, vkOf(callee.Result))
-			} else if int(a) < fl.f.NRegs { // a void call's base may lie just past the frame
-				st.set(a, vkClob)
-			}
-		case SPAWN:
-			st.set(a, vkRef)
-		}
-		return nil
-	case INTR:
-		in := fl.v.imports[ins.D()]
-		if err := fl.window(pc, st, a, in.Params); err != nil {
-			return err
-		}
-		if err := fl.intrKinds(pc, st, a, in); err != nil {
-			return err
-		}
-		if in.Result != TVoid {
-			st.set(a, vkOf(in.Result))
-		}
-		return nil
-	case RET:
-		if m, k := st.mask(a), vkOf(fl.f.Result); !vfReads(m, k) {
-			return fl.readErr(pc, a, k, m)
-		}
-		return nil
-	}
-	sem := &vfSems[op]
-	for i := range sem.nreads {
-		o := sem.reads[i]
-		r := vfReg(ins, o.field)
-		m := st.mask(r)
-		if !vfReads(m, int(o.kind)) {
-			return fl.readErr(pc, r, int(o.kind), m)
-		}
-		if o.obj != 0 && m&(1<<o.obj|1<<vkRef) == 0 {
-			return fl.kindErr(pc, r, int(o.obj), m)
-		}
-	}
-	if op == MOVR { // the copy keeps what is known of the object's kind
-		st.setMask(a, st.mask(ins.B()))
-		return nil
-	}
-	for i := range sem.nwrites {
-		w := sem.writes[i]
-		k := int(w.kind)
-		if w.obj != 0 {
-			k = int(w.obj)
-		}
-		st.set(vfReg(ins, w.field), k)
-	}
-	return nil
 }
 
 // isStraight reports whether a verified function has no handler (one may

@@ -1,6 +1,7 @@
 package vmloop
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -76,7 +77,8 @@ func vtChainProgram(n int) *Program {
 }
 
 // TestVerifyAdversarialFlowIsBounded: pathological control flow either
-// verifies or is rejected as too complex, within the visit budget.
+// verifies or is rejected as too complex (the visit budget) or too large
+// (its region states, in this frame of 256 registers).
 func TestVerifyAdversarialFlowIsBounded(t *testing.T) {
 	n := 60_000
 	if testing.Short() {
@@ -84,7 +86,8 @@ func TestVerifyAdversarialFlowIsBounded(t *testing.T) {
 	}
 	p := vtChainProgram(n)
 	err := Verify(p, nil)
-	if err != nil && !strings.Contains(err.Error(), "main@-1: function too complex to verify") {
+	if err != nil && !strings.Contains(err.Error(), "main@-1: function too complex to verify") &&
+		!strings.Contains(err.Error(), "main@-1: function too large to verify") {
 		t.Fatal(err)
 	}
 	t.Logf("%d instructions: %v", len(p.Funcs[0].Code), err)
@@ -92,4 +95,49 @@ func TestVerifyAdversarialFlowIsBounded(t *testing.T) {
 	// Small functions never hit the budget, however tangled.
 	p = vtChainProgram(4000)
 	require.NoError(t, Verify(p, nil))
+}
+
+// TestVerifyProgramBudget: many functions that each settle just within
+// their own visit budget add up; the program's budget refuses them instead
+// of spending their number times as long (100 of them took 5.7 s).
+func TestVerifyProgramBudget(t *testing.T) {
+	fns := make([]Function, 100)
+	for i := range fns {
+		fns[i] = vtChainProgram(4000).Funcs[0]
+		fns[i].Name = "tangled" + strconv.Itoa(i)
+	}
+	require.NoError(t, Verify(vtProg(fns[0]), nil), "one such function verifies")
+	err := Verify(vtProg(fns...), nil)
+	require.ErrorContains(t, err, "program too complex to verify")
+	var ve *VerifyError
+	require.ErrorAs(t, err, &ve)
+	require.NotEmpty(t, ve.Func, "names the function where the budget ran out")
+	require.Equal(t, -1, ve.PC)
+	require.Contains(t, ve.Reason, "in 100 functions")
+	require.Contains(t, ve.Reason, "simplify the control flow")
+
+	// The benign program of the same size verifies.
+	n := 0
+	for i := range fns {
+		n += len(fns[i].Code)
+	}
+	require.NoError(t, Verify(vtBigProgram(n), nil))
+}
+
+// TestVerifyStateBound: a function whose every instruction is a branch
+// target in a frame of 256 registers would need 28 times its code in
+// region states; it is refused before they are allocated.
+func TestVerifyStateBound(t *testing.T) {
+	const n = 100_000
+	code := make([]Instr, 0, n+1)
+	for pc := range n {
+		code = append(code, Encode(JMP, 0, 0, 0, int32(pc+1)))
+	}
+	code = append(code, Encode(RETV, 0, 0, 0, 0))
+	err := Verify(vtProg(vtFn("main", nil, TVoid, MaxRegs, code...)), nil)
+	require.ErrorContains(t, err, "main@-1: function too large to verify")
+	require.ErrorContains(t, err, "register-type state")
+
+	// The same code in a small frame verifies.
+	require.NoError(t, Verify(vtProg(vtFn("main", nil, TVoid, 8, code...)), nil))
 }

@@ -187,6 +187,9 @@ func vtRejects() []vtReject {
 		{"no functions", &Program{ABI: ABI}, nil, "", "program has no functions"},
 		{"duplicate function names", one(main(nil, TVoid, 0, retv), main(nil, TVoid, 0, retv)), nil, "", `functions 0 and 1 are both named "main"; function names must be unique`},
 		{"unnamed function", one(main(nil, TVoid, 0, retv), vtFn("", nil, TVoid, 0, retv)), nil, "", "function 1 has no name"},
+		{"first repeat in index order", one(vtFn("b", nil, TVoid, 0, retv), vtFn("a", nil, TVoid, 0, retv), vtFn("b", nil, TVoid, 0, retv), vtFn("a", nil, TVoid, 0, retv), vtFn("b", nil, TVoid, 0, retv)), nil, "", `functions 0 and 2 are both named "b"`},
+		{"unnamed before a repeat", one(vtFn("a", nil, TVoid, 0, retv), vtFn("", nil, TVoid, 0, retv), vtFn("a", nil, TVoid, 0, retv), vtFn("", nil, TVoid, 0, retv)), nil, "", "function 1 has no name"},
+		{"repeat before an unnamed", one(vtFn("a", nil, TVoid, 0, retv), vtFn("a", nil, TVoid, 0, retv), vtFn("", nil, TVoid, 0, retv)), nil, "", `functions 0 and 1 are both named "a"`},
 
 		// Handlers.
 		{"handler empty range", one(vtWithHandlers(main(vtR, TVoid, 1, Encode(THROW, 0, 0, 0, 0), retv, retv), Handler{2, 2, 0, 0})), nil, "main@-1", "handler 0 [2,2): empty range"},

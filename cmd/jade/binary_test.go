@@ -18,8 +18,18 @@ var (
 	binOut  []byte
 )
 
+// launchHook, when a test file sets it, runs before the tests: when it
+// reports true, the test binary was started as a helper process and exits
+// with the code it returns (rssLaunch).
+var launchHook func() (code int, launched bool)
+
 // TestMain removes the shared binary after the tests.
 func TestMain(m *testing.M) {
+	if launchHook != nil {
+		if code, ok := launchHook(); ok {
+			os.Exit(code)
+		}
+	}
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)

@@ -78,7 +78,7 @@ func runMain(rt *jade.Runtime, task *jade.Task, sig chan os.Signal, drainTimeout
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := rt.Shutdown(ctx); err != nil {
-		fmt.Fprintf(stderr, "jade: %v\n", err)
+		printErr(stderr, err)
 	}
 	return o, nil
 }

@@ -30,13 +30,16 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/klauspost/cpuid/v2"
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bench"
+	"github.com/jadevm/jade/jtrace"
 	"github.com/jadevm/jade/native"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/uring"
@@ -101,6 +104,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return usage(stderr)
 }
 
+// printErr prints err on stderr after "jade: ", unless its text starts
+// with it already: the errors of the jade package name it themselves
+// ("jade: new: ...").
+func printErr(stderr io.Writer, err error) {
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "jade: ") {
+		msg = "jade: " + msg
+	}
+	fmt.Fprintln(stderr, msg)
+}
+
 // load reads a .jasm source or a binary program (magic "JADE").
 func load(path string) (*vmloop.Program, error) {
 	src, err := os.ReadFile(path)
@@ -108,7 +122,11 @@ func load(path string) (*vmloop.Program, error) {
 		return nil, err
 	}
 	if bytes.HasPrefix(src, []byte("JADE")) {
-		return vmloop.UnmarshalProgram(src)
+		p, err := vmloop.UnmarshalProgram(src)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return p, nil
 	}
 	return jasm.Assemble(path, src)
 }
@@ -145,10 +163,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() < 1 {
 		return usage(stderr)
 	}
+	if *flight > jtrace.MaxFlightEvents {
+		fmt.Fprintf(stderr, "jade: --flight %d: the flight recorder keeps at most %d events per worker (%d MiB each)\n",
+			*flight, jtrace.MaxFlightEvents, jtrace.MaxFlightEvents*int(unsafe.Sizeof(jtrace.Event{}))>>20)
+		return exitUsage
+	}
 	path := fs.Arg(0)
 	p, err := load(path)
 	if err != nil {
-		fmt.Fprintf(stderr, "jade: %v\n", err)
+		printErr(stderr, err)
 		return exitLoad
 	}
 	rt, err := jade.New(jade.Options{Workers: *workers, PinCPUs: *pin, GoLoop: *goLoop, ReductionLimit: *reductions,
@@ -156,7 +179,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		LatencySample: *latSample, TaskStats: *taskStats,
 		FlightEvents: *flight, FlightDir: *flightDir, LongSlice: *longSlice, LongCall: *longCall, LongWait: *longWait})
 	if err != nil {
-		fmt.Fprintf(stderr, "jade: %v\n", err)
+		printErr(stderr, err)
 		if errors.Is(err, sched.ErrConfig) || errors.Is(err, uring.ErrUnknownPoller) {
 			return exitUsage
 		}
@@ -169,7 +192,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			mainEngine, err = applyEngines(rt, f)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "jade: %v\n", err)
+			printErr(stderr, err)
 			rt.Shutdown(context.Background())
 			return exitUsage
 		}
@@ -197,25 +220,25 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	stopProf, err := startProfiles(*cpuprof, *memprof)
 	if err != nil {
-		fmt.Fprintf(stderr, "jade: %v\n", err)
+		printErr(stderr, err)
 		return exitUsage
 	}
 	defer stopProf()
 	stopJade, err := startJadeProfiles(rt, *jcpuprof, *jheapprof)
 	if err != nil {
-		fmt.Fprintf(stderr, "jade: %v\n", err)
+		printErr(stderr, err)
 		return exitUsage
 	}
 	defer stopJade()
 	stopDebug, err := startDebug(rt, *debugAddr, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "jade: %v\n", err)
+		printErr(stderr, err)
 		return exitUsage
 	}
 	defer stopDebug()
 	stopTrace, err := startTrace(rt, *traceFile, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "jade: %v\n", err)
+		printErr(stderr, err)
 		return exitUsage
 	}
 	defer stopTrace()
@@ -225,16 +248,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	task, err := rt.SpawnOn(mainEngine, p, "main", callArgs...)
 	if err != nil {
 		signal.Stop(sig)
-		fmt.Fprintf(stderr, "jade: %v\n", err)
+		printErr(stderr, err)
 		return exitLoad
 	}
 	o, drainErr := runMain(rt, task, sig, *drainTimeout, stderr)
 	signal.Stop(sig)
 	if err := stopJade(); err != nil {
-		fmt.Fprintf(stderr, "jade: %v\n", err)
+		printErr(stderr, err)
 	}
 	if err := stopTrace(); err != nil {
-		fmt.Fprintf(stderr, "jade: %v\n", err)
+		printErr(stderr, err)
 	}
 	if drainErr != nil {
 		fmt.Fprintln(stderr, drainErr)
@@ -278,7 +301,7 @@ func cmdAsm(args []string, stdout, stderr io.Writer) int {
 	path := fs.Arg(0)
 	p, err := load(path)
 	if err != nil {
-		fmt.Fprintf(stderr, "jade: %v\n", err)
+		printErr(stderr, err)
 		return exitLoad
 	}
 	if err := vmloop.Verify(p, nil); err != nil {
@@ -287,7 +310,7 @@ func cmdAsm(args []string, stdout, stderr io.Writer) int {
 	}
 	if *dis {
 		if err := jasm.Fprint(stdout, p, jasm.Options{Annotate: *pcs, Lines: *pcs}); err != nil {
-			fmt.Fprintf(stderr, "jade: %v\n", err)
+			printErr(stderr, err)
 			return exitLoad
 		}
 	}
@@ -297,7 +320,7 @@ func cmdAsm(args []string, stdout, stderr io.Writer) int {
 			err = os.WriteFile(*out, data, 0o644)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "jade: %v\n", err)
+			printErr(stderr, err)
 			return exitLoad
 		}
 	}
@@ -319,7 +342,7 @@ func printStack(stderr io.Writer, what string, s vmloop.Stack) {
 func printVerifyError(stderr io.Writer, path string, err error) {
 	var ve *vmloop.VerifyError
 	if errors.As(err, &ve) && ve.File != "" {
-		fmt.Fprintf(stderr, "jade: %v\n", err)
+		printErr(stderr, err)
 		return
 	}
 	fmt.Fprintf(stderr, "jade: %s: %v\n", path, err)

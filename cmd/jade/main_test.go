@@ -172,3 +172,15 @@ func TestPerfEchoProcFlags(t *testing.T) {
 	usage(&u)
 	require.NotContains(t, u.String(), "echoproc", "the child command stays out of the usage text")
 }
+
+// TestFlightFlagTooLarge: --flight with a count the flight recorder cannot
+// hold is a usage error that names the flag and the limit, not the Go
+// runtime's fatal "out of memory" (exit 2).
+func TestFlightFlagTooLarge(t *testing.T) {
+	path := write(t, "f.jasm", ".func main()\n retv\n.end\n")
+	var out, errb bytes.Buffer
+	require.Equal(t, exitUsage, run([]string{"run", "--flight", "1000000000000", path}, &out, &errb), errb.String())
+	require.Equal(t, "jade: --flight 1000000000000: the flight recorder keeps at most 1048576 events per worker (40 MiB each)\n", errb.String())
+	errb.Reset()
+	require.Equal(t, exitSuccess, run([]string{"run", "--flight", "1048576", "--workers", "1", path}, &out, &errb), errb.String())
+}

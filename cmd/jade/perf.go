@@ -55,7 +55,7 @@ func cmdPerf(args []string, stdout, stderr io.Writer) int {
 	}
 	rep, err := perf.Run(o)
 	if err != nil {
-		fmt.Fprintf(stderr, "jade: %v\n", err)
+		printErr(stderr, err)
 		if rep == nil {
 			return exitUsage
 		}

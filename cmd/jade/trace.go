@@ -37,7 +37,7 @@ func startTrace(rt *jade.Runtime, path string, stderr io.Writer) (stop func() er
 				select {
 				case <-sig:
 					if p, err := rt.DumpFlight(); err != nil {
-						fmt.Fprintf(stderr, "jade: flight recorder: %v\n", err)
+						printErr(stderr, err) // "jade: dump flight: ..."
 					} else {
 						fmt.Fprintf(stderr, "jade: flight recorder dumped to %s (open it in ui.perfetto.dev)\n", p)
 					}

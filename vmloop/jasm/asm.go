@@ -25,6 +25,9 @@ func Assemble(filename string, src []byte) (prog *vmloop.Program, err error) {
 		}
 	}()
 	ast := parse(src, d)
+	if d.full() { // parse stopped early: lowering a part of the file would add false errors
+		return nil, d.list()
+	}
 	a := &assembler{d: d, ast: ast}
 	p := a.program()
 	if l := d.list(); l != nil {
@@ -85,6 +88,9 @@ func (a *assembler) program() *vmloop.Program {
 		a.sigs = append(a.sigs, sig)
 	}
 	for i, f := range a.ast.funcs {
+		if a.d.full() { // the errors so far are all Assemble reports
+			break
+		}
 		p.Funcs = append(p.Funcs, a.function(i, f))
 	}
 	return p
@@ -447,6 +453,9 @@ func (a *assembler) function(idx int, ast *funcAST) vmloop.Function {
 	f.frame = frame
 
 	for _, it := range ast.body {
+		if f.a.d.full() { // stop at the error cap; the function is not kept
+			return fn
+		}
 		if it.ins == nil {
 			if _, dup := f.labels[it.label]; dup {
 				f.errorf(it.pos, "duplicate label %s (first defined at line %d)", it.label, f.lpos[it.label].line)
@@ -576,6 +585,9 @@ func (f *fnState) reg(o *operand, ctx string) (regRef, bool) {
 		f.errorf(o.pos, "%s: expected a register, got the float literal %s", ctx, o.text)
 		return regRef{}, false
 	}
+	if f.a.d.full() {
+		return regRef{}, false // not reported: skip collecting suggestions
+	}
 	msg := fmt.Sprintf("%s: unknown register %s", ctx, o.text)
 	names := make([]string, 0, len(f.names))
 	for n := range f.names {
@@ -664,12 +676,7 @@ func (f *fnState) instruction(ins *instr) {
 		}
 	}
 	op, ok := vmloop.OpByName(ins.mnem)
-	if !ok {
-		msg := "unknown mnemonic " + ins.mnem
-		if s := closest(ins.mnem, mnemonics); s != "" {
-			msg += " (did you mean " + s + "?)"
-		}
-		f.errorf(ins.pos, "%s", msg)
+	if !ok { // the parser reported it (unknownMnemonic)
 		return
 	}
 	f.generic(ins, op)
@@ -685,6 +692,20 @@ var mnemonics = func() []string {
 	}
 	return names
 }()
+
+// unknownMnemonic returns the diagnostic for a mnemonic the assembler does
+// not know, or "" when it knows it. The parser reports it, so that a file
+// of unknown words stops at the error cap without being parsed to its end.
+func unknownMnemonic(m string) string {
+	if _, ok := vmloop.OpByName(m); ok || m == "mov" || m == "const" || m == "join" { // mnemonics, in O(1)
+		return ""
+	}
+	msg := "unknown mnemonic " + m
+	if s := closest(m, mnemonics); s != "" {
+		msg += " (did you mean " + s + "?)"
+	}
+	return msg
+}
 
 // signature renders an opcode's operand list for error messages.
 func signature(op vmloop.Op) string {

@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/jadevm/jade/vmloop"
 )
@@ -547,42 +545,7 @@ func (fp *funcPrinter) print() {
 }
 
 // quote writes s as a Jade string literal.
-func quote(s string) string {
-	var sb strings.Builder
-	sb.WriteByte('"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch c {
-		case '"':
-			sb.WriteString(`\"`)
-		case '\\':
-			sb.WriteString(`\\`)
-		case '\n':
-			sb.WriteString(`\n`)
-		case '\t':
-			sb.WriteString(`\t`)
-		case '\r':
-			sb.WriteString(`\r`)
-		case 0:
-			sb.WriteString(`\0`)
-		default:
-			if c >= 0x20 && c < 0x7f {
-				sb.WriteByte(c)
-				break
-			}
-			r, n := utf8.DecodeRuneInString(s[i:])
-			if c >= 0x80 && r != utf8.RuneError && unicode.IsPrint(r) {
-				sb.WriteString(s[i : i+n])
-				i += n
-				continue
-			}
-			fmt.Fprintf(&sb, `\x%02x`, c)
-		}
-		i++
-	}
-	sb.WriteByte('"')
-	return sb.String()
-}
+func quote(s string) string { return vmloop.QuoteString(s) }
 
 // formatFloat writes v so that the lexer reads back the same bits.
 func formatFloat(v float64) string {

@@ -1,6 +1,7 @@
 package jasm
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strconv"
@@ -111,11 +112,20 @@ type parser struct {
 	line int
 }
 
+// parse parses src line by line. It stops once the diagnostics are full
+// (diag.full): a file of errors is not parsed to its end, and Assemble
+// reports what it has (the first maxErrors, then "too many errors").
 func parse(src []byte, d *diag) *fileAST {
 	p := &parser{d: d}
-	for i, line := range strings.Split(string(src), "\n") {
-		p.line = i + 1
-		p.parseLine(line)
+	rest := src
+	for more := true; more; {
+		if d.full() {
+			return &p.file
+		}
+		var line []byte
+		line, rest, more = bytes.Cut(rest, []byte{'\n'})
+		p.line++
+		p.parseLine(string(line)) // copied line by line: what is not parsed is not copied
 	}
 	if p.cur != nil {
 		p.errorf(p.cur.pos, "function %s has no .end: add .end after its last instruction", p.cur.name)
@@ -162,6 +172,10 @@ func (p *parser) parseLine(line string) {
 		}
 		if strings.Contains(t.text, ".") {
 			p.errorf(p.at(t), "%s is not a mnemonic (intrinsics are called with intr dst, %s, args...)", t.text, t.text)
+			return
+		}
+		if msg := unknownMnemonic(t.text); msg != "" {
+			p.errorf(p.at(t), "%s", msg)
 			return
 		}
 		ops, ok := p.operands(rest, line, t.text)
@@ -357,6 +371,9 @@ func (p *parser) directive(t token, rest []token, line string) {
 		o := &operand{kind: oInt, pos: p.at(rest[0]), text: rest[0].text, ival: rest[0].ival}
 		p.cur.body = append(p.cur.body, bodyItem{ins: &instr{pos: at, mnem: ".word", ops: []*operand{o}, word: true}, pos: at})
 	default:
+		if p.d.full() {
+			return
+		}
 		msg := "unknown directive " + t.text
 		if s := closest(t.text, directives); s != "" {
 			msg += " (did you mean " + s + "?)"
