@@ -27,6 +27,9 @@ import (
 // not fit is refused with a catchable ResourceError.
 //
 // A nil *Budget is no limit. All methods are safe for concurrent use.
+//
+// Invariant: used passes limit only through Force (memory that exists
+// already) or a lowered limit, never through Take.
 type Budget struct {
 	used  atomic.Int64
 	limit atomic.Int64
@@ -44,16 +47,22 @@ func NewBudget(limit int64) *Budget {
 }
 
 // Take reserves n bytes, or reports false (reserving nothing) when that
-// would pass the limit.
+// would pass the limit. It checks before it adds (a compare-and-swap
+// loop): a reservation that cannot fit never shows in used, so it cannot
+// make a concurrent one that fits fail.
 func (b *Budget) Take(n int64) bool {
 	if b == nil || n <= 0 {
 		return true
 	}
-	if b.used.Add(n) > b.limit.Load() {
-		b.used.Add(-n)
-		return false
+	for {
+		u := b.used.Load()
+		if n > b.limit.Load()-u {
+			return false
+		}
+		if b.used.CompareAndSwap(u, u+n) {
+			return true
+		}
 	}
-	return true
 }
 
 // Give returns n bytes taken with Take.

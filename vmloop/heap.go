@@ -360,13 +360,20 @@ func (h *heap) grow() {
 	h.objs = objs
 }
 
-// allocFail is the trap of a failed alloc of n bytes.
+// allocFail is the trap of a failed alloc of n bytes. It names the
+// reason from the heap's own state and takes nothing from the budget: a
+// budget that refused the alloc may have room again by now (another task
+// gave bytes back), and asking it again would blame the handle table.
 func (h *heap) allocFail(n int64) TrapInfo {
-	if h.fits(n) {
+	if h.tableFull() {
 		return TrapInfo{Code: TrapHeapLimit, Msg: fmt.Sprintf("handle table full (%d objects)", maxObjects-1)}
 	}
 	return TrapInfo{Code: TrapHeapLimit, Msg: h.limitMsg(n)}
 }
+
+// tableFull reports whether the handle table has no slot for one more
+// object.
+func (h *heap) tableFull() bool { return h.free == 0 && len(h.objs) >= maxObjects-1 }
 
 func (h *heap) at(x uint64) *object { return &h.objs[x&handleIdxMask-1] }
 
