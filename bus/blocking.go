@@ -53,14 +53,23 @@ type BlockingStats struct {
 }
 
 // blockingPool runs blocking host calls, at most cap(sem) at once.
-// cancels maps the id of a task waiting for its call to the call's
-// cancel, so that a timeout of the wait cancels the call too (timedOut);
-// the call's end deletes its entry.
+// cancels maps the id of a task waiting for its call to that call's
+// blockingCall, so that a timeout of the wait cancels the call too
+// (cancelTimedOut). Invariant: an entry is removed only by the call it
+// names (CompareAndDelete at the call's end) or by the timeout of that
+// call's wait: a call of the same task that timed out earlier and ends
+// late must not remove a later call's entry.
 type blockingPool struct {
-	cancels                sync.Map // task id (uint64) → context.CancelFunc
+	cancels                sync.Map // task id (uint64) → *blockingCall
 	sem                    chan struct{}
 	queued, running, calls atomic.Int64
 	waitNanos, runNanos    atomic.Int64
+}
+
+// blockingCall is one call in the pool: its entry in blockingPool.cancels
+// is this pointer, so that the call's end removes its own entry only.
+type blockingCall struct {
+	cancel context.CancelFunc
 }
 
 func newBlockingPool(n int) *blockingPool {
@@ -104,7 +113,8 @@ func (b *Bus) startBlocking(c *Call, ex *vmloop.Exec, req *vmloop.Request, h *ho
 	ctx, cancel := context.WithCancel(context.Background())
 	p := b.blocking
 	id := c.id
-	p.cancels.Store(id, cancel)
+	call := &blockingCall{cancel: cancel}
+	p.cancels.Store(id, call)
 	ended := make(chan struct{})
 	go func() { // cancels the call's context when the task ends first
 		select {
@@ -118,9 +128,18 @@ func (b *Bus) startBlocking(c *Call, ex *vmloop.Exec, req *vmloop.Request, h *ho
 	go func() {
 		defer close(ended)
 		defer cancel()
-		defer p.cancels.Delete(id)
+		defer p.cancels.CompareAndDelete(id, call)
 		defer e.ReleaseBlocking()
-		p.sem <- struct{}{}
+		select {
+		case p.sem <- struct{}{}:
+		case <-ctx.Done():
+			// The task ended, or its wait timed out, while the call waited
+			// for a place: it gives up its turn and never runs.
+			p.queued.Add(-1)
+			p.calls.Add(1)
+			p.waitNanos.Add(int64(time.Since(queuedAt)))
+			return
+		}
 		p.queued.Add(-1)
 		p.running.Add(1)
 		start := time.Now()
@@ -131,6 +150,9 @@ func (b *Bus) startBlocking(c *Call, ex *vmloop.Exec, req *vmloop.Request, h *ho
 			p.calls.Add(1)
 			p.runNanos.Add(int64(time.Since(start)))
 		}()
+		if ctx.Err() != nil {
+			return // both were ready: the call's context ended first
+		}
 		select {
 		case <-done:
 			return // the task ended while the call waited for a place: it never runs
@@ -166,6 +188,6 @@ func (b *Bus) runBlocking(ctx context.Context, c *Call, h *hostIntrinsic, comp *
 // has timed out (its result would be dropped).
 func (b *Bus) cancelTimedOut(id uint64) {
 	if f, ok := b.blocking.cancels.LoadAndDelete(id); ok {
-		f.(context.CancelFunc)()
+		f.(*blockingCall).cancel()
 	}
 }
