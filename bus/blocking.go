@@ -27,9 +27,12 @@ import (
 // ends (cancelled, or killed by Shutdown): a task cancelled mid-call ends
 // Cancelled and the call's result is dropped; one cancelled while its
 // call waits for a place ends at once, and the call never runs. A
-// time.timeout on the wait ends it with a TimeoutError and cancels the
-// call's context; a result that comes anyway is dropped. A panic traps
-// the calling task only, as for any host intrinsic.
+// time.timeout on the wait ends it with a TimeoutError and cancels that
+// call's context (each call has its own, found through the task's id only
+// while it is the task's current call); a result that comes anyway is
+// dropped, and a call that timed out while it waited for a place gives up
+// its turn and never runs. A panic traps the calling task only, as for
+// any host intrinsic.
 
 // DefaultBlockingPool is the number of blocking host calls that run at
 // once (Config.BlockingPool).
