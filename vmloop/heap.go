@@ -427,19 +427,32 @@ func (h *heap) newExt(k Kind, obj any) uint64 {
 }
 
 // noteTask tells taskRefs about an object of kind k holding obj, if it
-// names a task.
+// names a task, and an ext object that counts its handles (ExtRefs).
 func noteTask(k Kind, obj any, delta int) {
-	if k == KindTask && vmhook.TaskRefs != nil {
+	switch {
+	case k == KindTask && vmhook.TaskRefs != nil:
 		vmhook.TaskRefs(obj, delta)
+	case k == KindExt && delta != 0:
+		if r, ok := obj.(ExtRefs); ok {
+			r.ExtRef(delta)
+		}
 	}
 }
 
-// dropTasks tells taskRefs that the heap's task objects are gone (the
-// heap is being freed).
+// ExtRefs is implemented by a runtime object behind KindExt handles that
+// wants to know how many heap objects name it: ExtRef(+1) when a task's
+// heap makes one (the intrinsic that made the object returned it, or a
+// copy brought it in), ExtRef(-1) when one is freed or its heap is
+// dropped. A copy out of a heap (a result, a spawn argument) counts only
+// once it is made in the receiving heap. The scheduler's periodic jobs
+// end when the last one goes.
+type ExtRefs interface {
+	ExtRef(delta int)
+}
+
+// dropTasks tells taskRefs and ExtRefs that the heap's task and ext
+// objects are gone (the heap is being freed).
 func (h *heap) dropTasks() {
-	if vmhook.TaskRefs == nil {
-		return
-	}
 	for i := range h.objs {
 		o := &h.objs[i]
 		noteTask(o.kind, o.x, -1)
