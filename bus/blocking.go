@@ -21,7 +21,10 @@ import (
 // once, the others wait their turn in arrival order, each on a goroutine
 // parked on the pool's semaphore — and the worker runs other tasks. An
 // engine's calls queued or running are bounded by its blockingCalls limit;
-// one more throws a catchable ResourceError at once.
+// one more throws a catchable ResourceError at once. A call's arguments,
+// copied out of the task's heap, count in the engine's memory budget
+// until the call ends (Value.HostBytes); arguments that do not fit throw
+// a catchable ResourceError at once too.
 //
 // The function gets a context that is cancelled when the calling task
 // ends (cancelled, or killed by Shutdown): a task cancelled mid-call ends
@@ -106,8 +109,21 @@ func (b *Bus) startBlocking(c *Call, ex *vmloop.Exec, req *vmloop.Request, h *ho
 	if err := e.ReserveBlocking(); err != nil {
 		return raise(ex, vmloop.Err(vmloop.ErrKindResource, fmt.Sprintf("%s: %v", h.desc.Name, err)))
 	}
+	// The copied arguments live until the call ends, queued or running:
+	// they count in the engine's memory budget for as long (the copy was
+	// counted only while it was made).
+	var argBytes int64
+	for _, v := range c.args {
+		argBytes += v.HostBytes()
+	}
+	if err := e.ReserveMemory(argBytes, "the arguments of a blocking host call"); err != nil {
+		e.ReleaseBlocking()
+		c.args = nil
+		return raise(ex, vmloop.Err(vmloop.ErrKindResource, fmt.Sprintf("%s: %v", h.desc.Name, err)))
+	}
 	d, has, a, ok := b.beginWait(t, ex, req) // time.timeout applies to the wait
 	if !ok {
+		e.ReleaseMemory(argBytes)
 		e.ReleaseBlocking()
 		return a
 	}
@@ -133,6 +149,10 @@ func (b *Bus) startBlocking(c *Call, ex *vmloop.Exec, req *vmloop.Request, h *ho
 		defer cancel()
 		defer p.cancels.CompareAndDelete(id, call)
 		defer e.ReleaseBlocking()
+		defer func() {
+			c.args = nil // the host function may keep them; the call does not
+			e.ReleaseMemory(argBytes)
+		}()
 		select {
 		case p.sem <- struct{}{}:
 		case <-ctx.Done():

@@ -47,3 +47,17 @@ func (t *Task) chargeOutcome(o *Outcome) int64 {
 	t.engine.mem.Force(n)
 	return n
 }
+
+// ReserveMemory counts n bytes of host memory held for the engine's tasks
+// outside their heaps (the arguments of a blocking host call, for as long
+// as the call is queued or running) in the engine's memory budget; the
+// error wraps ErrLimit. ReleaseMemory gives them back.
+func (e *Engine) ReserveMemory(n int64, what string) error {
+	if e.mem.Take(n) {
+		return nil
+	}
+	return fmt.Errorf("sched: %s: %d bytes exceed engine %q's memory limit (%d of %d bytes in use; raise memoryBytes): %w", what, n, e.name, e.mem.Used(), e.mem.Limit(), ErrLimit)
+}
+
+// ReleaseMemory gives back n bytes counted with ReserveMemory.
+func (e *Engine) ReleaseMemory(n int64) { e.mem.Give(n) }
