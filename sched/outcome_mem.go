@@ -61,3 +61,24 @@ func (e *Engine) ReserveMemory(n int64, what string) error {
 
 // ReleaseMemory gives back n bytes counted with ReserveMemory.
 func (e *Engine) ReleaseMemory(n int64) { e.mem.Give(n) }
+
+// An ended task's record outlives it while heap objects name it (a parent
+// that keeps its children's handles): its live share (taskBytes) goes
+// back as it ends, so the record counts again, recordBytes, from the end
+// until the last handle goes. refRecordCharged in Task.refs marks a
+// record so counted.
+const (
+	recordBytes      = int64(unsafe.Sizeof(Task{}))
+	refRecordCharged = 1 << 30
+)
+
+// chargeRecord counts t's record in its engine's budget when handles
+// keep it past its end (finish, before it drops the live reference: the
+// count cannot reach zero meanwhile). Force: the record exists already;
+// the next reservations are refused until enough is given back.
+func (t *Task) chargeRecord() {
+	if t.refs.Load() > 1 {
+		t.engine.mem.Force(recordBytes)
+		t.refs.Add(refRecordCharged)
+	}
+}
