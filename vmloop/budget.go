@@ -21,8 +21,10 @@ import (
 //     error, a spawn argument), the copy's host bytes (Value.HostBytes).
 //
 // The scheduler takes the rest from the same budget: a fixed share per
-// live task (its task record and Exec) and the outcome a completed task
-// keeps for its joiners. A task whose allocation, call or copy does not
+// live task (its task record and Exec), the outcome a completed task
+// keeps for its joiners, the record of an ended task that handles still
+// name, its periodic jobs, and the arguments of a blocking host call
+// until the call ends. A task whose allocation, call or copy does not
 // fit traps (TrapHeapLimit, naming the engine's limit); a spawn that does
 // not fit is refused with a catchable ResourceError.
 //
