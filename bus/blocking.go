@@ -74,8 +74,27 @@ type blockingPool struct {
 
 // blockingCall is one call in the pool: its entry in blockingPool.cancels
 // is this pointer, so that the call's end removes its own entry only.
+// state goes from callQueued to callRunning (the pool goroutine, as it
+// calls the host function) or to callAbandoned (the task's wait timed out
+// or the task ended first), once: a call abandoned while queued never
+// runs, even when it got a place in the same instant.
 type blockingCall struct {
 	cancel context.CancelFunc
+	state  atomic.Int32
+}
+
+// blockingCall states.
+const (
+	callQueued int32 = iota
+	callRunning
+	callAbandoned
+)
+
+// abandon gives up the call for its task: a queued call will not run; a
+// running one sees its context cancelled.
+func (c *blockingCall) abandon() {
+	c.state.CompareAndSwap(callQueued, callAbandoned)
+	c.cancel()
 }
 
 func newBlockingPool(n int) *blockingPool {
@@ -138,7 +157,7 @@ func (b *Bus) startBlocking(c *Call, ex *vmloop.Exec, req *vmloop.Request, h *ho
 	go func() { // cancels the call's context when the task ends first
 		select {
 		case <-done:
-			cancel()
+			call.abandon()
 		case <-ended:
 		}
 	}()
@@ -173,13 +192,13 @@ func (b *Bus) startBlocking(c *Call, ex *vmloop.Exec, req *vmloop.Request, h *ho
 			p.calls.Add(1)
 			p.runNanos.Add(int64(time.Since(start)))
 		}()
-		if ctx.Err() != nil {
-			return // both were ready: the call's context ended first
-		}
 		select {
 		case <-done:
-			return // the task ended while the call waited for a place: it never runs
+			call.abandon() // the task ended while the call waited for a place
 		default:
+		}
+		if !call.state.CompareAndSwap(callQueued, callRunning) {
+			return // abandoned while it waited for a place: it never runs
 		}
 		b.runBlocking(ctx, c, h, comp)
 	}()
@@ -211,6 +230,6 @@ func (b *Bus) runBlocking(ctx context.Context, c *Call, h *hostIntrinsic, comp *
 // has timed out (its result would be dropped).
 func (b *Bus) cancelTimedOut(id uint64) {
 	if f, ok := b.blocking.cancels.LoadAndDelete(id); ok {
-		f.(*blockingCall).cancel()
+		f.(*blockingCall).abandon()
 	}
 }
