@@ -166,3 +166,29 @@ func (e *Exec) restack(regs, frames int) {
 func (h *heap) memMsg(what string, n int64) string {
 	return fmt.Sprintf("%s of %d bytes exceeds the engine's memory limit (%d of %d bytes in use by the engine's tasks; raise memoryBytes)", what, n, h.mem.Used(), h.mem.Limit())
 }
+
+// limitMsg is the message of a TrapHeapLimit for an allocation of n bytes.
+func (h *heap) limitMsg(n int64) string {
+	if n > maxObjectBytes {
+		return fmt.Sprintf("allocation of %d bytes exceeds the largest object (%d bytes)", n, int64(maxObjectBytes))
+	}
+	if n >= 0 && n <= h.limit-h.bytes {
+		return h.memMsg("allocation", n)
+	}
+	return fmt.Sprintf("allocation of %d bytes exceeds the heap limit (%d of %d bytes in use)", n, h.bytes, h.limit)
+}
+
+// allocFail is the trap of a failed alloc of n bytes. It names the
+// reason from the heap's own state and takes nothing from the budget: a
+// budget that refused the alloc may have room again by now (another task
+// gave bytes back), and asking it again would blame the handle table.
+func (h *heap) allocFail(n int64) TrapInfo {
+	if h.tableFull() {
+		return TrapInfo{Code: TrapHeapLimit, Msg: fmt.Sprintf("handle table full (%d objects)", maxObjects-1)}
+	}
+	return TrapInfo{Code: TrapHeapLimit, Msg: h.limitMsg(n)}
+}
+
+// tableFull reports whether the handle table has no slot for one more
+// object.
+func (h *heap) tableFull() bool { return h.free == 0 && len(h.objs) >= maxObjects-1 }
