@@ -21,15 +21,21 @@ import (
 // once, the others wait their turn in arrival order, each on a goroutine
 // parked on the pool's semaphore — and the worker runs other tasks. An
 // engine's calls queued or running are bounded by its blockingCalls limit;
-// one more throws a catchable ResourceError at once.
+// one more throws a catchable ResourceError at once. A call's arguments,
+// copied out of the task's heap, count in the engine's memory budget
+// until the call ends (Value.HostBytes); arguments that do not fit throw
+// a catchable ResourceError at once too.
 //
 // The function gets a context that is cancelled when the calling task
 // ends (cancelled, or killed by Shutdown): a task cancelled mid-call ends
 // Cancelled and the call's result is dropped; one cancelled while its
 // call waits for a place ends at once, and the call never runs. A
-// time.timeout on the wait ends it with a TimeoutError and cancels the
-// call's context; a result that comes anyway is dropped. A panic traps
-// the calling task only, as for any host intrinsic.
+// time.timeout on the wait ends it with a TimeoutError and cancels that
+// call's context (each call has its own, found through the task's id only
+// while it is the task's current call); a result that comes anyway is
+// dropped, and a call that timed out while it waited for a place gives up
+// its turn and never runs. A panic traps the calling task only, as for
+// any host intrinsic.
 
 // DefaultBlockingPool is the number of blocking host calls that run at
 // once (Config.BlockingPool).
@@ -53,14 +59,42 @@ type BlockingStats struct {
 }
 
 // blockingPool runs blocking host calls, at most cap(sem) at once.
-// cancels maps the id of a task waiting for its call to the call's
-// cancel, so that a timeout of the wait cancels the call too (timedOut);
-// the call's end deletes its entry.
+// cancels maps the id of a task waiting for its call to that call's
+// blockingCall, so that a timeout of the wait cancels the call too
+// (cancelTimedOut). Invariant: an entry is removed only by the call it
+// names (CompareAndDelete at the call's end) or by the timeout of that
+// call's wait: a call of the same task that timed out earlier and ends
+// late must not remove a later call's entry.
 type blockingPool struct {
-	cancels                sync.Map // task id (uint64) → context.CancelFunc
+	cancels                sync.Map // task id (uint64) → *blockingCall
 	sem                    chan struct{}
 	queued, running, calls atomic.Int64
 	waitNanos, runNanos    atomic.Int64
+}
+
+// blockingCall is one call in the pool: its entry in blockingPool.cancels
+// is this pointer, so that the call's end removes its own entry only.
+// state goes from callQueued to callRunning (the pool goroutine, as it
+// calls the host function) or to callAbandoned (the task's wait timed out
+// or the task ended first), once: a call abandoned while queued never
+// runs, even when it got a place in the same instant.
+type blockingCall struct {
+	cancel context.CancelFunc
+	state  atomic.Int32
+}
+
+// blockingCall states.
+const (
+	callQueued int32 = iota
+	callRunning
+	callAbandoned
+)
+
+// abandon gives up the call for its task: a queued call will not run; a
+// running one sees its context cancelled.
+func (c *blockingCall) abandon() {
+	c.state.CompareAndSwap(callQueued, callAbandoned)
+	c.cancel()
 }
 
 func newBlockingPool(n int) *blockingPool {
@@ -95,17 +129,30 @@ func (b *Bus) startBlocking(c *Call, ex *vmloop.Exec, req *vmloop.Request, h *ho
 	if err := e.ReserveBlocking(); err != nil {
 		return raise(ex, vmloop.Err(vmloop.ErrKindResource, fmt.Sprintf("%s: %v", h.desc.Name, err)))
 	}
+	// The copied arguments live until the call ends, queued or running:
+	// they count in the engine's memory budget for as long (the copy was
+	// counted only while it was made).
+	var argBytes int64
+	for _, v := range c.args {
+		argBytes += v.HostBytes()
+	}
+	if err := e.ReserveMemory(argBytes, "the arguments of a blocking host call"); err != nil {
+		e.ReleaseBlocking()
+		c.args = nil
+		return raise(ex, vmloop.Err(vmloop.ErrKindResource, fmt.Sprintf("%s: %v", h.desc.Name, err)))
+	}
 	done := c.t.Done() // this life's channel: the record may be reused once the task ends
 	comp := c.Suspend()
 	ctx, cancel := context.WithCancel(context.Background())
 	p := b.blocking
 	id := c.id
-	p.cancels.Store(id, cancel)
+	call := &blockingCall{cancel: cancel}
+	p.cancels.Store(id, call)
 	ended := make(chan struct{})
 	go func() { // cancels the call's context when the task ends first
 		select {
 		case <-done:
-			cancel()
+			call.abandon()
 		case <-ended:
 		}
 	}()
@@ -114,9 +161,22 @@ func (b *Bus) startBlocking(c *Call, ex *vmloop.Exec, req *vmloop.Request, h *ho
 	go func() {
 		defer close(ended)
 		defer cancel()
-		defer p.cancels.Delete(id)
+		defer p.cancels.CompareAndDelete(id, call)
 		defer e.ReleaseBlocking()
-		p.sem <- struct{}{}
+		defer func() {
+			c.args = nil // the host function may keep them; the call does not
+			e.ReleaseMemory(argBytes)
+		}()
+		select {
+		case p.sem <- struct{}{}:
+		case <-ctx.Done():
+			// The task ended, or its wait timed out, while the call waited
+			// for a place: it gives up its turn and never runs.
+			p.queued.Add(-1)
+			p.calls.Add(1)
+			p.waitNanos.Add(int64(time.Since(queuedAt)))
+			return
+		}
 		p.queued.Add(-1)
 		p.running.Add(1)
 		start := time.Now()
@@ -129,8 +189,11 @@ func (b *Bus) startBlocking(c *Call, ex *vmloop.Exec, req *vmloop.Request, h *ho
 		}()
 		select {
 		case <-done:
-			return // the task ended while the call waited for a place: it never runs
+			call.abandon() // the task ended while the call waited for a place
 		default:
+		}
+		if !call.state.CompareAndSwap(callQueued, callRunning) {
+			return // abandoned while it waited for a place: it never runs
 		}
 		b.runBlocking(ctx, c, h, comp)
 	}()
@@ -162,6 +225,6 @@ func (b *Bus) runBlocking(ctx context.Context, c *Call, h *hostIntrinsic, comp *
 // has timed out (its result would be dropped).
 func (b *Bus) cancelTimedOut(id uint64) {
 	if f, ok := b.blocking.cancels.LoadAndDelete(id); ok {
-		f.(context.CancelFunc)()
+		f.(*blockingCall).abandon()
 	}
 }

@@ -2,6 +2,7 @@ package bus
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/jadevm/jade/sched"
@@ -25,16 +26,19 @@ func (m *Member) SpawnNamed(target *Member, name string, p *vmloop.Program, fn s
 	return m.spawn(target, clipName(name), p, fn, args...)
 }
 
-// clipName cuts name to at most MaxTaskName bytes, at a rune boundary.
+// clipName returns a copy of name cut to at most MaxTaskName bytes, at a
+// rune boundary. It copies even a short name: a name lives as long as its
+// task's record, and a substring would pin its whole source (a 32 MiB
+// string freed by the task, then no longer counted in any budget).
 func clipName(name string) string {
-	if len(name) <= MaxTaskName {
-		return name
+	n := len(name)
+	if n > MaxTaskName {
+		n = MaxTaskName
+		for n > 0 && !utf8.RuneStart(name[n]) {
+			n--
+		}
 	}
-	n := MaxTaskName
-	for n > 0 && !utf8.RuneStart(name[n]) {
-		n--
-	}
-	return name[:n]
+	return strings.Clone(name[:n])
 }
 
 // setTaskName is task.set_name: t names itself (a string; "" removes the

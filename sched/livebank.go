@@ -78,7 +78,10 @@ func (e *Engine) bankingLocked(lim int64) bool {
 // one place of the count after closing every bank (their credits go back
 // to the count first). So a spawn is refused only when the engine has
 // that many live tasks, or when completions racing it have not given
-// their places back yet. The configuration is read under liveMu:
+// their places back yet, or when the memory budget cannot hold one more
+// task (a batch refused by the budget is not a refusal: Budget.Take never
+// counts a reservation it refuses, so a concurrent one that fits goes
+// through). The configuration is read under liveMu:
 // UpdateEngine closes the banks under it after storing a new one, so a
 // lowered limit holds from the next spawn on.
 func (e *Engine) reserveLive(w *worker) error {

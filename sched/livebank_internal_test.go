@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jadevm/jade/vmloop"
 )
 
 func bankEngine(workers int, lim int64) (*Engine, []*worker) {
@@ -270,4 +272,64 @@ func TestLiveTasksNeverMissesALiveTask(t *testing.T) {
 			require.EqualValues(t, 1, e.LiveTasks(), "%d workers: after the churn", workers)
 		})
 	}
+}
+
+// TestSpawnsNotRefusedByAFailedReservation: workers spawning and
+// completing against a nearly empty memory budget, while another task
+// keeps asking the same budget for more than it has left (a refused
+// allocation, a refused join), never see a spawn refused: a reservation
+// that does not fit must not make one that fits fail.
+func TestSpawnsNotRefusedByAFailedReservation(t *testing.T) {
+	const workers, rounds = 4, 5000
+	e, ws := bankEngine(workers, 1<<40)
+	e.mem = vmloop.NewBudget(1 << 30)
+	ws = append(ws, nil) // the host
+	stop := make(chan struct{})
+	var hog sync.WaitGroup
+	hog.Add(1)
+	go func() {
+		defer hog.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if e.mem.Take(1 << 31) {
+				panic("a reservation past the limit was granted")
+			}
+		}
+	}()
+	var refused atomic.Int64
+	var first atomic.Value
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			held := 0
+			for i := range rounds {
+				if i%3 != 2 {
+					if err := e.reserveLive(w); err != nil {
+						refused.Add(1)
+						first.CompareAndSwap(nil, err.Error())
+						continue
+					}
+					held++
+				} else if held > 0 {
+					e.releaseLive(w)
+					held--
+				}
+			}
+			for ; held > 0; held-- {
+				e.releaseLive(w)
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	hog.Wait()
+	require.Zero(t, refused.Load(), "spawns refused with about 1 GiB free: %v", first.Load())
+	require.Zero(t, e.LiveTasks())
+	require.Zero(t, e.mem.Used())
 }

@@ -78,3 +78,38 @@ func clipText(s string, max int) string {
 	}
 	return fmt.Sprintf("%s... (%d bytes)", s[:cut], len(s))
 }
+
+// ReserveMemory counts n bytes of host memory held for the engine's tasks
+// outside their heaps (the arguments of a blocking host call, for as long
+// as the call is queued or running) in the engine's memory budget; the
+// error wraps ErrLimit. ReleaseMemory gives them back.
+func (e *Engine) ReserveMemory(n int64, what string) error {
+	if e.mem.Take(n) {
+		return nil
+	}
+	return fmt.Errorf("sched: %s: %d bytes exceed engine %q's memory limit (%d of %d bytes in use; raise memoryBytes): %w", what, n, e.name, e.mem.Used(), e.mem.Limit(), ErrLimit)
+}
+
+// ReleaseMemory gives back n bytes counted with ReserveMemory.
+func (e *Engine) ReleaseMemory(n int64) { e.mem.Give(n) }
+
+// An ended task's record outlives it while heap objects name it (a parent
+// that keeps its children's handles): its live share (taskBytes) goes
+// back as it ends, so the record counts again, recordBytes, from the end
+// until the last handle goes. refRecordCharged in Task.refs marks a
+// record so counted.
+const (
+	recordBytes      = int64(unsafe.Sizeof(Task{}))
+	refRecordCharged = 1 << 30
+)
+
+// chargeRecord counts t's record in its engine's budget when handles
+// keep it past its end (finish, before it drops the live reference: the
+// count cannot reach zero meanwhile). Force: the record exists already;
+// the next reservations are refused until enough is given back.
+func (t *Task) chargeRecord() {
+	if t.refs.Load() > 1 {
+		t.engine.mem.Force(recordBytes)
+		t.refs.Add(refRecordCharged)
+	}
+}

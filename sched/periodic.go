@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/jadevm/jade/timerwheel"
 )
@@ -18,7 +19,14 @@ import (
 // starts it. Only the owner task ticks a job, so at most one handler
 // instance runs at a time by construction; a handler slower than its
 // period is an overrun, handled by the policy (Drift, Skip, Queue; see
-// timerwheel.Periodic). The job ends with its task.
+// timerwheel.Periodic). The job ends with its task, or before when the
+// last heap object naming it is freed (vmloop.ExtRefs): a task that frees
+// its job's handle gives the job up.
+//
+// A live job counts jobBytes in its engine's memory budget (a job that
+// does not fit is refused with a catchable ResourceError) and is listed
+// in its engine's and its owner's job lists, from which it is removed in
+// O(1) (jobsMu; eidx and tidx are its places in them).
 type Job struct {
 	id     uint64
 	engine *Engine
@@ -27,7 +35,22 @@ type Job struct {
 
 	mu sync.Mutex
 	p  *timerwheel.Periodic // guarded by mu (the owner drives it, metrics read it)
+
+	// refs is the number of heap objects naming the job (ExtRef); the job
+	// ends when it drops to zero.
+	refs atomic.Int64
+	// Guarded by engine.jobsMu. Invariant: tm != nil exactly while the job
+	// is live: then engine.jobs[eidx] == j, tm.jobs[tidx] == j, and the job
+	// holds jobBytes of the engine's budget. tm is the owner's timer
+	// state, valid while the job is live (the owner's end ends its jobs,
+	// under jobsMu, before its record can be reused).
+	tm         *taskTimer
+	eidx, tidx int
 }
+
+// jobBytes is what a live job counts in its engine's memory budget: the
+// Job, its timerwheel.Periodic and its places in the two lists.
+const jobBytes = int64(unsafe.Sizeof(Job{})) + int64(unsafe.Sizeof(timerwheel.Periodic{})) + 2*8
 
 var nextJob atomic.Uint64
 
@@ -64,13 +87,69 @@ func (c *Control) NewJob(t *Task, period time.Duration, policy timerwheel.Overru
 	if err != nil {
 		return nil, fmt.Errorf("sched: periodic: %w: %w", err, ErrJob)
 	}
+	if !e.mem.Take(jobBytes) {
+		return nil, fmt.Errorf("sched: periodic: engine %q: its tasks hold %d of its %d bytes of memory (memoryBytes limit): %w", e.name, e.mem.Used(), e.mem.Limit(), ErrLimit)
+	}
 	j := &Job{id: nextJob.Add(1), engine: e, owner: t.id, period: period, p: p}
 	tm := t.timer()
-	tm.jobs = append(tm.jobs, j)
+	tm.madeJobs = true
 	e.jobsMu.Lock()
+	j.tm, j.tidx, j.eidx = tm, len(tm.jobs), len(e.jobs)
+	tm.jobs = append(tm.jobs, j)
 	e.jobs = append(e.jobs, j)
 	e.jobsMu.Unlock()
 	return j, nil
+}
+
+// ExtRef counts the heap objects naming the job (vmloop.ExtRefs); the
+// last one freed ends the job.
+func (j *Job) ExtRef(delta int) {
+	if j.refs.Add(int64(delta)) == 0 && delta < 0 {
+		j.engine.jobsMu.Lock()
+		j.engine.endJobLocked(j)
+		j.engine.jobsMu.Unlock()
+	}
+}
+
+// endJobLocked ends the live job j (a no-op for one that has ended):
+// it leaves both lists and gives back its share of the budget (jobsMu
+// held).
+func (e *Engine) endJobLocked(j *Job) {
+	if j.tm == nil {
+		return
+	}
+	e.jobs = dropJobAt(e.jobs, j.eidx, func(m *Job, i int) { m.eidx = i })
+	j.tm.jobs = dropJobAt(j.tm.jobs, j.tidx, func(m *Job, i int) { m.tidx = i })
+	j.tm = nil
+	e.mem.Give(jobBytes)
+}
+
+// dropJobAt removes element i of list by moving the last one into its
+// place (move tells that job its new index), and lets a list that has
+// shrunk to a quarter of its capacity go for a smaller one, so that a
+// burst of jobs does not pin its peak.
+func dropJobAt(list []*Job, i int, move func(*Job, int)) []*Job {
+	last := len(list) - 1
+	if i != last {
+		list[i] = list[last]
+		move(list[i], i)
+	}
+	list[last] = nil
+	list = list[:last]
+	if c := cap(list); c > 64 && len(list) < c/4 {
+		list = slices.Clone(list)
+	}
+	return list
+}
+
+// endJobs ends the jobs of a completing task (its timer state tm).
+func (e *Engine) endJobs(tm *taskTimer) {
+	e.jobsMu.Lock()
+	for n := len(tm.jobs); n > 0; n = len(tm.jobs) {
+		e.endJobLocked(tm.jobs[n-1])
+	}
+	tm.jobs, tm.madeJobs = nil, false
+	e.jobsMu.Unlock()
 }
 
 // Tick ends the job's current run (if any) and starts the next one when it
@@ -105,14 +184,6 @@ func (c *Control) Tick(t *Task, j *Job, resumed bool) (scheduled int64, ready bo
 	}
 	c.SleepUntil(t, next)
 	return 0, false, nil
-}
-
-func (e *Engine) removeJob(j *Job) {
-	e.jobsMu.Lock()
-	if i := slices.Index(e.jobs, j); i >= 0 {
-		e.jobs = slices.Delete(e.jobs, i, i+1)
-	}
-	e.jobsMu.Unlock()
 }
 
 // Jobs returns the engine's live periodic jobs.

@@ -40,7 +40,13 @@ func taskRef(obj any, delta int) {
 
 // unref drops one reference; the last one recycles an unpinned record.
 func (t *Task) unref() {
-	if t.refs.Add(-1) == 0 {
+	n := t.refs.Add(-1)
+	if n == refRecordCharged { // the last handle of an ended record (chargeRecord)
+		t.refs.Store(0)
+		t.engine.mem.Give(recordBytes)
+		n = 0
+	}
+	if n == 0 {
 		if r := t.rare.Load(); r != nil {
 			t.engine.mem.Give(r.outBytes.Swap(0))
 		}

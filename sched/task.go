@@ -132,7 +132,10 @@ type Task struct {
 	// object naming it (vmloop's task hook: made, released, heap freed).
 	// Wait tokens do not count: the wait word's generation keeps growing
 	// across reuse, so a stale token never matches. The drop to 0 puts
-	// the record in taskPool for a later spawn (recycle).
+	// the record in taskPool for a later spawn (recycle). Bit
+	// refRecordCharged is set while the ended record counts in its
+	// engine's budget (chargeRecord); the drop to that bit alone is the
+	// last reference too.
 	refs atomic.Int32
 	// resume is set when the task suspended on an intrinsic request that
 	// must be completed when it runs again (join, event wait, host call);

@@ -127,7 +127,8 @@ type taskTimer struct {
 	// first, clears it: it never outlives the wait it was armed for.
 	deadline    int64
 	hasDeadline bool
-	jobs        []*Job // periodic jobs the task created (unregistered at its end)
+	jobs        []*Job // the task's live periodic jobs (ended at its end); guarded by engine.jobsMu
+	madeJobs    bool   // the task made a job (so its end takes jobsMu); the owner's only
 }
 
 func (t *Task) timer() *taskTimer {
@@ -294,10 +295,9 @@ func (s *Scheduler) endTimers(w *worker, t *Task) {
 		tm.reserved = false
 		t.engine.timers.Add(-1)
 	}
-	for _, j := range tm.jobs {
-		t.engine.removeJob(j)
+	if tm.madeJobs {
+		t.engine.endJobs(tm)
 	}
-	tm.jobs = nil
 }
 
 // addTimer files rec at deadline in w's shard of engine e and returns the

@@ -21,12 +21,17 @@ import (
 //     error, a spawn argument), the copy's host bytes (Value.HostBytes).
 //
 // The scheduler takes the rest from the same budget: a fixed share per
-// live task (its task record and Exec) and the outcome a completed task
-// keeps for its joiners. A task whose allocation, call or copy does not
+// live task (its task record and Exec), the outcome a completed task
+// keeps for its joiners, the record of an ended task that handles still
+// name, its periodic jobs, and the arguments of a blocking host call
+// until the call ends. A task whose allocation, call or copy does not
 // fit traps (TrapHeapLimit, naming the engine's limit); a spawn that does
 // not fit is refused with a catchable ResourceError.
 //
 // A nil *Budget is no limit. All methods are safe for concurrent use.
+//
+// Invariant: used passes limit only through Force (memory that exists
+// already) or a lowered limit, never through Take.
 type Budget struct {
 	used  atomic.Int64
 	limit atomic.Int64
@@ -44,16 +49,22 @@ func NewBudget(limit int64) *Budget {
 }
 
 // Take reserves n bytes, or reports false (reserving nothing) when that
-// would pass the limit.
+// would pass the limit. It checks before it adds (a compare-and-swap
+// loop): a reservation that cannot fit never shows in used, so it cannot
+// make a concurrent one that fits fail.
 func (b *Budget) Take(n int64) bool {
 	if b == nil || n <= 0 {
 		return true
 	}
-	if b.used.Add(n) > b.limit.Load() {
-		b.used.Add(-n)
-		return false
+	for {
+		u := b.used.Load()
+		if n > b.limit.Load()-u {
+			return false
+		}
+		if b.used.CompareAndSwap(u, u+n) {
+			return true
+		}
 	}
-	return true
 }
 
 // Give returns n bytes taken with Take.
@@ -155,3 +166,29 @@ func (e *Exec) restack(regs, frames int) {
 func (h *heap) memMsg(what string, n int64) string {
 	return fmt.Sprintf("%s of %d bytes exceeds the engine's memory limit (%d of %d bytes in use by the engine's tasks; raise memoryBytes)", what, n, h.mem.Used(), h.mem.Limit())
 }
+
+// limitMsg is the message of a TrapHeapLimit for an allocation of n bytes.
+func (h *heap) limitMsg(n int64) string {
+	if n > maxObjectBytes {
+		return fmt.Sprintf("allocation of %d bytes exceeds the largest object (%d bytes)", n, int64(maxObjectBytes))
+	}
+	if n >= 0 && n <= h.limit-h.bytes {
+		return h.memMsg("allocation", n)
+	}
+	return fmt.Sprintf("allocation of %d bytes exceeds the heap limit (%d of %d bytes in use)", n, h.bytes, h.limit)
+}
+
+// allocFail is the trap of a failed alloc of n bytes. It names the
+// reason from the heap's own state and takes nothing from the budget: a
+// budget that refused the alloc may have room again by now (another task
+// gave bytes back), and asking it again would blame the handle table.
+func (h *heap) allocFail(n int64) TrapInfo {
+	if h.tableFull() {
+		return TrapInfo{Code: TrapHeapLimit, Msg: fmt.Sprintf("handle table full (%d objects)", maxObjects-1)}
+	}
+	return TrapInfo{Code: TrapHeapLimit, Msg: h.limitMsg(n)}
+}
+
+// tableFull reports whether the handle table has no slot for one more
+// object.
+func (h *heap) tableFull() bool { return h.free == 0 && len(h.objs) >= maxObjects-1 }

@@ -293,17 +293,6 @@ func (h *heap) fits(n int64) bool {
 	return n >= 0 && n <= maxObjectBytes && n <= h.limit-h.bytes && h.cover(h.bytes+n)
 }
 
-// limitMsg is the message of a TrapHeapLimit for an allocation of n bytes.
-func (h *heap) limitMsg(n int64) string {
-	if n > maxObjectBytes {
-		return fmt.Sprintf("allocation of %d bytes exceeds the largest object (%d bytes)", n, int64(maxObjectBytes))
-	}
-	if n >= 0 && n <= h.limit-h.bytes {
-		return h.memMsg("allocation", n)
-	}
-	return fmt.Sprintf("allocation of %d bytes exceeds the heap limit (%d of %d bytes in use)", n, h.bytes, h.limit)
-}
-
 // alloc takes a slot for an object of kind k and accounted size n. It
 // returns 0 when the heap limit or the handle table is exhausted; the
 // caller fills the payload through h.objs[handle&handleIdxMask].
@@ -360,14 +349,6 @@ func (h *heap) grow() {
 	h.objs = objs
 }
 
-// allocFail is the trap of a failed alloc of n bytes.
-func (h *heap) allocFail(n int64) TrapInfo {
-	if h.fits(n) {
-		return TrapInfo{Code: TrapHeapLimit, Msg: fmt.Sprintf("handle table full (%d objects)", maxObjects-1)}
-	}
-	return TrapInfo{Code: TrapHeapLimit, Msg: h.limitMsg(n)}
-}
-
 func (h *heap) at(x uint64) *object { return &h.objs[x&handleIdxMask-1] }
 
 // newString makes a string object sharing s.
@@ -420,19 +401,32 @@ func (h *heap) newExt(k Kind, obj any) uint64 {
 }
 
 // noteTask tells taskRefs about an object of kind k holding obj, if it
-// names a task.
+// names a task, and an ext object that counts its handles (ExtRefs).
 func noteTask(k Kind, obj any, delta int) {
-	if k == KindTask && vmhook.TaskRefs != nil {
+	switch {
+	case k == KindTask && vmhook.TaskRefs != nil:
 		vmhook.TaskRefs(obj, delta)
+	case k == KindExt && delta != 0:
+		if r, ok := obj.(ExtRefs); ok {
+			r.ExtRef(delta)
+		}
 	}
 }
 
-// dropTasks tells taskRefs that the heap's task objects are gone (the
-// heap is being freed).
+// ExtRefs is implemented by a runtime object behind KindExt handles that
+// wants to know how many heap objects name it: ExtRef(+1) when a task's
+// heap makes one (the intrinsic that made the object returned it, or a
+// copy brought it in), ExtRef(-1) when one is freed or its heap is
+// dropped. A copy out of a heap (a result, a spawn argument) counts only
+// once it is made in the receiving heap. The scheduler's periodic jobs
+// end when the last one goes.
+type ExtRefs interface {
+	ExtRef(delta int)
+}
+
+// dropTasks tells taskRefs and ExtRefs that the heap's task and ext
+// objects are gone (the heap is being freed).
 func (h *heap) dropTasks() {
-	if vmhook.TaskRefs == nil {
-		return
-	}
 	for i := range h.objs {
 		o := &h.objs[i]
 		noteTask(o.kind, o.x, -1)

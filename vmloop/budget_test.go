@@ -1,0 +1,78 @@
+package vmloop
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestBudgetTakeNeverRefusesWhatFits: goroutines reserve and give back
+// 64 KiB against a nearly empty 1 GiB budget while others keep asking for
+// more than is left. A reservation that fits is never refused: a Take
+// that cannot fit must not push the count past the limit, even for a
+// moment.
+func TestBudgetTakeNeverRefusesWhatFits(t *testing.T) {
+	const limit, small = 1 << 30, 64 << 10
+	b := NewBudget(limit)
+	b.Force(4 << 20) // nearly empty
+	var refused, overTaken atomic.Int64
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 2 {
+		wg.Add(1)
+		go func() { // reservations that never fit
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if b.Take(limit) {
+					overTaken.Add(1)
+				}
+			}
+		}()
+	}
+	var takers sync.WaitGroup
+	for range 4 {
+		takers.Add(1)
+		go func() {
+			defer takers.Done()
+			for range 20000 {
+				if !b.Take(small) {
+					refused.Add(1)
+					continue
+				}
+				b.Give(small)
+			}
+		}()
+	}
+	takers.Wait()
+	close(stop)
+	wg.Wait()
+	require.Zero(t, overTaken.Load(), "a reservation past the limit was granted")
+	require.Zero(t, refused.Load(), "64 KiB reservations refused with about 1 GiB free")
+	require.Equal(t, int64(4<<20), b.Used())
+	require.True(t, b.Take(limit-(4<<20)), "the whole rest fits")
+	require.False(t, b.Take(1))
+}
+
+// TestAllocFailNamesTheBudget: an allocation refused by the engine's
+// budget names the budget even when the budget has room again by the time
+// the trap is written (it said "handle table full").
+func TestAllocFailNamesTheBudget(t *testing.T) {
+	var h heap
+	h.init(1, 1<<30)
+	h.mem = NewBudget(1 << 20)
+	h.mem.Force(1 << 20)
+	require.Zero(t, h.alloc(KindBytes, 64<<10))
+	h.mem.Give(1 << 20) // another task gave back what it held
+	ti := h.allocFail(64 << 10)
+	require.Equal(t, TrapHeapLimit, ti.Code)
+	require.True(t, strings.Contains(ti.Msg, "memory limit"), ti.Msg)
+	require.Zero(t, h.granted, "writing the trap takes nothing from the budget")
+}
