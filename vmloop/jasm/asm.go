@@ -11,13 +11,14 @@ import (
 
 // Assemble translates Jade assembly (docs/JASM.md) into a Program. The
 // result is not verified: pass it to vmloop.Verify before running it.
-// Module imports resolve as Link's do with zero LinkOptions: next to
-// filename, then in the built-in standard library.
+// Assemble reads no file: a module import resolves only in the built-in
+// standard library (std/...), so a host may assemble untrusted text. Link
+// and AssembleFile find modules on disk too.
 //
 // On errors it returns a nil Program and an ErrorList of *Error, each
 // "file:line:col: message", in source order (at most ten). It never panics.
 func Assemble(filename string, src []byte) (prog *vmloop.Program, err error) {
-	return Link(filename, src, LinkOptions{})
+	return link(filename, src, LinkOptions{}, true)
 }
 
 type funcSig struct {

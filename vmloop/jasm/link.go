@@ -60,8 +60,13 @@ func AssembleFile(path string, opt LinkOptions) (*vmloop.Program, error) {
 // Errors are an ErrorList in file order (the program's file first), each
 // with the file, line and column it comes from; a cycle or a duplicate
 // names both sites.
-func Link(filename string, src []byte, opt LinkOptions) (prog *vmloop.Program, err error) {
-	l := &linker{opt: opt, byKey: map[string]*srcFile{}, prefixes: map[string]bool{}}
+func Link(filename string, src []byte, opt LinkOptions) (*vmloop.Program, error) {
+	return link(filename, src, opt, false)
+}
+
+// link is Link; with stdOnly it reads no file, only the built-in std.
+func link(filename string, src []byte, opt LinkOptions, stdOnly bool) (prog *vmloop.Program, err error) {
+	l := &linker{opt: opt, stdOnly: stdOnly, byKey: map[string]*srcFile{}, prefixes: map[string]bool{}}
 	defer func() {
 		// A safety net: a bug in the assembler must not take down a host
 		// that assembles untrusted text. The fuzz target fails on it.
@@ -103,6 +108,7 @@ type srcFile struct {
 
 type linker struct {
 	opt      LinkOptions
+	stdOnly  bool // Assemble: no file is read, only the built-in std
 	files    []*srcFile // load order, root first
 	byKey    map[string]*srcFile
 	prefixes map[string]bool
@@ -111,6 +117,13 @@ type linker struct {
 func (o *LinkOptions) read(name string) ([]byte, error) {
 	if o.ReadFile != nil {
 		return o.ReadFile(name)
+	}
+	// Only a regular file: reading a device or a FIFO named by an
+	// import (/dev/zero, /dev/stdin) could block or never end.
+	if st, err := os.Stat(name); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", name)
 	}
 	return os.ReadFile(name)
 }
@@ -133,6 +146,10 @@ func (l *linker) load(f *srcFile) {
 		g, tried, err := l.resolve(f, m.path)
 		if err != nil {
 			f.d.errorf(m.pathPos, "module %s: %v", quote(m.path), err)
+			continue
+		}
+		if g == nil && len(tried) == 0 {
+			f.d.errorf(m.pathPos, "module %s not found: Assemble reads no file, it finds only the built-in std/ modules (use jasm.Link or jasm.AssembleFile)", quote(m.path))
 			continue
 		}
 		if g == nil {
@@ -209,6 +226,9 @@ func (l *linker) resolve(from *srcFile, p string) (*srcFile, []string, error) {
 		dirs = []string{""}
 	} else {
 		dirs = append(dirs, l.opt.Path...)
+	}
+	if l.stdOnly {
+		dirs = nil
 	}
 	for _, dir := range dirs {
 		for _, n := range names {

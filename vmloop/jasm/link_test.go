@@ -273,3 +273,20 @@ func TestLinkABI(t *testing.T) {
 	require.Zero(t, p.ABILine, "the line of .abi 1.3 is in another file")
 	mustVerify(t, "main.jasm", p)
 }
+
+// TestAssembleReadsNoFile: Assemble resolves imports only in the built-in
+// standard library, so untrusted text cannot make it read a file; Link
+// reads only regular files.
+func TestAssembleReadsNoFile(t *testing.T) {
+	dir := writeTree(t, map[string]string{"util.jasm": utilSrc})
+	src := []byte(".import \"util.jasm\" as u\n.import \"std/bytes\" as bytes\n.func main()\n  retv\n.end\n")
+	main := filepath.Join(dir, "main.jasm")
+	_, err := Assemble(main, src)
+	require.ErrorContains(t, err, "main.jasm:1:9: module \"util.jasm\" not found: Assemble reads no file")
+	p, err := Link(main, src, LinkOptions{})
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(dir, "util.jasm"), p.FuncFile(1))
+
+	_, err = Link(main, []byte(".import \"/dev/zero\" as z\n"), LinkOptions{})
+	require.ErrorContains(t, err, "main.jasm:1:9: module \"/dev/zero\": /dev/zero is not a regular file")
+}
