@@ -108,7 +108,7 @@ type srcFile struct {
 
 type linker struct {
 	opt      LinkOptions
-	stdOnly  bool // Assemble: no file is read, only the built-in std
+	stdOnly  bool       // Assemble: no file is read, only the built-in std
 	files    []*srcFile // load order, root first
 	byKey    map[string]*srcFile
 	prefixes map[string]bool
