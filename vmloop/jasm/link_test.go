@@ -91,6 +91,15 @@ func TestLinkModules(t *testing.T) {
 
 	// The disassembly of a linked program assembles back to the same code
 	// (as one file: the module functions keep their dotted names).
+	// spawn and tailcall name module functions the same way.
+	dir2 := writeTree(t, map[string]string{
+		"m.jasm": ".import \"u.jasm\" as u\n.func main() -> i64\n  .local t:ref, r:i64\n  spawn t, u.twice, 4\n  join r, t\n  tailcall u.twice, r\n.end\n",
+		"u.jasm": utilSrc,
+	})
+	sp, err := AssembleFile(filepath.Join(dir2, "m.jasm"), LinkOptions{NoStd: true})
+	require.NoError(t, err)
+	mustVerify(t, "m.jasm", sp)
+
 	q := mustAssemble(t, "dis.jasm", Disassemble(p))
 	for i := range p.Funcs {
 		require.Equal(t, p.Funcs[i].Name, q.Funcs[i].Name)
