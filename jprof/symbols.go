@@ -60,6 +60,15 @@ func progFile(prog *vmloop.Program) string {
 	return prog.File
 }
 
+// funcFile is the source file of function fn: a function linked in from
+// a module keeps its own (Program.FuncFile).
+func funcFile(prog *vmloop.Program, fn int32) string {
+	if f := prog.FuncFile(int(fn)); f != "" {
+		return f
+	}
+	return unknownFile
+}
+
 func (s *symbols) mapping(prog *vmloop.Program) *profile.Mapping {
 	if m := s.maps[prog]; m != nil {
 		return m
@@ -79,7 +88,7 @@ func (s *symbols) function(prog *vmloop.Program, fn int32) *profile.Function {
 	}
 	vf := &prog.Funcs[fn]
 	f := &profile.Function{ID: uint64(len(s.p.Function) + 1), Name: vf.Name, SystemName: vf.Name,
-		Filename: progFile(prog), StartLine: int64(vf.Line(0))}
+		Filename: funcFile(prog, fn), StartLine: int64(vf.Line(0))}
 	s.p.Function = append(s.p.Function, f)
 	s.funcs[k] = f
 	return f

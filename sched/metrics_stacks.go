@@ -128,7 +128,7 @@ func (s *Scheduler) TasksWithStacks(timeout time.Duration) ([]TaskReport, error)
 
 // frameOf names fr of program p.
 func frameOf(p *vmloop.Program, fr vmloop.ProfFrame) Frame {
-	f := Frame{Func: p.FuncName(int(fr.Fn)), PC: int(fr.PC), File: p.File}
+	f := Frame{Func: p.FuncName(int(fr.Fn)), PC: int(fr.PC), File: p.FuncFile(int(fr.Fn))}
 	if f.File == "" {
 		f.File = "<unknown>.jasm"
 	}

@@ -7,7 +7,7 @@ import (
 	"slices"
 )
 
-// Binary program format, version 4. All integers are little-endian; "uv" is
+// Binary program format, version 5. All integers are little-endian; "uv" is
 // an unsigned LEB128 varint (encoding/binary.Uvarint), "sv" a zig-zag signed
 // varint (binary.Varint), "str" is uv length + bytes.
 //
@@ -35,17 +35,21 @@ import (
 //	  nregs    uv
 //	  code     uv n, n × u64          instruction words
 //	  handlers uv n, n × (uv start, uv end, uv target, u8 reg)
-//	  debug    u8 flags: 1 RegNames, 2 RegTypes, 4 Lines, 8 Labels;
+//	  debug    u8 flags: 1 RegNames, 2 RegTypes, 4 Lines, 8 Labels,
+//	           16 File (version 5 only);
 //	           then, for each flag set, in that order:
 //	  regnames uv n, n × str
 //	  regtypes uv n, n × u8
 //	  lines    uv n, n × sv
 //	  labels   uv n, n × (sv pc, str)  pcs in increasing order
+//	  file     str                    Function.File
 //
-// Version 3 is version 4 without the kbytes pool, version 2 is version 3
-// without the import line and col, version 1 is version 2 without the file
+// Version 4 is version 5 without the File debug flag (a linked program
+// writes it for the functions of its imported modules). Version 3 is
+// version 4 without the kbytes pool, version 2 is version 3 without the
+// import line and col, version 1 is version 2 without the file
 // and abiline fields; UnmarshalProgram reads all four (their missing fields
-// decode as "", 0 and an empty pool), MarshalBinary writes version 4.
+// decode as "", 0 and an empty pool), MarshalBinary writes version 5.
 //
 // The input must end exactly after the last function. The decoder checks
 // only the format (every length is bounded by the bytes that remain, so a
@@ -54,7 +58,7 @@ import (
 
 // BinaryVersion is the version of the binary format MarshalBinary writes.
 // UnmarshalProgram reads it and every version from MinBinaryVersion up.
-const BinaryVersion = 4
+const BinaryVersion = 5
 
 // MinBinaryVersion is the oldest binary format UnmarshalProgram reads.
 const MinBinaryVersion = 1
@@ -66,7 +70,8 @@ const (
 	binDebugRegTypes
 	binDebugLines
 	binDebugLabels
-	binDebugAll = binDebugRegNames | binDebugRegTypes | binDebugLines | binDebugLabels
+	binDebugFile // version 5
+	binDebugAll  = binDebugRegNames | binDebugRegTypes | binDebugLines | binDebugLabels | binDebugFile
 )
 
 // MarshalBinary encodes p in the binary program format.
@@ -137,6 +142,9 @@ func (p *Program) MarshalBinary() ([]byte, error) {
 		if len(f.Labels) > 0 {
 			flags |= binDebugLabels
 		}
+		if f.File != "" {
+			flags |= binDebugFile
+		}
 		b = append(b, flags)
 		if flags&binDebugRegNames != 0 {
 			b = binary.AppendUvarint(b, uint64(len(f.RegNames)))
@@ -170,6 +178,9 @@ func (p *Program) MarshalBinary() ([]byte, error) {
 				b = binary.AppendVarint(b, int64(pc))
 				b = binAppendStr(b, f.Labels[pc])
 			}
+		}
+		if flags&binDebugFile != 0 {
+			b = binAppendStr(b, f.File)
 		}
 	}
 	return b, nil

@@ -294,7 +294,7 @@ func (d *binReader) program() *Program {
 	if n := d.count("function", 7, int(unsafe.Sizeof(Function{}))); n > 0 {
 		p.Funcs = make([]Function, n)
 		for i := range p.Funcs {
-			d.function(&p.Funcs[i])
+			d.function(&p.Funcs[i], version)
 			if d.err != nil {
 				return nil
 			}
@@ -306,7 +306,7 @@ func (d *binReader) program() *Program {
 	return p
 }
 
-func (d *binReader) function(f *Function) {
+func (d *binReader) function(f *Function, version uint16) {
 	f.Name = d.str("function name")
 	if n := d.count("parameter", 1, 1); n > 0 {
 		f.Params = make([]Type, n)
@@ -334,8 +334,12 @@ func (d *binReader) function(f *Function) {
 	}
 	at := d.off
 	flags := d.u8("debug flags")
-	if flags&^binDebugAll != 0 {
-		d.fail(at, "unknown debug flags %#x", flags&^binDebugAll)
+	known := byte(binDebugAll)
+	if version < 5 {
+		known &^= binDebugFile
+	}
+	if flags&^known != 0 {
+		d.fail(at, "unknown debug flags %#x", flags&^known)
 		return
 	}
 	if flags&binDebugRegNames != 0 {
@@ -381,5 +385,8 @@ func (d *binReader) function(f *Function) {
 			}
 			f.Labels[int(pc)] = name
 		}
+	}
+	if flags&binDebugFile != 0 {
+		f.File = d.str("function file")
 	}
 }

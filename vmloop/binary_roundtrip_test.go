@@ -108,7 +108,7 @@ func TestBinaryDecodeErrors(t *testing.T) {
 	}{
 		{"empty", nil, 0, "truncated magic"},
 		{"bad magic", []byte("JAVA\x01\x00"), 0, `bad magic "JAVA"`},
-		{"newer version", vtBin("JADE").u16(BinaryVersion + 1), 4, "unsupported format version 5 (this VM reads versions 1 to 4)"},
+		{"newer version", vtBin("JADE").u16(BinaryVersion + 1), 4, "unsupported format version 6 (this VM reads versions 1 to 5)"},
 		{"version 0", vtBin("JADE").u16(0), 4, "unsupported format version 0"},
 		{"truncated file", vtBin("JADE").u16(2).u16(ABI.Major).u16(ABI.Minor).uv(5).raw('a'), 10, "file name length count 5 exceeds the remaining input"},
 		{"truncated abi", vtBin("JADE").u16(BinaryVersion).raw(1), 6, "truncated abi major"},

@@ -58,6 +58,12 @@ type Function struct {
 	RegTypes []Type   // declared types of registers (len NRegs or 0)
 	Lines    []int32  // source line of each instruction (len Code or 0)
 	Labels   map[int]string
+	// File is the source file the function was assembled from when it is
+	// not Program.File: a function linked in from an imported module
+	// (docs/JASM.md, "Modules") keeps its own file, so traps, profiles and
+	// the task dump name std/bytes.jasm:12, not the importing file. ""
+	// means Program.File.
+	File string
 
 	// Filled by Verify.
 	Blocks []Block // basic blocks in pc order
@@ -101,6 +107,19 @@ func (p *Program) FuncName(i int) string {
 		return ""
 	}
 	return p.Funcs[i].Name
+}
+
+// FuncFile returns the source file of function i: its own File when it
+// has one (a function linked in from a module), else p.File. "" when
+// unknown, when i is out of range or when p is nil.
+func (p *Program) FuncFile(i int) string {
+	if p == nil || i < 0 || i >= len(p.Funcs) {
+		return ""
+	}
+	if f := p.Funcs[i].File; f != "" {
+		return f
+	}
+	return p.File
 }
 
 // FuncIndex returns the index of the named function, or -1.

@@ -57,7 +57,7 @@ func (s Stack) String() string {
 // stackFrame describes instruction pc of function fn.
 func (e *Exec) stackFrame(fn, pc int) StackFrame {
 	f := &e.prog.Funcs[fn]
-	return StackFrame{Func: f.Name, PC: pc, File: e.prog.File, Line: f.Line(pc)}
+	return StackFrame{Func: f.Name, PC: pc, File: e.prog.FuncFile(fn), Line: f.Line(pc)}
 }
 
 // stackAt returns the call stack with the current frame at pc: each

@@ -149,7 +149,7 @@ func (v *verifier) progErr(format string, args ...any) error {
 
 func (v *verifier) funcErr(fi, pc int, format string, args ...any) error {
 	f := &v.p.Funcs[fi]
-	return &VerifyError{File: v.p.File, Line: f.Line(pc), Func: f.Name, PC: pc, Reason: fmt.Sprintf(format, args...)}
+	return &VerifyError{File: v.p.FuncFile(fi), Line: f.Line(pc), Func: f.Name, PC: pc, Reason: fmt.Sprintf(format, args...)}
 }
 
 // vfVersionLess reports a < b in (major, minor) order.

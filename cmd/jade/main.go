@@ -115,8 +115,10 @@ func printErr(stderr io.Writer, err error) {
 	fmt.Fprintln(stderr, msg)
 }
 
-// load reads a .jasm source or a binary program (magic "JADE").
-func load(path string) (*vmloop.Program, error) {
+// load reads a .jasm source, linked with the modules it imports (found
+// next to it, in the lib directories, in $JADE_PATH and in the built-in
+// std), or a binary program (magic "JADE").
+func load(path string, lib []string) (*vmloop.Program, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -128,7 +130,20 @@ func load(path string) (*vmloop.Program, error) {
 		}
 		return p, nil
 	}
-	return jasm.Assemble(path, src)
+	return jasm.Link(path, src, jasm.LinkOptions{Path: jasm.LibPath(lib)})
+}
+
+// libFlags is the repeatable --lib DIR flag.
+type libFlags []string
+
+func (l *libFlags) String() string     { return strings.Join(*l, ",") }
+func (l *libFlags) Set(v string) error { *l = append(*l, v); return nil }
+
+// addLibFlag declares --lib on fs.
+func addLibFlag(fs *flag.FlagSet) *libFlags {
+	var l libFlags
+	fs.Var(&l, "lib", "look for imported .jasm modules in `DIR` (repeatable; before $JADE_PATH and the built-in std)")
+	return &l
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
@@ -145,6 +160,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	workers := fs.Int("workers", 0, fmt.Sprintf("worker threads (0: $JADE_WORKERS, else GOMAXPROCS−1; here %d)", sched.DefaultWorkers()))
 	reductions := fs.Int64("reductions", 0, fmt.Sprintf("reduction limit of the default engine (default %d, max %d)", sched.DefaultReductionLimit, sched.MaxReductionLimit))
 	verbose := fs.Bool("v", false, "describe the runtime on stderr")
+	lib := addLibFlag(fs)
 	engineCfg := fs.String("engine-config", "", "declare engines from the JSON `FILE` (docs/ENGINES.md); its \"main\" engine runs main")
 	drainTimeout := fs.Duration("drain-timeout", defaultDrainTimeout, "on SIGTERM, how long to wait for the tasks to end after the listeners close, before cancelling the rest")
 	traceFile := fs.String("trace", "", "record the scheduler's events (task slices, wakes, steals, parks, I/O, GC) to `FILE` as Chrome trace-event JSON: open it in ui.perfetto.dev (docs/TRACE.md)")
@@ -169,7 +185,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	path := fs.Arg(0)
-	p, err := load(path)
+	p, err := load(path, *lib)
 	if err != nil {
 		printErr(stderr, err)
 		return exitLoad
@@ -292,6 +308,7 @@ func cmdAsm(args []string, stdout, stderr io.Writer) int {
 	dis := fs.Bool("dis", false, "print the disassembly")
 	pcs := fs.Bool("pcs", false, "with --dis: print each instruction's pc and source file:line beside it")
 	out := fs.String("o", "", "write the verified binary program to `FILE`")
+	lib := addLibFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -299,7 +316,7 @@ func cmdAsm(args []string, stdout, stderr io.Writer) int {
 		return usage(stderr)
 	}
 	path := fs.Arg(0)
-	p, err := load(path)
+	p, err := load(path, *lib)
 	if err != nil {
 		printErr(stderr, err)
 		return exitLoad

@@ -11,40 +11,27 @@ import (
 
 // Assemble translates Jade assembly (docs/JASM.md) into a Program. The
 // result is not verified: pass it to vmloop.Verify before running it.
+// Assemble reads no file: a module import resolves only in the built-in
+// standard library (std/...), so a host may assemble untrusted text. Link
+// and AssembleFile find modules on disk too.
 //
 // On errors it returns a nil Program and an ErrorList of *Error, each
 // "file:line:col: message", in source order (at most ten). It never panics.
 func Assemble(filename string, src []byte) (prog *vmloop.Program, err error) {
-	d := &diag{file: filename}
-	defer func() {
-		// A safety net: a bug in the assembler must not take down a host
-		// that assembles untrusted text. The fuzz target fails on it.
-		if r := recover(); r != nil {
-			prog = nil
-			err = ErrorList{&Error{filename, 1, 1, fmt.Sprintf("internal assembler error: %v (please report this input)", r)}}
-		}
-	}()
-	ast := parse(src, d)
-	if d.full() { // parse stopped early: lowering a part of the file would add false errors
-		return nil, d.list()
-	}
-	a := &assembler{d: d, ast: ast}
-	p := a.program()
-	if l := d.list(); l != nil {
-		return nil, l
-	}
-	return p, nil
+	return link(filename, src, LinkOptions{}, true)
 }
 
 type funcSig struct {
+	name   string // in the program (alias.fn for a module's function)
 	params []vmloop.Type
 	result vmloop.Type
 }
 
 type assembler struct {
-	d    *diag
-	ast  *fileAST
-	prog *vmloop.Program
+	d     *diag // of cur
+	files []*srcFile
+	cur   *srcFile // the file being assembled
+	prog  *vmloop.Program
 
 	funcIdx map[string]int
 	sigs    []funcSig
@@ -58,42 +45,82 @@ type assembler struct {
 func (a *assembler) errorf(at pos, format string, args ...any) { a.d.errorf(at, format, args...) }
 
 func (a *assembler) program() *vmloop.Program {
-	p := &vmloop.Program{ABI: vmloop.ABI, File: a.d.file}
+	root := a.files[0]
+	p := &vmloop.Program{ABI: vmloop.ABI, File: root.name}
 	a.prog = p
-	if a.ast.abi != nil {
-		p.ABI = *a.ast.abi
-		p.ABILine = int32(a.ast.abiPos.line)
+	if root.ast.abi != nil {
+		p.ABI = *root.ast.abi
+		p.ABILine = int32(root.ast.abiPos.line)
 	}
 	a.kint = map[int64]int{}
 	a.kflt = map[uint64]int{}
 	a.kstr = map[string]int{}
 	a.kbytes = map[string]int{}
 	a.intr = map[string]int{}
-	for _, pd := range a.ast.pools {
-		a.poolDirective(pd)
+	for _, f := range a.files {
+		a.setFile(f)
+		if !f.root {
+			a.moduleABI(f)
+		}
+		for _, pd := range f.ast.pools {
+			a.poolDirective(pd)
+		}
 	}
 	a.funcIdx = map[string]int{}
-	for i, f := range a.ast.funcs {
-		if f.bad {
-			// reported already
-		} else if j, dup := a.funcIdx[f.name]; dup {
-			a.errorf(f.namePos, "duplicate function %s (first defined at line %d)", f.name, a.ast.funcs[j].pos.line)
-		} else {
-			a.funcIdx[f.name] = i
+	var defs []*funcAST
+	var defFile []*srcFile
+	for _, f := range a.files {
+		a.setFile(f)
+		for _, fn := range f.ast.funcs {
+			name := f.prefix + fn.name
+			if fn.bad {
+				// reported already
+			} else if j, dup := a.funcIdx[name]; dup {
+				a.errorf(fn.namePos, "duplicate function %s (first defined at %s)", name, posString(defFile[j].name, defs[j].namePos))
+			} else {
+				a.funcIdx[name] = len(defs)
+			}
+			sig := funcSig{name: name, result: fn.result}
+			for _, pd := range fn.params {
+				sig.params = append(sig.params, pd.typ)
+			}
+			a.sigs = append(a.sigs, sig)
+			defs, defFile = append(defs, fn), append(defFile, f)
 		}
-		sig := funcSig{result: f.result}
-		for _, pd := range f.params {
-			sig.params = append(sig.params, pd.typ)
-		}
-		a.sigs = append(a.sigs, sig)
 	}
-	for i, f := range a.ast.funcs {
-		if a.d.full() { // the errors so far are all Assemble reports
+	for i, fn := range defs {
+		a.setFile(defFile[i])
+		if a.d.full() { // the errors so far are all this file reports
 			break
 		}
-		p.Funcs = append(p.Funcs, a.function(i, f))
+		vf := a.function(i, fn)
+		vf.Name = a.sigs[i].name
+		if !a.cur.root {
+			vf.File = a.cur.name
+		}
+		p.Funcs = append(p.Funcs, vf)
 	}
 	return p
+}
+
+func (a *assembler) setFile(f *srcFile) { a.cur, a.d = f, f.d }
+
+// moduleABI folds the .abi of module f into the program's: the linked
+// program needs the highest minor version any of its files declares, and
+// every file must declare the same major.
+func (a *assembler) moduleABI(f *srcFile) {
+	v := f.ast.abi
+	if v == nil {
+		return
+	}
+	p := a.prog
+	if v.Major != p.ABI.Major {
+		a.errorf(f.ast.abiPos, "module %s needs ABI %s, the program %s: the major versions differ", f.name, v, p.ABI)
+		return
+	}
+	if v.Minor > p.ABI.Minor {
+		p.ABI, p.ABILine = *v, 0
+	}
 }
 
 func (a *assembler) poolDirective(pd poolDecl) {
@@ -107,7 +134,11 @@ func (a *assembler) poolDirective(pd poolDecl) {
 		if _, seen := a.intr[name]; !seen {
 			a.intr[name] = len(p.Intrinsics)
 		}
-		p.Intrinsics = append(p.Intrinsics, vmloop.Import{Name: name, Line: int32(o.pos.line), Col: int32(o.pos.col)})
+		imp := vmloop.Import{Name: name, Line: int32(o.pos.line), Col: int32(o.pos.col)}
+		if !a.cur.root {
+			imp.Line, imp.Col = 0, 0 // Import has no file: a position would name the program's
+		}
+		p.Intrinsics = append(p.Intrinsics, imp)
 	case ".kint":
 		v, ok := a.intLit(o, "a .kint entry")
 		if !ok {
@@ -265,6 +296,10 @@ func (a *assembler) poolIntr(name string) int32 {
 }
 
 func (a *assembler) index(o *operand, n int, pool string) (int32, bool) {
+	if !a.cur.root {
+		a.errorf(o.pos, "pool index %s in an imported module: indices are those of the linked program; write the literal or name instead", o.text)
+		return 0, false
+	}
 	if o.ival >= int64(n) {
 		a.errorf(o.pos, "index %s is out of range: the %s has %d entries", o.text, pool, n)
 		return 0, false
@@ -325,9 +360,9 @@ func (a *assembler) funcRef(o *operand) (int32, *funcSig, bool) {
 		}
 		return i, &a.sigs[i], true
 	case oIdent, oString:
-		name := o.text
-		if o.kind == oString {
-			name = o.sval
+		name, ok := a.funcName(o)
+		if !ok {
+			return 0, nil, false
 		}
 		if i, ok := a.funcIdx[name]; ok {
 			return int32(i), &a.sigs[i], true

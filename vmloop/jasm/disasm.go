@@ -524,7 +524,11 @@ func (fp *funcPrinter) print() {
 		}
 		if fp.pr.opt.Lines {
 			if l := fn.Line(pc); l > 0 {
-				comment = append(comment, sourcePos(pr.p.File, l))
+				file := fn.File
+				if file == "" {
+					file = pr.p.File
+				}
+				comment = append(comment, sourcePos(file, l))
 			}
 		}
 		if fp.comments[pc] != "" {

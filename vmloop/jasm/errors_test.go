@@ -42,7 +42,7 @@ var errorCases = []struct {
 	{"reserved register name", ".func f()\n  .local r3:i64\n  retv\n.end", "2:10: register name r3 is reserved"},
 	{"reserved label", ".func f()\n_:\n  retv\n.end", "2:1: label name _ is reserved"},
 	{"dotted function name", ".func a.b()\n  retv\n.end", "1:7: function name a.b must not contain '.'"},
-	{"duplicate function", ".func f()\n  retv\n.end\n.func f()\n  retv\n.end", "4:7: duplicate function f (first defined at line 1)"},
+	{"duplicate function", ".func f()\n  retv\n.end\n.func f()\n  retv\n.end", "4:7: duplicate function f (first defined at e.jasm:1:7)"},
 	{"duplicate register", ".func f(a:i64)\n  .local b:i64, a:f64\n  retv\n.end", "2:17: duplicate register a (already declared as parameter r0)"},
 	{"duplicate label", ".func f()\nx:\nx:\n  retv\n.end", "3:1: duplicate label x (first defined at line 2)"},
 	{"missing comma", ".func f(a:i64) -> i64\n  add a, a a\n  ret a\n.end", "2:12: expected ',' between operands of add, got name a"},

@@ -44,7 +44,7 @@ func FuzzAssemble(f *testing.F) {
 				if strings.Contains(e.Msg, "internal assembler error") {
 					t.Fatalf("assembler panicked: %v", e)
 				}
-				if e.Line < 1 || e.Line > lines || e.Col < 1 {
+				if e.Line < 1 || e.File == "fuzz.jasm" && e.Line > lines || e.Col < 1 {
 					t.Fatalf("bad position in %v (input has %d lines)", e, lines)
 				}
 			}
@@ -61,4 +61,8 @@ var fuzzExtraSeeds = []string{
 	".func \"odd name\"(i64, f64) -> f64\n  .regs 9\n  .word 0xffffffffffffffff\n  movf r1, r1\n  ret r1\n.end\n",
 	".func f(t:ref)\n  .local v:i64, w:f64, x:ref\n  join v, t\n  join w, t\n  join x, t\n  join _, t\n  yield\n  retv\n.end\n",
 	".func f(a:i64) -> i64\nl: jeqi a, -32768, l\n  jgti a, 32767, l\n  tailcall f, a\n.end\n",
+	// Modules: Assemble finds only the built-in std (a position in an
+	// error may be one of its files).
+	".import \"std/bytes\" as b\n.abi 1.3\n.func main() -> i64\n  .local r:i64\n  call r, b.hex_digit, 0x41\n  ret r\n.end\n",
+	".import \"std/bytes\" as b\n.import \"nope\" as n\n.func \"b.is_space\"()\n  retv\n.end\n",
 }

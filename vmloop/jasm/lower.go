@@ -203,7 +203,7 @@ func (f *fnState) lowerCall(ins *instr, op vmloop.Op) {
 		if !good {
 			return
 		}
-		idx, calleeName = i, f.a.ast.funcs[i].name
+		idx, calleeName = i, sig.name
 		params, result, known = sig.params, sig.result, true
 	}
 	if known && len(argOps) != len(params) {

@@ -97,10 +97,11 @@ type poolDecl struct {
 }
 
 type fileAST struct {
-	abi    *vmloop.Version
-	abiPos pos
-	funcs  []*funcAST
-	pools  []poolDecl
+	abi     *vmloop.Version
+	abiPos  pos
+	funcs   []*funcAST
+	pools   []poolDecl
+	modules []moduleDecl // .import "path" as name, in source order
 }
 
 var directives = []string{".abi", ".func", ".end", ".local", ".regs", ".try", ".import", ".kint", ".kflt", ".kstr", ".kbytes", ".word"}
@@ -348,6 +349,9 @@ func (p *parser) directive(t token, rest []token, line string) {
 		p.cur.tries = append(p.cur.tries, tryDecl{pos: at, ops: ops})
 	case ".import", ".kint", ".kflt", ".kstr", ".kbytes":
 		if !noFunc() {
+			return
+		}
+		if t.text == ".import" && p.moduleImport(at, rest) {
 			return
 		}
 		ops, ok := p.operands(rest, line, t.text)
