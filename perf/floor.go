@@ -252,12 +252,16 @@ func floorRows(fs []Floor) []Result {
 			rs = append(rs, Result{Name: name, Absent: f.Absent})
 			continue
 		}
+		target := fmt.Sprintf("floor; %d/%d samples in stalls", f.Stalled, f.N)
+		if f.Steal != nil && f.Steal.StealMs >= 0 {
+			target += fmt.Sprintf(", steal %.0f ms", f.Steal.StealMs)
+		}
 		for _, q := range []struct {
 			metric string
 			v      float64
 		}{{"p50 latency", f.P50}, {"p99 latency", f.P99}, {"p99.9 latency", f.P999}} {
 			rs = append(rs, Result{Name: name, Metric: q.metric, Unit: "ns", Jade: q.v, Reps: 1,
-				Target: fmt.Sprintf("floor; %d/%d samples in stalls", f.Stalled, f.N), Steal: f.Steal})
+				Target: target, Steal: f.Steal})
 		}
 	}
 	return rs
