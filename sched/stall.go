@@ -54,6 +54,11 @@ import (
 // deadline earlier than the watcher's wake-up (less stealAfter) unparks
 // it. So a parked worker wakes for a peer's timer only when that timer is
 // overdue, never on a period (S-4), and at most one parked worker watches.
+// The price: a peer that fires its earliest timer on time leaves the hint
+// behind, and the watcher wakes once, stealAfter later, to find that out
+// and raise it — one wake-up of one parked worker per earliest timer of
+// the busy ones, as Go's netpoller pays for the earliest timer of every P.
+// Without timers there is no watcher wake-up at all.
 
 // stealAfter is how long a worker's earliest timer may be overdue before
 // another worker fires it: about two default slices, the longest a worker
@@ -127,10 +132,11 @@ func (wt *workerTimers) unlock() { wt.hold.Store(holdFree) }
 // publishNext makes d the published earliest deadline of w's shards (w
 // holds them): it lowers the scheduler's hint to d if d is earlier, then
 // unparks the watcher if it would wake too late for d, or a parked worker
-// to watch when none does. Store-then-load: pub and
+// to watch when none does; by is the worker calling (the owner, or a
+// thief firing w's timers), which is awake. Store-then-load: pub and
 // hint are stored before the watcher's until is loaded; the watcher
 // stores until before it loads the hint (watch).
-func (w *worker) publishNext(wt *workerTimers, d int64) {
+func (w *worker) publishNext(wt *workerTimers, d int64, by *worker) {
 	if wt.pub.Load() == d {
 		return
 	}
@@ -147,8 +153,8 @@ func (w *worker) publishNext(wt *workerTimers, d int64) {
 	// look later, or a parked worker woken to watch (the hint may have been
 	// lower than d already, and stale).
 	if x := s.stall.watcher.Load(); x == nil {
-		s.wakeWatcher(w)
-	} else if x != w && d < s.stall.until.Load()-stealAfter {
+		s.wakeWatcher(by)
+	} else if x != by && d < s.stall.until.Load()-stealAfter {
 		x.unpark()
 	}
 }
@@ -265,7 +271,7 @@ func (w *worker) fireFor(p *worker, now int64) int64 {
 	if n > 0 && len(w.s.workers) > 1 && w.local.len() > 1 {
 		w.s.notify()
 	}
-	p.publishNext(pt, next)
+	p.publishNext(pt, next, w)
 	return next
 }
 

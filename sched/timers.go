@@ -329,7 +329,7 @@ func (w *worker) addTimer(e *Engine, deadline int64, rec timerRec) (*timerwheel.
 		wt.next = deadline
 	}
 	if deadline < wt.pub.Load() {
-		w.publishNext(wt, deadline)
+		w.publishNext(wt, deadline, w)
 	}
 	wt.unlock()
 	return sh, h, idx
@@ -394,7 +394,7 @@ func (w *worker) fire() {
 		}
 	}
 	wt.next = next
-	w.publishNext(wt, next)
+	w.publishNext(wt, next, w)
 }
 
 // fireTimer wakes the token of a fired timer; a timeout that wins marks
