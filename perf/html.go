@@ -16,15 +16,19 @@ func WriteHTML(w io.Writer, r *Report) error {
 		Result
 		JadeS, BaseS, RatioS, PassS string
 		TokioS, BeamS, VsBestS      string
+		FloorS                      string
 		Bar, Y                      int
 		Color                       string
 	}
 	var rows []row
 	y := 0
 	for _, s := range r.Scenarios {
-		rw := row{Result: s}
+		rw := row{Result: s, FloorS: floorCell(s)}
 		if s.Absent == "" {
 			rw.JadeS, rw.BaseS, rw.RatioS = num(s.Jade, s.Unit), num(s.Baseline, s.Unit), fmt.Sprintf("%.2f×", s.Ratio)
+			if s.Baseline == 0 && s.Ratio == 0 { // a floor: no baseline
+				rw.BaseS, rw.RatioS = "–", "–"
+			}
 			// log2 scale: 1× at 200 px, each doubling ±60 px.
 			rw.Bar = int(math.Max(4, math.Min(560, 200+60*math.Log2(math.Max(s.Ratio, 1e-3)))))
 			rw.Color = "#8a8"
@@ -45,7 +49,19 @@ func WriteHTML(w io.Writer, r *Report) error {
 		}
 		rows = append(rows, rw)
 	}
+	floors := false
+	for _, s := range r.Scenarios {
+		floors = floors || s.Floor != ""
+	}
+	cols := 6 // the cells an absent row spans: metric to pass
+	if len(r.Peers) > 0 {
+		cols += 4
+	}
+	if floors {
+		cols++
+	}
 	return htmlTmpl.Execute(w, map[string]any{"M": r.Machine, "Rows": rows, "H": y + 10, "Lat": latencyPlots(r),
+		"Floors": floors, "Cols": cols,
 		"Peers": r.Peers, "PeerNotes": r.PeerNotes, "RowNotes": rowNotes(r)})
 }
 
@@ -123,9 +139,9 @@ var htmlTmpl = template.Must(template.New("r").Parse(`<!doctype html>
 <h1>jade perf</h1>
 <p>{{.M.CPU}} — cpuid: {{.M.Cores}} cores, {{.M.Threads}} threads, {{.M.Cache}} B lines; {{.M.CPUs}} CPUs usable — {{.M.Go}} — {{.M.Kernel}} — backend {{.M.Backend}} — workers {{.M.Workers}}</p>
 <p>Ratio = baseline ÷ Jade for time and bytes (above 1: Jade is better). Pass/fail is information, not a gate.</p>
-<table><tr><th>scenario</th><th>metric</th><th>jade</th><th>baseline</th><th>ratio</th>{{if $.Peers}}<th>tokio</th><th>beam</th><th>best</th><th>vs best</th>{{end}}<th>target</th><th>pass</th></tr>
-{{range .Rows}}{{if .Absent}}<tr class="absent"><td>{{.Name}}</td><td class="l" colspan="{{if $.Peers}}10{{else}}6{{end}}">absent: {{.Absent}}</td></tr>
-{{else}}<tr><td>{{.Name}}</td><td class="l">{{.Metric}}</td><td>{{.JadeS}}</td><td>{{.BaseS}}</td><td>{{.RatioS}}</td>{{if $.Peers}}<td>{{.TokioS}}</td><td>{{.BeamS}}</td><td class="l">{{.Best}}</td><td>{{.VsBestS}}</td>{{end}}<td class="l">{{.Target}}</td><td>{{.PassS}}</td></tr>
+<table><tr><th>scenario</th><th>metric</th><th>jade</th><th>baseline</th><th>ratio</th>{{if $.Peers}}<th>tokio</th><th>beam</th><th>best</th><th>vs best</th>{{end}}{{if $.Floors}}<th>vs floor</th>{{end}}<th>target</th><th>pass</th></tr>
+{{range .Rows}}{{if .Absent}}<tr class="absent"><td>{{.Name}}</td><td class="l" colspan="{{$.Cols}}">absent: {{.Absent}}</td></tr>
+{{else}}<tr><td>{{.Name}}</td><td class="l">{{.Metric}}</td><td>{{.JadeS}}</td><td>{{.BaseS}}</td><td>{{.RatioS}}</td>{{if $.Peers}}<td>{{.TokioS}}</td><td>{{.BeamS}}</td><td class="l">{{.Best}}</td><td>{{.VsBestS}}</td>{{end}}{{if $.Floors}}<td>{{.FloorS}}</td>{{end}}<td class="l">{{.Target}}</td><td>{{.PassS}}</td></tr>
 {{end}}{{end}}</table>
 {{if .Peers}}<h2>Peers</h2>
 <p>Each peer is timed in its own process with its own clock; vs best = the best of goroutines, Tokio and BEAM ÷ Jade.</p>

@@ -46,6 +46,15 @@ type Result struct {
 	// Hist is the sample distribution behind a scenario's latency rows,
 	// on its first (p50) row; nil where the samples were not kept (wrk).
 	Hist *LatencyHist `json:"hist,omitempty"`
+	// Floor names the floor a latency row depends on (floor.go), FloorNs
+	// is that floor's same quantile and FloorRatio the row's Jade figure
+	// over it; a gated row's Pass is on that ratio where the floor was
+	// measured. Steal is what the steal detector saw during the
+	// scenario's Jade measurements (and, on a floor row, the floor's).
+	Floor      string      `json:"floor,omitempty"`
+	FloorNs    float64     `json:"floorNs,omitempty"`
+	FloorRatio float64     `json:"floorRatio,omitempty"`
+	Steal      *StealStats `json:"steal,omitempty"`
 }
 
 // LatencyHist is a latency scenario's samples over all repetitions,
@@ -78,6 +87,9 @@ type Report struct {
 	// shapes correspond to the harness's.
 	Peers     []PeerRun `json:"peers,omitempty"`
 	PeerNotes []string  `json:"peerNotes,omitempty"`
+	// Floors are the latency floors measured in this run (floor.go), also
+	// listed as floor_* rows.
+	Floors []Floor `json:"floors,omitempty"`
 }
 
 // Options configure a run.
@@ -103,6 +115,8 @@ type Options struct {
 	// PeersRoot is the repository root holding bench/peers (default: found
 	// at or above the working directory).
 	PeersRoot string
+
+	floorCache []Floor // measured once per run (floors)
 }
 
 // Scenario is one named measurement.
@@ -155,6 +169,14 @@ func Run(o Options) (*Report, error) {
 		}
 		fmt.Fprintf(o.Progress, " %.1fs\n", time.Since(t0).Seconds())
 		rep.Scenarios = append(rep.Scenarios, rs...)
+	}
+	if o.floorCache != nil {
+		// A latency row's floor is in the report even where the floors
+		// scenario was not selected.
+		rep.Floors = o.floorCache
+		if len(want) > 0 && !want["floors"] {
+			rep.Scenarios = append(floorRows(o.floorCache), rep.Scenarios...)
+		}
 	}
 	if o.Peers {
 		runPeers(&o, rep)
@@ -211,6 +233,13 @@ func WriteTable(w io.Writer, r *Report) {
 	if peers {
 		head += fmt.Sprintf(" %14s %14s %-10s %8s", "tokio", "beam", "best", "vs best")
 	}
+	floors := false
+	for _, s := range r.Scenarios {
+		floors = floors || s.Floor != ""
+	}
+	if floors {
+		head += fmt.Sprintf(" %14s", "vs floor")
+	}
 	fmt.Fprintf(w, "%s  %-24s %s\n", head, "target", "pass")
 	for _, s := range r.Scenarios {
 		if s.Absent != "" {
@@ -221,8 +250,11 @@ func WriteTable(w io.Writer, r *Report) {
 		if s.Pass != nil {
 			pass = map[bool]string{true: "pass", false: "FAIL"}[*s.Pass]
 		}
-		line := fmt.Sprintf("%-20s %-18s %14s %14s %8s", s.Name, s.Metric, num(s.Jade, s.Unit), num(s.Baseline, s.Unit),
-			fmt.Sprintf("%.2fx", s.Ratio))
+		base, ratio := num(s.Baseline, s.Unit), fmt.Sprintf("%.2fx", s.Ratio)
+		if s.Baseline == 0 && s.Ratio == 0 { // a floor: no baseline
+			base, ratio = "-", "-"
+		}
+		line := fmt.Sprintf("%-20s %-18s %14s %14s %8s", s.Name, s.Metric, num(s.Jade, s.Unit), base, ratio)
 		if peers {
 			best, vs := "-", "-"
 			if s.Best != "" {
@@ -230,9 +262,20 @@ func WriteTable(w io.Writer, r *Report) {
 			}
 			line += fmt.Sprintf(" %14s %14s %-10s %8s", peerCell(s.Tokio, s.Unit), peerCell(s.Beam, s.Unit), best, vs)
 		}
+		if floors {
+			line += fmt.Sprintf(" %14s", floorCell(s))
+		}
 		fmt.Fprintf(w, "%s  %-24s %s\n", line, s.Target, pass)
 	}
 	writePeerNotes(w, r)
+}
+
+// floorCell is a row's ratio to its floor ("1.20x futex"), or "-".
+func floorCell(s Result) string {
+	if s.Floor == "" {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx %s", s.FloorRatio, s.Floor)
 }
 
 func num(v float64, unit string) string {

@@ -59,23 +59,48 @@ func TestUnknownScenario(t *testing.T) {
 }
 
 // TestLatencyRowsAreGated: #19's latency targets are gates, not reports:
-// wake_latency's p99 and p99.9 are held to their absolute bounds and
-// sleep_lateness's to time.Sleep's, each with a Pass that follows the
-// figures.
+// wake_latency's p99 and p99.9 are held to 1.5x the futex floor measured
+// in the same run (to their absolute bounds where no floor could be
+// measured), sleep_lateness's to time.Sleep's, each with a Pass that
+// follows the figures; the floors are rows of the report, with the
+// samples the steal detector saw in stalls, and each latency row carries
+// its ratio to its floor beside its absolute figure.
 func TestLatencyRowsAreGated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures")
 	}
 	rep, err := Run(Options{Quick: true, Reps: 1, Scenarios: []string{"wake_latency", "sleep_lateness"}})
 	require.NoError(t, err)
+	require.Len(t, rep.Floors, 3, "floors measured in the run")
+	var futex *Floor
+	for i, f := range rep.Floors {
+		if f.Name == FloorFutex && f.Absent == "" {
+			futex = &rep.Floors[i]
+		}
+	}
 	seen := map[string]bool{}
 	for _, r := range rep.Scenarios {
+		if strings.HasPrefix(r.Name, "floor_") {
+			if r.Absent == "" {
+				require.NotNil(t, r.Steal, "%s: no steal detector", r.Name)
+				require.Nil(t, r.Pass, "%s: a floor is not gated", r.Name)
+				seen[r.Name+" "+r.Metric] = true
+			}
+			continue
+		}
 		if r.Metric != "p99 latency" && r.Metric != "p99.9 latency" {
 			continue
 		}
 		require.NotNil(t, r.Pass, "%s %s is not gated", r.Name, r.Metric)
+		require.NotNil(t, r.Steal, "%s %s: no steal detector", r.Name, r.Metric)
+		if futex != nil {
+			require.Equal(t, FloorFutex, r.Floor, "%s %s", r.Name, r.Metric)
+			require.InDelta(t, r.Jade/r.FloorNs, r.FloorRatio, 1e-9, "%s %s", r.Name, r.Metric)
+		}
 		var want bool
 		switch {
+		case r.Name == "wake_latency" && futex != nil:
+			want = r.FloorRatio <= floorGate
 		case r.Name == "wake_latency" && r.Metric == "p99 latency":
 			want = r.Jade <= float64(wakeP99Target)
 		case r.Name == "wake_latency":
@@ -85,8 +110,17 @@ func TestLatencyRowsAreGated(t *testing.T) {
 		default:
 			want = r.Jade <= 2*r.Baseline
 		}
-		require.Equal(t, want, *r.Pass, "%s %s: %v against %v", r.Name, r.Metric, r.Jade, r.Baseline)
+		require.Equal(t, want, *r.Pass, "%s %s: %v against %v (floor %v)", r.Name, r.Metric, r.Jade, r.Baseline, r.FloorNs)
 		seen[r.Name+" "+r.Metric] = true
 	}
-	require.Len(t, seen, 4)
+	var tbl strings.Builder
+	WriteTable(&tbl, rep)
+	t.Log("\n" + tbl.String())
+	if futex != nil {
+		require.True(t, seen["floor_futex p99 latency"], "the futex floor's rows")
+		require.Contains(t, tbl.String(), "vs floor")
+		require.Contains(t, tbl.String(), "floor_futex")
+	}
+	require.True(t, seen["wake_latency p99 latency"] && seen["wake_latency p99.9 latency"] &&
+		seen["sleep_lateness p99 latency"] && seen["sleep_lateness p99.9 latency"])
 }

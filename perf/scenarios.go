@@ -17,6 +17,7 @@ func Scenarios() []Scenario {
 		{Name: "spawn_many", Run: spawnMany},
 		{Name: "chained_spawn", Run: chainedSpawn},
 		{Name: "yield_many", Run: yieldMany},
+		{Name: "floors", Run: func(o *Options) ([]Result, error) { return floorRows(o.floors()), nil }},
 		{Name: "wake_latency", Run: wakeLatency},
 		{Name: "fairness", Run: fairness},
 		{Name: "timer_insert_cancel", Run: timerInsertCancel},
@@ -300,70 +301,6 @@ func mergeHists(js, gs []bench.Latencies) *LatencyHist {
 		return nil
 	}
 	return h
-}
-
-// gateTails sets the targets and passes of the p99 and p99.9 rows of rs
-// (latencyResults' order).
-func gateTails(rs []Result, p99, p999 bool, t99, t999 string) {
-	rs[1].Target, rs[1].Pass = t99, &p99
-	rs[2].Target, rs[2].Pass = t999, &p999
-}
-
-// wake_latency's targets: an OS-thread wake on the reference VM costs
-// 10–15 µs, so p99 and p99.9 leave room for a few of them.
-const (
-	wakeP99Target  = 50 * time.Microsecond
-	wakeP999Target = 150 * time.Microsecond
-)
-
-// wakeLatency: a host goroutine signals a task parked on an event of an
-// otherwise idle runtime; from the signal to the task's dispatch, beside a
-// channel send to a parked goroutine.
-func wakeLatency(o *Options) ([]Result, error) {
-	return withEnvN(1, func(e *bench.Env) ([]Result, error) {
-		n := 1000
-		if o.Quick {
-			n = 300
-		}
-		var js, gs []bench.Latencies
-		for i := 0; i < o.Reps; i++ {
-			j, err := e.WakeLatencyJade(n)
-			if err != nil {
-				return nil, err
-			}
-			js = append(js, j)
-			bench.WithProcs(1, func() { gs = append(gs, bench.WakeLatencyGo(n)) })
-		}
-		// #19's target is absolute: a channel wake runs the woken goroutine
-		// on its waker's thread, which no OS-thread wake can match.
-		rs := latencyResults("wake_latency", js, gs, "", nil)
-		gateTails(rs, rs[1].Jade <= float64(wakeP99Target), rs[2].Jade <= float64(wakeP999Target),
-			fmt.Sprintf("p99 <= %v (absolute; the channel wake beside it)", wakeP99Target),
-			fmt.Sprintf("p99.9 <= %v (absolute)", wakeP999Target))
-		return rs, nil
-	})
-}
-
-func sleepLateness(o *Options) ([]Result, error) {
-	return withEnvN(1, func(e *bench.Env) ([]Result, error) {
-		n := 300
-		if o.Quick {
-			n = 100
-		}
-		var js, gs []bench.Latencies
-		for i := 0; i < o.Reps; i++ {
-			j, err := e.SleepLatenessJade(n, time.Millisecond)
-			if err != nil {
-				return nil, err
-			}
-			js = append(js, j)
-			bench.WithProcs(1, func() { gs = append(gs, bench.SleepLatenessGo(n, time.Millisecond)) })
-		}
-		rs := latencyResults("sleep_lateness", js, gs, "", nil)
-		gateTails(rs, rs[1].Jade <= rs[1].Baseline, rs[2].Jade <= 2*rs[2].Baseline,
-			"p99 <= time.Sleep's", "p99.9 <= 2x time.Sleep's")
-		return rs, nil
-	})
 }
 
 // echo: 64-byte round trips through examples/echo.jasm (1 worker) and a

@@ -22,6 +22,7 @@
 //	queue.go               the inject queue
 //	slice.go               one slice: run, dispatcher actions, end, requeue
 //	timers.go, periodic.go timer shards, timeouts, periodic jobs
+//	stall.go               a stalled worker's timers fired by another
 //	io.go, fd.go           completion backends, I/O waits, descriptor lifetime
 //	event.go               events (auto-reset, signal/broadcast)
 //	shutdown.go, report.go drain, shutdown, task reports
@@ -36,8 +37,9 @@
 //
 // This essay covers the protocols that are spread over many fields: how
 // idle workers are found and woken, how task records are reused, and how
-// a stopping worker gives back what its backend still holds. The
-// wait/wake protocol is in wait.go, I/O and descriptors in io.go and
+// a stopping worker gives back what its backend still holds. How a
+// stalled worker's timers fire elsewhere is in stall.go. The wait/wake
+// protocol is in wait.go, I/O and descriptors in io.go and
 // fd.go.
 //
 // # Idle, searching, notified
@@ -169,6 +171,29 @@
 //	                         then waits for hostLaunches to reach 0
 //	                         (TestShutdownCancelsLateLaunches,
 //	                         TestHostSpawnRacingShutdownEnds)
+//	pub / hint               an owner stores its earliest deadline (pub),
+//	                         then loads the hint and lowers it (CAS) if it
+//	                         is later; a thief raises the hint (CAS), then
+//	                         loads every pub again and lowers it for one it
+//	                         missed (stall.go rescue;
+//	                         TestStalledWorkersTimersFireElsewhere)
+//	hint / watcher, until    an owner lowers the hint, then loads the
+//	                         watcher and its until and unparks it when it
+//	                         would wake too late; a parking watcher stores
+//	                         until, then loads the hint again (watch;
+//	                         TestStalledWorkersTimersFireElsewhere at 2
+//	                         workers)
+//	nIdle, watcher / hint    a parking worker counts itself in nIdle and
+//	                         takes the vacant watcher role, then loads the
+//	                         hint; an owner that lowered the hint, or a
+//	                         leaving watcher that cleared the role, loads
+//	                         the role and nIdle and unparks an idle worker
+//	                         to watch (wakeWatcher;
+//	                         TestStalledWorkersTimersFireElsewhere at 4
+//	                         workers)
+//	hold                     not a pair: one CAS from free decides whether
+//	                         the owner or a thief touches a worker's
+//	                         shards (TestStealRacesTheOwner under -race)
 //
 // The wait word itself (wait.go) is the one CAS protocol: exactly one waker
 // wins a wait, and the phase it writes says what it carried.

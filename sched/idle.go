@@ -179,10 +179,18 @@ func (w *worker) sleep() {
 	if w.yieldGo() {
 		w.parkYields.Add(1)
 	}
+	// The watcher also parks until a peer's timer is overdue (stall.go).
+	timeout := minTimeout(w.parkTimeout(), w.watch())
+	if w.local.len() > 0 { // the watcher fired a stalled peer's timers
+		w.unwatch()
+		w.unidle()
+		return
+	}
 	if x := w.io.Load(); x != nil {
 		w.parkBegin()
-		n := w.pollIO(x, w.parkTimeout())
+		n := w.pollIO(x, timeout)
 		w.parkEnd()
+		w.unwatch()
 		w.unidle()
 		if n > 0 {
 			w.shareBacklog() // off s.idle now: it cannot pick itself
@@ -190,8 +198,9 @@ func (w *worker) sleep() {
 		return
 	}
 	w.parkBegin()
-	w.park.park(w.parkTimeout())
+	w.park.park(timeout)
 	w.parkEnd()
+	w.unwatch()
 	w.unidle()
 }
 

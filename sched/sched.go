@@ -132,6 +132,9 @@ type Scheduler struct {
 	kickNext atomic.Uint32
 	kicks    atomic.Uint64
 
+	// stall is how workers fire the timers of a stalled peer (stall.go).
+	stall stallState
+
 	// sampler is the CPU sampler while one is installed (profile.go);
 	// sampleBusy is RequestSamples' scratch, guarded by idleMu.
 	sampler    atomic.Pointer[samplerBox]
@@ -239,6 +242,7 @@ func New(cfg Config) (*Scheduler, *Control, error) {
 		}
 		s.workers = append(s.workers, w)
 	}
+	s.initStall()
 	s.initTrace(flight)
 	return s, &Control{s}, nil
 }

@@ -17,6 +17,7 @@ func (w *worker) find() (t *Task) {
 		// even while every worker is busy.
 		w.fire()
 	}
+	w.checkStalled() // and those of a stalled peer (stall.go)
 	w.ticks++
 	slot := w.lifo.Load()
 	x := w.io.Load()

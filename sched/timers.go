@@ -33,7 +33,10 @@ import (
 // timespec, ns precision). There is no ticker and no heartbeat: a worker
 // without timers parks without a timeout (S-4), and a timer 10 s ahead costs
 // its worker one wake-up. Because only the owner inserts, a parked worker
-// never has to be woken for an earlier timer of its own shards.
+// never has to be woken for an earlier timer of its own shards. A worker
+// that stalls has its due timers fired by another (stall.go): every touch
+// of the shards and of recs, by the owner or that thief, holds
+// workerTimers.hold.
 
 // noDeadline marks "no pending timer".
 const noDeadline = math.MaxInt64
@@ -94,8 +97,19 @@ type workerTimers struct {
 	// CancelRemote (and already gave back its engine count): the owner
 	// drains its shards at its next slice boundary, so cancelled entries
 	// do not pile up until the next deadline. A parked owner is not woken
-	// for it: it inserts nothing while parked.
+	// for it: it inserts nothing while parked. A thief that hands an I/O
+	// timeout back (back) sets it too.
 	remote atomic.Bool
+
+	// hold says who may touch shards and recs: the owner between lock and
+	// unlock, or a thief while the owner is stalled (stall.go). pub is the
+	// earliest deadline over shards (noDeadline when none) published for
+	// thieves: written only by the holder; a lower bound of the shards'
+	// own (an owner's cancel does not raise it). back is the I/O timeouts
+	// thieves fired, for the owner's backend.
+	hold atomic.Uint32
+	pub  atomic.Int64
+	back timerBack
 }
 
 // taskTimer is the timer state of a task, allocated on first use (most
@@ -273,9 +287,11 @@ func dropTaskTimer(w *worker, t *Task) {
 	sh := tm.sh
 	tm.sh = nil
 	if o == w {
+		w.timers.lock()
 		if sh.Cancel(tm.h) {
 			w.timers.release(tm.rec, t.engine)
 		}
+		w.timers.unlock()
 		return
 	}
 	if sh.CancelRemote(tm.h) {
@@ -305,12 +321,17 @@ func (s *Scheduler) endTimers(w *worker, t *Task) {
 func (w *worker) addTimer(e *Engine, deadline int64, rec timerRec) (*timerwheel.Wheel, timerwheel.Handle, uint32) {
 	wt := &w.timers
 	deadline = min(deadline, MaxDeadline)
+	wt.lock()
 	sh := wt.shard(e)
 	idx := wt.recs.put(rec)
 	h := sh.Insert(deadline, uint64(idx))
 	if deadline < wt.next {
 		wt.next = deadline
 	}
+	if deadline < wt.pub.Load() {
+		w.publishNext(wt, deadline, w)
+	}
+	wt.unlock()
 	return sh, h, idx
 }
 
@@ -349,6 +370,9 @@ func (w *worker) due() bool {
 func (w *worker) fire() {
 	wt := &w.timers
 	wt.remote.Store(false) // cancels from now on set it again
+	wt.lock()
+	defer wt.unlock()
+	w.takeBack() // I/O timeouts a thief fired (stall.go)
 	now := nanotime()
 	next := int64(noDeadline)
 	for id, sh := range wt.shards {
@@ -370,6 +394,7 @@ func (w *worker) fire() {
 		}
 	}
 	wt.next = next
+	w.publishNext(wt, next, w)
 }
 
 // fireTimer wakes the token of a fired timer; a timeout that wins marks

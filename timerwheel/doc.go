@@ -22,6 +22,23 @@
 // wants a timer asks a worker to arm it (through the inject queue). The
 // only operation from elsewhere is CancelRemote (below).
 //
+// One holder at a time. "Mutated only by its worker" is, precisely: a
+// Wheel is used by one goroutine at a time, with a happens-before edge
+// between two users, and the Wheel itself has no lock. The scheduler
+// gives each worker's shards a hold word (sched/stall.go): the owner
+// takes it with a compare-and-swap around each insert, cancel and advance
+// and gives it back at once, never across a task's slice or a park;
+// another worker takes it only from free, and only when the owner's
+// published earliest deadline is overdue by about two slices — the owner
+// is stalled (its thread blocked in a host call, its vCPU taken) — and
+// then advances the stalled shards itself and wakes the due timers' tasks
+// (what Go's stealWork does under another P's timer lock). The owner's
+// operations keep their costs (nothing here is in the Wheel: the
+// benchmarks measure the Wheel alone), the word's line stays in the
+// owner's cache, and the owner waits for it only while a thief advances
+// its shards, which happens only after the owner was late itself.
+// CancelRemote needs no hold.
+//
 // # Levels and slot math
 //
 // With S = SlotsPerLevel = 2^b slots per level, L levels and a Tick, a
