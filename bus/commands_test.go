@@ -16,7 +16,7 @@ func TestCommandTable(t *testing.T) {
 	suspends := map[vmloop.IntrinsicID]bool{
 		vmloop.IntrJoinI64: true, vmloop.IntrJoinF64: true, vmloop.IntrJoinRef: true, vmloop.IntrJoinVoid: true,
 		vmloop.IntrOutcome: true, vmloop.IntrEventWait: true, vmloop.IntrTimeSleep: true, vmloop.IntrTimeSleepUntil: true,
-		vmloop.IntrTimeTick: true,
+		vmloop.IntrTimeTick:    true,
 		vmloop.IntrChanSendI64: true, vmloop.IntrChanSendF64: true, vmloop.IntrChanSendRef: true,
 		vmloop.IntrChanRecvI64: true, vmloop.IntrChanRecvF64: true, vmloop.IntrChanRecvRef: true,
 	}
