@@ -96,6 +96,12 @@ func (b *Bus) message(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, elem 
 	default:
 		var err error
 		if v, err = ex.ArgValue(1); err != nil {
+			var ti vmloop.TrapInfo
+			if errors.As(err, &ti) && ti.Code == vmloop.TrapHeapLimit {
+				// The copy out of the heap did not fit the engine's
+				// budget: the sender is told, as for the message's charge.
+				return nil, raise(ex, vmloop.Err(vmloop.ErrKindResource, fmt.Sprintf("%s: the message does not fit engine %q's memory limit: %s", req.Intr.Name, t.Engine().Name(), ti.Msg))), false
+			}
 			return nil, trap(ex, err), false
 		}
 		if h := ioHandleIn(v); h != nil {

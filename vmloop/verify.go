@@ -230,6 +230,11 @@ func (v *verifier) checkFunc(fi int) ([]Block, error) {
 	if err := v.flow(fi, regionLead, handlerAt); err != nil {
 		return nil, err
 	}
+	if v.usesTypedChan(fi) {
+		if err := v.checkChanElems(fi, regionLead, handlerAt); err != nil {
+			return nil, err
+		}
+	}
 	return buildBlocks(f, blockLead), nil
 }
 
