@@ -144,3 +144,51 @@ func drain(t *testing.T, m *bus.Member, ch vmloop.Value) []int64 {
 		got = append(got, v.Int())
 	}
 }
+
+// TestChanCancelledReceiverGivesBack: a message handed to a parked
+// receiver that is cancelled before it resumes goes back to the channel
+// (the dispatcher's Abandon), so the next receiver gets it: a cancel never
+// loses a message. The receiver is kept from resuming by a task that
+// holds the only worker for a long slice; a round in which it resumed
+// before the cancel anyway is inconclusive and retried.
+func TestChanCancelledReceiverGivesBack(t *testing.T) {
+	var m *bus.Member
+	b := testkit.Bus(t, bus.Config{Workers: 1}, func(b *bus.Bus) {
+		m = testkit.Engine(t, b, "t", sched.EngineRuntimeConfig{TimerWheel: testkit.Wheel(), ReductionLimit: 10_000_000}, bus.CapAll)
+	})
+	p := testkit.Prog(t, b, wakeProg+`
+.func hog() -> void
+loop:
+  jmp loop
+.end
+`)
+	ctx := context.Background()
+	conclusive := 0
+	for round := 0; round < 20 && conclusive < 3; round++ {
+		ch, err := m.NewChan(vmloop.KindI64, 0)
+		require.NoError(t, err)
+		waiting := b.Scheduler().WaitingTasks()
+		r := testkit.Spawn(t, m, p, "one_recv", ch)
+		testkit.WaitFor(t, func() bool { return b.Scheduler().WaitingTasks() > waiting }, "receiver parked")
+		hog := testkit.Spawn(t, m, p, "hog")
+		testkit.WaitFor(t, func() bool { return hog.State() == sched.Running }, "hog running")
+		require.NoError(t, m.Send(ctx, ch, vmloop.I64(77))) // handed to the parked receiver
+		require.NoError(t, m.Cancel(r))
+		o := testkit.Await(t, r)
+		require.NoError(t, m.Cancel(hog))
+		testkit.Await(t, hog)
+		if o.Kind == sched.Success {
+			require.Equal(t, int64(77), o.Value.Int())
+			continue // it resumed before the cancel: took the message
+		}
+		require.Equal(t, sched.Cancelled, o.Kind, "%v", o)
+		conclusive++
+		n, err := bus.ChanLen(ch)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "the cancelled receiver's message is back in the channel")
+		v, err := m.Recv(ctx, ch)
+		require.NoError(t, err)
+		require.Equal(t, int64(77), v.Int())
+	}
+	require.Positive(t, conclusive, "the receiver always resumed before its cancel")
+}
