@@ -103,5 +103,3 @@ func (q *fifo[T]) pop() (T, bool) {
 	q.head++
 	return x, true
 }
-
-func (q *fifo[T]) len() int { return len(q.s) - q.head }
