@@ -26,18 +26,19 @@ type taskWaiter struct {
 func (w *taskWaiter) Live() bool { return w.tok.Live() }
 
 func (w *taskWaiter) Wake(r chans.Result) bool {
+	by, _ := r.By.(*sched.Task)
 	switch {
 	case r.Msg != nil:
 		// A receiver cancelled after this wake won, before it resumed,
 		// gives the message back (Abandon → DropHostResult → release).
 		ch := r.Chan
-		return w.b.ctl.CompleteHostRelease(w.tok, vmloop.Ext(vmloop.KindExt, r.Msg), func(v vmloop.Value) {
-			ch.Requeue(v.Obj().(*chans.Msg))
+		return w.b.ctl.CompleteHostFrom(by, w.tok, vmloop.Ext(vmloop.KindExt, r.Msg), func(v vmloop.Value) {
+			ch.Requeue(v.Obj().(*chans.Msg), nil)
 		})
 	case r.Closed:
-		return w.b.ctl.CompleteHost(w.tok, vmloop.I64(0), nil, nil)
+		return w.b.ctl.CompleteHostFrom(by, w.tok, vmloop.I64(0), nil)
 	default:
-		return w.b.ctl.CompleteHost(w.tok, vmloop.I64(1), nil, nil)
+		return w.b.ctl.CompleteHostFrom(by, w.tok, vmloop.I64(1), nil)
 	}
 }
 
@@ -149,7 +150,7 @@ func (b *Bus) chanSend(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 	}
 	try := req.Intr.ID >= vmloop.IntrChanTrySendI64 && req.Intr.ID <= vmloop.IntrChanTrySendRef
 	if try {
-		sent, err := c.Send(m, nil)
+		sent, err := c.Send(m, nil, t)
 		if err != nil {
 			m.Release()
 			return raise(ex, closedErr(req, "send on a closed channel"))
@@ -165,7 +166,7 @@ func (b *Bus) chanSend(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 		m.Release()
 		return a
 	}
-	sent, err := c.Send(m, func() chans.Waiter { return &taskWaiter{b, b.ctl.Suspend(t)} })
+	sent, err := c.Send(m, func() chans.Waiter { return &taskWaiter{b, b.ctl.Suspend(t)} }, t)
 	switch {
 	case err != nil:
 		m.Release()
@@ -209,7 +210,7 @@ func (b *Bus) chanRecv(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 		return a
 	}
 	if try {
-		m, err := c.Recv(nil)
+		m, err := c.Recv(nil, t)
 		if err != nil {
 			return raise(ex, closedErr(req, "the channel is closed and drained"))
 		}
@@ -219,7 +220,7 @@ func (b *Bus) chanRecv(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 	if !ok {
 		return a
 	}
-	m, err := c.Recv(func() chans.Waiter { return &taskWaiter{b, b.ctl.Suspend(t)} })
+	m, err := c.Recv(func() chans.Waiter { return &taskWaiter{b, b.ctl.Suspend(t)} }, t)
 	switch {
 	case err != nil:
 		b.endWait(t, d, has, sched.ActContinue)
@@ -267,7 +268,7 @@ func (b *Bus) deliver(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, c *ch
 		var err error
 		if v, err = vmloop.Array(c.Elem().Kind(), elems...); err != nil {
 			if m != nil {
-				c.Requeue(m)
+				c.Requeue(m, t)
 			}
 			return trap(ex, err)
 		}
@@ -275,7 +276,7 @@ func (b *Bus) deliver(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, c *ch
 	room, err := ex.CompleteIfRoom(v)
 	if !room || err != nil {
 		if m != nil {
-			c.Requeue(m)
+			c.Requeue(m, t)
 		}
 		if !room {
 			var ti vmloop.TrapInfo
@@ -295,7 +296,7 @@ func (b *Bus) chanClose(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sch
 	if c == nil {
 		return a
 	}
-	if err := c.Close(); err != nil {
+	if err := c.Close(t); err != nil {
 		return raise(ex, closedErr(req, "the channel is already closed"))
 	}
 	return complete(ex, vmloop.Void(), sched.ActContinue)

@@ -106,7 +106,7 @@ func (m *Member) CloseChan(ch vmloop.Value) error {
 	if err != nil {
 		return err
 	}
-	if err := c.Close(); err != nil {
+	if err := c.Close(nil); err != nil {
 		return fmt.Errorf("bus: close: %w", err)
 	}
 	return nil

@@ -146,6 +146,10 @@ type Result struct {
 	Msg    *Msg
 	Chan   *Chan // with Msg: the channel to Requeue it to if it is not taken
 	Closed bool
+	// By is the party whose operation wakes the waiter, as its caller
+	// passed it (the bus: the running task, so that the woken one is
+	// queued on the same worker), or nil.
+	By any
 }
 
 // Waiter is one blocked party. Wake ends its wait with r and reports
@@ -274,14 +278,14 @@ func (st *state) unhold(m *Msg) {
 // or Result{Closed: true} when the channel closes first. With wait nil
 // (try_send) a full channel returns false and m stays the caller's. On a
 // closed channel it returns ErrClosed and m stays the caller's.
-func (c *Chan) Send(m *Msg, wait func() Waiter) (sent bool, err error) {
+func (c *Chan) Send(m *Msg, wait func() Waiter, by any) (sent bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.st
 	if st.closed {
 		return false, ErrClosed
 	}
-	if c.handToReceiver(m) {
+	if c.handToReceiver(m, by) {
 		return true, nil
 	}
 	if int64(st.buf.len()) < c.cap {
@@ -299,7 +303,7 @@ func (c *Chan) Send(m *Msg, wait func() Waiter) (sent bool, err error) {
 
 // handToReceiver gives m to the first parked receiver whose wait is
 // live. Mutex held.
-func (c *Chan) handToReceiver(m *Msg) bool {
+func (c *Chan) handToReceiver(m *Msg, by any) bool {
 	st := c.st
 	for {
 		w, ok := st.recvq.pop()
@@ -307,7 +311,7 @@ func (c *Chan) handToReceiver(m *Msg) bool {
 			return false
 		}
 		st.unhold(m)
-		if w.Wake(Result{Msg: m, Chan: c}) {
+		if w.Wake(Result{Msg: m, Chan: c, By: by}) {
 			return true
 		}
 	}
@@ -319,19 +323,19 @@ func (c *Chan) handToReceiver(m *Msg) bool {
 // Closed. With wait nil (try_recv) it returns (nil, nil) at once. Once the
 // channel is closed and drained it returns ErrClosed. The caller owns
 // the message it gets and must Release it once the value is in its heap.
-func (c *Chan) Recv(wait func() Waiter) (*Msg, error) {
+func (c *Chan) Recv(wait func() Waiter, by any) (*Msg, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.st
 	if m, ok := st.buf.pop(); ok {
 		st.unhold(m)
 		// A place freed: the first live parked sender's message moves in.
-		if s, ok := c.takeSender(); ok {
+		if s, ok := c.takeSender(by); ok {
 			st.buf.push(s.m)
 		}
 		return m, nil
 	}
-	if s, ok := c.takeSender(); ok { // a rendezvous, or give-backs drained
+	if s, ok := c.takeSender(by); ok { // a rendezvous, or give-backs drained
 		st.unhold(s.m)
 		return s.m, nil
 	}
@@ -347,14 +351,14 @@ func (c *Chan) Recv(wait func() Waiter) (*Msg, error) {
 // takeSender ends the wait of the first parked sender whose wait is live,
 // as sent, and returns it (its message still counted by the channel).
 // Stale senders met on the way give their messages' charges back.
-func (c *Chan) takeSender() (sender, bool) {
+func (c *Chan) takeSender(by any) (sender, bool) {
 	st := c.st
 	for {
 		s, ok := st.sendq.pop()
 		if !ok {
 			return sender{}, false
 		}
-		if s.w.Wake(Result{}) {
+		if s.w.Wake(Result{By: by}) {
 			return s, true
 		}
 		st.unhold(s.m)
@@ -366,10 +370,10 @@ func (c *Chan) takeSender() (sender, bool) {
 // receiver that will not take it (cancelled after its wake won, or its
 // heap had no room): the next receiver gets it first. It goes past the
 // capacity if need be, and into a closed channel too (receivers drain it).
-func (c *Chan) Requeue(m *Msg) {
+func (c *Chan) Requeue(m *Msg, by any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.handToReceiver(m) {
+	if c.handToReceiver(m, by) {
 		return
 	}
 	c.st.hold(m)
@@ -380,7 +384,7 @@ func (c *Chan) Requeue(m *Msg) {
 // messages stay theirs), parked receivers are woken with Closed when
 // nothing is buffered (otherwise there are none). It returns ErrClosed
 // for a channel already closed.
-func (c *Chan) Close() error {
+func (c *Chan) Close(by any) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.st
@@ -395,14 +399,14 @@ func (c *Chan) Close() error {
 		}
 		st.unhold(s.m)
 		s.m.Release()
-		s.w.Wake(Result{Closed: true})
+		s.w.Wake(Result{Closed: true, By: by})
 	}
 	for {
 		w, ok := st.recvq.pop()
 		if !ok {
 			break
 		}
-		w.Wake(Result{Closed: true})
+		w.Wake(Result{Closed: true, By: by})
 	}
 	return nil
 }
@@ -456,7 +460,7 @@ func (h *hostWaiter) wait(done <-chan struct{}) (Result, bool) {
 // ended the wait (m not sent).
 func (c *Chan) SendHost(m *Msg, done <-chan struct{}) error {
 	var h *hostWaiter
-	sent, err := c.Send(m, func() Waiter { h = &hostWaiter{done: make(chan struct{})}; return h })
+	sent, err := c.Send(m, func() Waiter { h = &hostWaiter{done: make(chan struct{})}; return h }, nil)
 	switch {
 	case err != nil:
 		return err
@@ -478,7 +482,7 @@ func (c *Chan) SendHost(m *Msg, done <-chan struct{}) error {
 // owns the message and must Release it.
 func (c *Chan) RecvHost(done <-chan struct{}) (*Msg, error) {
 	var h *hostWaiter
-	m, err := c.Recv(func() Waiter { h = &hostWaiter{done: make(chan struct{})}; return h })
+	m, err := c.Recv(func() Waiter { h = &hostWaiter{done: make(chan struct{})}; return h }, nil)
 	switch {
 	case err != nil:
 		return nil, err

@@ -66,7 +66,7 @@ func TestBudgetBalance(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- c.SendHost(msg(t, 2, mem), nil) }()
 	require.Eventually(t, func() bool { return mem.Used() == 3*msgOverhead }, 5*time.Second, time.Millisecond)
-	require.NoError(t, c.Close())
+	require.NoError(t, c.Close(nil))
 	require.ErrorIs(t, <-done, ErrClosed)
 	require.Equal(t, 2*msgOverhead, mem.Used())
 	for i := 0; i < 2; i++ {
@@ -144,7 +144,7 @@ func TestHostRendezvous(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	require.NoError(t, c.Close())
+	require.NoError(t, c.Close(nil))
 	rg.Wait()
 	close(got)
 	seen := map[int64]bool{}
