@@ -148,7 +148,8 @@ func (b *Bus) chanSend(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 	if !ok {
 		return a
 	}
-	try := req.Intr.ID >= vmloop.IntrChanTrySendI64 && req.Intr.ID <= vmloop.IntrChanTrySendRef
+	id := req.Intr.ID
+	try := id == vmloop.IntrChanTrySendI64 || id == vmloop.IntrChanTrySendF64 || id == vmloop.IntrChanTrySendRef
 	if try {
 		sent, err := c.Send(m, nil, t)
 		if err != nil {
