@@ -259,12 +259,12 @@ func (b *Bus) chanRecvResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request
 func (b *Bus) deliver(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, c *chans.Chan, m *chans.Msg) sched.Action {
 	v := vmloop.Void()
 	if m != nil {
-		v = m.V
+		v = m.Value()
 	}
 	if req.Intr.ID == vmloop.IntrChanTryRecv {
 		var elems []vmloop.Value
 		if m != nil {
-			elems = []vmloop.Value{m.V}
+			elems = []vmloop.Value{m.Value()}
 		}
 		var err error
 		if v, err = vmloop.Array(c.Elem().Kind(), elems...); err != nil {

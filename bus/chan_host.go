@@ -93,7 +93,7 @@ func (m *Member) Recv(ctx context.Context, ch vmloop.Value) (vmloop.Value, error
 		}
 		return vmloop.Value{}, fmt.Errorf("bus: recv: %w", err)
 	}
-	v := msg.V
+	v := msg.Value()
 	msg.Release()
 	return v, nil
 }

@@ -40,6 +40,7 @@ package chans
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -100,13 +101,16 @@ var ErrClosed = errors.New("channel closed")
 var ErrNegativeCap = errors.New("negative channel capacity")
 
 // msgOverhead is what a message costs beyond its value's own host bytes:
-// the Msg record and its slot in the ring.
+// the Msg record and its slot in the ring (56 bytes on 64-bit machines:
+// an i64 or f64 is held unboxed in the record).
 const msgOverhead = int64(unsafe.Sizeof(Msg{})) + 8
 
 // Msg is one message: a value copied out of its sender's heap, and the
 // charge it holds in its sender's engine's memory budget.
 type Msg struct {
-	V    vmloop.Value
+	bits uint64        // an i64 or f64 message's value
+	kind vmloop.Kind   // KindI64, KindF64, or a reference kind (ref)
+	ref  *vmloop.Value // a reference message's value
 	cost int64
 	mem  *vmloop.Budget
 	ch   *state // the channel state that counts it (cleanup, balance)
@@ -116,13 +120,32 @@ type Msg struct {
 // false when mem cannot take it (nothing is charged then).
 func NewMsg(v vmloop.Value, mem *vmloop.Budget) (*Msg, int64, bool) {
 	n := msgOverhead
-	if v.Kind().Type() == vmloop.TRef {
-		n += v.HostBytes()
+	m := &Msg{kind: v.Kind()}
+	switch v.Kind() {
+	case vmloop.KindI64:
+		m.bits = uint64(v.Int())
+	case vmloop.KindF64:
+		m.bits = math.Float64bits(v.Float())
+	default:
+		n += v.HostBytes() // the Value itself included
+		m.ref = &v
 	}
 	if mem != nil && !mem.Take(n) {
 		return nil, n, false
 	}
-	return &Msg{V: v, cost: n, mem: mem}, n, true
+	m.cost, m.mem = n, mem
+	return m, n, true
+}
+
+// Value returns the message's value.
+func (m *Msg) Value() vmloop.Value {
+	switch m.kind {
+	case vmloop.KindI64:
+		return vmloop.I64(int64(m.bits))
+	case vmloop.KindF64:
+		return vmloop.F64(math.Float64frombits(m.bits))
+	}
+	return *m.ref
 }
 
 // Release gives m's charge back: the receiver has taken the value into

@@ -26,16 +26,16 @@ func msg(t *testing.T, v int64, mem *vmloop.Budget) *Msg {
 func TestRingAndFifo(t *testing.T) {
 	var r ring
 	for i := 0; i < 100; i++ {
-		r.push(&Msg{V: vmloop.I64(int64(i))})
+		r.push(&Msg{kind: vmloop.KindI64, bits: uint64(i)})
 	}
-	front := &Msg{V: vmloop.I64(-1)}
+	front := &Msg{kind: vmloop.KindI64, bits: 1 << 63}
 	r.pushFront(front)
 	m, _ := r.pop()
 	require.Same(t, front, m)
 	for i := 0; i < 100; i++ {
 		m, ok := r.pop()
 		require.True(t, ok)
-		require.Equal(t, int64(i), m.V.Int())
+		require.Equal(t, int64(i), m.Value().Int())
 	}
 	_, ok := r.pop()
 	require.False(t, ok)
@@ -72,7 +72,7 @@ func TestBudgetBalance(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		m, err := c.RecvHost(nil)
 		require.NoError(t, err)
-		require.Equal(t, int64(i), m.V.Int())
+		require.Equal(t, int64(i), m.Value().Int())
 		m.Release()
 	}
 	_, err = c.RecvHost(nil)
@@ -139,7 +139,7 @@ func TestHostRendezvous(t *testing.T) {
 					continue
 				}
 				require.NoError(t, err)
-				got <- m.V.Int()
+				got <- m.Value().Int()
 			}
 		}()
 	}
