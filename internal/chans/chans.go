@@ -28,9 +28,9 @@
 //
 // A message held by a channel — buffered, carried by a parked sender, or
 // handed to a parked receiver that has not resumed — is a Value copied
-// out of its sender's heap. Its host bytes (Msg.Cost) are charged to the
-// memory budget of the sender's engine from the send until a receiver
-// takes it into its own heap (Msg.Release), because the sender chose both
+// out of its sender's heap. Its host bytes (NewMsg's charge) are charged
+// to the memory budget of the sender's engine from the send until a
+// receiver takes it into its own heap (Msg.Release), because the sender chose both
 // its size and how many it sends. A send that does not fit is refused
 // (the bus throws ResourceError). Messages still held when the channel
 // becomes unreachable are given back by a cleanup, so every byte charged
