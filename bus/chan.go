@@ -188,8 +188,9 @@ func (b *Bus) chanSendResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request
 	if b.ctl.TimedOut(t) {
 		// A receiver's wake that lost to the timer may still be
 		// withdrawing its result under the channel's mutex: wait it out
-		// before this task can start another wait.
-		c.Sync()
+		// before this task can start another wait (Forget takes the
+		// mutex), and give the unsent message's bytes back now.
+		c.Forget()
 		return timedOut(ex, req, "room in the channel (the value was not sent)")
 	}
 	v, _, _, ok := b.ctl.TakeHostResult(t)

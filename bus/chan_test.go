@@ -527,3 +527,38 @@ h1:
 		require.True(t, strings.HasSuffix(s, "0"), "nothing was buffered: %s", s)
 	})
 }
+
+// TestChanTimedOutSendGivesBytesBack: a send that times out on a full
+// channel leaves nothing behind: the channel holds the bytes of its
+// buffered message only, at once.
+func TestChanTimedOutSendGivesBytesBack(t *testing.T) {
+	b, m := timeBus(t, 1, sched.ResourceLimits{})
+	p := testkit.Prog(t, b, `
+.abi 1.5
+.func late(ch:ref) -> ref
+  .local s:ref, d:i64, e:ref
+  const d, 1000000
+  const s, "a message that will not be sent"
+  intr  _, time.timeout, d
+  .try  b, x, h, e
+b:
+  intr  _, chan.send_ref, ch, s
+x:
+  ret   s
+h:
+  errkind s, e
+  ret   s
+.end
+`)
+	ch, err := m.NewChan(vmloop.KindString, 1)
+	require.NoError(t, err)
+	require.NoError(t, m.Send(context.Background(), ch, vmloop.Str("first")))
+	before, _ := bus.ChanHeldBytes(ch)
+	o := testkit.SpawnAwait(t, m, p, "late", ch)
+	require.Equal(t, "TimeoutError", o.Value.String(), "%v", o)
+	after, _ := bus.ChanHeldBytes(ch)
+	require.Equal(t, before, after)
+	v, err := m.Recv(context.Background(), ch)
+	require.NoError(t, err)
+	require.Equal(t, "first", v.String())
+}

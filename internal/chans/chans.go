@@ -268,6 +268,18 @@ func (c *Chan) Sync() {
 	c.mu.Unlock()
 }
 
+// Forget drops the parked senders whose waits ended otherwise (a timeout,
+// a cancel) and gives their messages' charges back at once, rather than
+// when a receiver or a compaction next meets them. The bus calls it when
+// a send times out; being under the mutex, it also waits out a wake that
+// lost the race with the timer (Sync).
+func (c *Chan) Forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.st
+	st.sendq.compact(func(s sender) bool { return s.w.Live() }, func(s sender) { st.unhold(s.m); s.m.Release() })
+}
+
 // Closed reports whether the channel was closed.
 func (c *Chan) Closed() bool {
 	c.mu.Lock()

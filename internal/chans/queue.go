@@ -70,27 +70,33 @@ type fifo[T any] struct {
 // push appends x, first dropping the entries live reports stale (drop,
 // if non-nil, runs for each) when the queue is at its limit.
 func (q *fifo[T]) push(x T, live func(T) bool, drop func(T)) {
-	var zero T
 	if q.head > 0 && q.head == len(q.s) {
 		clear(q.s)
 		q.s, q.head = q.s[:0], 0
 	}
 	if n := len(q.s) - q.head; n >= max(q.limit, minCompact) {
-		kept := q.s[:0]
-		for _, e := range q.s[q.head:] {
-			if live(e) {
-				kept = append(kept, e)
-			} else if drop != nil {
-				drop(e)
-			}
-		}
-		for i := len(kept); i < len(q.s); i++ {
-			q.s[i] = zero
-		}
-		q.s, q.head = kept, 0
-		q.limit = 2 * len(kept)
+		q.compact(live, drop)
 	}
 	q.s = append(q.s, x)
+}
+
+// compact drops the entries live reports stale (drop, if non-nil, runs
+// for each) and sets the next limit to twice the entries kept.
+func (q *fifo[T]) compact(live func(T) bool, drop func(T)) {
+	var zero T
+	kept := q.s[:0]
+	for _, e := range q.s[q.head:] {
+		if live(e) {
+			kept = append(kept, e)
+		} else if drop != nil {
+			drop(e)
+		}
+	}
+	for i := len(kept); i < len(q.s); i++ {
+		q.s[i] = zero
+	}
+	q.s, q.head = kept, 0
+	q.limit = 2 * len(kept)
 }
 
 func (q *fifo[T]) pop() (T, bool) {
