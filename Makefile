@@ -55,6 +55,7 @@ workers:
 # The exactly-once hammer with 1M tasks for 1, 2, 4 and 8 workers.
 hammer:
 	JADE_HAMMER=1000000 $(GO) test -count=1 -run 'TestExactlyOnce' -timeout 30m -v ./sched/
+	JADE_CHAN_HAMMER=1000000 $(GO) test -count=1 -run 'TestChanExactlyOnce' -timeout 30m -v ./bus/
 
 # The C loop under AddressSanitizer and UndefinedBehaviorSanitizer, with
 # clang (installed with apt-get when missing and possible) and gcc.

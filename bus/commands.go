@@ -90,12 +90,28 @@ func init() {
 		vmloop.IntrTimeNow, vmloop.IntrTimeSleep, vmloop.IntrTimeSleepUntil, vmloop.IntrTimeTimeout, vmloop.IntrTimePeriodic)
 	row(command{grant: grantHandle, handle: (*Bus).timeCommand, resume: (*Bus).timeCommandResume},
 		vmloop.IntrTimeTick, vmloop.IntrTimeJobMetric, vmloop.IntrTimeJobStats)
-	for id := vmloop.IntrNetListen; id <= vmloop.IntrFileClose; id++ {
-		row(command{grant: grantCap, need: CapIO, mutates: true, timed: ioTimed(id), handle: (*Bus).ioCommand, resume: (*Bus).ioCommandResume}, id)
+	// net.* and file.*: every row of an I/O family (vmloop.Family.IO),
+	// wherever its ID lies in the table.
+	for _, in := range vmloop.CentralIntrinsics() {
+		if in.Family().IO() {
+			row(command{grant: grantCap, need: CapIO, mutates: true, timed: ioTimed(in.ID), handle: (*Bus).ioCommand, resume: (*Bus).ioCommandResume}, in.ID)
+		}
 	}
-	for id := vmloop.IntrNetReadN; id <= vmloop.IntrFileReadN; id++ {
-		row(command{grant: grantCap, need: CapIO, mutates: true, timed: ioTimed(id), handle: (*Bus).ioCommand, resume: (*Bus).ioCommandResume}, id)
-	}
+	// chan.*: making a channel touches nothing shared; every other
+	// operation is granted by the channel handle (only a task given the
+	// handle can name the channel), and a send or receive wakes tasks of
+	// whatever engine waits on it.
+	row(command{grant: grantSelf, handle: (*Bus).chanNew},
+		vmloop.IntrChanNewI64, vmloop.IntrChanNewF64, vmloop.IntrChanNewRef)
+	row(command{grant: grantHandle, mutates: true, timed: true, handle: (*Bus).chanSend, resume: (*Bus).chanSendResume},
+		vmloop.IntrChanSendI64, vmloop.IntrChanSendF64, vmloop.IntrChanSendRef)
+	row(command{grant: grantHandle, mutates: true, handle: (*Bus).chanSend},
+		vmloop.IntrChanTrySendI64, vmloop.IntrChanTrySendF64, vmloop.IntrChanTrySendRef)
+	row(command{grant: grantHandle, mutates: true, timed: true, handle: (*Bus).chanRecv, resume: (*Bus).chanRecvResume},
+		vmloop.IntrChanRecvI64, vmloop.IntrChanRecvF64, vmloop.IntrChanRecvRef)
+	row(command{grant: grantHandle, mutates: true, handle: (*Bus).chanRecv}, vmloop.IntrChanTryRecv)
+	row(command{grant: grantHandle, mutates: true, handle: (*Bus).chanClose}, vmloop.IntrChanClose)
+	row(command{grant: grantHandle, handle: (*Bus).chanInfo}, vmloop.IntrChanLen, vmloop.IntrChanCap)
 }
 
 // authorize checks the calling engine's grant for a command of capability

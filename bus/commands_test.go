@@ -16,7 +16,9 @@ func TestCommandTable(t *testing.T) {
 	suspends := map[vmloop.IntrinsicID]bool{
 		vmloop.IntrJoinI64: true, vmloop.IntrJoinF64: true, vmloop.IntrJoinRef: true, vmloop.IntrJoinVoid: true,
 		vmloop.IntrOutcome: true, vmloop.IntrEventWait: true, vmloop.IntrTimeSleep: true, vmloop.IntrTimeSleepUntil: true,
-		vmloop.IntrTimeTick: true,
+		vmloop.IntrTimeTick:    true,
+		vmloop.IntrChanSendI64: true, vmloop.IntrChanSendF64: true, vmloop.IntrChanSendRef: true,
+		vmloop.IntrChanRecvI64: true, vmloop.IntrChanRecvF64: true, vmloop.IntrChanRecvRef: true,
 	}
 	for _, in := range vmloop.CentralIntrinsics() {
 		c := commandOf(in.ID)
@@ -36,7 +38,14 @@ func TestCommandTable(t *testing.T) {
 		if c.mutates {
 			require.Contains(t, []grant{grantCap, grantHandle}, c.grant, "%s mutates without a capability or a handle", in.Name)
 		}
-		if suspends[in.ID] || (in.ID >= vmloop.IntrNetListen && in.ID <= vmloop.IntrFileReadN && in.ID != vmloop.IntrNetListen && in.ID != vmloop.IntrNetListenOpts &&
+		if in.Family().IO() {
+			require.Equal(t, CapIO, c.need, "%s: a socket or file intrinsic without the io capability", in.Name)
+			require.True(t, isIO(in.ID), "%s: not classified as I/O", in.Name)
+		}
+		if in.Family() == vmloop.FamChan && in.ID != vmloop.IntrChanNewI64 && in.ID != vmloop.IntrChanNewF64 && in.ID != vmloop.IntrChanNewRef {
+			require.Equal(t, grantHandle, c.grant, "%s: a channel operation is granted by the channel handle", in.Name)
+		}
+		if suspends[in.ID] || (in.Family().IO() && in.ID != vmloop.IntrNetListen && in.ID != vmloop.IntrNetListenOpts &&
 			in.ID != vmloop.IntrNetShutdown && in.ID != vmloop.IntrNetLocalAddr && in.ID != vmloop.IntrNetPeerAddr) {
 			require.NotNil(t, c.resume, "%s suspends but has no resume", in.Name)
 		}

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"github.com/jadevm/jade/internal/chans"
 	"github.com/jadevm/jade/sched"
 )
 
@@ -15,6 +16,8 @@ func extName(obj any) string {
 		return "a " + o.kind
 	case *sched.Job:
 		return "a periodic job"
+	case *chans.Chan:
+		return "a channel"
 	}
 	return "a host object"
 }

@@ -151,6 +151,10 @@ func (d *dispatcher) Abandon(t *sched.Task, req *vmloop.Request, signalled bool)
 		}
 	case isIO(id):
 		b.ioAbandon(t)
+	case vmloop.FamilyOf(id) == vmloop.FamChan:
+		// A message handed over goes back to its channel's head (the
+		// release of taskWaiter.Wake); a sender's "sent" is just dropped.
+		b.ctl.DropHostResult(t)
 	case id >= vmloop.HostIntrinsicBase:
 		b.ctl.DropHostResult(t) // runs the host's release hook, if any
 	}

@@ -70,9 +70,9 @@ func ioTimed(id vmloop.IntrinsicID) bool {
 	return false
 }
 
-func isIO(id vmloop.IntrinsicID) bool {
-	return id >= vmloop.IntrNetListen && id <= vmloop.IntrFileClose || isServerIO(id)
-}
+// isIO reports whether id is a socket or file intrinsic, by its row's
+// family (vmloop.Family), not by a range of IDs.
+func isIO(id vmloop.IntrinsicID) bool { return vmloop.FamilyOf(id).IO() }
 
 // ioIntrinsic handles a net.* or file.* request; ok is false for others.
 func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (a sched.Action, ok bool) {

@@ -18,10 +18,6 @@ import (
 // new connections among them.
 const ListenReusePort = 1
 
-func isServerIO(id vmloop.IntrinsicID) bool {
-	return id >= vmloop.IntrNetReadN && id <= vmloop.IntrFileReadN
-}
-
 // listen opens a listener for net.listen and net.listen_opts, unless the
 // runtime is draining (ShutdownError).
 func (b *Bus) listen(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, reusePort bool) sched.Action {

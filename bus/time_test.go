@@ -18,7 +18,7 @@ import (
 
 // timeBus returns a started bus with Workers workers and an engine "t"
 // with a timer wheel (and the given limits) holding every capability.
-func timeBus(t *testing.T, workers int, lim sched.ResourceLimits) (*bus.Bus, *bus.Member) {
+func timeBus(t testing.TB, workers int, lim sched.ResourceLimits) (*bus.Bus, *bus.Member) {
 	t.Helper()
 	var m *bus.Member
 	b := testkit.Bus(t, bus.Config{Workers: workers}, func(b *bus.Bus) {

@@ -38,6 +38,7 @@ func TestExamples(t *testing.T) {
 		{"hog.jasm", "1000000"},
 		{"timeout.jasm", "timed out"},
 		{"periodic.jasm", "40"},
+		{"pipeline.jasm", "50005000"},
 	}
 	for _, c := range cases {
 		for _, workers := range []string{"1", "2", "4", "8"} {

@@ -300,6 +300,11 @@ func (e *Engine) MemoryBytes() int64 {
 	return e.mem.Used()
 }
 
+// Budget returns the engine's memory budget (ResourceLimits.MemoryBytes),
+// for what the layers above charge on the engine's behalf (messages a
+// host sends into a channel).
+func (e *Engine) Budget() *vmloop.Budget { return e.mem }
+
 // ReserveBlocking takes a place for one blocking host call under the
 // engine's blockingCalls limit; the error wraps ErrLimit. ReleaseBlocking
 // gives it back when the call has ended.

@@ -60,6 +60,10 @@ type Token struct {
 // task (see Control.Prepare).
 func (k Token) Task() *Task { return k.t }
 
+// Live reports whether the token still names a wait that has not ended
+// (a waiter list above the scheduler drops the tokens that are not).
+func (k Token) Live() bool { return k.t != nil && k.live() }
+
 // Valid reports whether the token names a task.
 func (k Token) Valid() bool { return k.t != nil }
 

@@ -78,6 +78,15 @@ func (c *Control) CompleteHostRelease(tok Token, value vmloop.Value, release fun
 	return c.s.completeHost(nil, tok, value, nil, nil, release)
 }
 
+// CompleteHostFrom is CompleteHostRelease (release may be nil) done by
+// the request of task from, running on its worker (nil: from the host):
+// the woken task is enqueued there, as a task an event's signal wakes is,
+// not through the queue of outside wakes. Layers above the scheduler use
+// it to end one task's wait from another's intrinsic.
+func (c *Control) CompleteHostFrom(from *Task, tok Token, value vmloop.Value, release func(vmloop.Value)) bool {
+	return c.s.completeHost(from.worker(), tok, value, nil, nil, release)
+}
+
 // completeHost is CompleteHost run by worker w (nil outside the workers).
 func (s *Scheduler) completeHost(w *worker, tok Token, value vmloop.Value, thrown *vmloop.Value, trap *vmloop.TrapInfo, release func(vmloop.Value)) bool {
 	t := tok.t

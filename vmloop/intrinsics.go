@@ -1,6 +1,9 @@
 package vmloop
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Version is an intrinsic ABI version, major.minor. A program states the
 // version it needs with `.abi M.m`; it loads when M equals the VM's major
@@ -14,7 +17,7 @@ func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor)
 // opcode a program must declare (opSince: 1.3 added the bounded byte and
 // string opcodes of isa_bytes.go), bumps the minor version; changing or
 // removing one bumps the major.
-var ABI = Version{1, 4}
+var ABI = Version{1, 5}
 
 // CheckABI reports whether a program needing version need can run here.
 func CheckABI(need Version) error {
@@ -107,6 +110,25 @@ const (
 
 	// ABI 1.4, observability: task names.
 	IntrTaskSetName
+
+	// ABI 1.5, channels: bounded queues of one element type between
+	// tasks (docs/MESSAGING.md).
+	IntrChanNewI64
+	IntrChanNewF64
+	IntrChanNewRef
+	IntrChanSendI64
+	IntrChanSendF64
+	IntrChanSendRef
+	IntrChanRecvI64
+	IntrChanRecvF64
+	IntrChanRecvRef
+	IntrChanTrySendI64
+	IntrChanTrySendF64
+	IntrChanTrySendRef
+	IntrChanTryRecv
+	IntrChanClose
+	IntrChanLen
+	IntrChanCap
 )
 
 var (
@@ -115,6 +137,7 @@ var (
 	v12 = Version{1, 2}
 	v13 = Version{1, 3}
 	v14 = Version{1, 4}
+	v15 = Version{1, 5}
 )
 
 var centralTable = []Intrinsic{
@@ -164,9 +187,71 @@ var centralTable = []Intrinsic{
 	{IntrFileReadN, "file.read_n", []Type{TRef, TRef, TI64, TI64}, TI64, v13, NOP, true},
 
 	{IntrTaskSetName, "task.set_name", []Type{TRef}, TVoid, v14, NOP, true},
+
+	{IntrChanNewI64, "chan.new_i64", []Type{TI64}, TRef, v15, NOP, true},
+	{IntrChanNewF64, "chan.new_f64", []Type{TI64}, TRef, v15, NOP, true},
+	{IntrChanNewRef, "chan.new_ref", []Type{TI64}, TRef, v15, NOP, true},
+	{IntrChanSendI64, "chan.send_i64", []Type{TRef, TI64}, TVoid, v15, NOP, true},
+	{IntrChanSendF64, "chan.send_f64", []Type{TRef, TF64}, TVoid, v15, NOP, true},
+	{IntrChanSendRef, "chan.send_ref", []Type{TRef, TRef}, TVoid, v15, NOP, true},
+	{IntrChanRecvI64, "chan.recv_i64", []Type{TRef}, TI64, v15, NOP, true},
+	{IntrChanRecvF64, "chan.recv_f64", []Type{TRef}, TF64, v15, NOP, true},
+	{IntrChanRecvRef, "chan.recv_ref", []Type{TRef}, TRef, v15, NOP, true},
+	{IntrChanTrySendI64, "chan.try_send_i64", []Type{TRef, TI64}, TI64, v15, NOP, true},
+	{IntrChanTrySendF64, "chan.try_send_f64", []Type{TRef, TF64}, TI64, v15, NOP, true},
+	{IntrChanTrySendRef, "chan.try_send_ref", []Type{TRef, TRef}, TI64, v15, NOP, true},
+	{IntrChanTryRecv, "chan.try_recv", []Type{TRef}, TRef, v15, NOP, true},
+	{IntrChanClose, "chan.close", []Type{TRef}, TVoid, v15, NOP, true},
+	{IntrChanLen, "chan.len", []Type{TRef}, TI64, v15, NOP, true},
+	{IntrChanCap, "chan.cap", []Type{TRef}, TI64, v15, NOP, true},
+}
+
+// Family is the group an intrinsic belongs to, a property of its row:
+// the bus routes and classifies requests by it (which need the io
+// capability, which carry a result a cancelled waiter must give back), never
+// by ranges of IDs, so an intrinsic appended to the table is classified
+// by the row that adds it.
+type Family uint8
+
+// Families. A row's family is the prefix of its name ("net.read" is
+// FamNet); the table's init refuses a prefix not listed here.
+const (
+	FamNone Family = iota // host intrinsics
+	FamTask
+	FamEvent
+	FamPrint
+	FamTime
+	FamNet
+	FamFile
+	FamChan
+)
+
+var famNames = map[string]Family{"task": FamTask, "event": FamEvent, "io": FamPrint, "time": FamTime,
+	"net": FamNet, "file": FamFile, "chan": FamChan}
+
+// IO reports whether the family is a socket or file family: its
+// intrinsics need the io capability and go to the completion backends.
+func (f Family) IO() bool { return f == FamNet || f == FamFile }
+
+// Family returns the intrinsic's family (FamNone for a host intrinsic).
+func (in *Intrinsic) Family() Family {
+	if in.ID < HostIntrinsicBase {
+		return FamilyOf(in.ID)
+	}
+	return FamNone
+}
+
+// FamilyOf returns the family of central intrinsic id (FamNone for an ID
+// the table does not have).
+func FamilyOf(id IntrinsicID) Family {
+	if int(id) < len(famByID) {
+		return famByID[id]
+	}
+	return FamNone
 }
 
 var (
+	famByID    []Family
 	intrByName = map[string]*Intrinsic{}
 	intrByID   = map[IntrinsicID]*Intrinsic{}
 	intrByOp   [NumOps]*Intrinsic
@@ -177,6 +262,14 @@ func init() {
 		in := &centralTable[i]
 		intrByName[in.Name] = in
 		intrByID[in.ID] = in
+		fam, ok := famNames[in.Name[:strings.IndexByte(in.Name, '.')]]
+		if !ok {
+			panic("vmloop: intrinsic " + in.Name + " has no family")
+		}
+		for int(in.ID) >= len(famByID) {
+			famByID = append(famByID, FamNone)
+		}
+		famByID[in.ID] = fam
 		if in.Builtin != NOP {
 			intrByOp[in.Builtin] = in
 			if opTable[in.Builtin].Intrinsic != in.Name {

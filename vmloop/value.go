@@ -174,6 +174,7 @@ const (
 	ErrKindCapability = "CapabilityError" // the engine lacks a capability
 	ErrKindTimeout    = "TimeoutError"    // a wait outlived its time.timeout
 	ErrKindIO         = "IoError"         // a socket or file operation failed (names the op and errno)
+	ErrKindClosed     = "ClosedError"     // a send on a closed channel, a recv from a closed and drained one, a second close
 	ErrKindShutdown   = "ShutdownError"   // a listen or accept refused because the runtime is draining
 )
 

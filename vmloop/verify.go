@@ -276,6 +276,11 @@ func (v *verifier) checkFunc(fi int) ([]Block, error) {
 	if err := v.flow(fi, v.regionLead, handlerAt); err != nil {
 		return nil, err
 	}
+	if v.usesTypedChan(fi) {
+		if err := v.checkChanElems(fi, v.regionLead, handlerAt); err != nil {
+			return nil, err
+		}
+	}
 	return buildBlocks(f, v.blockLead), nil
 }
 

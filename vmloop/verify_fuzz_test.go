@@ -24,7 +24,7 @@ func vtSeedPrograms() []*Program {
 		Encode(LDI, 0, 0, 0, -1),
 		Encode(RET, 0, 0, 0, 0)),
 		Handler{3, 4, 7, 2}, Handler{2, 7, 9, 2})
-	return []*Program{vtFib(), vtAllOpcodes(), vtDebugProgram(), vtProg(nested, vtThrower())}
+	return []*Program{vtFib(), vtAllOpcodes(), vtDebugProgram(), vtProg(nested, vtThrower()), vtChanProg("chan.send_i64"), vtChanProg("chan.send_f64")}
 }
 
 // vtCheckAccepted checks the invariants of a program Verify accepted.

@@ -1,0 +1,307 @@
+package bus
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/jadevm/jade/internal/chans"
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// The chan.* intrinsics (ABI 1.5) over package chans. A task that must
+// wait parks through the scheduler's generic host wait (Control.Suspend):
+// its Waiter ends the wait with CompleteHost, whose one compare-and-swap
+// on the wait word decides against a timeout or a cancel (chans' package
+// comment: exactly once). The result slot carries i64 1 (sent) or 0
+// (closed) to a sender, the message (an ext value) or i64 0 (closed) to a
+// receiver.
+
+// taskWaiter is a parked task's side of a channel wait.
+type taskWaiter struct {
+	b   *Bus
+	tok sched.Token
+}
+
+func (w *taskWaiter) Live() bool { return w.tok.Live() }
+
+func (w *taskWaiter) Wake(r chans.Result) bool {
+	by, _ := r.By.(*sched.Task)
+	switch {
+	case r.Msg != nil:
+		// A receiver cancelled after this wake won, before it resumed,
+		// gives the message back (Abandon → DropHostResult → release).
+		ch := r.Chan
+		return w.b.ctl.CompleteHostFrom(by, w.tok, vmloop.Ext(vmloop.KindExt, r.Msg), func(v vmloop.Value) {
+			ch.Requeue(v.Obj().(*chans.Msg), nil)
+		})
+	case r.Closed:
+		return w.b.ctl.CompleteHostFrom(by, w.tok, vmloop.I64(0), nil)
+	default:
+		return w.b.ctl.CompleteHostFrom(by, w.tok, vmloop.I64(1), nil)
+	}
+}
+
+// chanElem is the element type an intrinsic works on.
+func chanElem(id vmloop.IntrinsicID) chans.Elem {
+	switch id {
+	case vmloop.IntrChanNewF64, vmloop.IntrChanSendF64, vmloop.IntrChanRecvF64, vmloop.IntrChanTrySendF64:
+		return chans.ElemF64
+	case vmloop.IntrChanNewRef, vmloop.IntrChanSendRef, vmloop.IntrChanRecvRef, vmloop.IntrChanTrySendRef:
+		return chans.ElemRef
+	}
+	return chans.ElemI64
+}
+
+// chanArg is argument 0 as a channel whose element type fits the
+// intrinsic (any for the untyped ones); a mismatch traps, as a typed join
+// of the wrong kind does (the verifier rejects it where it can see it).
+func chanArg(ex *vmloop.Exec, req *vmloop.Request, typed bool) (*chans.Chan, sched.Action) {
+	obj, err := ex.ArgObj(0, vmloop.KindExt)
+	if err != nil {
+		return nil, trap(ex, err)
+	}
+	c, ok := obj.(*chans.Chan)
+	if !ok {
+		return nil, trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: fmt.Sprintf("%s: argument is %s, want a channel", req.Intr.Name, extName(obj))})
+	}
+	if typed && c.Elem() != chanElem(req.Intr.ID) {
+		return nil, trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: fmt.Sprintf("%s: wrong element type: the channel carries %s", req.Intr.Name, c.Elem())})
+	}
+	return c, sched.ActContinue
+}
+
+func closedErr(req *vmloop.Request, what string) vmloop.Value {
+	return vmloop.Err(vmloop.ErrKindClosed, req.Intr.Name+": "+what)
+}
+
+// chanNew: chan.new_i64/f64/ref cap.
+func (b *Bus) chanNew(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	n := ex.ArgI64(0)
+	c, err := chans.New(chanElem(req.Intr.ID), n)
+	if err != nil {
+		return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: capacity %d is negative (0 makes a rendezvous channel)", req.Intr.Name, n)))
+	}
+	return complete(ex, vmloop.Ext(vmloop.KindExt, c), sched.ActContinue)
+}
+
+// message copies argument 1 out of the heap and charges it to the
+// engine's memory budget; ok false: the action throws.
+func (b *Bus) message(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, elem chans.Elem) (*chans.Msg, sched.Action, bool) {
+	var v vmloop.Value
+	switch elem {
+	case chans.ElemI64:
+		v = vmloop.I64(ex.ArgI64(1))
+	case chans.ElemF64:
+		v = vmloop.F64(ex.ArgF64(1))
+	default:
+		var err error
+		if v, err = ex.ArgValue(1); err != nil {
+			var ti vmloop.TrapInfo
+			if errors.As(err, &ti) && ti.Code == vmloop.TrapHeapLimit {
+				// The copy out of the heap did not fit the engine's
+				// budget: the sender is told, as for the message's charge.
+				return nil, raise(ex, vmloop.Err(vmloop.ErrKindResource, fmt.Sprintf("%s: the message does not fit engine %q's memory limit: %s", req.Intr.Name, t.Engine().Name(), ti.Msg))), false
+			}
+			return nil, trap(ex, err), false
+		}
+		if h := ioHandleIn(v); h != nil {
+			return nil, raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: %s cannot travel in a message (a socket or file handle passes only as a spawn argument)", req.Intr.Name, h))), false
+		}
+	}
+	mem := ex.Memory()
+	m, n, ok := chans.NewMsg(v, mem)
+	if !ok {
+		return nil, raise(ex, vmloop.Err(vmloop.ErrKindResource, fmt.Sprintf("%s: a message of %d bytes exceeds engine %q's memory limit (%d of %d bytes in use; raise memoryBytes)",
+			req.Intr.Name, n, t.Engine().Name(), mem.Used(), mem.Limit()))), false
+	}
+	return m, sched.ActContinue, true
+}
+
+// ioHandleIn returns a socket or file handle v holds (at any depth), or
+// nil.
+func ioHandleIn(v vmloop.Value) *ioHandle {
+	st := []vmloop.Value{v}
+	for len(st) > 0 {
+		x := st[len(st)-1]
+		st = st[:len(st)-1]
+		switch x.Kind() {
+		case vmloop.KindExt:
+			if h, ok := x.Obj().(*ioHandle); ok {
+				return h
+			}
+		case vmloop.KindArrayRef:
+			st = append(st, x.Elems()...)
+		}
+	}
+	return nil
+}
+
+// chanSend: chan.send_* (waits while full) and chan.try_send_* (returns
+// 1 sent, 0 full).
+func (b *Bus) chanSend(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	c, a := chanArg(ex, req, true)
+	if c == nil {
+		return a
+	}
+	m, a, ok := b.message(t, ex, req, c.Elem())
+	if !ok {
+		return a
+	}
+	id := req.Intr.ID
+	try := id == vmloop.IntrChanTrySendI64 || id == vmloop.IntrChanTrySendF64 || id == vmloop.IntrChanTrySendRef
+	if try {
+		sent, err := c.Send(m, nil, t)
+		if err != nil {
+			m.Release()
+			return raise(ex, closedErr(req, "send on a closed channel"))
+		}
+		if !sent {
+			m.Release()
+			return complete(ex, vmloop.I64(0), sched.ActContinue)
+		}
+		return complete(ex, vmloop.I64(1), sched.ActContinue)
+	}
+	// A waiting send: its row is timed, so callHost's timedWait took
+	// time.timeout before this handler and arms it if the task suspends.
+	sent, err := c.Send(m, func() chans.Waiter { return &taskWaiter{b, b.ctl.Suspend(t)} }, t)
+	switch {
+	case err != nil:
+		m.Release()
+		return raise(ex, closedErr(req, "send on a closed channel"))
+	case sent:
+		return complete(ex, vmloop.Void(), sched.ActContinue)
+	}
+	return sched.ActSuspend
+}
+
+func (b *Bus) chanSendResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	c, a := chanArg(ex, req, true)
+	if c == nil {
+		return a
+	}
+	if b.ctl.TimedOut(t) {
+		// A receiver's wake that lost to the timer may still be
+		// withdrawing its result under the channel's mutex: wait it out
+		// before this task can start another wait (Forget takes the
+		// mutex), and give the unsent message's bytes back now.
+		c.Forget()
+		return timedOut(ex, req, "room in the channel (the value was not sent)")
+	}
+	v, _, _, ok := b.ctl.TakeHostResult(t)
+	if !ok {
+		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: req.Intr.Name + ": resumed without a result"})
+	}
+	if v.Int() == 0 {
+		return raise(ex, closedErr(req, "the channel was closed while the send waited (the value was not sent)"))
+	}
+	return complete(ex, vmloop.Void(), sched.ActContinue)
+}
+
+// chanRecv: chan.recv_* (waits while empty) and chan.try_recv (an array
+// of the message, or empty).
+func (b *Bus) chanRecv(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	try := req.Intr.ID == vmloop.IntrChanTryRecv
+	c, a := chanArg(ex, req, !try)
+	if c == nil {
+		return a
+	}
+	if try {
+		m, err := c.Recv(nil, t)
+		if err != nil {
+			return raise(ex, closedErr(req, "the channel is closed and drained"))
+		}
+		return b.deliver(t, ex, req, c, m)
+	}
+	// A waiting receive: timed like a send (timedWait).
+	m, err := c.Recv(func() chans.Waiter { return &taskWaiter{b, b.ctl.Suspend(t)} }, t)
+	switch {
+	case err != nil:
+		return raise(ex, closedErr(req, "the channel is closed and drained"))
+	case m != nil:
+		return b.deliver(t, ex, req, c, m)
+	}
+	return sched.ActSuspend
+}
+
+func (b *Bus) chanRecvResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	c, a := chanArg(ex, req, true)
+	if c == nil {
+		return a
+	}
+	if b.ctl.TimedOut(t) {
+		c.Sync() // as in chanSendResume
+		return timedOut(ex, req, "a message (none was taken)")
+	}
+	v, _, _, ok := b.ctl.TakeHostResult(t)
+	if !ok {
+		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: req.Intr.Name + ": resumed without a result"})
+	}
+	if v.Kind() != vmloop.KindExt {
+		return raise(ex, closedErr(req, "the channel is closed and drained"))
+	}
+	return b.deliver(t, ex, req, c, v.Obj().(*chans.Msg))
+}
+
+// deliver puts message m (nil: none, for try_recv) into the task's heap
+// as the request's result. A message that does not fit the heap goes
+// back to the head of the channel and a ResourceError is thrown: the
+// receiver took nothing.
+func (b *Bus) deliver(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, c *chans.Chan, m *chans.Msg) sched.Action {
+	v := vmloop.Void()
+	if m != nil {
+		v = m.Value()
+	}
+	if req.Intr.ID == vmloop.IntrChanTryRecv {
+		var elems []vmloop.Value
+		if m != nil {
+			elems = []vmloop.Value{m.Value()}
+		}
+		var err error
+		if v, err = vmloop.Array(c.Elem().Kind(), elems...); err != nil {
+			if m != nil {
+				c.Requeue(m, t)
+			}
+			return trap(ex, err)
+		}
+	}
+	room, err := ex.CompleteIfRoom(v)
+	if !room || err != nil {
+		if m != nil {
+			c.Requeue(m, t)
+		}
+		if !room {
+			var ti vmloop.TrapInfo
+			errors.As(err, &ti)
+			return raise(ex, vmloop.Err(vmloop.ErrKindResource, fmt.Sprintf("%s: the message does not fit this task's heap (it stays in the channel): %s", req.Intr.Name, ti.Msg)))
+		}
+		return trap(ex, err)
+	}
+	if m != nil {
+		m.Release()
+	}
+	return sched.ActContinue
+}
+
+func (b *Bus) chanClose(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	c, a := chanArg(ex, req, false)
+	if c == nil {
+		return a
+	}
+	if err := c.Close(t); err != nil {
+		return raise(ex, closedErr(req, "the channel is already closed"))
+	}
+	return complete(ex, vmloop.Void(), sched.ActContinue)
+}
+
+func (b *Bus) chanInfo(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	c, a := chanArg(ex, req, false)
+	if c == nil {
+		return a
+	}
+	n := c.Cap()
+	if req.Intr.ID == vmloop.IntrChanLen {
+		n = c.Len()
+	}
+	return complete(ex, vmloop.I64(n), sched.ActContinue)
+}

@@ -1,0 +1,447 @@
+// Package chans implements channels: bounded queues of values of one
+// element type that carry data between running tasks, and between tasks
+// and the host. It lies above the scheduler (spec §2.3, §5.1, S-17): the
+// scheduler knows nothing of channels, and a channel knows nothing of the
+// scheduler. A blocked party is a Waiter, whose one operation — end my
+// wait with this result, unless my wait already ended otherwise — the bus
+// builds on the scheduler's generic wait/wake by identity (a task's wait
+// token and its host-result slot) or on a Go channel for a host
+// goroutine.
+//
+// # Exactly once
+//
+// Every transfer of a message between two parties happens under the
+// channel's mutex and is decided by one Wake: a sender that finds a
+// parked receiver hands the message over only if Wake(receiver) wins, and
+// a receiver that finds a parked sender takes its message only if
+// Wake(sender) wins. A waiter whose wait ended otherwise (a timeout, a
+// cancel) makes Wake lose: nothing passed, and the party goes on to the
+// next waiter or the buffer. Wake and the end of a wait by a timer or a
+// cancel are one compare-and-swap on the task's wait word, so exactly one
+// of them wins: a timed-out send enqueued nothing, a timed-out recv took
+// nothing, and a send that returned was taken by exactly one receiver
+// (or sits in the buffer). A receiver cancelled after a hand-over won its
+// wake (before it resumed) gives the message back to the head of the
+// queue (Requeue), so a cancel never loses a message.
+//
+// # Memory
+//
+// A message held by a channel — buffered, carried by a parked sender, or
+// handed to a parked receiver that has not resumed — is a Value copied
+// out of its sender's heap. Its host bytes (NewMsg's charge) are charged
+// to the memory budget of the sender's engine from the send until a
+// receiver takes it into its own heap (Msg.Release), because the sender chose both
+// its size and how many it sends. A send that does not fit is refused
+// (the bus throws ResourceError). Messages still held when the channel
+// becomes unreachable are given back by a cleanup, so every byte charged
+// is given back exactly once.
+package chans
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/jadevm/jade/vmloop"
+)
+
+// Elem is a channel's element type.
+type Elem uint8
+
+// Element types.
+const (
+	ElemI64 Elem = iota
+	ElemF64
+	ElemRef
+)
+
+func (e Elem) String() string {
+	switch e {
+	case ElemI64:
+		return "i64"
+	case ElemF64:
+		return "f64"
+	}
+	return "ref"
+}
+
+// Kind is the value kind of the elements (KindVoid for ref: any
+// reference kind), as vmloop.Array takes it.
+func (e Elem) Kind() vmloop.Kind {
+	switch e {
+	case ElemI64:
+		return vmloop.KindI64
+	case ElemF64:
+		return vmloop.KindF64
+	}
+	return vmloop.KindVoid
+}
+
+// Accepts reports whether a value of kind k may be sent on a channel of
+// element type e.
+func (e Elem) Accepts(k vmloop.Kind) bool {
+	switch e {
+	case ElemI64:
+		return k == vmloop.KindI64
+	case ElemF64:
+		return k == vmloop.KindF64
+	}
+	return k.Type() == vmloop.TRef
+}
+
+// ErrClosed is wrapped by the errors of a send on, or a receive from the
+// drained end of, a closed channel, and of a second close.
+var ErrClosed = errors.New("channel closed")
+
+// ErrNegativeCap is wrapped by New's error for a capacity below zero.
+var ErrNegativeCap = errors.New("negative channel capacity")
+
+// msgOverhead is what a message costs beyond its value's own host bytes:
+// the Msg record and its slot in the ring (56 bytes on 64-bit machines:
+// an i64 or f64 is held unboxed in the record).
+const msgOverhead = int64(unsafe.Sizeof(Msg{})) + 8
+
+// Msg is one message: a value copied out of its sender's heap, and the
+// charge it holds in its sender's engine's memory budget.
+type Msg struct {
+	bits uint64        // an i64 or f64 message's value
+	kind vmloop.Kind   // KindI64, KindF64, or a reference kind (ref)
+	ref  *vmloop.Value // a reference message's value
+	cost int64
+	mem  *vmloop.Budget
+	ch   *state // the channel state that counts it (cleanup, balance)
+}
+
+// NewMsg charges v to mem (nil: no budget) and returns it as a message;
+// false when mem cannot take it (nothing is charged then).
+func NewMsg(v vmloop.Value, mem *vmloop.Budget) (*Msg, int64, bool) {
+	n := msgOverhead
+	m := &Msg{kind: v.Kind()}
+	switch v.Kind() {
+	case vmloop.KindI64:
+		m.bits = uint64(v.Int())
+	case vmloop.KindF64:
+		m.bits = math.Float64bits(v.Float())
+	default:
+		n += v.HostBytes() // the Value itself included
+		m.ref = &v
+	}
+	if mem != nil && !mem.Take(n) {
+		return nil, n, false
+	}
+	m.cost, m.mem = n, mem
+	return m, n, true
+}
+
+// Value returns the message's value.
+func (m *Msg) Value() vmloop.Value {
+	switch m.kind {
+	case vmloop.KindI64:
+		return vmloop.I64(int64(m.bits))
+	case vmloop.KindF64:
+		return vmloop.F64(math.Float64frombits(m.bits))
+	}
+	return *m.ref
+}
+
+// Release gives m's charge back: the receiver has taken the value into
+// its heap (or it is dropped). It is idempotent.
+func (m *Msg) Release() {
+	if m.cost == 0 {
+		return
+	}
+	if m.mem != nil {
+		m.mem.Give(m.cost)
+	}
+	if m.ch != nil {
+		m.ch.held.Add(-m.cost)
+	}
+	m.cost = 0
+}
+
+// Result is what ends a waiter's wait: for a receiver, Msg (the message,
+// whose ownership passes) or Closed; for a sender, Closed or not (sent).
+type Result struct {
+	Msg    *Msg
+	Chan   *Chan // with Msg: the channel to Requeue it to if it is not taken
+	Closed bool
+	// By is the party whose operation wakes the waiter, as its caller
+	// passed it (the bus: the running task, so that the woken one is
+	// queued on the same worker), or nil.
+	By any
+}
+
+// Waiter is one blocked party. Wake ends its wait with r and reports
+// true, or reports false (and takes nothing) when the wait already ended
+// otherwise. It is called with the channel's mutex held and must not
+// call back into the channel. Live reports whether the wait has not
+// ended (a stale waiter is dropped at the next compaction).
+type Waiter interface {
+	Wake(r Result) bool
+	Live() bool
+}
+
+type sender struct {
+	w Waiter
+	m *Msg
+}
+
+// state is what a cleanup needs to give back the charges of a channel
+// that became unreachable: it holds no pointer to the Chan.
+type state struct {
+	buf    ring         // buffered messages, oldest first; guarded by Chan.mu
+	sendq  fifo[sender] // parked senders with their messages; guarded by mu
+	recvq  fifo[Waiter] // parked receivers; guarded by mu
+	closed bool         // guarded by mu
+	// held is the bytes charged for the messages this channel holds now
+	// (buffered and carried by parked senders); read without the mutex.
+	held atomic.Int64
+}
+
+// Chan is a channel. Its zero value is not usable: call New.
+type Chan struct {
+	elem Elem
+	cap  int64
+	mu   sync.Mutex
+	st   *state
+}
+
+// New returns a channel of element type elem and capacity cap (0: every
+// send waits for a receiver, a rendezvous).
+func New(elem Elem, capacity int64) (*Chan, error) {
+	if capacity < 0 {
+		return nil, fmt.Errorf("chans: new: capacity %d: %w", capacity, ErrNegativeCap)
+	}
+	if elem > ElemRef {
+		return nil, fmt.Errorf("chans: new: element type %d unknown", elem)
+	}
+	c := &Chan{elem: elem, cap: capacity, st: &state{}}
+	runtime.AddCleanup(c, func(st *state) { st.drop() }, c.st)
+	return c, nil
+}
+
+// drop gives back the charges of every message st still holds; it runs
+// once nothing can reach the channel.
+func (st *state) drop() {
+	for {
+		m, ok := st.buf.pop()
+		if !ok {
+			break
+		}
+		m.Release()
+	}
+	for {
+		s, ok := st.sendq.pop()
+		if !ok {
+			break
+		}
+		s.m.Release()
+	}
+}
+
+// Elem returns the channel's element type.
+func (c *Chan) Elem() Elem { return c.elem }
+
+// Cap returns the channel's capacity.
+func (c *Chan) Cap() int64 { return c.cap }
+
+// Len returns the number of buffered messages.
+func (c *Chan) Len() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return int64(c.st.buf.len())
+}
+
+// HeldBytes returns the bytes charged for the messages the channel holds
+// now (buffered, or carried by parked senders not yet taken).
+func (c *Chan) HeldBytes() int64 { return c.st.held.Load() }
+
+// Sync waits until no other party is inside an operation of the channel
+// (a wake that lost, withdrawing what it stored, has finished).
+func (c *Chan) Sync() {
+	c.mu.Lock()
+	//lint:ignore SA2001 an empty critical section is the point: a barrier
+	c.mu.Unlock()
+}
+
+// Forget drops the parked senders whose waits ended otherwise (a timeout,
+// a cancel) and gives their messages' charges back at once, rather than
+// when a receiver or a compaction next meets them. The bus calls it when
+// a send times out; being under the mutex, it also waits out a wake that
+// lost the race with the timer (Sync).
+func (c *Chan) Forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.st
+	st.sendq.compact(func(s sender) bool { return s.w.Live() }, func(s sender) { st.unhold(s.m); s.m.Release() })
+}
+
+// Closed reports whether the channel was closed.
+func (c *Chan) Closed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.st.closed
+}
+
+func (c *Chan) String() string { return fmt.Sprintf("chan<%s>(cap %d)", c.elem, c.cap) }
+
+// hold makes st count m.
+func (st *state) hold(m *Msg) {
+	if m.ch == nil {
+		m.ch = st
+		st.held.Add(m.cost)
+	}
+}
+
+// unhold stops st counting m: it passed to a receiver, whose Release no
+// longer changes the channel's count.
+func (st *state) unhold(m *Msg) {
+	if m.ch == st {
+		st.held.Add(-m.cost)
+		m.ch = nil
+	}
+}
+
+// Send offers m. It returns sent true when m was handed to a waiting
+// receiver or buffered; otherwise, when wait is non-nil, it calls wait
+// (under the mutex) for the sender's Waiter, parks it with m and returns
+// sent false: that Waiter is woken with Result{} once a receiver takes m,
+// or Result{Closed: true} when the channel closes first. With wait nil
+// (try_send) a full channel returns false and m stays the caller's. On a
+// closed channel it returns ErrClosed and m stays the caller's.
+func (c *Chan) Send(m *Msg, wait func() Waiter, by any) (sent bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.st
+	if st.closed {
+		return false, ErrClosed
+	}
+	if c.handToReceiver(m, by) {
+		return true, nil
+	}
+	if int64(st.buf.len()) < c.cap {
+		st.hold(m)
+		st.buf.push(m)
+		return true, nil
+	}
+	if wait == nil {
+		return false, nil
+	}
+	st.hold(m)
+	st.sendq.push(sender{wait(), m}, func(s sender) bool { return s.w.Live() }, func(s sender) { st.unhold(s.m); s.m.Release() })
+	return false, nil
+}
+
+// handToReceiver gives m to the first parked receiver whose wait is
+// live. Mutex held.
+func (c *Chan) handToReceiver(m *Msg, by any) bool {
+	st := c.st
+	for {
+		w, ok := st.recvq.pop()
+		if !ok {
+			return false
+		}
+		st.unhold(m)
+		if w.Wake(Result{Msg: m, Chan: c, By: by}) {
+			return true
+		}
+	}
+}
+
+// Recv takes the oldest message. With none buffered and no parked sender,
+// when the channel is open and wait is non-nil, it parks wait's Waiter and
+// returns (nil, nil): the Waiter is woken with the message or with
+// Closed. With wait nil (try_recv) it returns (nil, nil) at once. Once the
+// channel is closed and drained it returns ErrClosed. The caller owns
+// the message it gets and must Release it once the value is in its heap.
+func (c *Chan) Recv(wait func() Waiter, by any) (*Msg, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.st
+	if m, ok := st.buf.pop(); ok {
+		st.unhold(m)
+		// A place freed: the first live parked sender's message moves in.
+		if s, ok := c.takeSender(by); ok {
+			st.buf.push(s.m)
+		}
+		return m, nil
+	}
+	if s, ok := c.takeSender(by); ok { // a rendezvous, or give-backs drained
+		st.unhold(s.m)
+		return s.m, nil
+	}
+	if st.closed {
+		return nil, ErrClosed
+	}
+	if wait != nil {
+		st.recvq.push(wait(), Waiter.Live, nil)
+	}
+	return nil, nil
+}
+
+// takeSender ends the wait of the first parked sender whose wait is live,
+// as sent, and returns it (its message still counted by the channel).
+// Stale senders met on the way give their messages' charges back.
+func (c *Chan) takeSender(by any) (sender, bool) {
+	st := c.st
+	for {
+		s, ok := st.sendq.pop()
+		if !ok {
+			return sender{}, false
+		}
+		if s.w.Wake(Result{By: by}) {
+			return s, true
+		}
+		st.unhold(s.m)
+		s.m.Release()
+	}
+}
+
+// Requeue puts back at the head of the queue a message handed to a
+// receiver that will not take it (cancelled after its wake won, or its
+// heap had no room): the next receiver gets it first. It goes past the
+// capacity if need be, and into a closed channel too (receivers drain it).
+func (c *Chan) Requeue(m *Msg, by any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.handToReceiver(m, by) {
+		return
+	}
+	c.st.hold(m)
+	c.st.buf.pushFront(m)
+}
+
+// Close closes the channel: parked senders are woken with Closed (their
+// messages stay theirs), parked receivers are woken with Closed when
+// nothing is buffered (otherwise there are none). It returns ErrClosed
+// for a channel already closed.
+func (c *Chan) Close(by any) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.st
+	if st.closed {
+		return ErrClosed
+	}
+	st.closed = true
+	for {
+		s, ok := st.sendq.pop()
+		if !ok {
+			break
+		}
+		st.unhold(s.m)
+		s.m.Release()
+		s.w.Wake(Result{Closed: true, By: by})
+	}
+	for {
+		w, ok := st.recvq.pop()
+		if !ok {
+			break
+		}
+		w.Wake(Result{Closed: true, By: by})
+	}
+	return nil
+}

@@ -1,0 +1,194 @@
+package vmloop
+
+// Channel element types in the verifier. chan.new_i64, chan.new_f64 and
+// chan.new_ref make a channel whose element type the intrinsic names; a
+// typed operation (chan.send_X, chan.recv_X, chan.try_send_X) on a
+// register that holds a channel of another element type on every path
+// that reaches it is rejected at load time with its source line. A
+// channel that came from a parameter, a call, a spawn result, an array or
+// a message is of unknown element type, and the run-time check (a trap,
+// "wrong element type") stays for those. The pass runs only over the
+// functions that name a typed channel operation, after the flow typing
+// has accepted them, so it costs nothing to the programs that use none.
+
+// Element sets of a register (bits).
+const (
+	vcI64   = 1 << iota // a chan.new_i64 result
+	vcF64               // a chan.new_f64 result
+	vcRef               // a chan.new_ref result
+	vcOther             // any other value: unknown
+)
+
+// vcOfNew and vcOfOp map a channel intrinsic to the element set it makes
+// or needs (0: not a channel intrinsic of a known element type).
+func vcOfNew(id IntrinsicID) uint8 {
+	switch id {
+	case IntrChanNewI64:
+		return vcI64
+	case IntrChanNewF64:
+		return vcF64
+	case IntrChanNewRef:
+		return vcRef
+	}
+	return 0
+}
+
+func vcOfOp(id IntrinsicID) uint8 {
+	switch id {
+	case IntrChanSendI64, IntrChanRecvI64, IntrChanTrySendI64:
+		return vcI64
+	case IntrChanSendF64, IntrChanRecvF64, IntrChanTrySendF64:
+		return vcF64
+	case IntrChanSendRef, IntrChanRecvRef, IntrChanTrySendRef:
+		return vcRef
+	}
+	return 0
+}
+
+func vcName(m uint8) string {
+	switch m {
+	case vcI64:
+		return "i64"
+	case vcF64:
+		return "f64"
+	}
+	return "ref"
+}
+
+// usesTypedChan reports whether function fi names a typed channel
+// operation.
+func (v *verifier) usesTypedChan(fi int) bool {
+	for _, ins := range v.p.Funcs[fi].Code {
+		if ins.Op() == INTR {
+			if in := v.imports[ins.D()]; in.ID < HostIntrinsicBase && vcOfOp(in.ID) != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkChanElems runs the element-type pass over function fi (see above),
+// over the same regions as the flow typing.
+func (v *verifier) checkChanElems(fi int, lead vfBits, handlerAt []int32) error {
+	f := &v.p.Funcs[fi]
+	n := len(f.Code)
+	nregs := max(f.NRegs, 1)
+	regionAt := make([]int32, n+1)
+	var starts []int32
+	for pc := lead.nextFrom(0); pc >= 0 && pc < n; pc = lead.nextFrom(pc + 1) {
+		regionAt[pc] = int32(len(starts))
+		starts = append(starts, int32(pc))
+	}
+	starts = append(starts, int32(n))
+	nr := len(starts) - 1
+	in := make([]uint8, nr*nregs)
+	reached, dirty := make(vfBits, (nr+63)/64), make(vfBits, (nr+63)/64)
+	for r := range nregs {
+		in[r] = vcOther
+	}
+	reached.set(0)
+	dirty.set(0)
+	merge := func(pc int, s []uint8) {
+		b := int(regionAt[pc])
+		dst := in[b*nregs : (b+1)*nregs]
+		if !reached.has(b) {
+			copy(dst, s)
+			reached.set(b)
+			dirty.set(b)
+			return
+		}
+		changed := false
+		for r, m := range s {
+			if dst[r]|m != dst[r] {
+				dst[r] |= m
+				changed = true
+			}
+		}
+		if changed {
+			dirty.set(b)
+		}
+	}
+	st := make([]uint8, nregs)
+	edge := make([]uint8, nregs)
+	clobber := func(s []uint8, from int) {
+		for r := from; r < len(s); r++ {
+			s[r] = vcOther
+		}
+	}
+	for {
+		b := dirty.nextFrom(0)
+		if b < 0 {
+			return nil
+		}
+		dirty.clear(b)
+		copy(st, in[b*nregs:(b+1)*nregs])
+		start, end := int(starts[b]), int(starts[b+1])
+		for pc := start; pc < end; pc++ {
+			ins := f.Code[pc]
+			op, a := ins.Op(), int(ins.A())
+			if handlerAt != nil && opTable[op].Flags&FlagMayThrow != 0 && handlerAt[pc] >= 0 {
+				h := f.Handlers[handlerAt[pc]]
+				copy(edge, st)
+				if op == CALL || op == TAILCALL {
+					clobber(edge, a)
+				}
+				edge[h.Reg] = vcOther
+				merge(int(h.Target), edge)
+			}
+			switch op {
+			case CALL, TAILCALL:
+				clobber(st, a)
+			case SPAWN:
+				if a < nregs {
+					st[a] = vcOther
+				}
+			case INTR:
+				in := v.imports[ins.D()]
+				if in.ID < HostIntrinsicBase {
+					if want := vcOfOp(in.ID); want != 0 && a < nregs && st[a] != want && (st[a] == vcI64 || st[a] == vcF64 || st[a] == vcRef) {
+						return v.funcErr(fi, pc, "intr %s: %s holds a channel of %s elements (made by chan.new_%s) on every path, not of %s; use chan.%s_%s, or a channel of %s",
+							in.Name, vfRegName(f, uint8(a)), vcName(st[a]), vcName(st[a]), vcName(want), chanVerb(in.ID), vcName(st[a]), vcName(want))
+					}
+				}
+				if in.Result != TVoid && a < nregs {
+					st[a] = vcOther
+					if in.ID < HostIntrinsicBase {
+						if m := vcOfNew(in.ID); m != 0 {
+							st[a] = m
+						}
+					}
+				}
+			case MOVR:
+				st[a] = st[ins.B()]
+			default:
+				sem := &vfSems[op]
+				for i := range sem.nwrites {
+					if r := int(vfReg(ins, sem.writes[i].field)); r < nregs {
+						st[r] = vcOther
+					}
+				}
+			}
+		}
+		ins := f.Code[end-1]
+		info, _ := ins.Op().Info()
+		if info.Flags&FlagBranch != 0 {
+			merge(int(ins.D()), st)
+		}
+		if info.Flags&(FlagJump|FlagTerminator) == 0 {
+			merge(end, st)
+		}
+	}
+}
+
+// chanVerb is the operation of a typed channel intrinsic (send, recv,
+// try_send), for the fix an error suggests.
+func chanVerb(id IntrinsicID) string {
+	switch id {
+	case IntrChanRecvI64, IntrChanRecvF64, IntrChanRecvRef:
+		return "recv"
+	case IntrChanTrySendI64, IntrChanTrySendF64, IntrChanTrySendRef:
+		return "try_send"
+	}
+	return "send"
+}
