@@ -289,6 +289,9 @@ type LongRun struct {
 	TaskName string
 	Func     string // where the slice or call ended, or the wait began
 	PC       int
+	// File and Line are Func@PC's source position (Line 0: unknown).
+	File string
+	Line int
 	// What is "slice", "host call" or "run-queue wait".
 	What      string
 	Duration  time.Duration
@@ -298,7 +301,8 @@ type LongRun struct {
 	Suppressed uint64
 }
 
-// String is the report's log line: engine, task, function@pc, duration.
+// String is the report's log line: engine, task, file:line (function@pc
+// without line information), duration.
 func (r LongRun) String() string {
 	name := ""
 	if r.TaskName != "" {
@@ -308,7 +312,7 @@ func (r LongRun) String() string {
 	if r.What == jtrace.LongName(jtrace.LongWait) {
 		verb = "took"
 	}
-	s := fmt.Sprintf("long %s: engine %s task %d%s at %s@%d %s %v (threshold %v)", r.What, r.Engine, r.Task, name, r.Func, r.PC, verb, r.Duration, r.Threshold)
+	s := fmt.Sprintf("long %s: engine %s task %d%s at %s %s %v (threshold %v)", r.What, r.Engine, r.Task, name, loc(r.Func, r.PC, r.File, r.Line), verb, r.Duration, r.Threshold)
 	if r.Suppressed > 0 {
 		s += fmt.Sprintf("; %d more since the last report", r.Suppressed)
 	}
@@ -344,7 +348,8 @@ func (w *worker) long(t *Task, what uint8, d, lim int64) {
 		st.longSuppressed.Add(1)
 		return
 	}
-	s.onLong(LongRun{Engine: e.name, Task: t.id, TaskName: t.Name(), Func: t.prog.FuncName(fn), PC: pc, What: jtrace.LongName(what),
+	at := frameOf(t.prog, vmloop.ProfFrame{Fn: int32(fn), PC: int32(pc)})
+	s.onLong(LongRun{Engine: e.name, Task: t.id, TaskName: t.Name(), Func: at.Func, PC: pc, File: at.File, Line: at.Line, What: jtrace.LongName(what),
 		Duration: time.Duration(d), Threshold: time.Duration(lim), Suppressed: st.longSuppressed.Swap(0)})
 }
 
