@@ -95,7 +95,8 @@ func (x *workerTrace) fnSlow(p *vmloop.Program, fn int) uint32 {
 	return x.fns[fn]
 }
 
-// progNames returns the name ids of p's functions.
+// progNames returns the name ids of p's functions (with their source
+// lines: jtrace.Strings.Func).
 func (s *Scheduler) progNames(p *vmloop.Program) []uint32 {
 	st := &s.trace
 	st.progMu.Lock()
@@ -107,7 +108,7 @@ func (s *Scheduler) progNames(p *vmloop.Program) []uint32 {
 	if p != nil {
 		ids = make([]uint32, len(p.Funcs))
 		for i := range p.Funcs {
-			ids[i] = st.strs.ID(p.FuncName(i))
+			ids[i] = st.strs.Func(p.FuncName(i), funcLines(p, i))
 		}
 	}
 	if st.progs == nil {
@@ -115,6 +116,19 @@ func (s *Scheduler) progNames(p *vmloop.Program) []uint32 {
 	}
 	st.progs[p] = ids
 	return ids
+}
+
+// funcLines maps the pcs of function fn of p to source lines for the
+// trace's locations (frameOf: the mapping the task dump uses); nil when
+// p has no line table for it.
+func funcLines(p *vmloop.Program, fn int) jtrace.Lines {
+	if len(p.Funcs[fn].Lines) == 0 {
+		return nil
+	}
+	return func(pc int) (string, int) {
+		f := frameOf(p, vmloop.ProfFrame{Fn: int32(fn), PC: int32(pc)})
+		return f.File, f.Line
+	}
 }
 
 // nameOf returns the name id of the task name in r, a task's rare
@@ -190,6 +204,9 @@ func (w *worker) traceEnd(t *Task, why uint8) {
 		// Where it stopped (a completed task's frames are gone: it is
 		// shown where its slice began).
 		if f, p := t.exec.Loc(); f >= 0 {
+			if why == jtrace.EndSuspend {
+				p-- // at the request, not just past it (its line)
+			}
 			fn, pc = x.fn(t.prog, f), int32(p)
 		}
 	}
