@@ -30,8 +30,8 @@ type Options struct {
 	// DefaultPeriod); each sample is worth one Period of CPU time.
 	Period time.Duration
 	// TaskName names a task for the jade_task_name label ("": no label).
-	// nil means the task's own name (sched.Task.Name: task.set_name, a
-	// host spawn's name, or the spawner's, inherited).
+	// nil means the task's own name (sched.Task.Name: task.set_name or
+	// a host spawn's name).
 	TaskName func(*sched.Task) string
 }
 
