@@ -79,7 +79,10 @@ func TestCloseDeadlineCancelsTheRest(t *testing.T) {
 		require.Empty(t, de.Abandoned)
 		require.Contains(t, err.Error(), "3 tasks (engine main: 3 Waiting)")
 		// Each is named by the line it waits at and what it waits in.
-		require.Contains(t, err.Error(), "Waiting at drain_server.jasm:45 (conn) in net.read")
+		require.Contains(t, err.Error(), "Waiting at drain_server.jasm:45 (conn) in net.read for socket fd ")
+		for _, c := range cs {
+			require.Contains(t, err.Error(), "peer "+c.LocalAddr().String()+")", "each client is named")
+		}
 		require.Equal(t, 45, de.Live[0].Line)
 		require.Equal(t, sched.WaitIO, de.Live[0].Wait.Kind)
 		o, _ := main.Wait(context.Background())

@@ -195,3 +195,41 @@ func (r TaskReport) describe() string {
 	}
 	return b.String()
 }
+
+// Detail completes the reports SummarizeReports lists of rs — the first
+// limit that are not Completed — with what TasksWithStacks would say of
+// them (the stack, the joined task, the socket's addresses, the
+// deadline), stopping the world for as long as it reads them and
+// waiting at most timeout for it to stop. On an error rs is unchanged.
+// A drain report calls it for the few tasks it names, where a full
+// TasksWithStacks of millions of tasks would cost too much.
+func (s *Scheduler) Detail(rs []TaskReport, limit int, timeout time.Duration) error {
+	want := map[uint64]int{}
+	for i, r := range rs {
+		if len(want) == limit {
+			break
+		}
+		if r.State != Completed {
+			want[r.ID] = i
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	got := make(map[int]TaskReport, len(want))
+	var buf []vmloop.ProfFrame
+	err := s.stopWorld(timeout, func() {
+		s.registry.each(func(t *Task) {
+			if i, ok := want[t.id]; ok {
+				got[i] = s.report(t, true, &buf)
+			}
+		})
+	})
+	if err != nil {
+		return err
+	}
+	for i, r := range got {
+		rs[i] = r
+	}
+	return nil
+}

@@ -88,7 +88,8 @@ func markerLine(t *testing.T, name string) int {
 // for: the joined task, the event's register, the sleep's end, a
 // blocking host call, the listener's and the connection's addresses,
 // and the timeout's deadline. Tasks (no stop of the world) says where
-// and in which intrinsic. On both backends.
+// and in which intrinsic, and Detail completes its reports. On both
+// backends.
 func TestReportsNameWhatIsAwaited(t *testing.T) {
 	testkit.Pollers(t, func(t *testing.T) {
 		rt := testkit.ForcedRuntime(t, jade.Options{Workers: 2})
@@ -161,13 +162,20 @@ func TestReportsNameWhatIsAwaited(t *testing.T) {
 		require.Contains(t, ws["reader"].String(), "(local "+addr+", peer "+conn.LocalAddr().String()+")")
 
 		// Without stopping the world: where, and in what.
-		plain := byFunc(rt.Tasks())
+		all := rt.Tasks()
+		plain := byFunc(all)
 		require.Len(t, plain, 6)
 		for fn, r := range plain {
 			require.Equal(t, ws[fn].Line, r.Line, "%s: %v", fn, r)
 			require.NotNil(t, r.Wait, fn)
 			require.Equal(t, ws[fn].Wait.Op, r.Wait.Op, fn)
 			require.Equal(t, ws[fn].Wait.Kind, r.Wait.Kind, fn)
+			require.Empty(t, r.Wait.Peer, fn)
 		}
+		// Detail completes the reports it is asked for (a drain report's).
+		require.NoError(t, rt.Bus().Scheduler().Detail(all, len(all), 10*time.Second))
+		detailed := byFunc(all)
+		require.Equal(t, ws["reader"].Wait.Peer, detailed["reader"].Wait.Peer)
+		require.Equal(t, ws["main"].Wait.Task, detailed["main"].Wait.Task)
 	})
 }
