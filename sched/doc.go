@@ -24,7 +24,8 @@
 //	timers.go, periodic.go timer shards, timeouts, periodic jobs
 //	io.go, fd.go           completion backends, I/O waits, descriptor lifetime
 //	event.go               events (auto-reset, signal/broadcast)
-//	shutdown.go, report.go drain, shutdown, task reports
+//	shutdown.go, report*.go drain, shutdown, task reports (file:line,
+//	                       what a Waiting task waits for)
 //	registry.go            the sharded registry of live tasks
 //	metrics.go             the read-only snapshot
 //	metrics_*.go           latency histograms and their sampled stamps,
@@ -141,7 +142,10 @@
 //	                         before their Stop; a slice that a sample
 //	                         request preempted clears the stop, then loads
 //	                         both, and goes on only if neither is set
-//	                         (samplePreempted; TestSamplePreempted)
+//	                         (samplePreempted; TestSamplePreempted); the
+//	                         sample taken around a host call does the same
+//	                         and also keeps a stop of the world's stop
+//	                         (clearSampleStop)
 //	hostLaunches / stopping  a host spawn counts itself in hostLaunches,
 //	                         then loads stopping; Shutdown stores stopping,
 //	                         then waits for hostLaunches to reach 0
