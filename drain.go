@@ -20,11 +20,16 @@ import (
 //
 // At ctx's end the tasks still live are cancelled (with a one-second
 // grace for them to unwind) and Close returns a *DrainError that lists
-// them by engine and state.
+// them by engine and state, and names the first few with the file:line
+// and what each waits for.
 func (r *Runtime) Close(ctx context.Context) error {
 	r.bus.StopListening()
 	if err := r.bus.Drain(ctx); err != nil {
-		live := r.bus.Scheduler().Tasks()
+		s := r.bus.Scheduler()
+		live := s.Tasks()
+		// Best effort: the tasks the error lists, with what each waits
+		// for in full (the workers stop for as long as it takes to read).
+		_ = s.Detail(live, sched.MaxListedReports, 100*time.Millisecond)
 		grace, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		derr := &DrainError{Cause: ctx.Err(), Live: live, Abandoned: r.bus.Shutdown(grace)}

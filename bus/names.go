@@ -21,7 +21,7 @@ func (m *Member) Spawn(target *Member, p *vmloop.Program, fn string, args ...vml
 
 // SpawnNamed is Spawn naming the task name before it can run (see
 // sched.Control.SetTaskName: the name labels its profile samples, shows
-// in task dumps and reports, and is inherited by the tasks it spawns).
+// in task dumps and reports; the tasks it spawns do not inherit it).
 func (m *Member) SpawnNamed(target *Member, name string, p *vmloop.Program, fn string, args ...vmloop.Value) (*sched.Task, error) {
 	return m.spawn(target, clipName(name), p, fn, args...)
 }
@@ -42,7 +42,7 @@ func clipName(name string) string {
 }
 
 // setTaskName is task.set_name: t names itself (a string; "" removes the
-// name). The tasks it spawns from then on inherit the name.
+// name). The tasks it spawns do not inherit the name.
 func (b *Bus) setTaskName(t *sched.Task, ex *vmloop.Exec, _ *vmloop.Request) sched.Action {
 	v, err := ex.ArgValue(0)
 	if err != nil {

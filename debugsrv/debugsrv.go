@@ -22,7 +22,6 @@ import (
 
 	"github.com/jadevm/jade/jprof"
 	"github.com/jadevm/jade/sched"
-	"github.com/jadevm/jade/vmloop"
 )
 
 // Source is what the server reads: the scheduler of a runtime
@@ -69,9 +68,10 @@ func tasks(src Source) ([]sched.TaskReport, error) {
 }
 
 // DumpTasks writes the live tasks grouped by state, then engine, one line
-// each with id, name, function@pc and statistics, then each task's Jade
-// stack with file:line when src can give it (the SIGUSR1 dump of `jade
-// run`).
+// each with id, name, file:line (function@pc without line information),
+// what a Waiting task waits for (sched.Wait) and statistics, then each
+// task's Jade stack with file:line when src can give it (the SIGUSR1
+// dump of `jade run`).
 func DumpTasks(w io.Writer, src Source) {
 	ts, err := tasks(src)
 	sort.SliceStable(ts, func(i, j int) bool {
@@ -91,7 +91,10 @@ func DumpTasks(w io.Writer, src Source) {
 		if t.Name != "" {
 			fmt.Fprintf(w, " %q", t.Name)
 		}
-		fmt.Fprintf(w, " at %s@%d", vmloop.QuoteName(t.Func), t.PC)
+		fmt.Fprintf(w, " at %s", t.Loc())
+		if t.Wait != nil {
+			fmt.Fprintf(w, " %s", t.Wait)
+		}
 		if st := t.Stats; st != nil {
 			fmt.Fprintf(w, " (%d slices, %d reductions, %s runnable)", st.Slices, st.Reductions, time.Duration(st.RunnableNs))
 		}

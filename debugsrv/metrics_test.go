@@ -17,7 +17,7 @@ import (
 )
 
 // TestTaskDumpAndMetrics: the dump and /debug/tasks show a task's name,
-// statistics and Jade stack with file:line; /debug/metrics and
+// file:line, what it waits for, statistics and Jade stack with file:line; /debug/metrics and
 // /debug/vars carry the latency histograms and the worker times.
 func TestTaskDumpAndMetrics(t *testing.T) {
 	rt := testkit.ForcedRuntime(t, jade.Options{Workers: 1, TaskStats: true, LatencySample: 1})
@@ -40,7 +40,7 @@ func TestTaskDumpAndMetrics(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	debugsrv.DumpTasks(&buf, s)
-	require.Contains(t, buf.String(), `"conn-7" at waiter@`)
+	require.Contains(t, buf.String(), `"conn-7" at w.jasm:4 (waiter) in event.wait for event ev`)
 	require.Contains(t, buf.String(), "(2 slices, ")
 	require.Contains(t, buf.String(), "(w.jasm:4)")
 
@@ -61,6 +61,8 @@ func TestTaskDumpAndMetrics(t *testing.T) {
 	require.Equal(t, "conn-7", ts[0].Name)
 	require.Equal(t, int64(2), ts[0].Stats.Slices)
 	require.Equal(t, []sched.Frame{{Func: "waiter", PC: ts[0].Stack[0].PC, File: "w.jasm", Line: 4}}, ts[0].Stack)
+	require.Equal(t, 4, ts[0].Line)
+	require.Equal(t, &sched.Wait{Op: "event.wait", Kind: sched.WaitEvent, For: "event ev"}, ts[0].Wait)
 
 	var m sched.Metrics
 	require.NoError(t, json.Unmarshal(get("/debug/metrics"), &m))

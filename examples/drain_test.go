@@ -81,7 +81,8 @@ func TestCloseServesTheAcceptQueue(t *testing.T) {
 
 // TestCloseDeadlineCancelsTheRest: connections whose clients never close
 // keep their tasks live past Close's deadline; those are cancelled and
-// listed by engine and state in a *jade.DrainError, and a net.listen
+// listed by engine and state, with the file:line and intrinsic each
+// waits in, in a *jade.DrainError, and a net.listen
 // after the drain began throws ShutdownError.
 func TestCloseDeadlineCancelsTheRest(t *testing.T) {
 	testkit.Pollers(t, func(t *testing.T) {
@@ -110,6 +111,13 @@ func TestCloseDeadlineCancelsTheRest(t *testing.T) {
 		require.Len(t, de.Live, 3, "the three connection tasks: %v", err)
 		require.Empty(t, de.Abandoned)
 		require.Contains(t, err.Error(), "3 tasks (engine main: 3 Waiting)")
+		// Each is named by the line it waits at and what it waits in.
+		require.Contains(t, err.Error(), "Waiting at drain_server.jasm:45 (conn) in net.read for socket fd ")
+		for _, c := range cs {
+			require.Contains(t, err.Error(), "peer "+c.LocalAddr().String()+")", "each client is named")
+		}
+		require.Equal(t, 45, de.Live[0].Line)
+		require.Equal(t, sched.WaitIO, de.Live[0].Wait.Kind)
 		o, _ := main.Wait(context.Background())
 		require.Equal(t, sched.Success, o.Kind, "main ended at the ShutdownError: %s", o)
 	})

@@ -30,8 +30,8 @@ type Options struct {
 	// DefaultPeriod); each sample is worth one Period of CPU time.
 	Period time.Duration
 	// TaskName names a task for the jade_task_name label ("": no label).
-	// nil means the task's own name (sched.Task.Name: task.set_name, a
-	// host spawn's name, or the spawner's, inherited).
+	// nil means the task's own name (sched.Task.Name: task.set_name or
+	// a host spawn's name).
 	TaskName func(*sched.Task) string
 }
 
@@ -57,10 +57,12 @@ type cpuKey struct {
 	engine string
 	task   uint64
 	name   string
+	host   string // the host intrinsic the samples are in ("": Jade code)
 }
 
 type cpuRec struct {
-	n int64 // samples
+	n  int64 // samples
+	ns int64 // CPU time they are worth
 }
 
 // StartCPU starts a CPU profile of the Jade code that tgt's workers run;
@@ -104,7 +106,13 @@ func (p *CPUProfile) Sample(t *sched.Task, stack []vmloop.ProfFrame) {
 	if len(stack) == 0 {
 		return
 	}
-	k := cpuKey{prog: t.Program(), stack: frameString(stack), engine: t.Engine().Name(), task: t.ID()}
+	p.add(t, stack, "", 1, p.period.Nanoseconds())
+}
+
+// add records n samples worth ns of CPU time of t at stack, in host
+// intrinsic host ("": none).
+func (p *CPUProfile) add(t *sched.Task, stack []vmloop.ProfFrame, host string, n, ns int64) {
+	k := cpuKey{prog: t.Program(), stack: frameString(stack), engine: t.Engine().Name(), task: t.ID(), host: host}
 	if p.name != nil {
 		k.name = p.name(t)
 	}
@@ -118,7 +126,23 @@ func (p *CPUProfile) Sample(t *sched.Task, stack []vmloop.ProfFrame) {
 		r = &cpuRec{}
 		p.samples[k] = r
 	}
-	r.n++
+	r.n += n
+	r.ns += ns
+}
+
+// SampleHost records the samples due while t ran host intrinsic name,
+// called at stack, for d nanoseconds (sched.HostSampler; on a worker),
+// under a frame "intr NAME" of their own: d in periods, at least one (a
+// sample was requested during the call), worth max(d, period) of CPU
+// time. A call longer than a period is always sampled, so it is worth
+// its time; a shorter one is sampled with the chance d/period, so a
+// period is what it is worth on average.
+func (p *CPUProfile) SampleHost(t *sched.Task, stack []vmloop.ProfFrame, name string, d int64) {
+	if len(stack) == 0 {
+		return
+	}
+	per := p.period.Nanoseconds()
+	p.add(t, stack, name, max(1, (d+per/2)/per), max(d, per))
 }
 
 // Samples returns how many samples the profile holds so far.
@@ -166,9 +190,13 @@ func (p *CPUProfile) profile() *profile.Profile {
 		if k.name != "" {
 			labels[LabelTaskName] = []string{k.name}
 		}
+		locs := syms.stack(k.prog, frames(k.stack))
+		if k.host != "" {
+			locs = append([]*profile.Location{syms.host(k.host)}, locs...)
+		}
 		pp.Sample = append(pp.Sample, &profile.Sample{
-			Location: syms.stack(k.prog, frames(k.stack)),
-			Value:    []int64{r.n, r.n * p.period.Nanoseconds()},
+			Location: locs,
+			Value:    []int64{r.n, r.ns},
 			Label:    labels,
 		})
 	}

@@ -36,6 +36,29 @@ type symbols struct {
 	maps  map[*vmloop.Program]*profile.Mapping
 	funcs map[funcKey]*profile.Function
 	locs  map[locKey]*profile.Location
+	hosts map[string]*profile.Location // host intrinsic frames by name
+}
+
+// HostFile is the file name of the frames of host intrinsics (a
+// function "intr NAME": the time a host function ran on a worker).
+const HostFile = "<host>"
+
+// host returns the location of host intrinsic name: a function "intr
+// NAME" of file HostFile, outside every program's mapping.
+func (s *symbols) host(name string) *profile.Location {
+	if l := s.hosts[name]; l != nil {
+		return l
+	}
+	fn := "intr " + name
+	f := &profile.Function{ID: uint64(len(s.p.Function) + 1), Name: fn, SystemName: fn, Filename: HostFile}
+	s.p.Function = append(s.p.Function, f)
+	l := &profile.Location{ID: uint64(len(s.p.Location) + 1), Line: []profile.Line{{Function: f}}}
+	s.p.Location = append(s.p.Location, l)
+	if s.hosts == nil {
+		s.hosts = map[string]*profile.Location{}
+	}
+	s.hosts[name] = l
+	return l
 }
 
 type funcKey struct {

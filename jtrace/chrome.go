@@ -19,6 +19,7 @@ type Encoder struct {
 	w      *bufio.Writer
 	strs   *Strings
 	quoted map[uint32][]byte // strs ids as JSON strings
+	lines  map[uint32]Lines  // strs' Lines of the functions met, nil ones too
 	tracks []trackState
 	n      int // events written (a comma before every one but the first)
 	err    error
@@ -47,7 +48,7 @@ type trackState struct {
 // functions and tasks.
 func NewEncoder(w io.Writer, tracks []string, strs *Strings) *Encoder {
 	e := &Encoder{w: bufio.NewWriterSize(w, 64<<10), strs: strs, quoted: map[uint32][]byte{},
-		tracks: make([]trackState, len(tracks))}
+		lines: map[uint32]Lines{}, tracks: make([]trackState, len(tracks))}
 	e.w.WriteString(`{"displayTimeUnit":"ns","traceEvents":[`)
 	e.raw([]byte(`{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"jade"}}`))
 	for i, name := range tracks {
@@ -227,15 +228,33 @@ func (e *Encoder) str(id uint32) []byte {
 	return q
 }
 
-// at returns ev's function@pc as a JSON string.
+// at returns ev's location as a JSON string (appendAt).
 func (e *Encoder) at(ev Event) string { return string(e.appendAt(nil, ev)) }
 
-// appendAt appends ev's function@pc as a JSON string to b.
+// appendAt appends ev's location as a JSON string to b: "file:line
+// (function)" where the function's lines are known (Strings.Func), else
+// "function@pc".
 func (e *Encoder) appendAt(b []byte, ev Event) []byte {
 	if ev.Fn == 0 {
 		return append(b, `"?"`...)
 	}
+	lines, ok := e.lines[ev.Fn]
+	if !ok {
+		lines = e.strs.Lines(ev.Fn)
+		e.lines[ev.Fn] = lines
+	}
 	q := e.str(ev.Fn)
+	if lines != nil {
+		if file, line := lines(int(ev.PC)); line > 0 {
+			fq, _ := json.Marshal(file)
+			b = append(b, fq[:len(fq)-1]...)
+			b = append(b, ':')
+			b = strconv.AppendInt(b, int64(line), 10)
+			b = append(b, " ("...)
+			b = append(b, q[1:len(q)-1]...)
+			return append(b, `)"`...)
+		}
+	}
 	b = append(b, q[:len(q)-1]...)
 	b = append(b, '@')
 	b = strconv.AppendInt(b, int64(ev.PC), 10)

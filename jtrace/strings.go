@@ -9,6 +9,41 @@ type Strings struct {
 	mu   sync.Mutex
 	ids  map[string]uint32 // guarded by mu
 	list []string          // guarded by mu; list[id] is the string
+	// lines maps the id of a function (Func) to its pcs' source
+	// positions; guarded by mu.
+	lines map[uint32]Lines
+}
+
+// Lines maps a pc of one function to its source file and line (line 0:
+// unknown), for the trace's "file:line" locations.
+type Lines func(pc int) (file string, line int)
+
+// Func returns a new id naming function name, whose pcs lines maps to
+// source lines (nil: none known). Unlike ID, it does not share ids: two
+// programs may each have a function of that name.
+func (t *Strings) Func(name string, lines Lines) uint32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ids == nil {
+		t.ids = map[string]uint32{}
+		t.list = []string{""}
+	}
+	id := uint32(len(t.list))
+	t.list = append(t.list, name)
+	if lines != nil {
+		if t.lines == nil {
+			t.lines = map[uint32]Lines{}
+		}
+		t.lines[id] = lines
+	}
+	return id
+}
+
+// Lines returns the source lines of the function id names (Func), or nil.
+func (t *Strings) Lines(id uint32) Lines {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.lines[id]
 }
 
 // ID returns the id of s, adding it when new.

@@ -25,7 +25,8 @@
 //	stall.go               a stalled worker's timers fired by another
 //	io.go, fd.go           completion backends, I/O waits, descriptor lifetime
 //	event.go               events (auto-reset, signal/broadcast)
-//	shutdown.go, report.go drain, shutdown, task reports
+//	shutdown.go, report*.go drain, shutdown, task reports (file:line,
+//	                       what a Waiting task waits for)
 //	registry.go            the sharded registry of live tasks
 //	metrics.go             the read-only snapshot
 //	metrics_*.go           latency histograms and their sampled stamps,
@@ -165,7 +166,10 @@
 //	                         before their Stop; a slice that a sample
 //	                         request preempted clears the stop, then loads
 //	                         both, and goes on only if neither is set
-//	                         (samplePreempted; TestSamplePreempted)
+//	                         (samplePreempted; TestSamplePreempted); the
+//	                         sample taken around a host call does the same
+//	                         and also keeps a stop of the world's stop
+//	                         (clearSampleStop)
 //	hostLaunches / stopping  a host spawn counts itself in hostLaunches,
 //	                         then loads stopping; Shutdown stores stopping,
 //	                         then waits for hostLaunches to reach 0

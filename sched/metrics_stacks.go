@@ -97,7 +97,9 @@ func (f Frame) String() string {
 }
 
 // TasksWithStacks is Tasks with each task's Jade stack, innermost frame
-// first (TaskReport.Stack). It stops the world while it reads the stacks
+// first (TaskReport.Stack), and all that is known of what each Waiting
+// task waits for (TaskReport.Wait: the joined task, the event, the
+// socket's addresses, the deadline). It stops the world while it reads the stacks
 // (see above), waiting at most timeout for the workers to stop: every
 // running slice loses the rest of its budget, as at a kick. Called from a
 // worker (a host intrinsic) it fails with ErrPauseTimeout, since that
@@ -106,18 +108,7 @@ func (s *Scheduler) TasksWithStacks(timeout time.Duration) ([]TaskReport, error)
 	var out []TaskReport
 	var buf []vmloop.ProfFrame
 	err := s.stopWorld(timeout, func() {
-		s.registry.each(func(t *Task) {
-			fn, pc := t.Where()
-			r := TaskReport{ID: t.id, Engine: t.engine.name, State: t.State(), Func: fn, PC: pc, Name: t.Name(), Stats: t.Stats()}
-			buf = t.exec.ProfileStack(buf[:0])
-			for _, fr := range buf {
-				r.Stack = append(r.Stack, frameOf(t.prog, fr))
-			}
-			if len(r.Stack) > 0 {
-				r.Func, r.PC = r.Stack[0].Func, r.Stack[0].PC // exact while stopped
-			}
-			out = append(out, r)
-		})
+		s.registry.each(func(t *Task) { out = append(out, s.report(t, true, &buf)) })
 	})
 	if err != nil {
 		return nil, err

@@ -3,29 +3,18 @@ package sched
 // Task names and per-task statistics. Both live in the task's rare part,
 // so that a task without them costs nothing (the record is exactly its
 // size class, TestRecordSizes): a name is set by the task itself
-// (task.set_name), by a host spawn's option, or inherited from the
-// spawner at spawn, as goroutine labels are; statistics are kept for the
-// tasks of an engine whose MetricsConfig.TaskStats was set when they were
-// spawned.
+// (task.set_name) or by a host spawn's option, and is the task's own: a
+// child does not inherit its spawner's (after SpawnNamed("acceptor"),
+// the connection tasks it spawns are not all "acceptor"; the runtime has
+// no task labels that a child would inherit instead). Statistics are
+// kept for the tasks of an engine whose MetricsConfig.TaskStats was set
+// when they were spawned.
 
-// initTaskMetrics gives t, made by makeTask and not yet visible, its
-// spawner's name and, when stats is set, per-task statistics.
-func initTaskMetrics(t, from *Task, stats bool) {
-	var name *string
-	if from != nil {
-		if r := from.rare.Load(); r != nil {
-			name = r.name.Load()
-		}
-	}
-	if name == nil && !stats {
-		return
-	}
-	r := &taskRare{} // no lock: nobody else can see t yet
-	r.name.Store(name)
-	t.rare.Store(r)
-	if stats {
-		t.flags.Or(flagStats)
-	}
+// initTaskStats gives t, made by makeTask and not yet visible, per-task
+// statistics.
+func initTaskStats(t *Task) {
+	t.rare.Store(&taskRare{}) // no lock: nobody else can see t yet
+	t.flags.Or(flagStats)
 }
 
 // Name returns the task's name, or "" when it has none.
@@ -38,9 +27,9 @@ func (t *Task) Name() string {
 	return ""
 }
 
-// SetTaskName names t ("" removes the name). The tasks t spawns from now
-// on inherit the name. Task names label CPU profiles (jprof), and show in
-// the task dump, /debug/tasks and shutdown reports.
+// SetTaskName names t ("" removes the name); the tasks t spawns do not
+// inherit it. Task names label CPU profiles (jprof), and show in the task
+// dump, /debug/tasks and shutdown reports.
 func (c *Control) SetTaskName(t *Task, name string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -167,8 +167,8 @@ func TestWorkerTimes(t *testing.T) {
 }
 
 // TestTaskNames: a task names itself with task.set_name, its children
-// inherit the name, a host spawn names its task, and the names show in
-// the task reports and their text.
+// do not inherit the name, a host spawn names its task, and the names
+// show in the task reports and their text.
 func TestTaskNames(t *testing.T) {
 	rt := testkit.Runtime(t, jade.Options{Workers: 1})
 	p := testkit.Load(t, rt, `
@@ -207,7 +207,7 @@ func TestTaskNames(t *testing.T) {
 		texts = append(texts, r.String())
 		require.Nil(t, r.Stats, "statistics are off by default")
 	}
-	require.Equal(t, map[string]int{"acceptor": 2, "host-side": 1}, names)
+	require.Equal(t, map[string]int{"acceptor": 1, "": 1, "host-side": 1}, names)
 	require.Contains(t, strings.Join(texts, "\n"), `"host-side" (engine main) Waiting`)
 	require.NoError(t, rt.Broadcast(gate))
 	o, err := main.Wait(t.Context())
@@ -267,4 +267,50 @@ w:
 	o, err := task.Wait(t.Context())
 	require.NoError(t, err)
 	require.Equal(t, int64(k), o.Value.Int())
+}
+
+// TestSpawnNamedChildrenUnnamed: after SpawnNamed("acceptor"), the tasks
+// the acceptor spawns are not "acceptor": each connection task has no
+// name until it names itself.
+func TestSpawnNamedChildrenUnnamed(t *testing.T) {
+	rt := testkit.Runtime(t, jade.Options{Workers: 1})
+	p := testkit.Load(t, rt, `
+.abi 1.4
+.func acceptor(gate:ref) -> i64
+  .local a:ref, b:ref, v:i64, w:i64
+  spawn a, conn, gate
+  spawn b, named_conn, gate
+  joini v, a
+  joini w, b
+  add   v, v, w
+  ret   v
+.end
+.func conn(gate:ref) -> i64
+  .local z:i64
+  evwait gate
+  const z, 1
+  ret   z
+.end
+.func named_conn(gate:ref) -> i64
+  .local s:ref, z:i64
+  const s, "conn-2"
+  intr  _, task.set_name, s
+  evwait gate
+  const z, 2
+  ret   z
+.end`)
+	gate := rt.NewEvent()
+	acc, err := rt.SpawnNamed("acceptor", p, "acceptor", gate)
+	require.NoError(t, err)
+	s := rt.Bus().Scheduler()
+	testkit.WaitFor(t, func() bool { return s.WaitingTasks() == 3 })
+	byFunc := map[string]string{}
+	for _, r := range s.Tasks() {
+		byFunc[r.Func] = r.Name
+	}
+	require.Equal(t, map[string]string{"acceptor": "acceptor", "conn": "", "named_conn": "conn-2"}, byFunc)
+	require.NoError(t, rt.Broadcast(gate))
+	o, err := acc.Wait(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, int64(3), o.Value.Int())
 }

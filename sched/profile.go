@@ -30,6 +30,17 @@ import (
 // the straight-line code before that point (a leaf function's last block
 // is charged to its caller's return site). The 10 ms ticker is not
 // synchronised with the tasks' slices or safe points.
+// docs/OBSERVABILITY.md shows the bias on an example.
+//
+// Host intrinsics: a host function runs on the worker between two Runs,
+// out of reach of the stop flag. A request pending when the call starts
+// is taken there, at the calling instruction (a safe point like any
+// other); one made while the call runs is taken when it returns, and
+// the call's time goes to the HostSampler as a frame of its own (jprof:
+// "intr NAME"), worth the call's duration: without it, a call's time
+// would land on the next safe point after it. The cost when off is one
+// load of sampleReq before and one after each host call, beside the two
+// clock reads the call's timing makes anyway.
 //
 // Cost when off: no check in either VM loop (the stop flag is read there
 // anyway), and one load of sampleReq (a field of the worker's own, written
@@ -47,9 +58,24 @@ type Sampler interface {
 	Sample(t *Task, stack []vmloop.ProfFrame)
 }
 
+// HostSampler is a Sampler that also takes the samples due while a host
+// intrinsic runs on a worker: the time of the call is charged to a frame
+// of the intrinsic's own, above the Jade stack that called it.
+type HostSampler interface {
+	// SampleHost records that t spent d nanoseconds in host intrinsic
+	// name, called at stack (innermost first: the calling instruction),
+	// and that at least one sample was requested meanwhile. It runs on
+	// the worker's thread, like Sample.
+	SampleHost(t *Task, stack []vmloop.ProfFrame, name string, d int64)
+}
+
 // sampler is what StartSampling installed; a pointer to the interface so
-// that a worker loads it with one atomic load.
-type samplerBox struct{ s Sampler }
+// that a worker loads it with one atomic load. host is s as a
+// HostSampler, or nil.
+type samplerBox struct {
+	s    Sampler
+	host HostSampler
+}
 
 // StartSampling installs sp: from now on RequestSamples asks the busy
 // workers for samples and they give them to sp. It fails when a sampler
@@ -58,7 +84,9 @@ func (s *Scheduler) StartSampling(sp Sampler) error {
 	if sp == nil {
 		return errors.New("sched: StartSampling: nil sampler")
 	}
-	if !s.sampler.CompareAndSwap(nil, &samplerBox{s: sp}) {
+	box := &samplerBox{s: sp}
+	box.host, _ = sp.(HostSampler)
+	if !s.sampler.CompareAndSwap(nil, box) {
 		return errors.New("sched: StartSampling: a sampler is already installed")
 	}
 	return nil
@@ -160,4 +188,44 @@ func (w *worker) samplePreempted(t *Task, budget int64) bool {
 	}
 	t.exec.ClearStop()
 	return !t.has(flagCancel) && !w.s.kick.Load()
+}
+
+// sampleCall takes the sample pending when t calls a host intrinsic, at
+// the calling instruction (called only when sampleReq is set).
+func (w *worker) sampleCall(t *Task) {
+	w.takeSample(t)
+	w.clearSampleStop(t)
+}
+
+// sampleHost takes the sample requested while t's host intrinsic name
+// ran for d nanoseconds (called only when sampleReq is set): a frame of
+// the intrinsic's own above the calling instruction, for a HostSampler;
+// a plain sample at the call for another Sampler.
+func (w *worker) sampleHost(t *Task, name string, d int64) {
+	req := w.sampleReq.Swap(0)
+	if req != 0 && req-1 == w.dispatches.Load() {
+		if box := w.s.sampler.Load(); box != nil {
+			w.stack = t.exec.RequestStack(w.stack[:0])
+			if box.host != nil {
+				box.host.SampleHost(t, w.stack, name, d)
+			} else {
+				box.s.Sample(t, w.stack)
+			}
+		}
+	}
+	w.clearSampleStop(t)
+}
+
+// clearSampleStop clears the stop a sample request put on t's Exec, so
+// that the slice goes on past the host call, unless a cancel, a kick or
+// a stop of the world wants it stopped too (each stores its flag before
+// its stop, so one that comes after the load stops it again itself).
+func (w *worker) clearSampleStop(t *Task) {
+	if !t.exec.Stopped() {
+		return
+	}
+	t.exec.ClearStop()
+	if t.has(flagCancel) || w.s.kick.Load() || w.stop.Load() {
+		t.exec.Stop()
+	}
 }

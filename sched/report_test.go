@@ -82,7 +82,7 @@ func TestForcedShutdownSummarizesMany(t *testing.T) {
 	msg := err.Error()
 	require.Less(t, len(msg), 1500, msg)
 	require.Contains(t, msg, "jade: shutdown: abandoned at the deadline: 2001 tasks (engine main: 2000 Runnable, 1 Running): ")
-	require.Contains(t, msg, "at main@")
+	require.Contains(t, msg, "at TestForcedShutdownSummarizesMany.jasm:4 (main)")
 	require.True(t, strings.HasSuffix(msg, "; and 1991 more"), msg)
 	close(release)
 	o, _ := first.Wait(context.Background())

@@ -420,7 +420,7 @@ func TestForcedShutdownReportsStuck(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	err = rt.Shutdown(ctx)
-	require.ErrorContains(t, err, "main@", "shutdown error %v, want a report naming main@pc", err)
+	require.ErrorContains(t, err, "TestForcedShutdownReportsStuck.jasm:4 (main)", "shutdown error %v, want a report naming the file:line of the call", err)
 	close(release)
 	o, _ := task.Wait(context.Background())
 	require.Equal(t, sched.Cancelled, o.Kind, "released task: %v", o)

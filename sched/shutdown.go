@@ -7,8 +7,6 @@ import (
 	"slices"
 	"sort"
 	"time"
-
-	"github.com/jadevm/jade/vmloop"
 )
 
 // Graceful drain, forced shutdown and the reports of live tasks.
@@ -70,23 +68,22 @@ type TaskReport struct {
 	Stats *TaskStats `json:",omitempty"`
 	// Stack is its Jade stack, innermost first (TasksWithStacks only).
 	Stack []Frame `json:",omitempty"`
+	// File and Line are the source position of Func@PC (Line 0: the
+	// program has no line table); report_wait.go.
+	File string `json:",omitempty"`
+	Line int    `json:",omitempty"`
+	// Wait says what a Waiting task waits for; nil for other states.
+	Wait *Wait `json:",omitempty"`
 }
 
-func (r TaskReport) String() string {
-	if r.Name != "" {
-		return fmt.Sprintf("task %d %q (engine %s) %s at %s@%d", r.ID, r.Name, r.Engine, r.State, vmloop.QuoteName(r.Func), r.PC)
-	}
-	return fmt.Sprintf("task %d (engine %s) %s at %s@%d", r.ID, r.Engine, r.State, vmloop.QuoteName(r.Func), r.PC)
-}
+func (r TaskReport) String() string { return r.describe() }
 
 // Tasks lists the live tasks, by id. A running task reports the location
 // it published at its last safe point.
 func (s *Scheduler) Tasks() []TaskReport {
 	var out []TaskReport
 	s.registry.each(func(t *Task) {
-		fn, pc := t.Where()
-		out = append(out, TaskReport{ID: t.id, Engine: t.engine.name, State: t.State(), Func: fn, PC: pc,
-			Name: t.Name(), Stats: t.Stats()})
+		out = append(out, s.report(t, false, nil))
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out

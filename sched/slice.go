@@ -85,11 +85,17 @@ func (w *worker) slice(t *Task, budget *int64) {
 			*budget -= c
 			w.spent += c
 			var a Action
-			if req.Intr != nil && req.Intr.ID >= vmloop.HostIntrinsicBase {
+			if in := req.Intr; in != nil && in.ID >= vmloop.HostIntrinsicBase {
+				if w.sampleReq.Load() != 0 {
+					w.sampleCall(t) // a CPU sample lands at the call (profile.go)
+				}
 				t0 := nanotime()
 				a = s.disp.Intrinsic(t, req)
 				d := nanotime() - t0
 				addTo(&w.times.host, d)
+				if w.sampleReq.Load() != 0 {
+					w.sampleHost(t, in.Name, d) // one came during the call
+				}
 				if lim := int64(t.engine.cfg.Load().LongCall); lim > 0 && d > lim {
 					w.long(t, jtrace.LongCall, d, lim)
 				}

@@ -127,8 +127,8 @@ func (c *Control) makeTask(from *Task, e *Engine, p *vmloop.Program, fn int, arg
 	}
 	t.id, t.engine, t.exec, t.prog = id, e, ex, p
 	t.refs.Store(1) // live: dropped by finish
-	if cfg.Metrics.TaskStats || from != nil && from.rare.Load() != nil {
-		initTaskMetrics(t, from, cfg.Metrics.TaskStats) // before t is visible
+	if cfg.Metrics.TaskStats {
+		initTaskStats(t) // before t is visible
 	}
 	if from == nil {
 		t.flags.Or(flagPinned) // the host holds it

@@ -241,9 +241,9 @@ type taskRare struct {
 	hostInline bool
 	closed     bool // done was closed (by finish, or by Done after completion)
 
-	// name is the task's name (SetTaskName, a spawn option, or its
-	// spawner's, inherited at spawn), nil when it has none; replaced
-	// whole, read without the lock.
+	// name is the task's name (SetTaskName, a spawn option; never its
+	// spawner's), nil when it has none; replaced whole, read without the
+	// lock.
 	name atomic.Pointer[string]
 	// Per-task statistics, kept only with flagStats (metrics_task.go):
 	// written by the worker running the task, read by Tasks at any time.

@@ -95,7 +95,8 @@ func (x *workerTrace) fnSlow(p *vmloop.Program, fn int) uint32 {
 	return x.fns[fn]
 }
 
-// progNames returns the name ids of p's functions.
+// progNames returns the name ids of p's functions (with their source
+// lines: jtrace.Strings.Func).
 func (s *Scheduler) progNames(p *vmloop.Program) []uint32 {
 	st := &s.trace
 	st.progMu.Lock()
@@ -107,7 +108,7 @@ func (s *Scheduler) progNames(p *vmloop.Program) []uint32 {
 	if p != nil {
 		ids = make([]uint32, len(p.Funcs))
 		for i := range p.Funcs {
-			ids[i] = st.strs.ID(p.FuncName(i))
+			ids[i] = st.strs.Func(p.FuncName(i), funcLines(p, i))
 		}
 	}
 	if st.progs == nil {
@@ -115,6 +116,19 @@ func (s *Scheduler) progNames(p *vmloop.Program) []uint32 {
 	}
 	st.progs[p] = ids
 	return ids
+}
+
+// funcLines maps the pcs of function fn of p to source lines for the
+// trace's locations (frameOf: the mapping the task dump uses); nil when
+// p has no line table for it.
+func funcLines(p *vmloop.Program, fn int) jtrace.Lines {
+	if len(p.Funcs[fn].Lines) == 0 {
+		return nil
+	}
+	return func(pc int) (string, int) {
+		f := frameOf(p, vmloop.ProfFrame{Fn: int32(fn), PC: int32(pc)})
+		return f.File, f.Line
+	}
 }
 
 // nameOf returns the name id of the task name in r, a task's rare
@@ -190,6 +204,9 @@ func (w *worker) traceEnd(t *Task, why uint8) {
 		// Where it stopped (a completed task's frames are gone: it is
 		// shown where its slice began).
 		if f, p := t.exec.Loc(); f >= 0 {
+			if why == jtrace.EndSuspend {
+				p-- // at the request, not just past it (its line)
+			}
 			fn, pc = x.fn(t.prog, f), int32(p)
 		}
 	}
@@ -306,6 +323,9 @@ type LongRun struct {
 	TaskName string
 	Func     string // where the slice or call ended, or the wait began
 	PC       int
+	// File and Line are Func@PC's source position (Line 0: unknown).
+	File string
+	Line int
 	// What is "slice", "host call" or "run-queue wait".
 	What      string
 	Duration  time.Duration
@@ -315,7 +335,8 @@ type LongRun struct {
 	Suppressed uint64
 }
 
-// String is the report's log line: engine, task, function@pc, duration.
+// String is the report's log line: engine, task, file:line (function@pc
+// without line information), duration.
 func (r LongRun) String() string {
 	name := ""
 	if r.TaskName != "" {
@@ -325,7 +346,7 @@ func (r LongRun) String() string {
 	if r.What == jtrace.LongName(jtrace.LongWait) {
 		verb = "took"
 	}
-	s := fmt.Sprintf("long %s: engine %s task %d%s at %s@%d %s %v (threshold %v)", r.What, r.Engine, r.Task, name, vmloop.QuoteName(r.Func), r.PC, verb, r.Duration, r.Threshold)
+	s := fmt.Sprintf("long %s: engine %s task %d%s at %s %s %v (threshold %v)", r.What, r.Engine, r.Task, name, loc(r.Func, r.PC, r.File, r.Line), verb, r.Duration, r.Threshold)
 	if r.Suppressed > 0 {
 		s += fmt.Sprintf("; %d more since the last report", r.Suppressed)
 	}
@@ -361,7 +382,8 @@ func (w *worker) long(t *Task, what uint8, d, lim int64) {
 		st.longSuppressed.Add(1)
 		return
 	}
-	s.onLong(LongRun{Engine: e.name, Task: t.id, TaskName: t.Name(), Func: t.prog.FuncName(fn), PC: pc, What: jtrace.LongName(what),
+	at := frameOf(t.prog, vmloop.ProfFrame{Fn: int32(fn), PC: int32(pc)})
+	s.onLong(LongRun{Engine: e.name, Task: t.id, TaskName: t.Name(), Func: at.Func, PC: pc, File: at.File, Line: at.Line, What: jtrace.LongName(what),
 		Duration: time.Duration(d), Threshold: time.Duration(lim), Suppressed: st.longSuppressed.Swap(0)})
 }
 

@@ -552,3 +552,14 @@ func (w *Wheel) deliver(dst []Expired) []Expired {
 	w.scratch = due[:0]
 	return dst
 }
+
+// Deadline returns the deadline of the pending timer h, or false when h
+// is not pending (fired, cancelled, stale or foreign). Owner only (or
+// while the owner is stopped: a task dump reads it so).
+func (w *Wheel) Deadline(h Handle) (int64, bool) {
+	_, e, ok := w.lookup(h)
+	if !ok || e.gen.Load() != h.gen() {
+		return 0, false
+	}
+	return e.deadline, true
+}

@@ -62,13 +62,13 @@ func QuoteName(s string) string {
 }
 
 // plainName reports whether s is a letter or '_' followed by letters,
-// digits and '_'.
+// digits, '_' and the '.' of a module's functions (alias.fn).
 func plainName(s string) bool {
-	if s == "" {
+	if s == "" || s[len(s)-1] == '.' {
 		return false
 	}
 	for i, c := range []byte(s) {
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && (c >= '0' && c <= '9' || c == '.')) {
 			return false
 		}
 	}

@@ -62,7 +62,8 @@ func TestSIGTERMServesTheAcceptQueue(t *testing.T) {
 }
 
 // TestSIGTERMDrainDeadline: connections whose clients stay open past
-// --drain-timeout are cancelled and listed, and jade exits with the drain
+// --drain-timeout are cancelled and listed (file:line and the intrinsic
+// each waits in), and jade exits with the drain
 // code (main itself succeeded).
 func TestSIGTERMDrainDeadline(t *testing.T) {
 	feature.Signals(t)
@@ -79,6 +80,7 @@ func TestSIGTERMDrainDeadline(t *testing.T) {
 	code := waitExit(t, cmd, 10*time.Second)
 	require.Equal(t, exitDrain, code, "stderr: %s", stderr)
 	require.Contains(t, stderr.String(), "context deadline exceeded before the drain ended: cancelled 1 task (engine main: 1 Waiting)")
+	require.Contains(t, stderr.String(), "Waiting at "+drainServer+":45 (conn) in net.read", "the report names the line and the wait")
 }
 
 // startJade runs drain_server.jasm in a jade process on a free port and

@@ -64,23 +64,6 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func usage(stderr io.Writer) int {
-	fmt.Fprint(stderr, `usage:
-  jade run [--workers N] [--pin] [--go-loop] [--reductions N] [--debug-addr ADDR] [-v]
-           [--cpuprofile FILE] [--memprofile FILE]             Go-level profiles (the runtime)
-           [--jade-cpuprofile FILE] [--jade-heapprofile FILE]  Jade-level profiles (the program)
-           [--trace FILE] [--flight N] [--long-slice|--long-call|--long-wait D]  scheduler trace (Perfetto)
-           FILE.jasm|FILE.jbc [ARGS...]
-  jade asm --check FILE.jasm
-  jade asm --dis [--pcs] FILE.jasm|FILE.jbc
-  jade asm -o OUT.jbc FILE.jasm
-  jade perf [--quick] [--scenarios a,b] [--json FILE] [--reps N] [--syscalls auto|strace|perf|none] [--peers]
-exit codes (run): 0 success, 1 failure, 3 cancelled, 4 load/verify error, 5 trap, 64 usage;
-  2 is a crash of the jade process (a fatal Go runtime error), never a program's outcome
-`)
-	return exitUsage
-}
-
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		return usage(stderr)
@@ -113,6 +96,15 @@ func printErr(stderr io.Writer, err error) {
 		msg = "jade: " + msg
 	}
 	fmt.Fprintln(stderr, msg)
+}
+
+// helpOrUsage is the exit code of a failed flag parse: success for -h
+// (the help was printed), a usage error otherwise.
+func helpOrUsage(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return exitSuccess
+	}
+	return exitUsage
 }
 
 // load reads a .jasm source, linked with the modules it imports (found
@@ -149,6 +141,7 @@ func addLibFlag(fs *flag.FlagSet) *libFlags {
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	setHelp(fs, runHelp)
 	cpuprof := fs.String("cpuprofile", "", "write a Go-level CPU profile of the run (the VM loop, workers, cgo; labelled by engine) to `FILE`")
 	memprof := fs.String("memprofile", "", "write a Go-level heap profile at the end of the run to `FILE`")
 	jcpuprof := fs.String("jade-cpuprofile", "", "write a Jade-level CPU profile (Jade functions and .jasm lines; labelled by engine and task) to `FILE`")
@@ -173,7 +166,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	taskStats := fs.Bool("task-stats", false, "keep per-task statistics (slices, reductions, time Runnable) for the default engine's tasks, shown in /debug/tasks and the task dump")
 	maxMem := fs.Int64("max-memory", 0, fmt.Sprintf("memory limit of the default engine's tasks in `BYTES` (memoryBytes; default %d)", int64(sched.DefaultMaxMemoryBytes)))
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		return helpOrUsage(err)
 	}
 	softMemoryLimit(*maxMem)
 	if fs.NArg() < 1 {
@@ -304,13 +297,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 func cmdAsm(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("asm", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	setHelp(fs, asmHelp)
 	check := fs.Bool("check", false, "assemble and verify; print nothing on success")
 	dis := fs.Bool("dis", false, "print the disassembly")
 	pcs := fs.Bool("pcs", false, "with --dis: print each instruction's pc and source file:line beside it")
 	out := fs.String("o", "", "write the verified binary program to `FILE`")
 	lib := addLibFlag(fs)
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		return helpOrUsage(err)
 	}
 	if fs.NArg() != 1 || (!*check && !*dis && *out == "") {
 		return usage(stderr)

@@ -17,6 +17,7 @@ import (
 func cmdPerf(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("perf", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	setHelp(fs, perfHelp)
 	quick := fs.Bool("quick", false, "smaller sizes (under 30 s)")
 	scen := fs.String("scenarios", "", "comma-separated scenario names (default: all): "+strings.Join(perf.Names(), ","))
 	jsonOut := fs.String("json", "", "write the report as JSON to `FILE`")
@@ -27,7 +28,7 @@ func cmdPerf(args []string, stdout, stderr io.Writer) int {
 	syscalls := fs.String("syscalls", perf.SyscallsAuto, "echo_proc's system-call counter: auto (perf stat where usable, else strace), strace, perf or none")
 	peers := fs.Bool("peers", false, "also run the Tokio and BEAM peers (bench/peers; installs erlang-base, librust-tokio-dev and cargo with apt-get when missing and possible) and add their columns")
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		return helpOrUsage(err)
 	}
 	if fs.NArg() != 0 {
 		return usage(stderr)

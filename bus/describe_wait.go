@@ -1,0 +1,116 @@
+package bus
+
+import (
+	"fmt"
+
+	"github.com/jadevm/jade/iosys"
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+)
+
+var _ sched.WaitDescriber = (*dispatcher)(nil)
+
+// DescribeWait says what task t waits for in intrinsic in
+// (sched.WaitDescriber): the kind from the intrinsic alone, and with ex
+// (the world stopped, the request pending) the joined task, the event's
+// register, the socket or file and its addresses. It only reads: a
+// handle that does not resolve leaves the description at the kind.
+func (d *dispatcher) DescribeWait(t *sched.Task, in *vmloop.Intrinsic, ex *vmloop.Exec) sched.Wait {
+	b := (*Bus)(d)
+	w := sched.Wait{Op: in.Name, Kind: sched.WaitOther}
+	id := in.ID
+	switch {
+	case id == vmloop.IntrJoinI64 || id == vmloop.IntrJoinF64 || id == vmloop.IntrJoinRef ||
+		id == vmloop.IntrJoinVoid || id == vmloop.IntrOutcome:
+		w.Kind = sched.WaitJoin
+		if ex != nil {
+			if obj, err := ex.ArgObj(0, vmloop.KindTask); err == nil {
+				target := obj.(*sched.Task)
+				w.Task, w.For = target.ID(), taskLabel(target)
+			}
+		}
+	case id == vmloop.IntrEventWait:
+		w.Kind, w.For = sched.WaitEvent, "an event"
+		if ex != nil {
+			if n := ex.ArgName(0); n != "" {
+				w.For = "event " + n
+			}
+		}
+	case id == vmloop.IntrTimeSleep || id == vmloop.IntrTimeSleepUntil:
+		w.Kind = sched.WaitTimer
+	case id == vmloop.IntrTimeTick:
+		w.Kind, w.For = sched.WaitTimer, "the next tick of a periodic job"
+	case isIO(id):
+		w.Kind = sched.WaitIO
+		if ex != nil {
+			b.describeIO(&w, ex)
+		}
+	case id >= vmloop.HostIntrinsicBase:
+		w.Kind, w.For = sched.WaitHost, "the host's result"
+		if h := b.hostIntrinsic(id); h != nil && h.blocking != nil {
+			w.For = "a blocking host call"
+		}
+	}
+	return w
+}
+
+// describeIO fills w from the socket or file handle among the pending
+// request's arguments (the first one), with a socket's addresses.
+func (b *Bus) describeIO(w *sched.Wait, ex *vmloop.Exec) {
+	req := ex.Request()
+	if req == nil {
+		return
+	}
+	for i, pt := range req.Intr.Params {
+		if pt != vmloop.TRef {
+			continue
+		}
+		obj, ok := ex.ArgExt(i)
+		if !ok {
+			// net.connect's address, file.open's path: strings (ArgObj of
+			// another kind would record a trap place in ex: not here).
+			if id := req.Intr.ID; (id == vmloop.IntrNetConnect || id == vmloop.IntrFileOpen) && w.For == "" {
+				if s, err := ex.ArgObj(i, vmloop.KindString); err == nil {
+					w.For = fmt.Sprintf("%q", s)
+				}
+			}
+			continue
+		}
+		h, ok := obj.(*ioHandle)
+		if !ok {
+			continue
+		}
+		what := "socket"
+		switch h.kind {
+		case "listener":
+			what = "listener"
+		case "file":
+			what = "file"
+		}
+		w.For = fmt.Sprintf("%s fd %d", what, h.fd.Num())
+		if what != "file" {
+			b.ctl.UseFD(h.fd, func(num int) error {
+				if ap, err := iosys.LocalAddr(num); err == nil {
+					w.Local = ap.String()
+				}
+				if what == "socket" {
+					if ap, err := iosys.PeerAddr(num); err == nil {
+						w.Peer = ap.String()
+					}
+				}
+				return nil
+			})
+		}
+		return
+	}
+}
+
+// hostIntrinsic returns the registration of host intrinsic id, or nil.
+func (b *Bus) hostIntrinsic(id vmloop.IntrinsicID) *hostIntrinsic {
+	b.hostMu.RLock()
+	defer b.hostMu.RUnlock()
+	if idx := int(id - vmloop.HostIntrinsicBase); idx >= 0 && idx < len(b.hostID) {
+		return b.hostID[idx]
+	}
+	return nil
+}
