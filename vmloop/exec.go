@@ -117,6 +117,8 @@ type bulkState struct {
 	// walk: the cycle check of ASETR is under way; its DFS stack and marks
 	// are in the heap (heap.reachStart, heap.reachMore).
 	walk bool
+	// find is the progress of a long-needle BFIND or BFINDR (find.go).
+	find *findState
 }
 
 type execState uint8

@@ -22,8 +22,9 @@ func (e *Exec) bytesOp(ins Instr, r regs, pc int, left int64) (int64, opStatus) 
 	bs := &e.x().bulk
 	var done int64
 	var acc uint64
+	var fs *findState
 	if bs.on && bs.fn == fnIdx && bs.pc == pc {
-		done, acc = bs.done, bs.acc
+		done, acc, fs = bs.done, bs.acc, bs.find
 		left++ // the instruction was charged when it started
 	}
 	*bs = bulkState{}
@@ -49,23 +50,11 @@ func (e *Exec) bytesOp(ins Instr, r regs, pc int, left int64) (int64, opStatus) 
 		if !e.inRange(op, from, to, len(hay)) {
 			return left, opTrap
 		}
-		m := int64(len(needle))
-		n := to - m - from + 1 // candidate offsets
-		res := int64(-1)
-		for done < n {
-			k := min(n-done, bulkChunk)
-			pos := from + done
-			if i := strings.Index(hay[pos:pos+k+m-1], needle); i >= 0 {
-				res = pos + int64(i)
-				left -= charge(int64(i) + 1)
-				break
-			}
-			done += k
-			left -= charge(k)
-			if spent(done, n, 0) {
-				return left, opPreempt
-			}
+		res, l, pre := e.find(hay, needle, from, to, done, fs, pc, left)
+		if pre {
+			return l, opPreempt
 		}
+		left = l
 		r.setI(ins.A(), res)
 	case BCMP, BCASECMP:
 		bo, co := h.get(r.ref(ins.B()), KindBytes), h.get(r.ref(ins.D1()), KindBytes)
