@@ -6,9 +6,9 @@ import "strings"
 //
 // A needle of at most shortNeedle bytes is looked for with strings.Index
 // over windows of bulkChunk candidate offsets, charged ⌈k/64⌉ for the k
-// offsets tried: with so short a needle the work of one window is a few
-// vector compares per offset, and the C loop charges the same for its
-// naive scan (native/jn_bytes.h).
+// offsets tried: with so short a needle the work of one window is one
+// vector compare per offset at most, and the C loop charges the same for
+// its naive scan (native/jn_bytes.h).
 //
 // A longer needle would make each window cost its length again (the
 // needle's hash, or a compare per false candidate of up to the whole
@@ -24,8 +24,23 @@ import "strings"
 // charge is what was done, at most about (4m + 3n)/64 for a needle of m
 // bytes and n offsets, and no step does more than one chunk of it.
 
-// shortNeedle is the longest needle searched with strings.Index.
-const shortNeedle = 64
+// shortNeedle is the longest needle searched with strings.Index: the C
+// loop's JN_FIND_MAX, whose naive scan charges the same. Past it a window
+// of strings.Index costs more than its ⌈k/64⌉ (about 40 ns a reduction for
+// a 16-byte needle that nearly matches at every offset, 120 ns for 64
+// bytes, against 12–17 ns for the two-way search).
+const shortNeedle = 16
+
+// The units of work of a long-needle search, weighed so that a reduction
+// takes about as long as it does in the other bulk instructions (64 bytes
+// copied or compared): a byte compared, or skipped by IndexByte, is one
+// unit; an iteration of the factorization (a byte loop) is unitIter units,
+// and every compare or skip costs unitCall units beside its bytes (a
+// candidate that mismatches at once is not free).
+const (
+	unitIter = 16
+	unitCall = 16
+)
 
 // findChunk is the units of work of a long-needle search between two looks
 // at the budget: bulkChunk (a variable so that tests cut the search into
@@ -123,33 +138,11 @@ func (e *Exec) twoWay(fs *findState, t, x string, left int64) (res, left2 int64,
 		room := findChunk - u
 		switch fs.phase {
 		case fpMaxLess, fpMaxMore:
-			// Crochemore–Perrin's maximal suffix (as in glibc's
-			// critical_factorization), one iteration per unit.
 			rev := fs.phase == fpMaxMore
-			for ; room > 0 && fs.j+fs.k < m; room-- {
-				a, b := x[fs.j+fs.k], x[fs.ms+fs.k]
-				if rev {
-					a, b = b, a
-				}
-				switch {
-				case a < b: // a smaller suffix: the period is the prefix so far
-					fs.j += fs.k
-					fs.k = 1
-					fs.p = fs.j - fs.ms
-				case a == b: // through the current period
-					if fs.k != fs.p {
-						fs.k++
-					} else {
-						fs.j += fs.p
-						fs.k = 1
-					}
-				default: // a larger suffix: start over from here
-					fs.ms = fs.j
-					fs.j++
-					fs.k, fs.p = 1, 1
-				}
-			}
-			u = findChunk - room
+			steps := max(room/unitIter, 1)
+			var did int64
+			fs.ms, fs.j, fs.k, fs.p, did = maxSuffix(x, rev, fs.ms, fs.j, fs.k, fs.p, steps)
+			u += did * unitIter
 			if fs.j+fs.k < m {
 				continue
 			}
@@ -173,7 +166,7 @@ func (e *Exec) twoWay(fs *findState, t, x string, left int64) (res, left2 int64,
 			k := min(fs.crit-fs.i, room)
 			c := commonPrefix(x[fs.i:fs.i+k], x[fs.per+fs.i:fs.per+fs.i+k])
 			fs.i += c
-			u += max(c, 1)
+			u += c + unitCall
 			switch {
 			case c < k: // not periodic: any mismatch shifts past the halves
 				fs.per, fs.mem0 = max(fs.crit, m-fs.crit)+1, 0
@@ -194,6 +187,7 @@ func (e *Exec) twoWay(fs *findState, t, x string, left int64) (res, left2 int64,
 				// each shift by one: skip them all at once.
 				end := min(last, fs.pos+room-1) + fs.crit
 				j := int64(strings.IndexByte(t[fs.pos+fs.crit:end+1], x[fs.crit]))
+				u += unitCall
 				if j < 0 {
 					u += end + 1 - fs.pos - fs.crit
 					fs.pos = end + 1 - fs.crit
@@ -207,7 +201,7 @@ func (e *Exec) twoWay(fs *findState, t, x string, left int64) (res, left2 int64,
 			k := min(m-fs.i, room)
 			c := commonPrefix(x[fs.i:fs.i+k], t[fs.pos+fs.i:fs.pos+fs.i+k])
 			fs.i += c
-			u += max(c, 1)
+			u += c + unitCall
 			switch {
 			case c < k: // a mismatch at i: shift past it
 				fs.pos += fs.i - fs.crit + 1
@@ -225,7 +219,7 @@ func (e *Exec) twoWay(fs *findState, t, x string, left int64) (res, left2 int64,
 			k := min(fs.i-fs.mem, room)
 			c := commonSuffix(x[fs.i-k:fs.i], t[fs.pos+fs.i-k:fs.pos+fs.i])
 			fs.i -= c
-			u += max(c, 1)
+			u += c + unitCall
 			switch {
 			case fs.i == fs.mem:
 				return fs.pos, left - charge(u), false
@@ -236,6 +230,39 @@ func (e *Exec) twoWay(fs *findState, t, x string, left int64) (res, left2 int64,
 			}
 		}
 	}
+}
+
+// maxSuffix runs at most steps iterations of Crochemore–Perrin's maximal
+// suffix computation of x (as glibc's critical_factorization; the reversed
+// byte order with rev) from the candidate suffix j, the offset k in the
+// current period p and the best suffix so far ms (-1: all of x), and
+// returns them with the iterations done.
+func maxSuffix(x string, rev bool, ms, j, k, p, steps int64) (ms2, j2, k2, p2, did int64) {
+	m := int64(len(x))
+	for ; did < steps && j+k < m; did++ {
+		a, b := x[j+k], x[ms+k]
+		if rev {
+			a, b = b, a
+		}
+		switch {
+		case a < b: // a smaller suffix: the period is the prefix so far
+			j += k
+			k = 1
+			p = j - ms
+		case a == b: // through the current period
+			if k != p {
+				k++
+			} else {
+				j += p
+				k = 1
+			}
+		default: // a larger suffix: start over from here
+			ms = j
+			j++
+			k, p = 1, 1
+		}
+	}
+	return ms, j, k, p, did
 }
 
 // commonPrefix returns the length of the common prefix of a and b, of equal
