@@ -140,3 +140,35 @@ func TestLongNeedleMatchesIndex(t *testing.T) {
 		require.Equal(t, wantAll, e3.Result().Int(), "case %d: bfind", i)
 	}
 }
+
+// TestCaseCompareBlocks: the folded compare by words agrees with the byte
+// by byte one for every pair of bytes at every place of a block, and
+// btoi skips long runs of leading zeros exactly.
+func TestCaseCompareBlocks(t *testing.T) {
+	slow := func(a, b string) int64 {
+		for i := 0; i < len(a); i++ {
+			if x, y := lowerASCII(a[i]), lowerASCII(b[i]); x != y {
+				if x < y {
+					return -1
+				}
+				return 1
+			}
+		}
+		return 0
+	}
+	base := []byte(strings.Repeat("aZ09", 40)) // 160 bytes: 2 blocks of 64, words, a tail
+	for x := 0; x < 256; x++ {
+		for y := 0; y < 256; y++ {
+			for _, at := range []int{3, 70, 130, 157} {
+				a, b := append([]byte(nil), base...), append([]byte(nil), base...)
+				a[at], b[at] = byte(x), byte(y)
+				require.Equal(t, slow(string(a), string(b)), caseCompare(string(a), string(b)), "%#x %#x at %d", x, y, at)
+			}
+		}
+	}
+	for _, z := range []int{0, 1, 63, 64, 65, 200} {
+		s := strings.Repeat("0", z)
+		require.Equal(t, z, zeroRun(s))
+		require.Equal(t, z, zeroRun(s+"1"+s))
+	}
+}
