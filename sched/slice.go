@@ -46,7 +46,9 @@ func (w *worker) slice(t *Task, budget *int64) {
 		// received its result, and a cancel that arrived meanwhile is
 		// observed at its next safe point, not here (where it would end
 		// the task with the result unseen).
-		if a := s.disp.Resume(t, ex.Request()); a != ActContinue && !w.act(t, a, budget) {
+		a := s.disp.Resume(t, ex.Request())
+		w.chargeCopies(ex, budget)
+		if a != ActContinue && !w.act(t, a, budget) {
 			return
 		}
 	}
@@ -96,10 +98,23 @@ func (w *worker) slice(t *Task, budget *int64) {
 			} else {
 				a = s.disp.Intrinsic(t, req)
 			}
+			w.chargeCopies(ex, budget)
 			if !w.act(t, a, budget) {
 				return
 			}
 		}
+	}
+}
+
+// chargeCopies charges the slice what the request just handled copied
+// across the heap boundary (vmloop.Exec.TakeCopyCharge: a spawn's
+// arguments, a joined result), so that a task copying large values is
+// preempted at its next safe point instead of copying again in the same
+// slice.
+func (w *worker) chargeCopies(ex *vmloop.Exec, budget *int64) {
+	if c := ex.TakeCopyCharge(); c > 0 {
+		*budget -= c
+		w.spent += c
 	}
 }
 

@@ -84,6 +84,10 @@ type execRare struct {
 	thrownAt Stack
 	unwound  []frame
 	trapAt   Stack // where the task trapped (placeTrap)
+	// copied is the reductions owed for copies across the heap boundary
+	// made while a request was handled (owe), not yet charged to a slice
+	// (TakeCopyCharge).
+	copied int64
 }
 
 // x returns e's rare part, allocating it on first use.
@@ -92,6 +96,36 @@ func (e *Exec) x() *execRare {
 		e.rare = &execRare{}
 	}
 	return e.rare
+}
+
+// copyFree is the largest copy across the heap boundary that a request's
+// flat cost covers: owe records only larger ones (and so allocates the rare
+// part only for them).
+const copyFree = 256
+
+// owe records units reductions of a copy made for a request (ArgValue,
+// Complete, the arguments of a spawn), when they exceed copyFree.
+func (e *Exec) owe(units int64) {
+	if units > copyFree {
+		e.x().copied += units
+	}
+}
+
+// TakeCopyCharge returns the reductions owed for the copies across the
+// heap boundary made for the requests handled since the last call (the
+// arguments of a spawn exported from this heap and imported into the
+// child's, a joined result or host value imported, an argument exported
+// for a host call) and counts them in Reductions. The scheduler charges
+// them to the slice in which they were made, so a task that copies a
+// large value across the boundary is preempted at its next safe point.
+func (e *Exec) TakeCopyCharge() int64 {
+	if e.rare == nil || e.rare.copied == 0 {
+		return 0
+	}
+	c := e.rare.copied
+	e.rare.copied = 0
+	e.reductions += uint64(c)
+	return c
 }
 
 // frame is one activation: function index, pc (the next instruction; for
@@ -240,7 +274,9 @@ func (e *Exec) ResetSpawn(src *Exec, lim Limits, owner uint32) error {
 				if xerr != nil {
 					return fmt.Errorf("vmloop: ResetSpawn: argument %d of %s: %w", i, f.Name, xerr)
 				}
-				bits, err = e.heap.importValue(v)
+				var units int64
+				bits, units, err = e.heap.importValueN(v)
+				src.owe(units) // its worker does the copy
 			}
 			if err != nil {
 				return argImportErr(f, i, err)
@@ -619,7 +655,8 @@ func (e *Exec) ArgValue(i int) (Value, error) {
 	case TF64:
 		return Value{kind: KindF64, bits: bits}, nil
 	}
-	v, err := e.heap.export(bits, e.heap.limit)
+	v, units, err := e.heap.exportN(bits, e.heap.limit)
+	e.owe(units)
 	if err != nil {
 		return Value{}, e.reqTrapInfo(err)
 	}
@@ -721,7 +758,8 @@ func (e *Exec) complete(v Value, refuse bool) (room bool, err error) {
 	case t == TI64 && v.kind == KindI64, t == TF64 && v.kind == KindF64:
 		bits = v.bits
 	case t == TRef && (v.kind == KindVoid || v.kind.Type() == TRef):
-		h, err := e.heap.importValue(v)
+		h, units, err := e.heap.importValueN(v)
+		e.owe(units)
 		if err != nil {
 			ti := e.reqTrapInfo(err).(TrapInfo)
 			if refuse && ti.Code == TrapHeapLimit {
