@@ -28,6 +28,10 @@ func (w *worker) slice(t *Task, budget *int64) {
 		// lost.
 		ex.ClearStop()
 	}
+	if r := t.bcastLeft(); r != nil && w.wakeMore(t, r) {
+		w.endSlice(t, jtrace.EndYield) // the next chunk in its next dispatch
+		return
+	}
 	if t.has(flagCancel) {
 		if t.resume {
 			t.resume = false
@@ -219,6 +223,9 @@ func (w *worker) endSlice(t *Task, why uint8) {
 		w.takeSample(t)
 	}
 	if t.has(flagCancel) {
+		if r := t.bcastLeft(); r != nil {
+			w.wakeMore(t, r) // all of it: t will not run again
+		}
 		w.end(t, Outcome{Kind: Cancelled})
 		return
 	}
@@ -271,7 +278,7 @@ func (w *worker) publish(t *Task) {
 // are not looked at: what waits there is run by its own worker, and
 // stolen once t's slice ends (at most a slice later: S-6).
 func (w *worker) yieldInPlace(t *Task, budget int64) bool {
-	if budget <= 0 || w.tr != nil || (w.ticks+1)%32 == 0 || t.flags.Load()&(flagCancel|flagStats) != 0 ||
+	if budget <= 0 || w.tr != nil || (w.ticks+1)%32 == 0 || t.flags.Load()&(flagCancel|flagStats) != 0 || t.bcastLeft() != nil ||
 		w.lifo.Load() != nil || w.local.len() != 0 || w.s.inject.len() != 0 ||
 		w.timers.next != noDeadline || w.stop.Load() || w.sampleReq.Load() != 0 {
 		return false
