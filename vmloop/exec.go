@@ -98,36 +98,6 @@ func (e *Exec) x() *execRare {
 	return e.rare
 }
 
-// copyFree is the largest copy across the heap boundary that a request's
-// flat cost covers: owe records only larger ones (and so allocates the rare
-// part only for them).
-const copyFree = 256
-
-// owe records units reductions of a copy made for a request (ArgValue,
-// Complete, the arguments of a spawn), when they exceed copyFree.
-func (e *Exec) owe(units int64) {
-	if units > copyFree {
-		e.x().copied += units
-	}
-}
-
-// TakeCopyCharge returns the reductions owed for the copies across the
-// heap boundary made for the requests handled since the last call (the
-// arguments of a spawn exported from this heap and imported into the
-// child's, a joined result or host value imported, an argument exported
-// for a host call) and counts them in Reductions. The scheduler charges
-// them to the slice in which they were made, so a task that copies a
-// large value across the boundary is preempted at its next safe point.
-func (e *Exec) TakeCopyCharge() int64 {
-	if e.rare == nil || e.rare.copied == 0 {
-		return 0
-	}
-	c := e.rare.copied
-	e.rare.copied = 0
-	e.reductions += uint64(c)
-	return c
-}
-
 // frame is one activation: function index, pc (the next instruction; for
 // a caller, the instruction after its CALL) and register base.
 type frame struct {

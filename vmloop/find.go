@@ -17,12 +17,13 @@ import "strings"
 // (linear, constant space, exact): the critical factorization of the
 // needle, then a scan that compares its right half left to right and its
 // left half right to left, shifting by the needle's period on a full
-// right-half match. Every step of it (an iteration of the factorization,
-// a byte compared, an offset skipped) is one unit of work; the search
-// stops every bulkChunk units to look at the budget and the stop flag,
-// its progress in a findState, and charges ⌈u/64⌉ for u units. So the
-// charge is what was done, at most about (4m + 3n)/64 for a needle of m
-// bytes and n offsets, and no step does more than one chunk of it.
+// right-half match. Its work is counted in units (unitIter, unitCall
+// below); the search stops every bulkChunk units to look at the budget and
+// the stop flag, its progress in a findState, and charges ⌈u/64⌉ for u
+// units. So the charge is what was done (linear in the needle and the
+// range), and no step does more than one chunk of it
+// (TestLongNeedleChunked; TestLongNeedleMatchesIndex checks it against
+// strings.Index).
 
 // shortNeedle is the longest needle searched with strings.Index: the C
 // loop's JN_FIND_MAX, whose naive scan charges the same. Past it a window
