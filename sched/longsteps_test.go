@@ -9,6 +9,7 @@ import (
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
 )
 
 // TestBroadcastChunked: an evbcast from a task to more waiters than one
@@ -56,4 +57,49 @@ func TestBroadcastChunked(t *testing.T) {
 			require.Equal(t, sched.Success, o.Kind)
 		}
 	})
+}
+
+// TestSpawnCopyCharged: a spawn whose argument is a 100,000-element ref
+// array is charged its copy out of the spawner's heap and into the
+// child's (32 reductions an object each way), so the spawner is
+// preempted at its next safe point instead of going on in the same slice
+// (a spawn/join loop copied a 1M-element array over and over in one
+// slice). It used to cost a spawn's flat 1/64 of the limit.
+func TestSpawnCopyCharged(t *testing.T) {
+	rt := testkit.Runtime(t, jade.Options{Workers: 1, TaskStats: true, ReductionLimit: 1 << 20})
+	p := testkit.Load(t, rt, `
+.func main(n:i64) -> i64
+  .local i:i64, a:ref, s:ref, c:ref, k:i64
+  anew    a, n, ref
+  const   s, "x"
+  const   i, 0
+fill:
+  asetr   a, i, s
+  addi    i, i, 1
+  jlt     i, n, fill
+  spawn   c, child, a
+  const   k, 0
+spin:
+  addi    k, k, 1
+  jlti    k, 3, spin
+  ret     k
+.end
+.func child(a:ref) -> i64
+  .local n:i64
+  alen    n, a
+  ret     n
+.end`)
+	const n = 100_000
+	tk, err := rt.Spawn(p, "main", vmloop.I64(n))
+	require.NoError(t, err)
+	o, err := tk.Wait(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, sched.Success, o.Kind, "%v", o)
+	require.Equal(t, int64(3), o.Value.Int())
+	st := tk.Sched().Stats()
+	require.NotNil(t, st)
+	require.GreaterOrEqual(t, st.Reductions, uint64(2*n*32), "charged the copy")
+	// the whole of main fits one slice; the copy's charge ends it at the
+	// spin loop's first backward branch
+	require.GreaterOrEqual(t, st.Slices, int64(2), "preempted after the copy")
 }
