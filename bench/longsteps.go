@@ -16,13 +16,15 @@ import (
 // ticker task runs beside tasks that repeat one long instruction each (a
 // 32 MiB sconcat, bnew or anew, the cycle check of an asetr over a 4 Mi
 // element graph, a throw through 9,000 frames of a function with 20,000
-// .try ranges), one per worker, and the ticker's lateness against its
+// .try ranges, a bfind of a 4 MiB needle in 8 MiB, a spawn and join of a
+// task whose argument is a 1M-element ref array, an evbcast to 200,000
+// waiters), one per worker, and the ticker's lateness against its
 // schedule (start + i×1 ms, start being the first tick's nominal instant;
 // the scheduler's clock) is reported. A step that preemption cannot cut shows as lateness of about
 // its own duration.
 
 // LongSteps names the long steps LongStepTicker runs, in order.
-var LongSteps = []string{"none", "sconcat", "bnew", "anew", "asetr", "throw"}
+var LongSteps = []string{"none", "sconcat", "bnew", "anew", "asetr", "throw", "bfind", "spawnarg", "evbcast"}
 
 // srcLongStep holds the programs of the long steps; main loops forever.
 const srcLongStep = `
@@ -100,6 +102,67 @@ fill:
 loop:
   asetr   o, z, a
   jmp     loop
+.end
+
+.func bfind() -> i64
+  .local n:i64, m:i64, h:ref, x:ref, z:i64, one:i64, r:i64, k:i64
+  const   n, 8388608
+  const   m, 4194304
+  bnew    h, n
+  bnew    x, m
+  subi    k, m, 1
+  const   one, 1
+  bset    x, k, one
+  const   z, 0
+loop:
+  bfind   r, h, x, z
+  jmp     loop
+.end
+
+.func spawnarg() -> i64
+  .local n:i64, i:i64, a:ref, s:ref, t:ref, r:i64
+  const   n, 1000000
+  anew    a, n, ref
+  const   s, "x"
+  const   i, 0
+fill:
+  asetr   a, i, s
+  addi    i, i, 1
+  jlt     i, n, fill
+loop:
+  spawn   t, arglen, a
+  joini   r, t
+  free    t
+  jmp     loop
+.end
+
+.func arglen(a:ref) -> i64
+  .local n:i64
+  alen    n, a
+  ret     n
+.end
+
+.func evbcast() -> i64
+  .local n:i64, i:i64, ev:ref, t:ref
+  const   n, 200000
+  evnew   ev
+loop:
+  const   i, 0
+more:
+  spawn   t, waiter, ev
+  free    t
+  addi    i, i, 1
+  jlt     i, n, more
+  yield
+  evbcast ev
+  jmp     loop
+.end
+
+.func waiter(ev:ref) -> i64
+  .local z:i64
+  evwait  ev
+  const   z, 0
+  ret     z
 .end
 
 .func throw() -> i64

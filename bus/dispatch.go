@@ -105,7 +105,11 @@ func (b *Bus) event(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.A
 	case vmloop.IntrEventSignal:
 		b.ctl.EventSignal(t, ev)
 	default:
-		b.ctl.EventBroadcast(t, ev)
+		if b.ctl.EventBroadcast(t, ev) {
+			// more waiters than one step wakes: the rest are woken
+			// in t's next dispatches, before it runs again
+			return complete(ex, vmloop.Void(), sched.ActYield)
+		}
 	}
 	return complete(ex, vmloop.Void(), sched.ActContinue)
 }

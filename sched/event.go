@@ -65,15 +65,66 @@ func (e *Event) signal(s *Scheduler, from *Task) {
 	e.signalled = true
 }
 
-// broadcast wakes every live waiter; nothing is kept.
-func (e *Event) broadcast(s *Scheduler, from *Task) {
+// bcastChunk is the most waiters one step of a broadcast from a task wakes
+// (about 50–80 ns each): the rest are woken in the broadcaster's next
+// dispatches, before it runs again (wakeMore).
+const bcastChunk = 4096
+
+// broadcast wakes every waiter registered now; nothing is kept. The list
+// is taken whole (a later wait waits for the next signal, as it would
+// after the broadcast). From a task, it wakes the first bcastChunk and
+// leaves the rest on from (taskRare.bcast) and returns true: from must
+// yield, and its next dispatches wake the rest, a chunk each, before it
+// runs again, so no step wakes more than a chunk (S-6) and from goes on
+// only once all are woken. From the host (from nil) it wakes them all.
+func (e *Event) broadcast(s *Scheduler, from *Task) (more bool) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	for {
-		tok, ok := e.waiters.pop()
-		if !ok {
-			return
-		}
-		s.wake(from.worker(), tok)
+	toks := e.waiters.takeAll()
+	e.mu.Unlock()
+	w := from.worker()
+	if w == nil {
+		wakeAll(s, nil, toks)
+		return false
 	}
+	n := min(len(toks), bcastChunk)
+	wakeAll(s, w, toks[:n])
+	if n == len(toks) {
+		return false
+	}
+	from.mu.Lock()
+	from.rareLocked().bcast = toks[n:]
+	from.mu.Unlock()
+	return true
+}
+
+// wakeAll wakes toks (stale ones are skipped by wake) and clears them.
+func wakeAll(s *Scheduler, w *worker, toks []Token) {
+	for i, tok := range toks {
+		s.wake(w, tok)
+		toks[i] = Token{}
+	}
+}
+
+// wakeMore wakes the next chunk of the broadcast t left (r is t's rare
+// part), all of it when t is cancelled (it will not run again), and
+// reports whether some remain. Only t's worker touches r.bcast.
+func (w *worker) wakeMore(t *Task, r *taskRare) bool {
+	n := len(r.bcast)
+	if !t.has(flagCancel) {
+		n = min(n, bcastChunk)
+	}
+	wakeAll(w.s, w, r.bcast[:n])
+	if r.bcast = r.bcast[n:]; len(r.bcast) == 0 {
+		r.bcast = nil
+		return false
+	}
+	return true
+}
+
+// bcastLeft returns t's rare part when t has a broadcast under way.
+func (t *Task) bcastLeft() *taskRare {
+	if r := t.rare.Load(); r != nil && r.bcast != nil {
+		return r
+	}
+	return nil
 }

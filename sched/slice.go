@@ -28,6 +28,10 @@ func (w *worker) slice(t *Task, budget *int64) {
 		// lost.
 		ex.ClearStop()
 	}
+	if r := t.bcastLeft(); r != nil && w.wakeMore(t, r) {
+		w.endSlice(t, jtrace.EndYield) // the next chunk in its next dispatch
+		return
+	}
 	if t.has(flagCancel) {
 		if t.resume {
 			t.resume = false
@@ -46,7 +50,9 @@ func (w *worker) slice(t *Task, budget *int64) {
 		// received its result, and a cancel that arrived meanwhile is
 		// observed at its next safe point, not here (where it would end
 		// the task with the result unseen).
-		if a := s.disp.Resume(t, ex.Request()); a != ActContinue && !w.act(t, a, budget) {
+		a := s.disp.Resume(t, ex.Request())
+		w.chargeCopies(ex, budget)
+		if a != ActContinue && !w.act(t, a, budget) {
 			return
 		}
 	}
@@ -102,10 +108,23 @@ func (w *worker) slice(t *Task, budget *int64) {
 			} else {
 				a = s.disp.Intrinsic(t, req)
 			}
+			w.chargeCopies(ex, budget)
 			if !w.act(t, a, budget) {
 				return
 			}
 		}
+	}
+}
+
+// chargeCopies charges the slice what the request just handled copied
+// across the heap boundary (vmloop.Exec.TakeCopyCharge: a spawn's
+// arguments, a joined result), so that a task copying large values is
+// preempted at its next safe point instead of copying again in the same
+// slice.
+func (w *worker) chargeCopies(ex *vmloop.Exec, budget *int64) {
+	if c := ex.TakeCopyCharge(); c > 0 {
+		*budget -= c
+		w.spent += c
 	}
 }
 
@@ -210,6 +229,9 @@ func (w *worker) endSlice(t *Task, why uint8) {
 		w.takeSample(t)
 	}
 	if t.has(flagCancel) {
+		if r := t.bcastLeft(); r != nil {
+			w.wakeMore(t, r) // all of it: t will not run again
+		}
 		w.end(t, Outcome{Kind: Cancelled})
 		return
 	}
@@ -262,7 +284,7 @@ func (w *worker) publish(t *Task) {
 // are not looked at: what waits there is run by its own worker, and
 // stolen once t's slice ends (at most a slice later: S-6).
 func (w *worker) yieldInPlace(t *Task, budget int64) bool {
-	if budget <= 0 || w.tr != nil || (w.ticks+1)%32 == 0 || t.flags.Load()&(flagCancel|flagStats) != 0 ||
+	if budget <= 0 || w.tr != nil || (w.ticks+1)%32 == 0 || t.flags.Load()&(flagCancel|flagStats) != 0 || t.bcastLeft() != nil ||
 		w.lifo.Load() != nil || w.local.len() != 0 || w.s.inject.len() != 0 ||
 		w.timers.next != noDeadline || w.stop.Load() || w.sampleReq.Load() != 0 {
 		return false

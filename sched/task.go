@@ -222,8 +222,12 @@ type taskRare struct {
 	// holds (chargeOutcome), given back when the last reference to the
 	// record goes (unref): the task's handles in heaps, or its liveness.
 	outBytes atomic.Int64
-	joiners  waitList      // further tasks waiting for completion (woken once; compacted)
-	done     chan struct{} // Done's channel, made on first call
+	joiners  waitList // further tasks waiting for completion (woken once; compacted)
+	// bcast is what is left to wake of a broadcast the task made (event.go:
+	// Event.broadcast, worker.wakeMore); only the worker running it
+	// touches it after the broadcast stored it.
+	bcast []Token
+	done  chan struct{} // Done's channel, made on first call
 	// io is the task's I/O state (io.go), made under mu by its first
 	// operation, OnEnd or an owned descriptor, and read without the lock
 	// (Task.io). It lives here, not in the record, because every task that

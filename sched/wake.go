@@ -48,8 +48,11 @@ func (c *Control) EventWait(waiter *Task, ev *Event) bool {
 // EventSignal wakes one waiter of ev or keeps the signal.
 func (c *Control) EventSignal(from *Task, ev *Event) { ev.signal(c.s, from) }
 
-// EventBroadcast wakes every waiter of ev.
-func (c *Control) EventBroadcast(from *Task, ev *Event) { ev.broadcast(c.s, from) }
+// EventBroadcast wakes every waiter of ev. From a task with more waiters
+// than one step wakes, it returns true: the caller completes the request
+// with ActYield, and the rest are woken in from's next dispatches before
+// it runs again (Event.broadcast).
+func (c *Control) EventBroadcast(from *Task, ev *Event) (yield bool) { return ev.broadcast(c.s, from) }
 
 // Suspend arms a wait of t that something outside the scheduler (a host
 // intrinsic, later an I/O completion) ends with Wake.

@@ -84,6 +84,10 @@ type execRare struct {
 	thrownAt Stack
 	unwound  []frame
 	trapAt   Stack // where the task trapped (placeTrap)
+	// copied is the reductions owed for copies across the heap boundary
+	// made while a request was handled (owe), not yet charged to a slice
+	// (TakeCopyCharge).
+	copied int64
 }
 
 // x returns e's rare part, allocating it on first use.
@@ -117,6 +121,8 @@ type bulkState struct {
 	// walk: the cycle check of ASETR is under way; its DFS stack and marks
 	// are in the heap (heap.reachStart, heap.reachMore).
 	walk bool
+	// find is the progress of a long-needle BFIND or BFINDR (find.go).
+	find *findState
 }
 
 type execState uint8
@@ -238,7 +244,9 @@ func (e *Exec) ResetSpawn(src *Exec, lim Limits, owner uint32) error {
 				if xerr != nil {
 					return fmt.Errorf("vmloop: ResetSpawn: argument %d of %s: %w", i, f.Name, xerr)
 				}
-				bits, err = e.heap.importValue(v)
+				var units int64
+				bits, units, err = e.heap.importValueN(v)
+				src.owe(units) // its worker does the copy
 			}
 			if err != nil {
 				return argImportErr(f, i, err)
@@ -617,7 +625,8 @@ func (e *Exec) ArgValue(i int) (Value, error) {
 	case TF64:
 		return Value{kind: KindF64, bits: bits}, nil
 	}
-	v, err := e.heap.export(bits, e.heap.limit)
+	v, units, err := e.heap.exportN(bits, e.heap.limit)
+	e.owe(units)
 	if err != nil {
 		return Value{}, e.reqTrapInfo(err)
 	}
@@ -719,7 +728,8 @@ func (e *Exec) complete(v Value, refuse bool) (room bool, err error) {
 	case t == TI64 && v.kind == KindI64, t == TF64 && v.kind == KindF64:
 		bits = v.bits
 	case t == TRef && (v.kind == KindVoid || v.kind.Type() == TRef):
-		h, err := e.heap.importValue(v)
+		h, units, err := e.heap.importValueN(v)
+		e.owe(units)
 		if err != nil {
 			ti := e.reqTrapInfo(err).(TrapInfo)
 			if refuse && ti.Code == TrapHeapLimit {

@@ -1,10 +1,12 @@
 package vmloop
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // The interpreter half of the bounded byte and string primitives of ABI
@@ -22,8 +24,9 @@ func (e *Exec) bytesOp(ins Instr, r regs, pc int, left int64) (int64, opStatus) 
 	bs := &e.x().bulk
 	var done int64
 	var acc uint64
+	var fs *findState
 	if bs.on && bs.fn == fnIdx && bs.pc == pc {
-		done, acc = bs.done, bs.acc
+		done, acc, fs = bs.done, bs.acc, bs.find
 		left++ // the instruction was charged when it started
 	}
 	*bs = bulkState{}
@@ -49,23 +52,11 @@ func (e *Exec) bytesOp(ins Instr, r regs, pc int, left int64) (int64, opStatus) 
 		if !e.inRange(op, from, to, len(hay)) {
 			return left, opTrap
 		}
-		m := int64(len(needle))
-		n := to - m - from + 1 // candidate offsets
-		res := int64(-1)
-		for done < n {
-			k := min(n-done, bulkChunk)
-			pos := from + done
-			if i := strings.Index(hay[pos:pos+k+m-1], needle); i >= 0 {
-				res = pos + int64(i)
-				left -= charge(int64(i) + 1)
-				break
-			}
-			done += k
-			left -= charge(k)
-			if spent(done, n, 0) {
-				return left, opPreempt
-			}
+		res, l, pre := e.find(hay, needle, from, to, done, fs, pc, left)
+		if pre {
+			return l, opPreempt
 		}
+		left = l
 		r.setI(ins.A(), res)
 	case BCMP, BCASECMP:
 		bo, co := h.get(r.ref(ins.B()), KindBytes), h.get(r.ref(ins.D1()), KindBytes)
@@ -137,6 +128,9 @@ func (e *Exec) bytesOp(ins Instr, r regs, pc int, left int64) (int64, opStatus) 
 		for {
 			end := min(i+bulkChunk, n)
 			j := i
+			if acc == 0 { // leading zeros leave it 0: skip them in blocks
+				j += int64(zeroRun(s[i:end]))
+			}
 			for ; j < end && s[j] >= '0' && s[j] <= '9'; j++ {
 				d := uint64(s[j] - '0')
 				if acc > (limit-d)/10 {
@@ -195,9 +189,23 @@ func (e *Exec) inRange(op Op, from, to int64, n int) bool {
 }
 
 // caseCompare compares a and b (of equal length) with ASCII letters
-// folded to lower case: -1, 0 or 1.
+// folded to lower case: -1, 0 or 1. Blocks of 8 bytes are compared folded
+// at once (lower8); the first that differs is looked at byte by byte.
 func caseCompare(a, b string) int64 {
-	for i := 0; i < len(a); i++ {
+	i := 0
+	ab := unsafe.Slice(unsafe.StringData(a), len(a)) // read only
+	bb := unsafe.Slice(unsafe.StringData(b), len(b))
+	for ; i+64 <= len(a); i += 64 {
+		if a[i:i+64] != b[i:i+64] && !caseEqual64(ab[i:i+64], bb[i:i+64]) {
+			break
+		}
+	}
+	for ; i+8 <= len(a); i += 8 {
+		if x, y := binary.LittleEndian.Uint64(ab[i:]), binary.LittleEndian.Uint64(bb[i:]); x != y && lower8(x) != lower8(y) {
+			break
+		}
+	}
+	for ; i < len(a); i++ {
 		x, y := lowerASCII(a[i]), lowerASCII(b[i])
 		if x != y {
 			if x < y {
@@ -207,6 +215,41 @@ func caseCompare(a, b string) int64 {
 		}
 	}
 	return 0
+}
+
+// caseEqual64 reports whether 64 bytes of a and b are equal folded.
+func caseEqual64(a, b []byte) bool {
+	a, b = a[:64], b[:64]
+	var d uint64
+	for i := 0; i < 64; i += 8 {
+		d |= lower8(binary.LittleEndian.Uint64(a[i:])) ^ lower8(binary.LittleEndian.Uint64(b[i:]))
+	}
+	return d == 0
+}
+
+// lower8 is lowerASCII of each byte of x: a byte below 0x80 in 'A'..'Z'
+// gets bit 5 (no sum carries into the next byte: each is at most 0xbe).
+func lower8(x uint64) uint64 {
+	const ones = 0x0101010101010101
+	h := x & (0x7f * ones)
+	ge := h + (0x80-'A')*ones   // bit 7: h >= 'A'
+	gt := h + (0x80-'Z'-1)*ones // bit 7: h > 'Z'
+	return x | (ge&^gt&^x&(0x80*ones))>>2
+}
+
+// zeros64 is 64 ASCII zeros.
+var zeros64 = strings.Repeat("0", 64)
+
+// zeroRun returns the number of leading '0' bytes of s.
+func zeroRun(s string) int {
+	i := 0
+	for i+64 <= len(s) && s[i:i+64] == zeros64 {
+		i += 64
+	}
+	for i < len(s) && s[i] == '0' {
+		i++
+	}
+	return i
 }
 
 // lowerASCII maps 'A'..'Z' to 'a'..'z' and every other byte to itself.

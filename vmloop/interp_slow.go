@@ -3,7 +3,6 @@ package vmloop
 import (
 	"fmt"
 	"math"
-	"strings"
 	"unsafe"
 )
 
@@ -344,8 +343,9 @@ func (e *Exec) bulkOp(ins Instr, r regs, pc int, left int64) (int64, opStatus) {
 	h := &e.heap
 	fnIdx := e.frames[e.fp].fn
 	var done int64
+	var fs *findState
 	if e.x().bulk.on && e.x().bulk.fn == fnIdx && e.x().bulk.pc == pc {
-		done = e.x().bulk.done
+		done, fs = e.x().bulk.done, e.x().bulk.find
 		left++ // the instruction was charged when it started
 	}
 	e.x().bulk.on = false
@@ -398,24 +398,11 @@ func (e *Exec) bulkOp(ins Instr, r regs, pc int, left int64) (int64, opStatus) {
 			e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("bfind start %d, length %d", start, len(hay))}
 			return left, opTrap
 		}
-		m := int64(len(needle))
-		last := int64(len(hay)) - m // last candidate position
-		n := last - start + 1       // candidate positions
-		res := int64(-1)
-		for done < n {
-			k := min(n-done, bulkChunk)
-			pos := start + done
-			if i := strings.Index(hay[pos:pos+k+m-1], needle); i >= 0 {
-				res = pos + int64(i)
-				left -= charge(int64(i) + 1)
-				break
-			}
-			done += k
-			left -= charge(k)
-			if spent(done, n) {
-				return left, opPreempt
-			}
+		res, l, pre := e.find(hay, needle, start, int64(len(hay)), done, fs, pc, left)
+		if pre {
+			return l, opPreempt
 		}
+		left = l
 		r.setI(ins.A(), res)
 	case BCOPY:
 		dx, sx := r.ref(ins.A()), r.ref(ins.C())

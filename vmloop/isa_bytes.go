@@ -37,7 +37,7 @@ var opSince = map[Op]Version{
 
 // bytesCostDoc is the cost column of docs/ISA.md for these opcodes.
 var bytesCostDoc = map[Op]string{
-	BFINDR:   "1 + ⌈n/64⌉ (n offsets tried, the match included)",
+	BFINDR:   "1 + ⌈n/64⌉ (n offsets tried, the match included) for a needle of up to 16 bytes; longer: 1 + ⌈u/64⌉ (u units of the two-way search)",
 	BCMP:     "1 + ⌈n/64⌉ (n = min(len(D1), D0-c), to the 64 KiB chunk of the first difference)",
 	BCASECMP: "1 + ⌈n/64⌉ (as bcmp)",
 	BTOI:     "1 + ⌈n/64⌉ (n bytes parsed)",

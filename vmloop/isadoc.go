@@ -39,6 +39,7 @@ var costDoc = map[Op]string{
 	ANEW:  "1 + ⌈8n/64⌉ (n elements)",
 	ASETR: "1 + n (n elements visited by the cycle check)",
 	THROW: "1 + frames unwound",
+	BFIND: "as bfindr",
 }
 
 var fieldNames = [...]string{FA: "A", FB: "B", FC: "C", FD: "D", FBC: "BC", FD0: "D0", FD1: "D1"}
