@@ -94,7 +94,11 @@
 //
 // # Record reuse
 //
-// Task records are pooled (taskPool) once nothing can reach them:
+// Task records are pooled once nothing can reach them: in the cache of
+// the worker whose finish dropped the last reference (w.tasks, owner only,
+// up to taskCacheSize; the next spawns from tasks on that worker take
+// from it first), else in taskPool (a reference dropped elsewhere: a
+// heap freeing a handle, the host):
 //
 //   - refs counts the references that keep a record: 1 while the task is
 //     live (dropped as the very last step of finish) plus 1 per heap

@@ -39,7 +39,11 @@ func taskRef(obj any, delta int) {
 }
 
 // unref drops one reference; the last one recycles an unpinned record.
-func (t *Task) unref() {
+func (t *Task) unref() { t.unrefOn(nil) }
+
+// unrefOn is unref by worker w (nil: anyone else), which keeps a record
+// it recycles in its own cache (w.tasks) rather than in taskPool.
+func (t *Task) unrefOn(w *worker) {
 	n := t.refs.Add(-1)
 	if n == refRecordCharged { // the last handle of an ended record (chargeRecord)
 		t.refs.Store(0)
@@ -51,9 +55,33 @@ func (t *Task) unref() {
 			t.engine.mem.Give(r.outBytes.Swap(0))
 		}
 		if !t.has(flagPinned) {
-			t.recycle()
+			t.recycle(w)
 		}
 	}
+}
+
+// taskCacheSize bounds a worker's cache of recycled task records (w.tasks;
+// what overflows goes to taskPool).
+const taskCacheSize = 64
+
+// newTask returns a cleared record for a spawn by w (nil: the host): from
+// w's cache (owner only: no lock and no sync.Pool pin), else from
+// taskPool, else a new one.
+func (w *worker) newTask() *Task {
+	if w != nil {
+		if n := len(w.tasks); n > 0 {
+			t := w.tasks[n-1]
+			w.tasks[n-1] = nil
+			w.tasks = w.tasks[:n-1]
+			return t
+		}
+	}
+	t, _ := taskPool.Get().(*Task)
+	if t == nil {
+		t = new(Task)
+		tasksMade.Add(1)
+	}
+	return t
 }
 
 // recycle clears a record nothing refers to and pools it. Under mu when
@@ -63,7 +91,9 @@ func (t *Task) unref() {
 // stale under mu when those ended, and every other waker only CASes the
 // wait word: without a host wait, nothing else can touch the record, and
 // the lock (two locked instructions per task) is skipped.
-func (t *Task) recycle() {
+//
+// w is the worker recycling t, owner of its cache, or nil.
+func (t *Task) recycle(w *worker) {
 	host := t.hostWait
 	if host {
 		t.mu.Lock()
@@ -90,6 +120,10 @@ func (t *Task) recycle() {
 	t.state.Store(uint32(Runnable))
 	if host {
 		t.mu.Unlock()
+	}
+	if w != nil && len(w.tasks) < taskCacheSize {
+		w.tasks = append(w.tasks, t)
+		return
 	}
 	taskPool.Put(t)
 }

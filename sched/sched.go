@@ -426,5 +426,5 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 		s.mu.Unlock()
 	}
 	t.chargeRecord()
-	t.unref() // the last touch: without handles the record is reused
+	t.unrefOn(w) // the last touch: without handles the record is reused
 }

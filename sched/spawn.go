@@ -120,11 +120,7 @@ func (c *Control) makeTask(from *Task, e *Engine, p *vmloop.Program, fn int, arg
 	if cfg.GoLoop {
 		ex.SetNative(false)
 	}
-	t, _ := taskPool.Get().(*Task)
-	if t == nil {
-		t = new(Task)
-		tasksMade.Add(1)
-	}
+	t := w.newTask()
 	t.id, t.engine, t.exec, t.prog = id, e, ex, p
 	t.refs.Store(1) // live: dropped by finish
 	if cfg.Metrics.TaskStats {

@@ -159,6 +159,10 @@ type worker struct {
 	// execs are recycled Execs of tasks completed on this worker, reused by
 	// spawns from tasks running here (owner only).
 	execs []*vmloop.Exec
+	// tasks are task records that completed on this worker with nothing
+	// else naming them, reused by spawns from tasks running here before
+	// taskPool is asked (owner only; reuse.go).
+	tasks []*Task
 
 	// timers is the worker's shard of every engine's timer wheel (owner
 	// only; timers.go).

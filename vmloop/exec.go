@@ -232,8 +232,16 @@ func (e *Exec) ResetSpawn(src *Exec, lim Limits, owner uint32) error {
 	if err != nil {
 		return err
 	}
+	// The argument registers, as argReg finds them, without its checks:
+	// the request is a SPAWN (above), start matched the argument count to
+	// f's, and the types argReg would compare are f.Params themselves.
+	r0 := src.frames[src.fp].base + int(src.reqArg0)
 	for i, t := range f.Params {
-		bits := src.getAbs(src.argReg(i, t, "ResetSpawn"), t)
+		r := r0
+		if src.reqWin {
+			r = src.frames[src.fp].base + int(src.req.Base) + i
+		}
+		bits := src.getAbs(r, t)
 		if t == TRef {
 			if o := src.heap.getLive(bits); o != nil && (o.kind == KindTask || o.kind == KindEvent || o.kind == KindExt) {
 				// A shared object is not exported: the child's heap names
@@ -582,20 +590,27 @@ func (e *Exec) reqParams() []Type {
 // argReg returns the absolute register index of argument i and checks
 // that it exists and has type t.
 func (e *Exec) argReg(i int, t Type, op string) int {
-	if e.state != stRequest {
-		panic("vmloop: " + op + ": no pending intrinsic request")
-	}
-	if i < 0 || i >= int(e.req.NArgs) {
-		panic(fmt.Sprintf("vmloop: %s: argument %d out of range (%s has %d)", op, i, e.req.Op, e.req.NArgs))
-	}
-	if t != TVoid && e.reqParams()[i] != t {
-		panic(fmt.Sprintf("vmloop: %s: argument %d of %s is %s", op, i, e.req.Op, e.reqParams()[i]))
+	if e.state != stRequest || uint(i) >= uint(e.req.NArgs) || t != TVoid && e.reqParams()[i] != t {
+		e.badArg(i, op) // cold: the checks' messages stay out of this frame
 	}
 	r := int(e.reqArg0)
 	if e.reqWin {
 		r = int(e.req.Base) + i
 	}
 	return e.frames[e.fp].base + r
+}
+
+// badArg panics with what argReg found wrong with argument i.
+//
+//go:noinline
+func (e *Exec) badArg(i int, op string) {
+	if e.state != stRequest {
+		panic("vmloop: " + op + ": no pending intrinsic request")
+	}
+	if i < 0 || i >= int(e.req.NArgs) {
+		panic(fmt.Sprintf("vmloop: %s: argument %d out of range (%s has %d)", op, i, e.req.Op, e.req.NArgs))
+	}
+	panic(fmt.Sprintf("vmloop: %s: argument %d of %s is %s", op, i, e.req.Op, e.reqParams()[i]))
 }
 
 // ArgI64 returns argument i of the pending request, an i64. It panics if

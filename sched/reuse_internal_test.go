@@ -1,0 +1,46 @@
+package sched
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestWorkerTaskCache: a record whose last reference a worker drops goes
+// to that worker's cache, cleared, and is the next record its spawns
+// take; the cache holds at most taskCacheSize (the rest go to taskPool),
+// and a pinned record is never cached.
+func TestWorkerTaskCache(t *testing.T) {
+	w := &worker{}
+	recs := make([]*Task, taskCacheSize+1)
+	for i := range recs {
+		r := new(Task)
+		r.id = uint64(i + 1)
+		r.refs.Store(1)
+		r.flags.Or(flagWatched)
+		r.state.Store(uint32(Completed))
+		recs[i] = r
+		r.unrefOn(w)
+	}
+	require.Len(t, w.tasks, taskCacheSize, "the cache is bounded")
+	for i := taskCacheSize - 1; i >= 0; i-- {
+		r := w.newTask()
+		require.Same(t, recs[i], r, "the newest cached record is taken first")
+		require.Zero(t, r.id)
+		require.Zero(t, r.flags.Load())
+		require.Equal(t, Runnable, r.State())
+	}
+	require.Empty(t, w.tasks)
+
+	p := new(Task)
+	p.refs.Store(1)
+	p.flags.Or(flagPinned)
+	p.unrefOn(w)
+	require.Empty(t, w.tasks, "a pinned record is never reused")
+
+	// The host (no worker) and unref from a heap's hook use taskPool.
+	h := new(Task)
+	h.refs.Store(1)
+	h.unref()
+	require.Empty(t, w.tasks)
+}
