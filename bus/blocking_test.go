@@ -230,9 +230,11 @@ func mustSpawn(t *testing.T, m *bus.Member, p *vmloop.Program, fn string, x int6
 // TestBlockingCallsBesideATicker is the shape: 1,000 tasks each
 // calling a host function that sleeps 10 ms, on one worker, with a pool
 // of 64, beside a ticker sleeping to each 1 ms deadline. Every call
-// returns; had the calls run on the worker, each would hold it for 10 ms,
-// so the ticker's median lateness would be at least that. The figures
-// are logged; only the median is checked, against half that.
+// returns; had the calls run on the worker, the 1,000 calls queued ahead
+// of the ticker would hold it for 10 s in all, and the ticker's median
+// lateness would be seconds. The figures are logged; the median is
+// checked against 1 s, far from both that and a loaded machine's
+// scheduling noise (a tighter bound failed under load with no defect).
 func TestBlockingCallsBesideATicker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs about a quarter of a second of 10 ms host calls")
@@ -290,5 +292,5 @@ e:
 	slices.Sort(late)
 	t.Logf("ticker lateness beside 1,000 blocking calls: p50 %v p99 %v max %v; pool %+v",
 		late[len(late)/2], late[len(late)*99/100], late[len(late)-1], b.BlockingStats())
-	require.Less(t, late[len(late)/2], 5*time.Millisecond, "median ticker lateness")
+	require.Less(t, late[len(late)/2], time.Second, "median ticker lateness: the calls held the worker")
 }
