@@ -112,7 +112,7 @@ func TestCloseDeadlineCancelsTheRest(t *testing.T) {
 		require.Empty(t, de.Abandoned)
 		require.Contains(t, err.Error(), "3 tasks (engine main: 3 Waiting)")
 		// Each is named by the line it waits at and what it waits in.
-		require.Contains(t, err.Error(), "Waiting at drain_server.jasm:45 (conn) in net.read for socket fd ")
+		require.Contains(t, err.Error(), "drain_server.jasm:45 (conn) in net.read for socket fd ")
 		for _, c := range cs {
 			require.Contains(t, err.Error(), "peer "+c.LocalAddr().String()+")", "each client is named")
 		}
