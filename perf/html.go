@@ -99,6 +99,7 @@ func outcomeOf(s Result) outcome {
 type ratioChart struct {
 	Width, Height  int
 	LabelW, PlotW  int // the label column's width; the plot's
+	LabelRoom      int // the room for a label: the column less its margin
 	X1             int // x of the 1× line
 	Bars           []ratioBar
 	Ticks          []ratioTick
@@ -157,6 +158,7 @@ func ratioChartOf(r *Report) *ratioChart {
 	for _, s := range rs {
 		c.LabelW = max(c.LabelW, textW(label(s), ratioFont)+16)
 	}
+	c.LabelRoom = c.LabelW - 8
 	x := func(v float64) int {
 		return c.LabelW + int(math.Round((math.Log10(v)-dlo)/(dhi-dlo)*float64(c.PlotW)))
 	}
@@ -168,6 +170,9 @@ func ratioChartOf(r *Report) *ratioChart {
 	c.ValueX = c.LabelW + c.PlotW + 12
 	for i, s := range rs {
 		o := outcomeOf(s)
+		if o.Class == "reported" {
+			o.Word = "reported"
+		}
 		xe := x(s.Ratio)
 		b := ratioBar{Y: ratioTop + i*ratioRowH, X: min(c.X1, xe), W: max(2, abs(xe-c.X1)), Label: label(s),
 			Ratio: s.Ratio, RatioS: fmt.Sprintf("%.2f×", s.Ratio), Word: o.Word, Color: o.Color, Class: o.Class,
