@@ -57,9 +57,9 @@ func lat(name string, j, g []float64, targets []string, pass []*bool, h *perf.La
 func main() {
 	tokio := func(v float64) *perf.PeerValue { return &perf.PeerValue{Value: v, Measured: true} }
 	rep := &perf.Report{
-		Machine: perf.Machine{CPU: "AMD EPYC 7B13 (fixture)", Cores: 1, Threads: 2, Cache: 64, CPUs: 2, Go: "go1.26.8", Kernel: "linux 6.18", Backend: "io_uring", Workers: 1},
-		Run:     perf.RunInfo{Date: time.Date(2026, 12, 6, 4, 0, 0, 0, time.UTC), Commit: "bba949b0f1a2", Reps: 3},
-		Peers:   []perf.PeerRun{{Peer: "tokio", Version: "tokio 1.24.2 (rustc 1.63.0)"}, {Peer: "beam", Version: "Erlang/OTP 25 [erts-13.1.5]"}},
+		Machine:   perf.Machine{CPU: "AMD EPYC 7B13 (fixture)", Cores: 1, Threads: 2, Cache: 64, CPUs: 2, Go: "go1.26.8", Kernel: "linux 6.18", Backend: "io_uring", Workers: 1},
+		Run:       perf.RunInfo{Date: time.Date(2026, 12, 6, 4, 0, 0, 0, time.UTC), Commit: "bba949b0f1a2", Reps: 3},
+		Peers:     []perf.PeerRun{{Peer: "tokio", Version: "tokio 1.24.2 (rustc 1.63.0)"}, {Peer: "beam", Version: "Erlang/OTP 25 [erts-13.1.5]"}},
 		PeerNotes: []string{"fixture: the figures are made up to exercise every chart and colour"},
 	}
 	rs := []perf.Result{
@@ -71,7 +71,7 @@ func main() {
 			Tokio: tokio(205), Best: "tokio", BestRatio: 205.0 / 610},
 	}
 	for _, f := range []struct {
-		name       string
+		name           string
 		p50, p99, p999 float64
 	}{{"floor_futex", 22e3, 1.4e6, 2.9e6}, {"floor_uring_nop", 850, 2.1e3, 9.6e3}} {
 		for _, q := range []struct {
