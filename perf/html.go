@@ -28,7 +28,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 	}
 	var rows []row
 	for _, s := range r.Scenarios {
-		rw := row{Result: s, FloorS: floorCell(s)}
+		rw := row{Result: s, FloorS: dash(floorCell(s))}
 		if s.Absent == "" {
 			rw.JadeS, rw.BaseS, rw.RatioS = num(s.Jade, s.Unit), num(s.Baseline, s.Unit), "–"
 			if s.Baseline == 0 && s.Ratio == 0 { // a floor: no baseline
@@ -39,7 +39,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 			}
 			o := outcomeOf(s)
 			rw.PassS, rw.Class = o.Word, o.Class
-			rw.TokioS, rw.BeamS, rw.VsBestS = peerCell(s.Tokio, s.Unit), peerCell(s.Beam, s.Unit), "–"
+			rw.TokioS, rw.BeamS, rw.VsBestS = dash(peerCell(s.Tokio, s.Unit)), dash(peerCell(s.Beam, s.Unit)), "–"
 			if s.Best != "" {
 				rw.VsBestS = fmt.Sprintf("%.2f×", s.BestRatio)
 			}
@@ -188,6 +188,14 @@ func ratioChartOf(r *Report) *ratioChart {
 // ratioLabel labels a decade of the ratio axis: "0.01×", "1×", "100×".
 func ratioLabel(v float64) string {
 	return fmt.Sprintf("%g×", v)
+}
+
+// dash turns the text table's "-" (no figure) into the page's "–".
+func dash(s string) string {
+	if s == "-" {
+		return "–"
+	}
+	return s
 }
 
 func abs(i int) int {

@@ -10,7 +10,7 @@ var htmlTmpl = template.Must(template.New("r").Parse(`<!doctype html>
 <style>
 body{font:14px sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}
-td:first-child,th:first-child,td.l{text-align:left}.absent{color:#999}td.target{white-space:normal;min-width:14em}
+td:first-child,th:first-child,td.l,th.l{text-align:left}.absent{color:#999}td.target{white-space:normal;min-width:14em}
 table.summary td,table.summary th{text-align:left;white-space:normal}
 td.pass{color:#2e7d32;font-weight:bold}td.fail{color:#c62828;font-weight:bold}td.miss{color:#ef8c00;font-weight:bold}td.reported{color:#78909c}
 .key{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
@@ -30,7 +30,7 @@ svg{display:block;margin:8px 0 16px}
 <p>Colours:{{range .Outcomes}}<span class="key" style="background:{{.Color}}"></span>{{.Means}}{{end}}</p>
 </section>
 <section id="s-results"><h2>Results</h2>
-<table id="results"><tr><th>scenario</th><th>metric</th><th>jade</th><th>baseline</th><th>ratio</th>{{if $.Peers}}<th>tokio</th><th>beam</th><th>best</th><th>vs best</th>{{end}}{{if $.Floors}}<th>vs floor</th>{{end}}<th>target</th><th>pass</th></tr>
+<table id="results"><tr><th>scenario</th><th class="l">metric</th><th>jade</th><th>baseline</th><th>ratio</th>{{if $.Peers}}<th>tokio</th><th>beam</th><th class="l">best</th><th>vs best</th>{{end}}{{if $.Floors}}<th>vs floor</th>{{end}}<th class="l">target</th><th>pass</th></tr>
 {{range .Rows}}{{if .Absent}}<tr class="absent"><td>{{.Name}}</td><td class="l" colspan="{{$.Cols}}">absent: {{.Absent}}</td></tr>
 {{else}}<tr class="{{.Class}}"><td>{{.Name}}</td><td class="l">{{.Metric}}</td><td>{{.JadeS}}</td><td>{{.BaseS}}</td><td>{{.RatioS}}</td>{{if $.Peers}}<td>{{.TokioS}}</td><td>{{.BeamS}}</td><td class="l">{{.Best}}</td><td>{{.VsBestS}}</td>{{end}}{{if $.Floors}}<td>{{.FloorS}}</td>{{end}}<td class="l target">{{.Target}}</td><td class="{{.Class}}">{{.PassS}}</td></tr>
 {{end}}{{end}}</table>

@@ -151,7 +151,7 @@ func checkDOM(dom string, want map[string]int) error {
 	}
 	for _, bad := range []string{"NaN", "Infinity"} {
 		if i := strings.Index(dom, bad); i >= 0 {
-			return fmt.Errorf("%s in the page: ...%s...", bad, dom[max(0, i-80):min(len(dom), i+40)])
+			return fmt.Errorf("%s in the page near %q", bad, dom[max(0, i-80):min(len(dom), i+40)])
 		}
 	}
 	if !strings.Contains(dom, `data-layout="ok"`) {
