@@ -61,7 +61,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 	if r.Run.Quick {
 		size = "quick (--quick: about a third of the sizes)"
 	}
-	return htmlTmpl.Execute(w, map[string]any{"M": r.Machine, "Run": r.Run, "Size": size, "Tally": tally(r),
+	return htmlTmpl.Execute(w, map[string]any{"M": r.Machine, "Run": r.Run, "Size": size, "Reps": repsText(r.Run.Reps), "Tally": tally(r),
 		"PeerVersions": peerVersions(r), "Rows": rows, "Ratios": ratioChartOf(r), "Lat": latencyPlots(r),
 		"Floors": floors, "Cols": cols, "Outcomes": outcomes,
 		"Peers": r.Peers, "PeerNotes": r.PeerNotes, "RowNotes": rowNotes(r)})

@@ -20,7 +20,7 @@ svg{display:block;margin:8px 0 16px}
 <section id="s-summary"><h1>jade perf</h1>
 <table class="summary" id="summary">
 <tr><th>outcome</th><td><b>{{.Tally.Pass}} pass</b>, <b>{{.Tally.Fail}} FAIL</b>, {{.Tally.Reported}} reported without a gate, {{.Tally.Absent}} absent</td></tr>
-<tr><th>run</th><td>{{.Size}}, {{.Run.Reps}} reps per measurement (medians reported)</td></tr>
+<tr><th>run</th><td>{{.Size}}, {{.Reps}} per measurement (medians reported)</td></tr>
 <tr><th>date</th><td>{{if .Run.Date.IsZero}}unknown{{else}}{{.Run.Date.Format "2006-01-02 15:04 UTC"}}{{end}}</td></tr>
 <tr><th>commit</th><td>{{if .Run.Commit}}{{.Run.Commit}}{{else}}unknown{{end}}</td></tr>
 <tr><th>machine</th><td>{{.M.CPU}} — cpuid: {{.M.Cores}} cores, {{.M.Threads}} threads, {{.M.Cache}} B lines; {{.M.CPUs}} CPUs usable — {{.M.Go}} — {{.M.Kernel}} — backend {{.M.Backend}} — workers {{.M.Workers}}</td></tr>

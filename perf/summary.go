@@ -106,8 +106,16 @@ func summaryLine(r *Report) string {
 	if r.Run.Commit != "" {
 		commit = "commit " + r.Run.Commit
 	}
-	return fmt.Sprintf("%d pass, %d FAIL, %d reported without a gate, %d absent; %s run, %d reps; %s; %s; peers: %s",
-		t.Pass, t.Fail, t.Reported, t.Absent, size, r.Run.Reps, date, commit, peerVersions(r))
+	return fmt.Sprintf("%d pass, %d FAIL, %d reported without a gate, %d absent; %s run, %s; %s; %s; peers: %s",
+		t.Pass, t.Fail, t.Reported, t.Absent, size, repsText(r.Run.Reps), date, commit, peerVersions(r))
+}
+
+// repsText is "1 rep" or "N reps".
+func repsText(n int) string {
+	if n == 1 {
+		return "1 rep"
+	}
+	return fmt.Sprintf("%d reps", n)
 }
 
 // peerVersions lists the peers and their versions, or says they did not
