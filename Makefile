@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 RACEPKG := ./sched/... ./bus/... ./vmloop/... ./timerwheel/... ./evpoll/... ./uring/... ./native/... ./debugsrv/...
 
-.PHONY: peers all build test unit unit-purego unit-native workers hammer sanitize race cross cross-tests fuzz-smoke bench perf vet staticcheck clean soak soak-short windows arm64 platforms platforms-ci
+.PHONY: report-check peers all build test unit unit-purego unit-native workers hammer sanitize race cross cross-tests fuzz-smoke bench perf vet staticcheck clean soak soak-short windows arm64 platforms platforms-ci
 
 all: build test
 
@@ -128,6 +128,16 @@ clean:
 # The side-by-side harness (about 1–2 minutes; PERFFLAGS=--quick for <30 s).
 perf:
 	$(GO) run ./cmd/jade perf $(PERFFLAGS) --json perf.json --html perf.html
+
+# The HTML report (`jade perf --html`) of a fixture
+# (perf/testdata/report_fixture.json) in headless Chromium, installed with
+# apt-get when missing and possible: fails on a chart missing from the
+# DOM, NaN or Infinity, or a text overflowing its chart or column, and
+# leaves screenshots in out/report-check/*.png to look at. Says SKIPPED
+# and passes when no Chromium can be had. Not in `make test`.
+report-check:
+	$(GO) test -count=1 -run 'Chart|Units|Summary|Histogram' ./perf/
+	$(GO) run ./perf/internal/reportcheck -out out/report-check
 
 # The scenarios that have Tokio and BEAM peer shapes, with the peers'
 # columns (bench/peers; `jade perf --peers` installs erlang-base,

@@ -2,50 +2,47 @@ package perf
 
 import (
 	"fmt"
-	"html/template"
 	"io"
 	"math"
-	"strings"
 )
 
 // WriteHTML writes a self-contained report (no external assets, opens
-// offline): the machine, the results table, and a log-scale bar chart of
-// each ratio against its target line.
+// offline): a summary (outcomes, run size, date, commit, machine and
+// peers), the results table, a chart of the ratios on a log axis around
+// 1×, and per latency scenario its percentiles on a log time axis and,
+// where the samples were kept, their distribution.
+//
+// Colours follow the gate, never the ratio alone: green where the row's
+// gate passed, red where it failed with Jade behind the baseline drawn,
+// orange where it failed with Jade ahead of it (the gate asks for more: a
+// multiple, the best peer, or the floor), grey where the row is reported
+// without a gate. Direction is position: a bar right of the 1× line is
+// Jade better.
 func WriteHTML(w io.Writer, r *Report) error {
 	type row struct {
 		Result
 		JadeS, BaseS, RatioS, PassS string
 		TokioS, BeamS, VsBestS      string
 		FloorS                      string
-		Bar, Y                      int
-		Color                       string
+		Class                       string
 	}
 	var rows []row
-	y := 0
 	for _, s := range r.Scenarios {
-		rw := row{Result: s, FloorS: floorCell(s)}
+		rw := row{Result: s, FloorS: dash(floorCell(s))}
 		if s.Absent == "" {
-			rw.JadeS, rw.BaseS, rw.RatioS = num(s.Jade, s.Unit), num(s.Baseline, s.Unit), fmt.Sprintf("%.2f×", s.Ratio)
+			rw.JadeS, rw.BaseS, rw.RatioS = num(s.Jade, s.Unit), num(s.Baseline, s.Unit), "–"
 			if s.Baseline == 0 && s.Ratio == 0 { // a floor: no baseline
-				rw.BaseS, rw.RatioS = "–", "–"
+				rw.BaseS = "–"
 			}
-			// log2 scale: 1× at 200 px, each doubling ±60 px.
-			rw.Bar = int(math.Max(4, math.Min(560, 200+60*math.Log2(math.Max(s.Ratio, 1e-3)))))
-			rw.Color = "#8a8"
-			rw.PassS = "–"
-			if s.Pass != nil {
-				if *s.Pass {
-					rw.PassS = "pass"
-				} else {
-					rw.PassS, rw.Color = "FAIL", "#c88"
-				}
+			if hasRatio(s) {
+				rw.RatioS = fmt.Sprintf("%.2f×", s.Ratio)
 			}
-			rw.TokioS, rw.BeamS, rw.VsBestS = peerCell(s.Tokio, s.Unit), peerCell(s.Beam, s.Unit), "–"
+			o := outcomeOf(s)
+			rw.PassS, rw.Class = o.Word, o.Class
+			rw.TokioS, rw.BeamS, rw.VsBestS = dash(peerCell(s.Tokio, s.Unit)), dash(peerCell(s.Beam, s.Unit)), "–"
 			if s.Best != "" {
 				rw.VsBestS = fmt.Sprintf("%.2f×", s.BestRatio)
 			}
-			rw.Y = y
-			y += 22
 		}
 		rows = append(rows, rw)
 	}
@@ -60,113 +57,150 @@ func WriteHTML(w io.Writer, r *Report) error {
 	if floors {
 		cols++
 	}
-	return htmlTmpl.Execute(w, map[string]any{"M": r.Machine, "Rows": rows, "H": y + 10, "Lat": latencyPlots(r),
-		"Floors": floors, "Cols": cols,
+	size := "full"
+	if r.Run.Quick {
+		size = "quick (--quick: about a third of the sizes)"
+	}
+	return htmlTmpl.Execute(w, map[string]any{"M": r.Machine, "Run": r.Run, "Size": size, "Reps": repsText(r.Run.Reps), "Tally": tally(r),
+		"PeerVersions": peerVersions(r), "Rows": rows, "Ratios": ratioChartOf(r), "Lat": latencyPlots(r),
+		"Floors": floors, "Cols": cols, "Outcomes": outcomes,
 		"Peers": r.Peers, "PeerNotes": r.PeerNotes, "RowNotes": rowNotes(r)})
 }
 
-// latencyPlot is one scenario's latency distribution: its percentiles
-// (p50, p99, p99.9, max) for Jade and the baseline on a log-scale y axis.
-type latencyPlot struct {
-	Name  string
-	Bars  []latencyBar
-	Ticks []latencyTick
-	Hist  *histPlot // the samples' distribution, where they were kept
+// outcome is how a row's gate came out, with its colour.
+type outcome struct {
+	Class, Word, Color, Means string
 }
 
-type latencyBar struct {
-	X, Y, W, H int
-	Color      string
-	Label      string
-	Quantile   string
+// outcomes in the legend's order.
+var outcomes = []outcome{
+	{"pass", "pass", "#2e7d32", "gate passed"},
+	{"fail", "FAIL", "#c62828", "gate failed, Jade behind the baseline"},
+	{"miss", "FAIL", "#ef8c00", "gate failed although Jade is ahead of the baseline (the gate asks for more)"},
+	{"reported", "–", "#90a4ae", "reported, no gate"},
 }
 
-type latencyTick struct {
-	Y     int
+// outcomeOf classifies s by its gate and, for a failed gate, by the
+// direction of its ratio.
+func outcomeOf(s Result) outcome {
+	switch {
+	case s.Pass == nil:
+		return outcomes[3]
+	case *s.Pass:
+		return outcomes[0]
+	case hasRatio(s) && s.Ratio > 1:
+		return outcomes[2]
+	}
+	return outcomes[1]
+}
+
+// ratioChart is the bar chart of the rows that have a ratio: each bar
+// runs from the 1× line to the row's ratio on a log axis.
+type ratioChart struct {
+	Width, Height  int
+	LabelW, PlotW  int // the label column's width; the plot's
+	LabelRoom      int // the room for a label: the column less its margin
+	X1             int // x of the 1× line
+	Bars           []ratioBar
+	Ticks          []ratioTick
+	ValueX, ValueW int // the ratio-and-outcome column
+}
+
+type ratioBar struct {
+	Y, X, W      int
+	Label        string
+	Ratio        float64
+	RatioS, Word string
+	Color, Class string
+	Title        string
+}
+
+type ratioTick struct {
+	X     int
+	Value float64
 	Label string
 }
 
-// latencyPlots builds one plot per scenario that reports latency rows.
-func latencyPlots(r *Report) []latencyPlot {
-	var order []string
-	by := map[string][]Result{}
-	for _, s := range r.Scenarios {
-		if s.Absent == "" && strings.HasSuffix(s.Metric, "latency") {
-			if _, ok := by[s.Name]; !ok {
-				order = append(order, s.Name)
-			}
-			by[s.Name] = append(by[s.Name], s)
-		}
-	}
-	const h, base = 200, 220        // plot height, y of the axis
-	scale := func(ns float64) int { // 100 ns .. 100 ms on a log axis
-		v := (math.Log10(math.Max(ns, 100)) - 2) / 4
-		return int(math.Min(1, v) * h)
-	}
-	var plots []latencyPlot
-	for _, name := range order {
-		p := latencyPlot{Name: name}
-		for _, res := range by[name] {
-			if res.Hist != nil {
-				p.Hist = histPlotOf(res.Hist)
-			}
-		}
-		for _, t := range []float64{1e3, 1e4, 1e5, 1e6, 1e7} {
-			p.Ticks = append(p.Ticks, latencyTick{Y: base - scale(t), Label: num(t, "ns")})
-		}
-		for i, res := range by[name] {
-			q := strings.TrimSuffix(res.Metric, " latency")
-			x := 70 + i*110
-			for j, v := range []float64{res.Jade, res.Baseline} {
-				color, who := "#68c", "jade"
-				if j == 1 {
-					color, who = "#ca6", "baseline"
-				}
-				hgt := scale(v)
-				p.Bars = append(p.Bars, latencyBar{X: x + j*40, Y: base - hgt, W: 36, H: hgt, Color: color,
-					Label: who + " " + num(v, "ns"), Quantile: q})
-			}
-		}
-		plots = append(plots, p)
-	}
-	return plots
+// Geometry shared by the charts and the tests: estimated text widths (a
+// sans-serif face averages under 0.62 em a character; the browser check
+// measures the real widths).
+const (
+	charEm     = 0.62
+	ratioFont  = 12
+	ratioRowH  = 22
+	ratioPlotW = 480
+	ratioTop   = 24 // room for the tick labels
+)
+
+// textW is the estimated width of s at font size px.
+func textW(s string, px int) int {
+	return int(math.Ceil(float64(len([]rune(s))) * charEm * float64(px)))
 }
 
-var htmlTmpl = template.Must(template.New("r").Parse(`<!doctype html>
-<html><head><meta charset="utf-8"><title>jade perf</title>
-<style>body{font:14px sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child,td.l{text-align:left}.absent{color:#999}</style>
-</head><body>
-<h1>jade perf</h1>
-<p>{{.M.CPU}} — cpuid: {{.M.Cores}} cores, {{.M.Threads}} threads, {{.M.Cache}} B lines; {{.M.CPUs}} CPUs usable — {{.M.Go}} — {{.M.Kernel}} — backend {{.M.Backend}} — workers {{.M.Workers}}</p>
-<p>Ratio = baseline ÷ Jade for time and bytes (above 1: Jade is better). Pass/fail is information, not a gate.</p>
-<table><tr><th>scenario</th><th>metric</th><th>jade</th><th>baseline</th><th>ratio</th>{{if $.Peers}}<th>tokio</th><th>beam</th><th>best</th><th>vs best</th>{{end}}{{if $.Floors}}<th>vs floor</th>{{end}}<th>target</th><th>pass</th></tr>
-{{range .Rows}}{{if .Absent}}<tr class="absent"><td>{{.Name}}</td><td class="l" colspan="{{$.Cols}}">absent: {{.Absent}}</td></tr>
-{{else}}<tr><td>{{.Name}}</td><td class="l">{{.Metric}}</td><td>{{.JadeS}}</td><td>{{.BaseS}}</td><td>{{.RatioS}}</td>{{if $.Peers}}<td>{{.TokioS}}</td><td>{{.BeamS}}</td><td class="l">{{.Best}}</td><td>{{.VsBestS}}</td>{{end}}{{if $.Floors}}<td>{{.FloorS}}</td>{{end}}<td class="l">{{.Target}}</td><td>{{.PassS}}</td></tr>
-{{end}}{{end}}</table>
-{{if .Peers}}<h2>Peers</h2>
-<p>Each peer is timed in its own process with its own clock; vs best = the best of goroutines, Tokio and BEAM ÷ Jade.</p>
-<ul>{{range .Peers}}<li>{{.Peer}}: {{if .Skipped}}skipped: {{.Skipped}}{{else}}{{.Version}}{{end}}</li>{{end}}</ul>
-<ul>{{range .PeerNotes}}<li>{{.}}</li>{{end}}{{range .RowNotes}}<li>* {{.}}</li>{{end}}</ul>
-{{end}}
-<h2>Ratios (log scale; the line is 1×)</h2>
-<svg width="900" height="{{.H}}" xmlns="http://www.w3.org/2000/svg" font-size="12">
-<line x1="380" y1="0" x2="380" y2="{{.H}}" stroke="#333"/>
-{{range .Rows}}{{if not .Absent}}<text x="0" y="{{.Y}}" dy="15">{{.Name}} {{.Metric}}</text><rect x="180" y="{{.Y}}" width="{{.Bar}}" height="18" fill="{{.Color}}"/><text x="{{.Bar}}" y="{{.Y}}" dx="185" dy="14">{{.RatioS}}</text>
-{{end}}{{end}}</svg>
-<h2>Latency distributions (log scale; blue Jade, amber baseline)</h2>
-{{range .Lat}}<h3>{{.Name}}</h3>
-<svg width="560" height="250" xmlns="http://www.w3.org/2000/svg" font-size="11">
-{{range .Ticks}}<line x1="60" y1="{{.Y}}" x2="540" y2="{{.Y}}" stroke="#eee"/><text x="0" y="{{.Y}}" dy="4">{{.Label}}</text>
-{{end}}<line x1="60" y1="220" x2="540" y2="220" stroke="#333"/>
-{{range .Bars}}<rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" fill="{{.Color}}"><title>{{.Quantile}}: {{.Label}}</title></rect><text x="{{.X}}" y="235">{{.Quantile}}</text>
-{{end}}</svg>
-{{with .Hist}}<p>Samples by latency (10 buckets a decade; bar height: share of each column's samples; hover for counts)</p>
-<svg width="{{.Width}}" height="215" xmlns="http://www.w3.org/2000/svg" font-size="11" class="hist">
-<line x1="60" y1="190" x2="{{.Width}}" y2="190" stroke="#333"/>
-{{range .Bars}}<rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" fill="{{.Color}}"><title>{{.Quantile}}: {{.Label}}</title></rect>
-{{end}}{{range .Ticks}}<line x1="{{.X}}" y1="190" x2="{{.X}}" y2="195" stroke="#333"/><text x="{{.X}}" y="207">{{.Label}}</text>
-{{end}}</svg>
-{{end}}{{else}}<p>No latency scenario was run.</p>
-{{end}}
-</body></html>
-`))
+// ratioChartOf builds the ratio chart; nil when no row has a ratio.
+func ratioChartOf(r *Report) *ratioChart {
+	var rs []Result
+	lo, hi := 1.0, 1.0
+	for _, s := range r.Scenarios {
+		if hasRatio(s) {
+			rs = append(rs, s)
+			lo, hi = math.Min(lo, s.Ratio), math.Max(hi, s.Ratio)
+		}
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	// Whole decades around the data, at least 0.1× to 10×.
+	dlo := math.Min(-1, math.Floor(math.Log10(lo)))
+	dhi := math.Max(1, math.Ceil(math.Log10(hi)))
+	c := &ratioChart{PlotW: ratioPlotW}
+	label := func(s Result) string { return s.Name + " · " + s.Metric }
+	for _, s := range rs {
+		c.LabelW = max(c.LabelW, textW(label(s), ratioFont)+16)
+	}
+	c.LabelRoom = c.LabelW - 8
+	x := func(v float64) int {
+		return c.LabelW + int(math.Round((math.Log10(v)-dlo)/(dhi-dlo)*float64(c.PlotW)))
+	}
+	c.X1 = x(1)
+	for d := dlo; d <= dhi; d++ {
+		v := math.Pow(10, d)
+		c.Ticks = append(c.Ticks, ratioTick{X: x(v), Value: v, Label: ratioLabel(v)})
+	}
+	c.ValueX = c.LabelW + c.PlotW + 12
+	for i, s := range rs {
+		o := outcomeOf(s)
+		if o.Class == "reported" {
+			o.Word = "reported"
+		}
+		xe := x(s.Ratio)
+		b := ratioBar{Y: ratioTop + i*ratioRowH, X: min(c.X1, xe), W: max(2, abs(xe-c.X1)), Label: label(s),
+			Ratio: s.Ratio, RatioS: fmt.Sprintf("%.2f×", s.Ratio), Word: o.Word, Color: o.Color, Class: o.Class,
+			Title: fmt.Sprintf("%s: %s vs %s; target %s", label(s), num(s.Jade, s.Unit), num(s.Baseline, s.Unit), s.Target)}
+		c.Bars = append(c.Bars, b)
+		c.ValueW = max(c.ValueW, textW(b.RatioS+"  "+b.Word, ratioFont)+8)
+	}
+	c.Width = c.ValueX + c.ValueW
+	c.Height = ratioTop + len(rs)*ratioRowH + 8
+	return c
+}
+
+// ratioLabel labels a decade of the ratio axis: "0.01×", "1×", "100×".
+func ratioLabel(v float64) string {
+	return fmt.Sprintf("%g×", v)
+}
+
+// dash turns the text table's "-" (no figure) into the page's "–".
+func dash(s string) string {
+	if s == "-" {
+		return "–"
+	}
+	return s
+}
+
+func abs(i int) int {
+	if i < 0 {
+		return -i
+	}
+	return i
+}

@@ -1,9 +1,6 @@
 package perf
 
-import (
-	"fmt"
-	"time"
-)
+import "fmt"
 
 // histPlot is a latency scenario's sample distribution for the HTML
 // report: per bucket of bench.HistBucket (10 per decade), the share of
@@ -59,7 +56,7 @@ func histPlotOf(h *LatencyHist) *histPlot {
 			n, of uint64
 			color string
 			who   string
-		}{{h.Jade[i], nj, "#68c", "jade"}, {h.Baseline[i], nb, "#ca6", "baseline"}} {
+		}{{h.Jade[i], nj, latSeries[0].color, "jade"}, {h.Baseline[i], nb, latSeries[1].color, "baseline"}} {
 			s := share(c.n, c.of)
 			hgt := int(s / top * height)
 			if c.n > 0 {
@@ -67,10 +64,10 @@ func histPlotOf(h *LatencyHist) *histPlot {
 			}
 			p.Bars = append(p.Bars, latencyBar{X: x + j*bw, Y: axis - hgt, W: bw, H: hgt, Color: c.color,
 				Label:    fmt.Sprintf("%s: %d of %d samples (%.2f%%)", c.who, c.n, c.of, 100*s),
-				Quantile: "≥ " + time.Duration(h.LowerNs[i]).String()})
+				Quantile: "≥ " + fmtNs(float64(h.LowerNs[i]))})
 		}
 		if (i % 10) == 0 { // a decade: 100ns, 1µs, 10µs, ...
-			p.Ticks = append(p.Ticks, histTick{X: x, Label: time.Duration(h.LowerNs[i]).String()})
+			p.Ticks = append(p.Ticks, histTick{X: x, Label: tickNs(float64(h.LowerNs[i]))})
 		}
 	}
 	return p

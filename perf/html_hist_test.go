@@ -34,7 +34,7 @@ func TestLatencyHistogramPlot(t *testing.T) {
 	var page, js2 bytes.Buffer
 	require.NoError(t, WriteHTML(&page, rep))
 	html := page.String()
-	require.Contains(t, html, `class="hist"`)
+	require.Contains(t, html, `class="chart hist"`)
 	require.Contains(t, html, "jade: 1 of 4 samples (25.00%)", "the 3 ms outlier")
 	require.Contains(t, html, "baseline: 3 of 4 samples (75.00%)")
 	require.NoError(t, WriteJSON(&js2, rep))
@@ -46,5 +46,5 @@ func TestLatencyHistogramPlot(t *testing.T) {
 	require.Nil(t, wrk[0].Hist)
 	page.Reset()
 	require.NoError(t, WriteHTML(&page, &Report{Scenarios: wrk}))
-	require.False(t, strings.Contains(page.String(), `class="hist"`))
+	require.False(t, strings.Contains(page.String(), `class="chart hist"`))
 }

@@ -162,8 +162,8 @@ func TestPeerColumnsInReports(t *testing.T) {
 
 	page.Reset()
 	require.NoError(t, WriteHTML(&page, rep))
-	require.Contains(t, page.String(), "<th>tokio</th><th>beam</th><th>best</th><th>vs best</th>")
-	require.Contains(t, page.String(), "<td>300 ns</td><td>-</td><td class=\"l\">tokio</td><td>0.75×</td>")
+	require.Contains(t, page.String(), "<th>tokio</th><th>beam</th><th class=\"l\">best</th><th>vs best</th>")
+	require.Contains(t, page.String(), "<td>300 ns</td><td>–</td><td class=\"l\">tokio</td><td>0.75×</td>")
 	require.Contains(t, page.String(), `colspan="10">absent: redis-benchmark`)
 }
 

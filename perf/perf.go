@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"sort"
@@ -55,6 +56,9 @@ type Result struct {
 	FloorNs    float64     `json:"floorNs,omitempty"`
 	FloorRatio float64     `json:"floorRatio,omitempty"`
 	Steal      *StealStats `json:"steal,omitempty"`
+	// Incomparable marks a row whose two columns count different things
+	// (fairness's hog progress): its Ratio is printed, never charted.
+	Incomparable bool `json:"incomparable,omitempty"`
 }
 
 // LatencyHist is a latency scenario's samples over all repetitions,
@@ -90,6 +94,8 @@ type Report struct {
 	// Floors are the latency floors measured in this run (floor.go), also
 	// listed as floor_* rows.
 	Floors []Floor `json:"floors,omitempty"`
+	// Run is when and how the report was made.
+	Run RunInfo `json:"run"`
 }
 
 // Options configure a run.
@@ -150,7 +156,7 @@ func Run(o Options) (*Report, error) {
 			return nil, fmt.Errorf("perf: unknown scenario %q (known: %s)", n, strings.Join(Names(), ", "))
 		}
 	}
-	rep := &Report{Machine: DescribeMachine(1)}
+	rep := &Report{Machine: DescribeMachine(1), Run: runInfo(&o)}
 	for i, s := range all {
 		if len(want) > 0 && !want[s.Name] {
 			continue
@@ -226,8 +232,9 @@ func kernel() string {
 // WriteTable prints the report as a table.
 func WriteTable(w io.Writer, r *Report) {
 	m := r.Machine
-	fmt.Fprintf(w, "machine: %s (cpuid: %d cores, %d threads, %d B lines; %d CPUs usable), %s, %s, workers %d\n\n",
+	fmt.Fprintf(w, "machine: %s (cpuid: %d cores, %d threads, %d B lines; %d CPUs usable), %s, %s, workers %d\n",
 		m.CPU, m.Cores, m.Threads, m.Cache, m.CPUs, m.Go, m.Kernel, m.Workers)
+	fmt.Fprintf(w, "summary: %s\n\n", summaryLine(r))
 	peers := len(r.Peers) > 0
 	head := fmt.Sprintf("%-20s %-18s %14s %14s %8s", "scenario", "metric", "jade", "baseline", "ratio")
 	if peers {
@@ -250,9 +257,12 @@ func WriteTable(w io.Writer, r *Report) {
 		if s.Pass != nil {
 			pass = map[bool]string{true: "pass", false: "FAIL"}[*s.Pass]
 		}
-		base, ratio := num(s.Baseline, s.Unit), fmt.Sprintf("%.2fx", s.Ratio)
+		base, ratio := num(s.Baseline, s.Unit), "-"
 		if s.Baseline == 0 && s.Ratio == 0 { // a floor: no baseline
-			base, ratio = "-", "-"
+			base = "-"
+		}
+		if hasRatio(s) {
+			ratio = fmt.Sprintf("%.2fx", s.Ratio)
 		}
 		line := fmt.Sprintf("%-20s %-18s %14s %14s %8s", s.Name, s.Metric, num(s.Jade, s.Unit), base, ratio)
 		if peers {
@@ -278,15 +288,13 @@ func floorCell(s Result) string {
 	return fmt.Sprintf("%.2fx %s", s.FloorRatio, s.Floor)
 }
 
-func num(v float64, unit string) string {
-	switch {
-	case v >= 1e6:
-		return fmt.Sprintf("%.3g %s", v, unit)
-	case v >= 100:
-		return fmt.Sprintf("%.0f %s", v, unit)
-	default:
-		return fmt.Sprintf("%.2f %s", v, unit)
-	}
+// hasRatio reports whether s's Ratio means something: both columns
+// measured, above zero and finite, and counting the same thing. Rows
+// without one (floors, a client's CPU, a count of zero, hog progress in
+// different units) print "-" and are not charted.
+func hasRatio(s Result) bool {
+	return s.Absent == "" && !s.Incomparable && s.Jade > 0 && s.Baseline > 0 &&
+		s.Ratio > 0 && !math.IsInf(s.Ratio, 0) && !math.IsNaN(s.Ratio)
 }
 
 // WriteJSON writes the report as JSON.

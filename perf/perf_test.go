@@ -32,6 +32,15 @@ func TestRunSubset(t *testing.T) {
 			}
 		}
 	}
+	// Without --peers the core rows' gate is the best peer run, the
+	// goroutines: the target says so, not an older multiple of them.
+	y := rep.Scenarios[0]
+	require.Equal(t, "yield", y.Name)
+	require.Equal(t, targetGoroutinesOnly, y.Target)
+	require.Equal(t, y.Ratio >= 1, *y.Pass, "gated on ratio >= 1: %+v", y)
+	require.False(t, rep.Run.Date.IsZero())
+	require.Equal(t, 1, rep.Run.Reps)
+	require.True(t, rep.Run.Quick)
 	var tbl, js bytes.Buffer
 	WriteTable(&tbl, rep)
 	if !strings.Contains(tbl.String(), "timer_insert_cancel") || !strings.Contains(tbl.String(), "absent") {
