@@ -121,7 +121,7 @@ func init() {
 	// timedWaitOwn, beside its own deadline operand.
 	row(command{grant: grantSelf, handle: (*Bus).selNew}, vmloop.IntrSelNew)
 	row(command{grant: grantHandle, handle: (*Bus).selAdd},
-		vmloop.IntrSelRecv, vmloop.IntrSelSendI64, vmloop.IntrSelSendF64, vmloop.IntrSelSendRef)
+		vmloop.IntrSelRecv, vmloop.IntrSelEvent, vmloop.IntrSelSendI64, vmloop.IntrSelSendF64, vmloop.IntrSelSendRef)
 	row(command{grant: grantHandle, handle: (*Bus).selSet},
 		vmloop.IntrSelSetI64, vmloop.IntrSelSetF64, vmloop.IntrSelSetRef)
 	row(command{grant: grantHandle, mutates: true, handle: (*Bus).selWait, resume: (*Bus).selWaitResume}, vmloop.IntrSelWait)

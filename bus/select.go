@@ -3,6 +3,7 @@ package bus
 import (
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/jadevm/jade/internal/chans"
 	"github.com/jadevm/jade/sched"
@@ -109,6 +110,13 @@ func (b *Bus) selAdd(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.
 	if o == nil {
 		return a
 	}
+	if req.Intr.ID == vmloop.IntrSelEvent {
+		obj, err := ex.ArgObj(1, vmloop.KindEvent)
+		if err != nil {
+			return trap(ex, err)
+		}
+		return complete(ex, vmloop.I64(int64(o.s.AddOther(&evCase{obj.(*sched.Event), o}))), sched.ActContinue)
+	}
 	obj, err := ex.ArgObj(1, vmloop.KindExt)
 	if err != nil {
 		return trap(ex, err)
@@ -150,7 +158,7 @@ func (b *Bus) selSet(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.
 	}
 	c, send := o.s.Case(int(i))
 	if !send {
-		return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: case %d is a receive case, not a send case", req.Intr.Name, i)))
+		return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: case %d is not a send case", req.Intr.Name, i)))
 	}
 	if c.Elem() != selElem(req.Intr.ID) {
 		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: fmt.Sprintf("%s: wrong element type: case %d's channel carries %s", req.Intr.Name, i, c.Elem())})
@@ -279,10 +287,30 @@ func (b *Bus) selAbandon(t *sched.Task) {
 		o.release(v)
 		return
 	}
+	if oc, ok := o.s.IsOther(f.Case); ok {
+		// The signal was meant for a waiter that will not run: the next
+		// one gets it (or the event keeps it), as for event.wait.
+		b.ctl.EventSignal(t, oc.(*evCase).ev)
+		return
+	}
 	if _, send := o.s.Case(f.Case); send && !f.Closed {
 		o.s.Sent(f.Case)
 	}
 }
+
+// evCase is an event's wait as a select case (chans.Other): a kept
+// signal fires it at once; a parked one is woken by a signal, which goes
+// on to the next waiter when the wake loses (the event keeps it).
+type evCase struct {
+	ev *sched.Event
+	o  *selObj
+}
+
+func (c *evCase) Lock()            { c.ev.Lock() }
+func (c *evCase) Unlock()          { c.ev.Unlock() }
+func (c *evCase) PollLocked() bool { return c.ev.TakeSignalLocked() }
+func (c *evCase) ParkLocked(i int) { c.ev.ParkLocked(c.o.tok, int64(i)<<1) }
+func (c *evCase) Key() uintptr     { return uintptr(unsafe.Pointer(c.ev)) }
 
 // selValue: sel.value_* sel, the value the last wait's receive case got.
 func (b *Bus) selValue(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
@@ -294,6 +322,9 @@ func (b *Bus) selValue(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 		return raise(ex, vmloop.Err(vmloop.ErrKindError, req.Intr.Name+": the last sel.wait fired no case"))
 	}
 	c, send := o.s.Case(o.fired)
+	if c == nil {
+		return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: the last sel.wait fired case %d, an event case: there is no value", req.Intr.Name, o.fired)))
+	}
 	if send {
 		return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: the last sel.wait fired case %d, a send case: there is no value", req.Intr.Name, o.fired)))
 	}

@@ -211,6 +211,83 @@ done:
   ret   i
 .end
 
+; evkept: a kept signal fires the event case; the next wait finds no
+; signal (-1 after 1 ms). Returns 10*first + second.
+.func evkept() -> i64
+  .local a:ref, ev:ref, s:ref, one:i64, i:i64, j:i64, d:i64
+  const one, 1
+  intr  a, chan.new_i64, one
+  intr  ev, event.new
+  intr  _, event.signal, ev
+  intr  s, sel.new
+  intr  _, sel.recv, s, a
+  intr  _, sel.event, s, ev
+  const d, -1
+  intr  i, sel.wait, s, d
+  const d, 1000000
+  intr  j, sel.wait, s, d
+  muli  i, i, 10
+  add   i, i, j
+  ret   i
+.end
+
+; evlose: a channel holding a value and a signalled event, both ready:
+; whichever case loses keeps what it had (the event its signal, the
+; channel its value). Returns 10*case + 1 when the loser kept it.
+.func evlose() -> i64
+  .local a:ref, ev:ref, s:ref, one:i64, i:i64, l:i64, d:i64, e:ref, kept:i64
+  const one, 1
+  intr  a, chan.new_i64, one
+  intr  _, chan.send_i64, a, one
+  intr  ev, event.new
+  intr  _, event.signal, ev
+  intr  s, sel.new
+  intr  _, sel.recv, s, a
+  intr  _, sel.event, s, ev
+  const d, -1
+  intr  i, sel.wait, s, d
+  const kept, 0
+  jz    i, chanwon
+  intr  l, chan.len, a
+  add   kept, kept, l
+  jmp   out
+chanwon:
+  const d, 1000000
+  intr  _, time.timeout, d
+  .try  wb, we, wh, e
+wb:
+  intr  _, event.wait, ev
+we:
+  const kept, 1
+wh:
+out:
+  muli  i, i, 10
+  add   i, i, kept
+  ret   i
+.end
+
+; evparked: the select parks on an empty channel and an event; a child
+; signals the event. Returns the case (1).
+.func evparked() -> i64
+  .local a:ref, ev:ref, s:ref, one:i64, i:i64, d:i64, t:ref
+  const one, 1
+  intr  a, chan.new_i64, one
+  intr  ev, event.new
+  intr  s, sel.new
+  intr  _, sel.recv, s, a
+  intr  _, sel.event, s, ev
+  spawn t, signaller, ev
+  const d, -1
+  intr  i, sel.wait, s, d
+  joinv t
+  ret   i
+.end
+
+.func signaller(ev:ref) -> void
+  intr  _, event.signal, ev
+  retv
+.end
+
 ; other: a select used by a task that did not make it.
 .func other(s:ref) -> i64
   .local neg:i64, i:i64
@@ -252,6 +329,16 @@ func TestSelectOperations(t *testing.T) {
 	require.Equal(t, int64(100+11), run("parked").Value.Int())
 	require.Equal(t, "1|ClosedError|sel.value_i64: case 0: the channel is closed and drained|ClosedError|sel.wait: case 0: send on a closed channel (the value was not sent)",
 		run("closedcase").Value.String())
+
+	require.Equal(t, int64(10*1-1), run("evkept").Value.Int())
+	require.Equal(t, int64(1), run("evparked").Value.Int())
+	seen := map[int64]int{}
+	for range 200 {
+		seen[run("evlose").Value.Int()]++
+	}
+	require.Equal(t, 200, seen[1]+seen[11], "the losing case kept its value or signal: %v", seen)
+	require.NotZero(t, seen[1], "%v", seen)
+	require.NotZero(t, seen[11], "%v", seen)
 
 	h, err := m.Spawn(m, p, "drain")
 	require.NoError(t, err)

@@ -146,6 +146,7 @@ const (
 	IntrSelValueRef
 	IntrSelClosed
 	IntrChanDrain
+	IntrSelEvent
 )
 
 var (
@@ -235,6 +236,7 @@ var centralTable = []Intrinsic{
 	{IntrSelValueRef, "sel.value_ref", []Type{TRef}, TRef, v15, NOP, true},
 	{IntrSelClosed, "sel.closed", []Type{TRef}, TI64, v15, NOP, true},
 	{IntrChanDrain, "chan.drain", nil, TRef, v15, NOP, true},
+	{IntrSelEvent, "sel.event", []Type{TRef, TRef}, TI64, v15, NOP, true},
 }
 
 // Family is the group an intrinsic belongs to, a property of its row:

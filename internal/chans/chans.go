@@ -197,8 +197,8 @@ type sender struct {
 	m *Msg
 }
 
-// msg returns the message the sender offers; only once its wake is won
-// for a select's case.
+// msg returns the message the sender offers (mutex held: a select
+// changes its case's message only under it).
 func (s sender) msg() *Msg {
 	if s.m == nil {
 		return s.w.(*caseWaiter).msg()
@@ -423,8 +423,9 @@ func (c *Chan) takeSender(by any) (sender, bool) {
 		if !ok {
 			return sender{}, false
 		}
+		m := s.msg() // before the wake: once it wins, the select may go on
 		if s.w.Wake(Result{By: by}) {
-			return sender{s.w, s.msg()}, true
+			return sender{s.w, m}, true
 		}
 		st.dropSender(s)
 	}

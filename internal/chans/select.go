@@ -60,13 +60,30 @@ type Select struct {
 	unsent *[]*Msg
 }
 
+// Other is a case that is not a channel's (the bus: an event's wait). A
+// wait locks it with the channels, in the order of Key among theirs,
+// polls it (PollLocked: perform the case if it is ready, as taking an
+// event's kept signal) and, when no case is ready, parks it as case i
+// (ParkLocked, after SelWaiter.Arm: its wake must end the wait through
+// the same wait word, with Result i64 i<<1 for the bus). A wake of it
+// that loses must leave its source as it was (an event keeps its signal).
+type Other interface {
+	Lock()
+	Unlock()
+	PollLocked() bool
+	ParkLocked(i int)
+	Key() uintptr
+}
+
 // selCase is one case.
 type selCase struct {
-	c    *Chan
+	c    *Chan // nil for an Other case
+	o    Other
 	send bool
 	// m is a send case's message for the next wait (nil: none made yet,
-	// or the last one was sent). Written only by the Select's owner while
-	// no wait of it is parked; read by a party that won this case's wake.
+	// or the last one was sent). Written only by the Select's owner,
+	// under c's mutex; read under it by a party that meets the case's
+	// entry (before its wake, which decides whether it takes m).
 	m  *Msg
 	cw caseWaiter
 }
@@ -127,7 +144,8 @@ func NewSelect() *Select {
 // Len returns the number of cases.
 func (s *Select) Len() int { return len(s.cases) }
 
-// Case returns case i's channel and whether it is a send.
+// Case returns case i's channel (nil for an Other case) and whether it is
+// a send.
 func (s *Select) Case(i int) (*Chan, bool) { return s.cases[i].c, s.cases[i].send }
 
 func (s *Select) add(c *Chan, send bool) int {
@@ -137,15 +155,30 @@ func (s *Select) add(c *Chan, send bool) int {
 	for j := range s.cases {
 		s.cases[j].cw = caseWaiter{s, j}
 	}
+	s.sortIn(i)
+	return i
+}
+
+// key is case i's place in the lock order.
+func (s *Select) key(i int) uintptr {
+	if sc := &s.cases[i]; sc.c != nil {
+		return uintptr(unsafe.Pointer(sc.c))
+	}
+	return s.cases[i].o.Key()
+}
+
+// sortIn adds case i to the poll order and, unless its channel or event
+// is locked already for another case, to the lock order.
+func (s *Select) sortIn(i int) {
 	s.perm = append(s.perm, i)
 	for _, j := range s.lock {
-		if s.cases[j].c == c {
-			return i
+		if s.key(j) == s.key(i) {
+			return
 		}
 	}
 	s.lock = append(s.lock, i)
 	slices.SortFunc(s.lock, func(a, b int) int {
-		pa, pb := uintptr(unsafe.Pointer(s.cases[a].c)), uintptr(unsafe.Pointer(s.cases[b].c))
+		pa, pb := s.key(a), s.key(b)
 		switch {
 		case pa < pb:
 			return -1
@@ -154,8 +187,21 @@ func (s *Select) add(c *Chan, send bool) int {
 		}
 		return 0
 	})
+}
+
+// AddOther adds a case that is not a channel's and returns its index.
+func (s *Select) AddOther(o Other) int {
+	i := len(s.cases)
+	s.cases = append(s.cases, selCase{o: o})
+	for j := range s.cases {
+		s.cases[j].cw = caseWaiter{s, j}
+	}
+	s.sortIn(i)
 	return i
 }
+
+// IsOther reports whether case i is an Other case, and returns it.
+func (s *Select) IsOther(i int) (Other, bool) { return s.cases[i].o, s.cases[i].o != nil }
 
 // Recv adds a receive case on c and returns its index. Cases are added
 // only while no wait is parked (the owner's thread of control).
@@ -171,11 +217,15 @@ func (s *Select) SetMsg(i int, m *Msg) error {
 	if i < 0 || i >= len(s.cases) || !s.cases[i].send {
 		return fmt.Errorf("chans: select: case %d is not a send case", i)
 	}
-	if old := s.cases[i].m; old != nil {
+	c := s.cases[i].c
+	c.mu.Lock()
+	old := s.cases[i].m
+	s.cases[i].m = m
+	c.mu.Unlock()
+	if old != nil {
 		old.Release()
 		s.forget(old)
 	}
-	s.cases[i].m = m
 	if m != nil {
 		*s.unsent = append(*s.unsent, m)
 	}
@@ -198,9 +248,13 @@ func (s *Select) forget(m *Msg) {
 // Sent records that send case i's message was sent: the channel (or a
 // receiver) owns it now.
 func (s *Select) Sent(i int) {
-	if m := s.cases[i].m; m != nil {
+	c := s.cases[i].c
+	c.mu.Lock()
+	m := s.cases[i].m
+	s.cases[i].m = nil
+	c.mu.Unlock()
+	if m != nil {
 		s.forget(m)
-		s.cases[i].m = nil
 	}
 }
 
@@ -209,9 +263,15 @@ func (s *Select) Sent(i int) {
 // otherwise).
 func (s *Select) Release() {
 	for i := range s.cases {
-		if m := s.cases[i].m; m != nil {
-			m.Release()
+		if s.cases[i].send {
+			c := s.cases[i].c
+			c.mu.Lock()
+			m := s.cases[i].m
 			s.cases[i].m = nil
+			c.mu.Unlock()
+			if m != nil {
+				m.Release()
+			}
 		}
 	}
 	*s.unsent = (*s.unsent)[:0]
@@ -219,13 +279,21 @@ func (s *Select) Release() {
 
 func (s *Select) lockAll() {
 	for _, i := range s.lock {
-		s.cases[i].c.mu.Lock()
+		if sc := &s.cases[i]; sc.c != nil {
+			sc.c.mu.Lock()
+		} else {
+			sc.o.Lock()
+		}
 	}
 }
 
 func (s *Select) unlockAll() {
 	for k := len(s.lock) - 1; k >= 0; k-- {
-		s.cases[s.lock[k]].c.mu.Unlock()
+		if sc := &s.cases[s.lock[k]]; sc.c != nil {
+			sc.c.mu.Unlock()
+		} else {
+			sc.o.Unlock()
+		}
 	}
 }
 
@@ -233,8 +301,7 @@ func (s *Select) unlockAll() {
 // (a wake that lost, withdrawing what it stored, has finished): Chan.Sync
 // over the set.
 func (s *Select) Sync() {
-	s.lockAll()
-	//lint:ignore SA2001 an empty critical section is the point: a barrier
+	s.lockAll() // an empty critical section: a barrier
 	s.unlockAll()
 }
 
@@ -269,6 +336,10 @@ func (s *Select) Wait(w SelWaiter, by any) (Fired, error) {
 	w.Arm()
 	for i := range s.cases {
 		sc := &s.cases[i]
+		if sc.o != nil {
+			sc.o.ParkLocked(i)
+			continue
+		}
 		st := sc.c.st
 		if sc.send && sc.m == nil {
 			continue // spent: it sleeps until SetMsg
@@ -285,6 +356,12 @@ func (s *Select) Wait(w SelWaiter, by any) (Fired, error) {
 // poll performs case i if it is ready (every case's mutex held).
 func (s *Select) poll(i int, by any) (Fired, bool) {
 	sc := &s.cases[i]
+	if sc.o != nil {
+		if sc.o.PollLocked() {
+			return Fired{Case: i}, true
+		}
+		return Fired{}, false
+	}
 	c, st := sc.c, sc.c.st
 	if sc.send {
 		if sc.m == nil {
