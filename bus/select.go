@@ -3,6 +3,7 @@ package bus
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	"github.com/jadevm/jade/internal/chans"
@@ -33,17 +34,25 @@ type selObj struct {
 	t   *sched.Task
 	tok sched.Token
 	// The outcome of the last wait; only the owner touches them.
-	fired    int        // the case that fired; -1: the deadline
-	got      *chans.Msg // a receive case's message not read yet (sel.value_*)
-	closed   bool       // the fired case's channel was closed (a receive got nothing)
-	ownFirst bool       // the timer of the parked wait is sel.wait's deadline, not time.timeout
+	fired    int      // the case that fired; -1: the deadline
+	got      *gotSlot // a receive case's message not read yet (sel.value_*)
+	closed   bool     // the fired case's channel was closed (a receive got nothing)
+	ownFirst bool     // the timer of the parked wait is sel.wait's deadline, not time.timeout
 	// release gives back a message handed to the owner if it is
 	// cancelled before it resumes (made once: no closure per wake).
 	release func(vmloop.Value)
 }
 
 func newSelObj(b *Bus, t *sched.Task) *selObj {
-	o := &selObj{b: b, s: chans.NewSelect(), owner: t.ID(), fired: -1}
+	o := &selObj{b: b, s: chans.NewSelect(), owner: t.ID(), fired: -1, got: &gotSlot{}}
+	// A message received but never read (its task was cancelled, or
+	// dropped the select) gives its charge back when the select is
+	// collected.
+	runtime.AddCleanup(o, func(g *gotSlot) {
+		if g.m != nil {
+			g.m.Release()
+		}
+	}, o.got)
 	o.release = func(v vmloop.Value) {
 		m := v.Obj().(*chans.Msg)
 		c, _ := o.s.Case(m.SelCase())
@@ -51,6 +60,9 @@ func newSelObj(b *Bus, t *sched.Task) *selObj {
 	}
 	return o
 }
+
+// gotSlot holds a received message until sel.value_* reads it.
+type gotSlot struct{ m *chans.Msg }
 
 func (o *selObj) String() string { return fmt.Sprintf("select(%d cases)", o.s.Len()) }
 
@@ -186,9 +198,9 @@ func (b *Bus) selWait(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched
 	if o.s.Len() == 0 {
 		return raise(ex, vmloop.Err(vmloop.ErrKindError, req.Intr.Name+": the select has no cases (add them with sel.recv and sel.send_*)"))
 	}
-	if o.got != nil { // the last received value was never read
-		o.got.Release()
-		o.got = nil
+	if o.got.m != nil { // the last received value was never read
+		o.got.m.Release()
+		o.got.m = nil
 	}
 	o.fired, o.closed = -1, false
 	d := ex.ArgI64(1)
@@ -233,7 +245,7 @@ func (b *Bus) selFired(o *selObj, ex *vmloop.Exec, req *vmloop.Request, f chans.
 		}
 		o.s.Sent(f.Case)
 	} else {
-		o.got, o.closed = f.Msg, f.Closed
+		o.got.m, o.closed = f.Msg, f.Closed
 	}
 	return complete(ex, vmloop.I64(int64(f.Case)), sched.ActContinue)
 }
@@ -334,10 +346,10 @@ func (b *Bus) selValue(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 	if o.closed {
 		return raise(ex, closedErr(req, fmt.Sprintf("case %d: the channel is closed and drained", o.fired)))
 	}
-	if o.got == nil {
+	if o.got.m == nil {
 		return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: case %d's value was already read", req.Intr.Name, o.fired)))
 	}
-	room, err := ex.CompleteIfRoom(o.got.Value())
+	room, err := ex.CompleteIfRoom(o.got.m.Value())
 	if !room || err != nil {
 		if !room {
 			var ti vmloop.TrapInfo
@@ -346,8 +358,8 @@ func (b *Bus) selValue(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 		}
 		return trap(ex, err)
 	}
-	o.got.Release()
-	o.got = nil
+	o.got.m.Release()
+	o.got.m = nil
 	return sched.ActContinue
 }
 

@@ -1,11 +1,14 @@
 package bus_test
 
 import (
+	"context"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jadevm/jade/bus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -288,6 +291,20 @@ out:
   retv
 .end
 
+; takehold: a select receives from ch (fast path), then the task waits
+; for ever without reading the value (the test cancels it).
+.func takehold(ch:ref) -> i64
+  .local s:ref, neg:i64, i:i64, z:i64, b:ref
+  intr  s, sel.new
+  intr  _, sel.recv, s, ch
+  const neg, -1
+  intr  i, sel.wait, s, neg
+  const z, 0
+  intr  b, chan.new_i64, z
+  intr  i, chan.recv_i64, b
+  ret   i
+.end
+
 ; other: a select used by a task that did not make it.
 .func other(s:ref) -> i64
   .local neg:i64, i:i64
@@ -348,6 +365,25 @@ func TestSelectOperations(t *testing.T) {
 	require.Equal(t, sched.Success, o.Kind, "%v", o)
 	require.Equal(t, int64(11), o.Value.Int())
 	require.Equal(t, int64(11), run("drain").Value.Int(), "a select after the drain sees it at once")
+}
+
+// TestSelectUnreadValueGivenBack: a value a select received, whose task
+// was cancelled before it read it, gives its bytes back to the sender's
+// engine once the select is collected.
+func TestSelectUnreadValueGivenBack(t *testing.T) {
+	b, m := timeBus(t, 1, sched.ResourceLimits{})
+	p := testkit.Prog(t, b, selProg)
+	ch, err := m.NewChan(vmloop.KindString, 1)
+	require.NoError(t, err)
+	before := m.Engine().MemoryBytes()
+	require.NoError(t, m.Send(context.Background(), ch, vmloop.Str("a message of some length")))
+	require.Greater(t, m.Engine().MemoryBytes(), before)
+	task := testkit.Spawn(t, m, p, "takehold", ch)
+	testkit.WaitFor(t, func() bool { n, _ := bus.ChanLen(ch); return n == 0 }, "the select took the message")
+	require.NoError(t, m.Cancel(task))
+	require.Equal(t, sched.Cancelled, testkit.Await(t, task).Kind)
+	testkit.WaitFor(t, func() bool { runtime.GC(); return m.Engine().MemoryBytes() <= before },
+		"the engine's memory back to %d bytes", before)
 }
 
 // TestSelectFair: with both cases ready every time, each is chosen about
