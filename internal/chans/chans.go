@@ -24,6 +24,13 @@
 // wake (before it resumed) gives the message back to the head of the
 // queue (Requeue), so a cancel never loses a message.
 //
+// # Select
+//
+// A Select (select.go) waits on several channel operations — and, through
+// Other, on cases that are not channels' (the bus: event waits) — at
+// once and performs exactly one, with the same wake protocol: all its
+// entries share one wait, so the first wake that wins decides.
+//
 // # Memory
 //
 // A message held by a channel — buffered, carried by a parked sender, or
