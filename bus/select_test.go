@@ -305,6 +305,31 @@ out:
   ret   i
 .end
 
+; drainmisuse: a send on the drain channel and its close throw Error.
+.func drainmisuse() -> ref
+  .local d:ref, e:ref, m:ref, m2:ref, one:i64, bar:ref
+  const one, 1
+  const bar, "|"
+  intr  d, chan.drain
+  .try  sb, se, sh, e
+sb:
+  intr  _, chan.send_i64, d, one
+se:
+  ret   bar
+sh:
+  errmsg m, e
+  .try  cb, ce, ch, e
+cb:
+  intr  _, chan.close, d
+ce:
+  ret   bar
+ch:
+  errmsg m2, e
+  sconcat m, m, bar
+  sconcat m, m, m2
+  ret   m
+.end
+
 ; other: a select used by a task that did not make it.
 .func other(s:ref) -> i64
   .local neg:i64, i:i64
@@ -356,6 +381,9 @@ func TestSelectOperations(t *testing.T) {
 	require.Equal(t, 200, seen[1]+seen[11], "the losing case kept its value or signal: %v", seen)
 	require.NotZero(t, seen[1], "%v", seen)
 	require.NotZero(t, seen[11], "%v", seen)
+
+	require.Equal(t, "chan.send_i64: nothing is sent on the drain channel (chan.drain): it only closes when the drain begins|chan.close: the drain channel (chan.drain) is closed only by the drain",
+		run("drainmisuse").Value.String())
 
 	h, err := m.Spawn(m, p, "drain")
 	require.NoError(t, err)
