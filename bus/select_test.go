@@ -330,6 +330,40 @@ ch:
   ret   m
 .end
 
+; evstale: the select parks on a channel and an event; a child's send
+; (after 5 ms) fires the channel case; a signal that then meets the
+; select's stale entry in the event's queue loses, and the event keeps
+; it: the next event.wait returns at once. Returns 10*case + 1.
+.func evstale() -> i64
+  .local a:ref, ev:ref, s:ref, z:i64, i:i64, d:i64, t:ref
+  const z, 0
+  intr  a, chan.new_i64, z
+  intr  ev, event.new
+  intr  s, sel.new
+  intr  _, sel.recv, s, a
+  intr  _, sel.event, s, ev
+  spawn t, latefeed, a
+  const d, -1
+  intr  i, sel.wait, s, d
+  joinv t
+  intr  _, event.signal, ev
+  const d, 1000000000
+  intr  _, time.timeout, d
+  intr  _, event.wait, ev
+  muli  i, i, 10
+  addi  i, i, 1
+  ret   i
+.end
+
+.func latefeed(ch:ref) -> void
+  .local v:i64, d:i64
+  const d, 5000000
+  intr  _, time.sleep, d
+  const v, 11
+  intr  _, chan.send_i64, ch, v
+  retv
+.end
+
 ; other: a select used by a task that did not make it.
 .func other(s:ref) -> i64
   .local neg:i64, i:i64
@@ -374,6 +408,7 @@ func TestSelectOperations(t *testing.T) {
 
 	require.Equal(t, int64(10*1-1), run("evkept").Value.Int())
 	require.Equal(t, int64(1), run("evparked").Value.Int())
+	require.Equal(t, int64(1), run("evstale").Value.Int())
 	seen := map[int64]int{}
 	for range 200 {
 		seen[run("evlose").Value.Int()]++
