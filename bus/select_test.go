@@ -12,6 +12,7 @@ import (
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
+	"github.com/jadevm/jade/vmloop/jasm"
 )
 
 const selProg = `
@@ -364,6 +365,15 @@ ch:
   retv
 .end
 
+; sendf64: a send case of f64 on a channel given as a parameter.
+.func sendf64(ch:ref) -> i64
+  .local s:ref, x:f64, i:i64
+  intr  s, sel.new
+  const x, 1.5
+  intr  i, sel.send_f64, s, ch, x
+  ret   i
+.end
+
 ; other: a select used by a task that did not make it.
 .func other(s:ref) -> i64
   .local neg:i64, i:i64
@@ -472,4 +482,31 @@ func TestSelectBadInput(t *testing.T) {
 	o = testkit.SpawnAwait(t, m, p, "empty")
 	require.Equal(t, sched.Failure, o.Kind, "%v", o)
 	require.Contains(t, o.String(), "sel.wait: the select has no cases")
+
+	// A send case of the wrong element type the verifier sees: refused
+	// at load, with its line.
+	q, err := jasm.Assemble("bad.jasm", []byte(`.abi 1.5
+.func main() -> i64
+  .local ch:ref, s:ref, n:i64, x:f64
+  const n, 4
+  intr  ch, chan.new_i64, n
+  intr  s, sel.new
+  const x, 1.5
+  intr  n, sel.send_f64, s, ch, x
+  ret   n
+.end
+`))
+	require.NoError(t, err)
+	err = b.Load(q)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "bad.jasm:8")
+	require.Contains(t, err.Error(), "intr sel.send_f64: ")
+	require.Contains(t, err.Error(), "holds a channel of i64 elements (made by chan.new_i64) on every path, not of f64; use sel.send_i64, or a channel of f64")
+
+	// One the verifier cannot see (a parameter) traps at run time.
+	ch, err := m.NewChan(vmloop.KindI64, 1)
+	require.NoError(t, err)
+	o = testkit.SpawnAwait(t, m, p, "sendf64", ch)
+	require.Equal(t, sched.Trapped, o.Kind, "%v", o)
+	require.Contains(t, o.Trap.Error(), "sel.send_f64: wrong element type: the channel carries i64")
 }
