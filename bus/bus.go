@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/jadevm/jade/internal/chans"
 	"io"
 	"os"
 	"strings"
@@ -157,6 +158,9 @@ type Bus struct {
 	// listeners are the engines' listening sockets, closed by a drain
 	// (drain.go).
 	listeners listeners
+	// drain is the channel the drain closes (chan.drain): every task can
+	// wait on it, alone or as a select case. Made by New, never nil.
+	drain *chans.Chan
 }
 
 // Member is the host's registration token for one engine: commands issued
@@ -185,6 +189,7 @@ func New(cfg Config) (*Bus, error) {
 		return nil, fmt.Errorf("bus: new: %w", err)
 	}
 	b.s, b.ctl = s, ctl
+	b.drain, _ = chans.New(chans.ElemI64, 0)
 	empty := []*Member{}
 	b.engines.Store(&empty)
 	return b, nil

@@ -88,15 +88,20 @@ func (b *Bus) chanNew(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched
 // message copies argument 1 out of the heap and charges it to the
 // engine's memory budget; ok false: the action throws.
 func (b *Bus) message(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, elem chans.Elem) (*chans.Msg, sched.Action, bool) {
+	return b.messageArg(t, ex, req, elem, 1)
+}
+
+// messageArg is message of argument ai.
+func (b *Bus) messageArg(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, elem chans.Elem, ai int) (*chans.Msg, sched.Action, bool) {
 	var v vmloop.Value
 	switch elem {
 	case chans.ElemI64:
-		v = vmloop.I64(ex.ArgI64(1))
+		v = vmloop.I64(ex.ArgI64(ai))
 	case chans.ElemF64:
-		v = vmloop.F64(ex.ArgF64(1))
+		v = vmloop.F64(ex.ArgF64(ai))
 	default:
 		var err error
-		if v, err = ex.ArgValue(1); err != nil {
+		if v, err = ex.ArgValue(ai); err != nil {
 			var ti vmloop.TrapInfo
 			if errors.As(err, &ti) && ti.Code == vmloop.TrapHeapLimit {
 				// The copy out of the heap did not fit the engine's
@@ -143,6 +148,9 @@ func (b *Bus) chanSend(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 	c, a := chanArg(ex, req, true)
 	if c == nil {
 		return a
+	}
+	if c == b.drain {
+		return raise(ex, drainSendErr(req))
 	}
 	m, a, ok := b.message(t, ex, req, c.Elem())
 	if !ok {
@@ -288,6 +296,9 @@ func (b *Bus) chanClose(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sch
 	if c == nil {
 		return a
 	}
+	if c == b.drain {
+		return raise(ex, vmloop.Err(vmloop.ErrKindError, req.Intr.Name+": the drain channel (chan.drain) is closed only by the drain"))
+	}
 	if err := c.Close(t); err != nil {
 		return raise(ex, closedErr(req, "the channel is already closed"))
 	}
@@ -304,4 +315,14 @@ func (b *Bus) chanInfo(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 		n = c.Len()
 	}
 	return complete(ex, vmloop.I64(n), sched.ActContinue)
+}
+
+// drainSendErr is the error of a send on the drain channel.
+func drainSendErr(req *vmloop.Request) vmloop.Value {
+	return vmloop.Err(vmloop.ErrKindError, req.Intr.Name+": nothing is sent on the drain channel (chan.drain): it only closes when the drain begins")
+}
+
+// chanDrain: chan.drain, the channel the drain closes (drain.go).
+func (b *Bus) chanDrain(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	return complete(ex, vmloop.Ext(vmloop.KindExt, b.drain), sched.ActContinue)
 }

@@ -57,6 +57,9 @@ func (m *Member) Send(ctx context.Context, ch, v vmloop.Value) error {
 	if err != nil {
 		return err
 	}
+	if m != nil && c == m.b.drain {
+		return fmt.Errorf("bus: send: nothing is sent on the drain channel (chan.drain): %w", ErrDenied)
+	}
 	if !c.Elem().Accepts(v.Kind()) {
 		return fmt.Errorf("bus: send: value is %s, the channel carries %s", v.Kind(), c.Elem())
 	}
@@ -105,6 +108,9 @@ func (m *Member) CloseChan(ch vmloop.Value) error {
 	c, err := chanOf(ch, "close")
 	if err != nil {
 		return err
+	}
+	if m != nil && c == m.b.drain {
+		return fmt.Errorf("bus: close: the drain channel (chan.drain) is closed only by the drain: %w", ErrDenied)
 	}
 	if err := c.Close(nil); err != nil {
 		return fmt.Errorf("bus: close: %w", err)

@@ -112,6 +112,22 @@ func init() {
 	row(command{grant: grantHandle, mutates: true, handle: (*Bus).chanRecv}, vmloop.IntrChanTryRecv)
 	row(command{grant: grantHandle, mutates: true, handle: (*Bus).chanClose}, vmloop.IntrChanClose)
 	row(command{grant: grantHandle, handle: (*Bus).chanInfo}, vmloop.IntrChanLen, vmloop.IntrChanCap)
+	// The drain channel is the runtime's, open to every task: it only
+	// closes, and nothing can be sent on it or close it.
+	row(command{grant: grantSelf, handle: (*Bus).chanDrain}, vmloop.IntrChanDrain)
+	// sel.*: a select belongs to the task that made it (selArg checks);
+	// its cases are granted by the channel handles they name. sel.wait
+	// is not a timed row: it takes time.timeout itself, through
+	// timedWaitOwn, beside its own deadline operand.
+	row(command{grant: grantSelf, handle: (*Bus).selNew}, vmloop.IntrSelNew)
+	row(command{grant: grantHandle, handle: (*Bus).selAdd},
+		vmloop.IntrSelRecv, vmloop.IntrSelEvent, vmloop.IntrSelSendI64, vmloop.IntrSelSendF64, vmloop.IntrSelSendRef)
+	row(command{grant: grantHandle, handle: (*Bus).selSet},
+		vmloop.IntrSelSetI64, vmloop.IntrSelSetF64, vmloop.IntrSelSetRef)
+	row(command{grant: grantHandle, mutates: true, handle: (*Bus).selWait, resume: (*Bus).selWaitResume}, vmloop.IntrSelWait)
+	row(command{grant: grantHandle, handle: (*Bus).selValue},
+		vmloop.IntrSelValueI64, vmloop.IntrSelValueF64, vmloop.IntrSelValueRef)
+	row(command{grant: grantHandle, handle: (*Bus).selClosed}, vmloop.IntrSelClosed)
 }
 
 // authorize checks the calling engine's grant for a command of capability

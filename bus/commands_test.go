@@ -42,7 +42,7 @@ func TestCommandTable(t *testing.T) {
 			require.Equal(t, CapIO, c.need, "%s: a socket or file intrinsic without the io capability", in.Name)
 			require.True(t, isIO(in.ID), "%s: not classified as I/O", in.Name)
 		}
-		if in.Family() == vmloop.FamChan && in.ID != vmloop.IntrChanNewI64 && in.ID != vmloop.IntrChanNewF64 && in.ID != vmloop.IntrChanNewRef {
+		if in.Family() == vmloop.FamChan && in.ID != vmloop.IntrChanNewI64 && in.ID != vmloop.IntrChanNewF64 && in.ID != vmloop.IntrChanNewRef && in.ID != vmloop.IntrChanDrain {
 			require.Equal(t, grantHandle, c.grant, "%s: a channel operation is granted by the channel handle", in.Name)
 		}
 		if suspends[in.ID] || (in.Family().IO() && in.ID != vmloop.IntrNetListen && in.ID != vmloop.IntrNetListenOpts &&

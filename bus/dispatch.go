@@ -155,6 +155,8 @@ func (d *dispatcher) Abandon(t *sched.Task, req *vmloop.Request, signalled bool)
 		}
 	case isIO(id):
 		b.ioAbandon(t)
+	case id == vmloop.IntrSelWait:
+		b.selAbandon(t)
 	case vmloop.FamilyOf(id) == vmloop.FamChan:
 		// A message handed over goes back to its channel's head (the
 		// release of taskWaiter.Wake); a sender's "sent" is just dropped.

@@ -110,6 +110,9 @@ func (b *Bus) StopListening() int {
 		return 0
 	}
 	l.stopped = true
+	// Every task waiting on the drain channel learns of the drain now
+	// (its receive ends with ClosedError, its select case fires).
+	_ = b.drain.Close(nil)
 	l.shut = make(map[*sched.FD]struct{}, len(l.open))
 	l.queued = make(map[*sched.FD][]*sched.FD)
 	var fds []*sched.FD

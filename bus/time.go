@@ -138,6 +138,35 @@ func (b *Bus) timedWait(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, han
 	return b.endWait(t, d, has, handle(b, t, ex, req))
 }
 
+// timedWaitOwn is timedWait for a wait with a deadline operand of its own
+// (sel.wait's timeout, ns; < 0: none): the one-shot time.timeout is taken
+// as timedWait takes it, and the wait, if it suspends, is bounded by the
+// earlier of the two. ownFirst reports that the armed deadline is the
+// operand's (its fire is the wait's result, not a TimeoutError).
+func (b *Bus) timedWaitOwn(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, own int64, handle func(b *Bus, t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action) (a sched.Action, ownFirst bool) {
+	d, has, a, ok := b.beginWait(t, ex, req)
+	if !ok {
+		return a, false
+	}
+	if own < 0 {
+		return b.endWait(t, d, has, handle(b, t, ex, req)), false
+	}
+	if !has {
+		if err := b.ctl.ReserveTimer(t); err != nil {
+			return raise(ex, reqError(req, err, vmloop.ErrKindError)), false
+		}
+	}
+	now := b.s.Now()
+	deadline := sched.DeadlineAfter(now, own)
+	ownFirst = true
+	if has {
+		if one := sched.DeadlineAfter(now, d); one < deadline {
+			deadline, ownFirst = one, false
+		}
+	}
+	return b.endWaitAt(t, deadline, handle(b, t, ex, req)), ownFirst
+}
+
 // beginWait takes the task's one-shot timeout (time.timeout) before a wait
 // and reserves its timer; it returns the timeout and whether one is set.
 // A failed reservation is thrown: the wait is not started.

@@ -2,6 +2,7 @@ package examples_test
 
 import (
 	"context"
+	"io"
 	"net"
 	"os"
 	"testing"
@@ -185,12 +186,14 @@ func startServerFile(t *testing.T, file string, workers int) (*jade.Runtime, *ja
 
 // TestExampleServersDrain: echo, resp_ping and http stop accepting at a
 // drain's ShutdownError and return 0, after serving the connection they
-// have until its client closes.
+// have until its client closes; http answers a request made during the
+// drain with "Connection: close" and closes the connection after it.
 func TestExampleServersDrain(t *testing.T) {
-	cases := []struct{ file, req, reply string }{
-		{"echo.jasm", "ping", "ping"},
-		{"resp_ping.jasm", "PING\r\n", "+PONG\r\n"},
-		{"http.jasm", "GET / HTTP/1.1\r\nHost: a\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\nHello, World!"},
+	cases := []struct{ file, req, reply, drained string }{
+		{"echo.jasm", "ping", "ping", "ping"},
+		{"resp_ping.jasm", "PING\r\n", "+PONG\r\n", "+PONG\r\n"},
+		{"http.jasm", "GET / HTTP/1.1\r\nHost: a\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\nHello, World!",
+			"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\nConnection: close\r\n\r\nHello, World!"},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
@@ -208,7 +211,11 @@ func TestExampleServersDrain(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, sched.Success, o.Kind, "main: %s", o)
 			write(t, conn, c.req) // still served after main returned
-			require.Equal(t, c.reply, readN(t, r, len(c.reply)))
+			require.Equal(t, c.drained, readN(t, r, len(c.drained)))
+			if c.reply != c.drained { // the server closes after it
+				_, err := r.ReadByte()
+				require.ErrorIs(t, err, io.EOF)
+			}
 			conn.Close()
 			require.NoError(t, <-closed)
 			s.rt, s.main = nil, nil // closed here: the cleanup has nothing to stop

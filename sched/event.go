@@ -3,6 +3,8 @@ package sched
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/jadevm/jade/vmloop"
 )
 
 // Event is the generic wait/wake building block above which channels,
@@ -12,8 +14,8 @@ import (
 // a broadcast wakes every waiter and keeps nothing.
 type Event struct {
 	mu        sync.Mutex
-	signalled bool     // a kept signal; guarded by mu
-	waiters   waitList // FIFO; entries may be stale (compacted); guarded by mu
+	signalled bool                // a kept signal; guarded by mu
+	waiters   waitListOf[evEntry] // FIFO; entries may be stale (compacted); guarded by mu
 	// owner is the scheduler whose tasks may wait on the event and whose
 	// workers wake them: set when the event is made (Control.NewEvent)
 	// or, for one made by NewEvent, by the first Control.Owns that sees
@@ -43,9 +45,19 @@ func (e *Event) wait(tok Token) bool {
 		e.signalled = false
 		return true
 	}
-	e.waiters.push(tok)
+	e.waiters.push(evEntry{tok: tok})
 	return false
 }
+
+// evEntry is an event's waiter: a task's event wait, or a select's event
+// case (tag non-zero, ParkLocked): its wake completes the select's host
+// wait with i64 tag-1 instead of signalling it.
+type evEntry struct {
+	tok Token
+	tag int64
+}
+
+func (e evEntry) live() bool { return e.tok.live() }
 
 // signal wakes the first live waiter, or keeps the signal. Stale entries
 // (a waiter that was cancelled, timed out or already woken) are skipped,
@@ -58,7 +70,7 @@ func (e *Event) signal(s *Scheduler, from *Task) {
 		if !ok {
 			break
 		}
-		if s.wakeAs(from.worker(), tok, phSignalled) {
+		if s.wakeEntry(from.worker(), tok) {
 			return
 		}
 	}
@@ -98,10 +110,14 @@ func (e *Event) broadcast(s *Scheduler, from *Task) (more bool) {
 }
 
 // wakeAll wakes toks (stale ones are skipped by wake) and clears them.
-func wakeAll(s *Scheduler, w *worker, toks []Token) {
+func wakeAll(s *Scheduler, w *worker, toks []evEntry) {
 	for i, tok := range toks {
-		s.wake(w, tok)
-		toks[i] = Token{}
+		if tok.tag != 0 {
+			s.wakeEntry(w, tok)
+		} else {
+			s.wake(w, tok.tok)
+		}
+		toks[i] = evEntry{}
 	}
 }
 
@@ -127,4 +143,47 @@ func (t *Task) bcastLeft() *taskRare {
 		return r
 	}
 	return nil
+}
+
+// wakeEntry ends the wait of a waiter entry with the signal: a task's
+// event wait is signalled; a select's event case (a tagged token) is
+// completed with its tag, so the select learns which case fired. false:
+// the wait had ended otherwise (the signal goes on to the next waiter).
+func (s *Scheduler) wakeEntry(w *worker, e evEntry) bool {
+	if e.tag != 0 {
+		return s.completeHost(w, e.tok, vmloop.I64(e.tag-1), nil, nil, nil)
+	}
+	return s.wakeAs(w, e.tok, phSignalled)
+}
+
+// An event as one case of a select above the scheduler (the bus's
+// sel.event): the select locks the event with its other cases, in one
+// global order, takes a kept signal if there is one (TakeSignalLocked),
+// else parks its host wait's token on the event with the result its wake
+// must carry (ParkLocked). A signal that meets the parked case completes
+// that wait (CompleteHost's one compare-and-swap decides it against the
+// select's other cases); one that loses goes on to the next waiter, so a
+// losing event keeps its signal.
+
+// Lock locks the event for a select (see above).
+func (e *Event) Lock() { e.mu.Lock() }
+
+// Unlock unlocks what Lock locked.
+func (e *Event) Unlock() { e.mu.Unlock() }
+
+// TakeSignalLocked consumes a kept signal and reports whether there was
+// one. The event is locked.
+func (e *Event) TakeSignalLocked() bool {
+	if e.signalled {
+		e.signalled = false
+		return true
+	}
+	return false
+}
+
+// ParkLocked registers tok, a host wait (Control.Suspend), as a waiter
+// whose wake completes it with i64 result (≥ 0) rather than signalling
+// it. The event is locked.
+func (e *Event) ParkLocked(tok Token, result int64) {
+	e.waiters.push(evEntry{tok: tok, tag: result + 1})
 }

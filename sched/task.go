@@ -226,7 +226,7 @@ type taskRare struct {
 	// bcast is what is left to wake of a broadcast the task made (event.go:
 	// Event.broadcast, worker.wakeMore); only the worker running it
 	// touches it after the broadcast stored it.
-	bcast []Token
+	bcast []evEntry
 	done  chan struct{} // Done's channel, made on first call
 	// io is the task's I/O state (io.go), made under mu by its first
 	// operation, OnEnd or an owned descriptor, and read without the lock

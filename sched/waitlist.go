@@ -20,17 +20,26 @@ func (k Token) live() bool {
 	return w>>phaseBits == k.gen && (ph == phArmed || ph == phParked)
 }
 
-// waitList is a FIFO of wait tokens with compaction (see above). The zero
-// value is empty; the owner's mutex guards it.
-type waitList struct {
-	toks  []Token
+// waitEntry is what a waiter list holds: a Token, or an event's entry
+// (evEntry).
+type waitEntry interface {
+	live() bool
+}
+
+// waitListOf is a FIFO of waiter entries with compaction (see above).
+// The zero value is empty; the owner's mutex guards it.
+type waitListOf[T waitEntry] struct {
+	toks  []T
 	head  int // first entry not yet taken
 	limit int // compact when len(toks)-head reaches it; 0: minCompact
 }
 
-// push appends tok, first dropping stale tokens when the list is at its
+// waitList is a FIFO of wait tokens (a task's joiners).
+type waitList = waitListOf[Token]
+
+// push appends tok, first dropping stale entries when the list is at its
 // limit.
-func (l *waitList) push(tok Token) {
+func (l *waitListOf[T]) push(tok T) {
 	if l.head > 0 && l.head == len(l.toks) {
 		clear(l.toks)
 		l.toks, l.head = l.toks[:0], 0
@@ -49,23 +58,24 @@ func (l *waitList) push(tok Token) {
 	l.toks = append(l.toks, tok)
 }
 
-// pop takes the first token; ok is false when the list is empty.
-func (l *waitList) pop() (tok Token, ok bool) {
+// pop takes the first entry; ok is false when the list is empty.
+func (l *waitListOf[T]) pop() (tok T, ok bool) {
+	var zero T
 	if l.head == len(l.toks) {
-		return Token{}, false
+		return zero, false
 	}
 	tok = l.toks[l.head]
-	l.toks[l.head] = Token{}
+	l.toks[l.head] = zero
 	l.head++
 	return tok, true
 }
 
 // takeAll returns the tokens not yet taken and empties the list.
-func (l *waitList) takeAll() []Token {
+func (l *waitListOf[T]) takeAll() []T {
 	toks := l.toks[l.head:]
 	l.toks, l.head, l.limit = nil, 0, 0
 	return toks
 }
 
 // len returns the number of tokens held (live or stale).
-func (l *waitList) len() int { return len(l.toks) - l.head }
+func (l *waitListOf[T]) len() int { return len(l.toks) - l.head }

@@ -129,6 +129,24 @@ const (
 	IntrChanClose
 	IntrChanLen
 	IntrChanCap
+
+	// ABI 1.5, select: a reusable set of channel cases that one wait
+	// performs exactly one of, and the drain channel (docs/MESSAGING.md).
+	IntrSelNew
+	IntrSelRecv
+	IntrSelSendI64
+	IntrSelSendF64
+	IntrSelSendRef
+	IntrSelSetI64
+	IntrSelSetF64
+	IntrSelSetRef
+	IntrSelWait
+	IntrSelValueI64
+	IntrSelValueF64
+	IntrSelValueRef
+	IntrSelClosed
+	IntrChanDrain
+	IntrSelEvent
 )
 
 var (
@@ -204,6 +222,21 @@ var centralTable = []Intrinsic{
 	{IntrChanClose, "chan.close", []Type{TRef}, TVoid, v15, NOP, true},
 	{IntrChanLen, "chan.len", []Type{TRef}, TI64, v15, NOP, true},
 	{IntrChanCap, "chan.cap", []Type{TRef}, TI64, v15, NOP, true},
+	{IntrSelNew, "sel.new", nil, TRef, v15, NOP, true},
+	{IntrSelRecv, "sel.recv", []Type{TRef, TRef}, TI64, v15, NOP, true},
+	{IntrSelSendI64, "sel.send_i64", []Type{TRef, TRef, TI64}, TI64, v15, NOP, true},
+	{IntrSelSendF64, "sel.send_f64", []Type{TRef, TRef, TF64}, TI64, v15, NOP, true},
+	{IntrSelSendRef, "sel.send_ref", []Type{TRef, TRef, TRef}, TI64, v15, NOP, true},
+	{IntrSelSetI64, "sel.set_i64", []Type{TRef, TI64, TI64}, TVoid, v15, NOP, true},
+	{IntrSelSetF64, "sel.set_f64", []Type{TRef, TI64, TF64}, TVoid, v15, NOP, true},
+	{IntrSelSetRef, "sel.set_ref", []Type{TRef, TI64, TRef}, TVoid, v15, NOP, true},
+	{IntrSelWait, "sel.wait", []Type{TRef, TI64}, TI64, v15, NOP, true},
+	{IntrSelValueI64, "sel.value_i64", []Type{TRef}, TI64, v15, NOP, true},
+	{IntrSelValueF64, "sel.value_f64", []Type{TRef}, TF64, v15, NOP, true},
+	{IntrSelValueRef, "sel.value_ref", []Type{TRef}, TRef, v15, NOP, true},
+	{IntrSelClosed, "sel.closed", []Type{TRef}, TI64, v15, NOP, true},
+	{IntrChanDrain, "chan.drain", nil, TRef, v15, NOP, true},
+	{IntrSelEvent, "sel.event", []Type{TRef, TRef}, TI64, v15, NOP, true},
 }
 
 // Family is the group an intrinsic belongs to, a property of its row:
@@ -224,10 +257,11 @@ const (
 	FamNet
 	FamFile
 	FamChan
+	FamSel
 )
 
 var famNames = map[string]Family{"task": FamTask, "event": FamEvent, "io": FamPrint, "time": FamTime,
-	"net": FamNet, "file": FamFile, "chan": FamChan}
+	"net": FamNet, "file": FamFile, "chan": FamChan, "sel": FamSel}
 
 // IO reports whether the family is a socket or file family: its
 // intrinsics need the io capability and go to the completion backends.

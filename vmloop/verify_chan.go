@@ -2,7 +2,8 @@ package vmloop
 
 // Channel element types in the verifier. chan.new_i64, chan.new_f64 and
 // chan.new_ref make a channel whose element type the intrinsic names; a
-// typed operation (chan.send_X, chan.recv_X, chan.try_send_X) on a
+// typed operation (chan.send_X, chan.recv_X, chan.try_send_X, and
+// sel.send_X of its second operand) on a
 // register that holds a channel of another element type on every path
 // that reaches it is rejected at load time with its source line. A
 // channel that came from a parameter, a call, a spawn result, an array or
@@ -35,12 +36,22 @@ func vcOfNew(id IntrinsicID) uint8 {
 
 func vcOfOp(id IntrinsicID) uint8 {
 	switch id {
-	case IntrChanSendI64, IntrChanRecvI64, IntrChanTrySendI64:
+	case IntrChanSendI64, IntrChanRecvI64, IntrChanTrySendI64, IntrSelSendI64:
 		return vcI64
-	case IntrChanSendF64, IntrChanRecvF64, IntrChanTrySendF64:
+	case IntrChanSendF64, IntrChanRecvF64, IntrChanTrySendF64, IntrSelSendF64:
 		return vcF64
-	case IntrChanSendRef, IntrChanRecvRef, IntrChanTrySendRef:
+	case IntrChanSendRef, IntrChanRecvRef, IntrChanTrySendRef, IntrSelSendRef:
 		return vcRef
+	}
+	return 0
+}
+
+// vcArg is the argument of a typed channel intrinsic that is the channel:
+// the first, or the second for sel.send_* (after the select).
+func vcArg(id IntrinsicID) int {
+	switch id {
+	case IntrSelSendI64, IntrSelSendF64, IntrSelSendRef:
+		return 1
 	}
 	return 0
 }
@@ -146,9 +157,9 @@ func (v *verifier) checkChanElems(fi int, lead vfBits, handlerAt []int32) error 
 			case INTR:
 				in := v.imports[ins.D()]
 				if in.ID < HostIntrinsicBase {
-					if want := vcOfOp(in.ID); want != 0 && a < nregs && st[a] != want && (st[a] == vcI64 || st[a] == vcF64 || st[a] == vcRef) {
-						return v.funcErr(fi, pc, "intr %s: %s holds a channel of %s elements (made by chan.new_%s) on every path, not of %s; use chan.%s_%s, or a channel of %s",
-							in.Name, vfRegName(f, uint8(a)), vcName(st[a]), vcName(st[a]), vcName(want), chanVerb(in.ID), vcName(st[a]), vcName(want))
+					if want, r := vcOfOp(in.ID), a+vcArg(in.ID); want != 0 && r < nregs && st[r] != want && (st[r] == vcI64 || st[r] == vcF64 || st[r] == vcRef) {
+						return v.funcErr(fi, pc, "intr %s: %s holds a channel of %s elements (made by chan.new_%s) on every path, not of %s; use %s_%s, or a channel of %s",
+							in.Name, vfRegName(f, uint8(r)), vcName(st[r]), vcName(st[r]), vcName(want), chanVerb(in.ID), vcName(st[r]), vcName(want))
 					}
 				}
 				if in.Result != TVoid && a < nregs {
@@ -181,14 +192,16 @@ func (v *verifier) checkChanElems(fi int, lead vfBits, handlerAt []int32) error 
 	}
 }
 
-// chanVerb is the operation of a typed channel intrinsic (send, recv,
-// try_send), for the fix an error suggests.
+// chanVerb is the operation of a typed channel intrinsic (chan.send,
+// chan.recv, chan.try_send, sel.send), for the fix an error suggests.
 func chanVerb(id IntrinsicID) string {
 	switch id {
 	case IntrChanRecvI64, IntrChanRecvF64, IntrChanRecvRef:
-		return "recv"
+		return "chan.recv"
 	case IntrChanTrySendI64, IntrChanTrySendF64, IntrChanTrySendRef:
-		return "try_send"
+		return "chan.try_send"
+	case IntrSelSendI64, IntrSelSendF64, IntrSelSendRef:
+		return "sel.send"
 	}
-	return "send"
+	return "chan.send"
 }

@@ -24,6 +24,13 @@
 // wake (before it resumed) gives the message back to the head of the
 // queue (Requeue), so a cancel never loses a message.
 //
+// # Select
+//
+// A Select (select.go) waits on several channel operations — and, through
+// Other, on cases that are not channels' (the bus: event waits) — at
+// once and performs exactly one, with the same wake protocol: all its
+// entries share one wait, so the first wake that wins decides.
+//
 // # Memory
 //
 // A message held by a channel — buffered, carried by a parked sender, or
@@ -114,6 +121,10 @@ type Msg struct {
 	cost int64
 	mem  *vmloop.Budget
 	ch   *state // the channel state that counts it (cleanup, balance)
+	// selCase is the select case a parked select's wake handed the
+	// message to (Select.Wait); written by that waker under the channel's
+	// mutex.
+	selCase int32
 }
 
 // NewMsg charges v to mem (nil: no budget) and returns it as a message;
@@ -185,9 +196,32 @@ type Waiter interface {
 	Live() bool
 }
 
+// sender is a parked sender: a task or host waiter with its message, or
+// a select's send case (m nil: the message is the case's, taken only by
+// the party that wins the case's wake).
 type sender struct {
 	w Waiter
 	m *Msg
+}
+
+// msg returns the message the sender offers (mutex held: a select
+// changes its case's message only under it).
+func (s sender) msg() *Msg {
+	if s.m == nil {
+		return s.w.(*caseWaiter).msg()
+	}
+	return s.m
+}
+
+func senderLive(s sender) bool { return s.w.Live() }
+
+// dropSender gives back the charge of a stale sender's message (a
+// select's case keeps its own). Mutex held.
+func (st *state) dropSender(s sender) {
+	if s.m != nil {
+		st.unhold(s.m)
+		s.m.Release()
+	}
 }
 
 // state is what a cleanup needs to give back the charges of a channel
@@ -239,7 +273,9 @@ func (st *state) drop() {
 		if !ok {
 			break
 		}
-		s.m.Release()
+		if s.m != nil {
+			s.m.Release()
+		}
 	}
 }
 
@@ -277,7 +313,7 @@ func (c *Chan) Forget() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.st
-	st.sendq.compact(func(s sender) bool { return s.w.Live() }, func(s sender) { st.unhold(s.m); s.m.Release() })
+	st.sendq.compact(senderLive, st.dropSender)
 }
 
 // Closed reports whether the channel was closed.
@@ -332,7 +368,7 @@ func (c *Chan) Send(m *Msg, wait func() Waiter, by any) (sent bool, err error) {
 		return false, nil
 	}
 	st.hold(m)
-	st.sendq.push(sender{wait(), m}, func(s sender) bool { return s.w.Live() }, func(s sender) { st.unhold(s.m); s.m.Release() })
+	st.sendq.push(sender{wait(), m}, senderLive, st.dropSender)
 	return false, nil
 }
 
@@ -366,6 +402,7 @@ func (c *Chan) Recv(wait func() Waiter, by any) (*Msg, error) {
 		st.unhold(m)
 		// A place freed: the first live parked sender's message moves in.
 		if s, ok := c.takeSender(by); ok {
+			st.hold(s.m) // a select's message was not counted yet
 			st.buf.push(s.m)
 		}
 		return m, nil
@@ -393,11 +430,11 @@ func (c *Chan) takeSender(by any) (sender, bool) {
 		if !ok {
 			return sender{}, false
 		}
+		m := s.msg() // before the wake: once it wins, the select may go on
 		if s.w.Wake(Result{By: by}) {
-			return s, true
+			return sender{s.w, m}, true
 		}
-		st.unhold(s.m)
-		s.m.Release()
+		st.dropSender(s)
 	}
 }
 
@@ -432,8 +469,7 @@ func (c *Chan) Close(by any) error {
 		if !ok {
 			break
 		}
-		st.unhold(s.m)
-		s.m.Release()
+		st.dropSender(s)
 		s.w.Wake(Result{Closed: true, By: by})
 	}
 	for {
