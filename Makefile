@@ -47,9 +47,13 @@ unit-native:
 # themselves, sched's tests choose theirs, and cmd/jade-soak's legs name
 # their worker counts, so it runs once, in unit, as do the memory shapes,
 # whose jade processes pick their own).
+# Tests that choose their own worker counts, or whose jade child's drain
+# shape does not depend on them, gain nothing from JADE_WORKERS: unit runs
+# them once.
+WORKERS_SKIP := TestMemoryShapesStayUnder2GiB|TestMemoryShapesStayWithinTheirBudget|TestStalledWorkersTimersFireElsewhere|TestChanExactlyOnce|TestSelectExactlyOnce|TestSIGTERMServesTheAcceptQueue|TestSIGTERMBusyKeepAlive|TestLoadCraftedBinaries
 workers:
 	@for n in 1 2 4 8; do echo "workers: JADE_WORKERS=$$n"; \
-	  JADE_WORKERS=$$n $(GO) test -count=1 -skip TestMemoryShapesStayUnder2GiB . ./bus/... ./cmd/jade/... ./cmd/resp-go/... ./debugsrv/... || exit 1; \
+	  JADE_WORKERS=$$n $(GO) test -count=1 -skip '$(WORKERS_SKIP)' . ./bus/... ./cmd/jade/... ./cmd/resp-go/... ./debugsrv/... || exit 1; \
 	done
 
 # The exactly-once hammer with 1M tasks for 1, 2, 4 and 8 workers.

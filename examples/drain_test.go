@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -54,6 +55,9 @@ func TestCloseDrainsUnderLoad(t *testing.T) {
 // served (ack and reply); new connections are refused — on both backends,
 // 1 and 2 workers. It logs what StopListening took to take the queue.
 func TestCloseServesTheAcceptQueue(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("IOCP has no non-blocking accept: a drain resets the accept queue with the listener (docs/TIME-IO.md)")
+	}
 	conns := 1000
 	if testing.Short() {
 		conns = 100
