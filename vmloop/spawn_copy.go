@@ -21,9 +21,9 @@ import (
 // The copy is the one export and importValue make through a Value: the
 // same objects, made in the same order (depth first, elements in order),
 // a DAG copied once per reference, strings and errors sharing their bytes,
-// task, event and ext objects naming the same shared object, and the same
-// bound on the accounted bytes of the whole copy (the spawner's heap
-// limit).
+// task, event and ext objects naming the same shared object, the same
+// bound on the accounted bytes of each argument's copy (the spawner's heap
+// limit) and the same errors (TestSpawnCopyEqualsExportImport).
 
 // copyStep is the work one step of a spawn's copy does before it returns
 // (SpawnMore): the reductions it owes (2 × copyObjCost an object, its
@@ -44,8 +44,14 @@ type spawnCopy struct {
 	win  bool  // the spawner's argument registers are a window
 	arg  int   // the next argument to start
 	cur  int   // the argument the stack belongs to
-	left int64 // accounted bytes the copy may still make
+	left int64 // accounted bytes the argument's copy may still make
 	st   []copyItem
+	// refused is the child heap's refusal of an object of argument cur
+	// (the heap limit, the engine's budget). The rest of the argument is
+	// still walked, without copying, for a fault of the spawner's (a stale
+	// handle, the argument past the limit), which comes first, as when an
+	// argument was exported whole before it was imported.
+	refused error
 }
 
 // copyItem is a ref array under copy: the spawner's elements, the copy's,
@@ -68,7 +74,7 @@ func (e *Exec) BeginSpawn(src *Exec, lim Limits, owner uint32) (more bool, err e
 	if err != nil {
 		return false, err
 	}
-	c := spawnCopy{f: f, r0: src.frames[src.fp].base, win: src.reqWin, left: src.heap.limit}
+	c := spawnCopy{f: f, r0: src.frames[src.fp].base, win: src.reqWin}
 	if c.win {
 		c.r0 += int(src.req.Base)
 	} else {
@@ -139,6 +145,9 @@ func (e *Exec) spawnStep(src *Exec, c *spawnCopy) (w copyWork, err error) {
 	var scan int64 // array<ref> elements looked at
 	for w.owed+scan/8 < copyStep {
 		if len(c.st) == 0 {
+			if c.refused != nil {
+				return w, c.fail(src, c.refused)
+			}
 			for c.arg < len(c.f.Params) && c.f.Params[c.arg] != TRef {
 				c.arg++
 			}
@@ -146,7 +155,7 @@ func (e *Exec) spawnStep(src *Exec, c *spawnCopy) (w copyWork, err error) {
 				w.done = true
 				break
 			}
-			c.cur = c.arg
+			c.cur, c.left = c.arg, src.heap.limit // each argument's own bound
 			c.arg++
 			bits := src.getAbs(c.reg(c.cur), TRef)
 			x, err := e.copyObj(src, bits, c, &w.owed)
@@ -175,7 +184,9 @@ func (e *Exec) spawnStep(src *Exec, c *spawnCopy) (w copyWork, err error) {
 		if err != nil {
 			return w, c.fail(src, err)
 		}
-		dst[i] = x
+		if dst != nil {
+			dst[i] = x
+		}
 	}
 	return w, nil
 }
@@ -210,6 +221,13 @@ func (e *Exec) copyObj(src *Exec, x uint64, c *spawnCopy, owed *int64) (uint64, 
 	if c.left -= n; c.left < 0 {
 		return 0, copyErr{TrapInfo{Code: TrapHeapLimit, Msg: "value to copy out of the task exceeds the heap limit"}}
 	}
+	if c.refused != nil {
+		*owed += copyObjCost // looked at, not copied
+		if o.kind == KindArrayRef && o.n > 0 {
+			c.st = append(c.st, copyItem{src: o.arr()})
+		}
+		return 0, nil
+	}
 	h := &e.heap
 	var y uint64
 	payload := int64(0)
@@ -234,10 +252,18 @@ func (e *Exec) copyObj(src *Exec, x uint64, c *spawnCopy, owed *int64) (uint64, 
 		}
 	default: // task, event, ext: the same shared object
 		*owed += 2 * copyObjCost
-		return h.importShared(o.kind, o.x)
+		y, err := h.importShared(o.kind, o.x)
+		if err != nil {
+			c.refused = err
+		}
+		return y, nil
 	}
 	if y == 0 {
-		return 0, h.allocFail(n)
+		c.refused = h.allocFail(n)
+		if o.kind == KindArrayRef && o.n > 0 {
+			c.st = append(c.st, copyItem{src: o.arr()}) // walked, not copied
+		}
+		return 0, nil
 	}
 	*owed += 2 * (copyObjCost + charge(payload))
 	if o.kind == KindArrayRef && o.n > 0 {
