@@ -199,6 +199,9 @@ func (b *Bus) spawnFromTask(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request)
 	// t's registers (references exported and imported: no Values for
 	// scalars).
 	child, err := b.ctl.PrepareSpawn(t)
+	if err == sched.ErrSpawnMore {
+		return sched.ActMore // its arguments are copied in steps
+	}
 	if err != nil {
 		var ti vmloop.TrapInfo
 		if errors.As(err, &ti) {

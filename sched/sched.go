@@ -30,6 +30,11 @@ const (
 	ActThrown
 	// ActTrapped: SetTrap was called; the task traps.
 	ActTrapped
+	// ActMore: the request is not complete and has more bounded steps to
+	// do (a spawn whose arguments are copied in steps: ErrSpawnMore). The
+	// worker dispatches it again while the slice's budget lasts, then in
+	// the task's next slices, before the task runs again.
+	ActMore
 )
 
 // Dispatcher receives every intrinsic request of every task. The RuntimeBus
@@ -363,6 +368,7 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 	t.w = nil
 	t.exec.Recycle()
 	w.putExec(t.exec)
+	w.dropSpawn(t) // a spawn under way when t ended
 	var hooks []func()
 	var joiner1 Token
 	var joiners []Token

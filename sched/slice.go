@@ -43,6 +43,14 @@ func (w *worker) slice(t *Task, budget *int64) {
 		s.finish(w, t, Outcome{Kind: Cancelled})
 		return
 	}
+	if r := t.rare.Load(); r != nil && r.again {
+		// the next steps of its pending request
+		r.again = false
+		a, ok := w.more(t, ActMore, budget)
+		if !ok || a != ActContinue && !w.act(t, a, budget) {
+			return
+		}
+	}
 	if t.resume {
 		t.resume = false
 		t.disarm()
@@ -109,6 +117,12 @@ func (w *worker) slice(t *Task, budget *int64) {
 				a = s.disp.Intrinsic(t, req)
 			}
 			w.chargeCopies(ex, budget)
+			if a == ActMore {
+				var ok bool
+				if a, ok = w.more(t, a, budget); !ok {
+					return
+				}
+			}
 			if !w.act(t, a, budget) {
 				return
 			}

@@ -95,13 +95,25 @@ func (c *Control) makeTask(from *Task, e *Engine, p *vmloop.Program, fn int, arg
 	}
 	cfg := e.cfg.Load()
 	w := from.worker()
-	id := w.newID(s)
-	ex := w.takeExec()
+	var id uint64
+	var ex *vmloop.Exec
 	var err error
 	if src != nil {
-		err = ex.ResetSpawn(src, cfg.Limits.task(e.mem), uint32(id))
+		var more bool
+		if ps := from.takeSpawn(); ps != nil {
+			id, ex = ps.id, ps.ex
+			more, err = ex.SpawnMore(src)
+		} else {
+			id, ex = w.newID(s), w.takeExec()
+			more, err = ex.BeginSpawn(src, cfg.Limits.task(e.mem), uint32(id))
+		}
+		if more {
+			from.keepSpawn(id, ex)
+			return nil, ErrSpawnMore
+		}
 		p = src.Program()
 	} else {
+		id, ex = w.newID(s), w.takeExec()
 		err = ex.Reset(p, fn, args, cfg.Limits.task(e.mem), uint32(id))
 	}
 	if err != nil {

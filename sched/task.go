@@ -227,6 +227,13 @@ type taskRare struct {
 	// Event.broadcast, worker.wakeMore); only the worker running it
 	// touches it after the broadcast stored it.
 	bcast []evEntry
+	// spawn is the spawn the task is stopped at while its arguments are
+	// copied in steps (spawn_copy.go); only the worker running the task
+	// touches it.
+	spawn *pendingSpawn
+	// again: the task's pending request answered ActMore when its last
+	// slice ended; it is dispatched again before the task runs (more).
+	again bool
 	done  chan struct{} // Done's channel, made on first call
 	// io is the task's I/O state (io.go), made under mu by its first
 	// operation, OnEnd or an owned descriptor, and read without the lock

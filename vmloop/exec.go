@@ -88,6 +88,9 @@ type execRare struct {
 	// made while a request was handled (owe), not yet charged to a slice
 	// (TakeCopyCharge).
 	copied int64
+	// spawn is the copy of a spawn's reference arguments into this
+	// (child's) heap while it is under way (spawn_copy.go).
+	spawn *spawnCopy
 }
 
 // x returns e's rare part, allocating it on first use.
@@ -219,50 +222,18 @@ func (e *Exec) Reset(p *Program, fn int, args []Value, lim Limits, owner uint32)
 
 // ResetSpawn is Reset for the function and arguments of src's pending
 // spawn request (src is the spawning task's Exec, stopped at SPAWN):
-// scalar arguments are copied register to register and only references
-// are exported from src's heap and imported into e's, so a spawn builds
-// no Values. The verifier typed the argument registers by the callee's
-// parameters. A reference that cannot be exported (a stale handle, the
-// heap limit) is src's fault: the error wraps its TrapInfo.
+// scalar arguments are copied register to register and references
+// straight from src's heap into e's, so a spawn builds no Values. The
+// verifier typed the argument registers by the callee's parameters. A
+// reference that cannot be copied out (a stale handle, the heap limit) is
+// src's fault: the error wraps its TrapInfo. It does the whole copy at
+// once; BeginSpawn and SpawnMore do it in bounded steps (spawn_copy.go).
 func (e *Exec) ResetSpawn(src *Exec, lim Limits, owner uint32) error {
-	if src.state != stRequest || src.req.Op != SPAWN {
-		return errors.New("vmloop: ResetSpawn: no pending spawn request")
+	more, err := e.BeginSpawn(src, lim, owner)
+	for err == nil && more {
+		more, err = e.SpawnMore(src)
 	}
-	f, err := e.start(src.prog, int(src.req.Func), int(src.req.NArgs), lim, owner)
-	if err != nil {
-		return err
-	}
-	// The argument registers, as argReg finds them, without its checks:
-	// the request is a SPAWN (above), start matched the argument count to
-	// f's, and the types argReg would compare are f.Params themselves.
-	r0 := src.frames[src.fp].base + int(src.reqArg0)
-	for i, t := range f.Params {
-		r := r0
-		if src.reqWin {
-			r = src.frames[src.fp].base + int(src.req.Base) + i
-		}
-		bits := src.getAbs(r, t)
-		if t == TRef {
-			if o := src.heap.getLive(bits); o != nil && (o.kind == KindTask || o.kind == KindEvent || o.kind == KindExt) {
-				// A shared object is not exported: the child's heap names
-				// the same one (a counted task reference, no pin).
-				bits, err = e.heap.importShared(o.kind, o.x)
-			} else {
-				v, xerr := src.ArgValue(i)
-				if xerr != nil {
-					return fmt.Errorf("vmloop: ResetSpawn: argument %d of %s: %w", i, f.Name, xerr)
-				}
-				var units int64
-				bits, units, err = e.heap.importValueN(v)
-				src.owe(units) // its worker does the copy
-			}
-			if err != nil {
-				return argImportErr(f, i, err)
-			}
-		}
-		e.setAbs(i, bits, t)
-	}
-	return nil
+	return err
 }
 
 // argImportErr is NewExec's error for argument i of f that the new heap

@@ -1,0 +1,79 @@
+package sched
+
+import (
+	"errors"
+
+	"github.com/jadevm/jade/jtrace"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// Requests done in bounded steps (ActMore), and the first of them: a
+// spawn whose reference arguments take more than one step to copy
+// (vmloop.Exec.BeginSpawn, SpawnMore). The task stays stopped at its
+// request while the dispatcher answers ActMore, and the worker dispatches
+// the request again while the slice's budget lasts, then at the start of
+// the task's next slices, before it runs again. Between steps
+// the spawner is an ordinary runnable task: other tasks run, it can be
+// stolen, and a cancel ends it (finish drops the child's Exec with what
+// its heap took of the engine's budget; the child was never a task).
+
+// ErrSpawnMore is returned by PrepareSpawn while the copy of the spawn's
+// arguments has more steps to do: the dispatcher answers ActMore and is
+// asked again with the same request.
+var ErrSpawnMore = errors.New("sched: spawn: arguments still being copied")
+
+// pendingSpawn is the child of a spawn under way: its Exec, whose heap
+// holds the arguments copied so far, and its task id.
+type pendingSpawn struct {
+	ex *vmloop.Exec
+	id uint64
+}
+
+// takeSpawn takes t's spawn under way, or nil (t nil: a host spawn).
+func (t *Task) takeSpawn() *pendingSpawn {
+	if t == nil {
+		return nil
+	}
+	r := t.rare.Load()
+	if r == nil || r.spawn == nil {
+		return nil
+	}
+	ps := r.spawn
+	r.spawn = nil
+	return ps
+}
+
+// keepSpawn keeps the child of t's spawn until its next step.
+func (t *Task) keepSpawn(id uint64, ex *vmloop.Exec) {
+	t.mu.Lock()
+	t.rareLocked().spawn = &pendingSpawn{ex: ex, id: id}
+	t.mu.Unlock()
+}
+
+// dropSpawn gives up t's spawn under way (t ends before its copy did).
+func (w *worker) dropSpawn(t *Task) {
+	if ps := t.takeSpawn(); ps != nil {
+		ps.ex.Recycle() // gives back what its heap took
+		w.putExec(ps.ex)
+	}
+}
+
+// more dispatches t's request again while the dispatcher answers ActMore
+// and the slice's budget lasts, and returns its final action; false: the
+// budget ran out (or t was cancelled) and t's slice ended, the request to
+// be dispatched again at t's next slice (slice).
+func (w *worker) more(t *Task, a Action, budget *int64) (Action, bool) {
+	ex := t.exec
+	for a == ActMore {
+		if *budget <= 0 || t.has(flagCancel) {
+			t.mu.Lock()
+			t.rareLocked().again = true
+			t.mu.Unlock()
+			w.endSlice(t, jtrace.EndPreempted)
+			return a, false
+		}
+		a = w.s.disp.Intrinsic(t, ex.Request())
+		w.chargeCopies(ex, budget)
+	}
+	return a, true
+}
