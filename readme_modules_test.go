@@ -1,6 +1,7 @@
 package jade_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/vmloop"
 	"github.com/jadevm/jade/vmloop/jasm"
 )
@@ -44,4 +46,27 @@ func TestREADMEModuleProgram(t *testing.T) {
 	require.Equal(t, vmloop.SigCompleted, sig, "%v", e.Trap())
 	require.Equal(t, []string{"content-type: text/plain"}, printed)
 	require.Equal(t, int64(24), e.Result().Int())
+}
+
+// TestREADMEChannelProgram: the README's channel program ("How tasks
+// talk") runs and returns the sum its comment gives.
+func TestREADMEChannelProgram(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(readme), "## How tasks talk")
+	require.True(t, ok, "README.md has no \"How tasks talk\" section")
+	_, rest, ok = strings.Cut(rest, "```\n")
+	require.True(t, ok)
+	src, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	rt, err := jade.New(jade.Options{Workers: 2})
+	require.NoError(t, err)
+	defer rt.Close(context.Background())
+	p, err := rt.Load("talk.jasm", []byte(src))
+	require.NoError(t, err)
+	task, err := rt.Spawn(p, "main", vmloop.StrArray(nil))
+	require.NoError(t, err)
+	o, err := task.Wait(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, int64(5050), o.Value.Int(), "%v", o)
 }
