@@ -28,7 +28,11 @@ func (w *worker) slice(t *Task, budget *int64) {
 		// lost.
 		ex.ClearStop()
 	}
-	if r := t.bcastLeft(); r != nil && w.wakeMore(t, r) {
+	// One load of the rare part for both of its dispatch-time fields: a
+	// broadcast's rest and a request's next steps (the worker running t
+	// sets both, so a rare part made after this load has neither).
+	r := t.rare.Load()
+	if r != nil && r.bcast != nil && w.wakeMore(t, r) {
 		w.endSlice(t, jtrace.EndYield) // the next chunk in its next dispatch
 		return
 	}
@@ -43,7 +47,7 @@ func (w *worker) slice(t *Task, budget *int64) {
 		s.finish(w, t, Outcome{Kind: Cancelled})
 		return
 	}
-	if r := t.rare.Load(); r != nil && r.again {
+	if r != nil && r.again {
 		// the next steps of its pending request
 		r.again = false
 		a, ok := w.more(t, ActMore, budget)

@@ -40,21 +40,7 @@ type Result struct {
 // connection receives its request back intact, and closes them.
 func Drive(t testing.TB, addr string, conns int, begin func()) Result {
 	t.Helper()
-	cs := make([]net.Conn, conns)
-	reqs := make([][]byte, conns)
-	t.Cleanup(func() {
-		for _, c := range cs {
-			if c != nil {
-				c.Close()
-			}
-		}
-	})
-	for i := range cs {
-		c, err := dial(addr)
-		require.NoError(t, err, "connection %d", i)
-		cs[i] = c
-		reqs[i] = fmt.Appendf(nil, "request %06d", i)
-	}
+	cs, reqs := open(t, addr, conns)
 	// Write every request, then wait for every ack: all are in flight
 	// (read, the reply pending) when the drain begins.
 	acks := each(cs, func(i int, c net.Conn) error {
@@ -74,22 +60,7 @@ func Drive(t testing.TB, addr string, conns int, begin func()) Result {
 	require.NoError(t, acks)
 	begin()
 	res := refusals(t, addr)
-	var mu sync.Mutex
-	replies := each(cs, func(i int, c net.Conn) error {
-		got := make([]byte, len(reqs[i]))
-		if _, err := io.ReadFull(c, got); err != nil {
-			return fmt.Errorf("reply: %w", err)
-		}
-		if string(got) != string(reqs[i]) {
-			return fmt.Errorf("reply %q, want %q", got, reqs[i])
-		}
-		mu.Lock()
-		res.Replies++
-		mu.Unlock()
-		return c.Close()
-	})
-	require.NoError(t, replies)
-	require.Equal(t, conns, res.Replies)
+	res.Replies = served(t, cs, "reply", func(i int) string { return string(reqs[i]) })
 	return res
 }
 
@@ -101,6 +72,22 @@ func Drive(t testing.TB, addr string, conns int, begin func()) Result {
 // Drive, that new connections are refused, and that every queued
 // connection is served all the same: its ack, then its request back.
 func DriveQueued(t testing.TB, addr string, conns int, begin func()) Result {
+	t.Helper()
+	cs, reqs := open(t, addr, conns)
+	for i, c := range cs {
+		c.SetDeadline(time.Now().Add(20 * time.Second))
+		_, err := c.Write(reqs[i])
+		require.NoError(t, err, "connection %d", i)
+	}
+	begin()
+	res := refusals(t, addr)
+	res.Replies = served(t, cs, "ack and reply", func(i int) string { return "A" + string(reqs[i]) })
+	return res
+}
+
+// open dials conns connections to addr, closed at the test's end, and
+// makes each its distinct request.
+func open(t testing.TB, addr string, conns int) ([]net.Conn, [][]byte) {
 	t.Helper()
 	cs := make([]net.Conn, conns)
 	reqs := make([][]byte, conns)
@@ -116,30 +103,33 @@ func DriveQueued(t testing.TB, addr string, conns int, begin func()) Result {
 		require.NoError(t, err, "connection %d", i)
 		cs[i] = c
 		reqs[i] = fmt.Appendf(nil, "request %06d", i)
-		c.SetDeadline(time.Now().Add(20 * time.Second))
-		_, err = c.Write(reqs[i])
-		require.NoError(t, err, "connection %d", i)
 	}
-	begin()
-	res := refusals(t, addr)
+	return cs, reqs
+}
+
+// served requires that every connection of cs receives want(i) whole,
+// then closes it; it returns how many did.
+func served(t testing.TB, cs []net.Conn, what string, want func(i int) string) int {
+	t.Helper()
 	var mu sync.Mutex
-	replies := each(cs, func(i int, c net.Conn) error {
-		want := "A" + string(reqs[i])
-		got := make([]byte, len(want))
+	n := 0
+	err := each(cs, func(i int, c net.Conn) error {
+		w := want(i)
+		got := make([]byte, len(w))
 		if _, err := io.ReadFull(c, got); err != nil {
-			return fmt.Errorf("ack and reply: %w", err)
+			return fmt.Errorf("%s: %w", what, err)
 		}
-		if string(got) != want {
-			return fmt.Errorf("got %q, want %q", got, want)
+		if string(got) != w {
+			return fmt.Errorf("%s %q, want %q", what, got, w)
 		}
 		mu.Lock()
-		res.Replies++
+		n++
 		mu.Unlock()
 		return c.Close()
 	})
-	require.NoError(t, replies)
-	require.Equal(t, conns, res.Replies)
-	return res
+	require.NoError(t, err)
+	require.Equal(t, len(cs), n)
+	return n
 }
 
 // refusals requires that dials to addr are refused within 5 s of the
