@@ -24,6 +24,7 @@ const (
 	KindTask
 	KindEvent
 	KindExt // an opaque host object (host intrinsics); never dereferenced by the VM
+	KindMap // a hash table of keys and values (map.go)
 	kindCount
 )
 
@@ -31,7 +32,7 @@ var kindNames = [...]string{
 	KindVoid: "void", KindI64: "i64", KindF64: "f64", KindString: "string",
 	KindBytes: "bytes", KindArrayI64: "array<i64>", KindArrayF64: "array<f64>",
 	KindArrayRef: "array<ref>", KindError: "error", KindTask: "task",
-	KindEvent: "event", KindExt: "ext",
+	KindEvent: "event", KindExt: "ext", KindMap: "map",
 }
 
 func (k Kind) String() string {
