@@ -21,7 +21,9 @@ import (
 // meanwhile (the current key included); an entry put during the iteration
 // may or may not be visited (as in Go).
 //
-// The index is an open-addressing table (linear probing) of slots naming
+// The index is an open-addressing table (triangular probing: offsets 1,
+// 2, 3, ... from the last slot, which visits every slot of a table of 2^n
+// and clusters less than linear probing) of slots naming
 // entries, split into segments of mapSeg slots made when first written.
 // When it is half full (entries and tombstones) a new table of twice the
 // size (or of the same size, when tombstones are most of it) is started
@@ -189,7 +191,7 @@ func (m *hmap) same(e *mapEntry, h uint64, key mapKey) bool {
 func (m *hmap) lookup(x *mapIndex, h uint64, key mapKey) (slot uint64, pos int) {
 	tag := h >> 32
 	i := h & x.mask
-	for {
+	for d := uint64(1); ; d++ {
 		m.probes++
 		s := x.get(i)
 		if s == 0 {
@@ -201,7 +203,7 @@ func (m *hmap) lookup(x *mapIndex, h uint64, key mapKey) (slot uint64, pos int) 
 				return i, p
 			}
 		}
-		i = (i + 1) & x.mask
+		i = (i + d) & x.mask
 	}
 }
 
@@ -209,7 +211,7 @@ func (m *hmap) lookup(x *mapIndex, h uint64, key mapKey) (slot uint64, pos int) 
 // or deleted slot of its probe sequence in x.
 func (m *hmap) place(x *mapIndex, h uint64, pos int) {
 	i := h & x.mask
-	for {
+	for d := uint64(1); ; d++ {
 		m.probes++
 		s := x.get(i)
 		if s == 0 || s == slotTomb {
@@ -219,7 +221,7 @@ func (m *hmap) place(x *mapIndex, h uint64, pos int) {
 			x.set(i, h>>32<<32|uint64(pos+2))
 			return
 		}
-		i = (i + 1) & x.mask
+		i = (i + d) & x.mask
 	}
 }
 
@@ -227,7 +229,7 @@ func (m *hmap) place(x *mapIndex, h uint64, pos int) {
 // tombstone.
 func (m *hmap) unplace(x *mapIndex, h uint64, pos int) {
 	want := h>>32<<32 | uint64(pos+2)
-	for i := h & x.mask; ; i = (i + 1) & x.mask {
+	for i, d := h&x.mask, uint64(1); ; i, d = (i+d)&x.mask, d+1 {
 		m.probes++
 		s := x.get(i)
 		if s == want {
@@ -295,16 +297,15 @@ func (m *hmap) nextSlots() int {
 	return m.idx.slots()
 }
 
-// put sets key to v. It reports whether the key is new and the heap bytes
-// the map's accounting changed by (growth allowed them).
-func (m *hmap) put(key mapKey, v uint64) (added bool, grew int64) {
+// put sets key to v and returns the entry's position. m.acct grows by
+// what growth said at most, and shrinks when a move of the index ends.
+func (m *hmap) put(key mapKey, v uint64) int {
 	h := m.hash(key)
 	if _, pos := m.lookup(m.idx, h, key); pos >= 0 {
 		m.entry(pos).v = v
 		m.migrate()
-		return false, 0
+		return pos
 	}
-	before := m.acct
 	if m.mig == nil && (m.idx.used+1)*2 > m.idx.slots() {
 		m.startMigration()
 	}
@@ -324,7 +325,7 @@ func (m *hmap) put(key mapKey, v uint64) (added bool, grew int64) {
 		}
 		m.migrate()
 	}
-	return true, m.acct - before
+	return pos
 }
 
 // takePos returns a free entry position, growing the chunks if none is.

@@ -159,12 +159,7 @@ func (e *Exec) mapOp(id IntrinsicID, ins Instr, r regs, left int64) (int64, opSt
 	probes, acct := m.probes, m.acct
 	left, st := e.mapRun(id, m, ins, r, left)
 	left -= int64(m.probes - probes)
-	if d := m.acct - acct; d != 0 { // a put's growth (mapPut checked it fits), a delete's key, an old index freed
-		h.bytes += d
-		if d < 0 {
-			h.uncover()
-		}
-	}
+	h.mapAcct(m, acct) // a put's growth (mapPutAcct checked it fits), a delete's key bytes, an old index freed
 	return left, st
 }
 
@@ -227,12 +222,11 @@ func (e *Exec) mapRun(id IntrinsicID, m *hmap, ins Instr, r regs, left int64) (i
 }
 
 // mapPut puts key and v into m, within the heap limit and the engine's
-// budget (a put that would pass either traps and changes nothing).
+// budget (a put that would pass either traps and changes nothing). mapOp
+// accounts what m grew by.
 func (e *Exec) mapPut(m *hmap, key mapKey, v uint64) bool {
-	h := &e.heap
-	need := m.growth(len(key.s))
-	if need > 0 && !h.fits(need) && m.find(key) < 0 {
-		e.x().trap = h.allocFail(need)
+	if need, ok := e.heap.mapRoom(m, key); !ok {
+		e.x().trap = e.heap.allocFail(need)
 		return false
 	}
 	m.put(key, v)

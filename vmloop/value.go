@@ -224,6 +224,8 @@ func (v Value) String() string {
 		return v.aux + ": " + v.str
 	case KindArrayI64, KindArrayF64, KindArrayRef:
 		return v.arrayString()
+	case KindMap:
+		return v.mapString()
 	default:
 		return "<" + v.kind.String() + ">"
 	}
@@ -238,7 +240,8 @@ func (v Value) ErrKind() string { return v.aux }
 // BytesData returns a copy of a bytes value's contents.
 func (v Value) BytesData() []byte { return append([]byte(nil), v.b...) }
 
-// Elems returns a copy of an array value's elements.
+// Elems returns a copy of an array value's elements, or of a map value's
+// keys and values as pairs (key, value) in its iteration order.
 func (v Value) Elems() []Value {
 	if v.kind == KindArrayI64 || v.kind == KindArrayF64 {
 		nums := v.nums()
@@ -329,6 +332,16 @@ func (v Value) Size() int {
 			n += len(x.str) + len(x.aux)
 		case KindBytes, KindArrayI64, KindArrayF64: // packed: 8 bytes an element
 			n += len(x.b)
+		case KindMap:
+			n += int(mapEntryBytes)*len(x.arr)/2 + 2*mapSlotBytes*len(x.arr)/2
+			for i := 0; i < len(x.arr); i += 2 {
+				n += len(x.arr[i].str) + len(x.arr[i].b)
+			}
+			for i := 1; i < len(x.arr); i += 2 {
+				if x.arr[i].kind.Type() == TRef {
+					st = append(st, &x.arr[i])
+				}
+			}
 		case KindArrayRef:
 			n += 8 * len(x.arr)
 			for i := range x.arr {
