@@ -133,8 +133,10 @@ type hmap struct {
 	weak bool
 	// acct is the heap bytes the map accounts (objHeader included).
 	acct int64
-	// probes counts slots looked at (tests of flooding).
-	probes uint64
+	// probes counts slots looked at (tests of flooding); moved counts
+	// entry positions the moves of the index passed (what a put is
+	// charged for them).
+	probes, moved uint64
 }
 
 // mapSeed makes a new map's seed (tests that compare the heaps of two
@@ -212,16 +214,17 @@ func (m *hmap) lookup(x *mapIndex, h uint64, key mapKey) (slot uint64, pos int) 
 }
 
 // place writes the slot of the entry at pos (hash h) into the first empty
-// or deleted slot of its probe sequence in x.
+// slot of its probe sequence in x. It does not reuse tombstones: so x.used
+// counts the puts since x was made, whatever the hash, the moves of the
+// index start and end at the same put in every run, and a task's
+// reductions do not depend on its maps' seeds (the C and Go loops run in
+// lockstep: native's TestMapDiff). The next move drops the tombstones.
 func (m *hmap) place(x *mapIndex, h uint64, pos int) {
 	i := h & x.mask
 	for d := uint64(1); ; d++ {
 		m.probes++
-		s := x.get(i)
-		if s == 0 || s == slotTomb {
-			if s == 0 {
-				x.used++
-			}
+		if x.get(i) == 0 {
+			x.used++
 			x.set(i, h>>32<<32|uint64(pos+2))
 			return
 		}
@@ -401,6 +404,7 @@ func (m *hmap) migrate() {
 			m.place(g.to, e.h, g.pos)
 		}
 		g.pos++
+		m.moved++
 	}
 	if g.pos == m.top {
 		m.acct -= mapSlotBytes * int64(m.idx.slots())

@@ -10,11 +10,16 @@ import (
 // map.* intrinsic never becomes a Request (Family.InVM), so a map
 // operation costs what its work costs and no trip to the scheduler.
 //
-// Each costs, beside the INTR instruction's own reduction, one reduction
-// per index slot it looks at (probes: 1–2 with the seeded hash) and per
-// entry a put's incremental rehash moves (at most mapMigration.step, 2–4),
-// ⌈len/64⌉ for a string or bytes key's bytes, and for map.next one per
-// chunk of 256 free positions it skips; map.key_ref the key's bytes.
+// Each costs, beside the INTR instruction's own reduction, mapOpCost (the
+// lookup: 1–2 index slots with the seeded hash, on average; a flat charge,
+// so that reductions do not depend on a map's random seed), one per
+// entry position a put's incremental rehash passes (mapMigration.step,
+// 2–4, while a move is under way), ⌈len/64⌉ for a string or bytes key's
+// bytes, and for map.next one per chunk of 256 free positions it skips;
+// map.key_ref the key's bytes.
+
+// mapOpCost is the flat charge of a map operation's lookup.
+const mapOpCost = 2
 
 // mapNewKinds gives the key kind and value type of each map.new_*.
 var mapNewKinds = map[IntrinsicID]struct {
@@ -156,9 +161,9 @@ func (e *Exec) mapOp(id IntrinsicID, ins Instr, r regs, left int64) (int64, opSt
 	if m == nil || !e.mapFits(id, m) {
 		return left, opTrap
 	}
-	probes, acct := m.probes, m.acct
+	moved, acct := m.moved, m.acct
 	left, st := e.mapRun(id, m, ins, r, left)
-	left -= int64(m.probes - probes)
+	left -= mapOpCost + int64(m.moved-moved)
 	h.mapAcct(m, acct) // a put's growth (mapPutAcct checked it fits), a delete's key bytes, an old index freed
 	return left, st
 }
