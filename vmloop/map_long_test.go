@@ -10,7 +10,7 @@ import (
 // mapFillProg: fill(n) puts keys 0..n-1 (value = key) into a new
 // map<i64,i64> and returns its length; spawner(m) spawns child with the
 // map m; child(m) returns its length.
-func mapFillProg(t *testing.T) *Program {
+func mapFillProg(t testing.TB) *Program {
 	p := &Program{Intrinsics: []Import{{Name: "map.new_i64_i64"}, {Name: "map.iput_i64"}, {Name: "map.len"}}}
 	return itProg(t, p,
 		itFn("fill", "(i64)->i64", 7, `
@@ -101,4 +101,18 @@ func TestSpawnCopyMapBoundedSteps(t *testing.T) {
 	require.Equal(t, SigCompleted, child.Run(100))
 	require.Equal(t, int64(n), child.Result().Int())
 	require.Equal(t, e.heap.at(x).size(), child.heap.bytes-0, "the copy accounts what the original does")
+}
+
+// BenchmarkMapPut: one put of a new i64 key (the fill loop of
+// mapFillProg, 1M keys a run) on the Go loop.
+func BenchmarkMapPut(b *testing.B) {
+	p := mapFillProg(b)
+	for b.Loop() {
+		e, err := NewExec(p, p.FuncIndex("fill"), []Value{I64(1 << 20)}, Limits{MaxHeapBytes: 1 << 30}, 1)
+		require.NoError(b, err)
+		for e.Run(1<<30) == SigPreempted {
+		}
+		e.Free()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N<<20), "ns/put")
 }

@@ -148,7 +148,8 @@ func (e *Exec) refKey(x uint64) (mapKey, bool, bool) {
 func (e *Exec) mapOp(id IntrinsicID, ins Instr, r regs, left int64) (int64, opStatus) {
 	h := &e.heap
 	a := ins.A()
-	if nk, ok := mapNewKinds[id]; ok {
+	if id <= IntrMapNewBytesRef {
+		nk := mapNewKinds[id]
 		x := h.newMap(nk.key, nk.val)
 		if x == 0 {
 			e.x().trap = h.allocFail(objHeader + mapMinSlots*mapSlotBytes)
