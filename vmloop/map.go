@@ -82,6 +82,12 @@ type mapIndex struct {
 	segs [][]uint64
 	mask uint64 // slots - 1
 	used int    // slots not empty (live and tombstones)
+	// fill is what the moves of the index go by: the live entries when the
+	// table was started plus the keys put since, an upper bound of used
+	// (used <= fill) that, unlike used, does not depend on the hash (where
+	// deletes fall relative to a move), so that every run of a program
+	// moves its indexes at the same operations and accounts the same bytes.
+	fill int
 }
 
 func newMapIndex(slots int) *mapIndex {
@@ -215,11 +221,8 @@ func (m *hmap) lookup(x *mapIndex, h uint64, key mapKey) (slot uint64, pos int) 
 }
 
 // place writes the slot of the entry at pos (hash h) into the first empty
-// slot of its probe sequence in x. It does not reuse tombstones: so x.used
-// counts the puts since x was made, whatever the hash, the moves of the
-// index start and end at the same put in every run, and a task's
-// reductions do not depend on its maps' seeds (the C and Go loops run in
-// lockstep: native's TestMapDiff). The next move drops the tombstones.
+// slot of its probe sequence in x (tombstones stay until the next move
+// drops them) and returns the slot.
 func (m *hmap) place(x *mapIndex, h uint64, pos int) uint64 {
 	i := h & x.mask
 	for d := uint64(1); ; d++ {
@@ -280,7 +283,7 @@ func (m *hmap) growth(keyLen int) int64 {
 	if m.free == 0 && m.top == m.capacity() {
 		n += mapEntryBytes * int64(m.nextCapacity()-m.capacity())
 	}
-	if m.mig == nil && (m.idx.used+1)*2 > m.idx.slots() {
+	if m.mig == nil && (m.idx.fill+1)*2 > m.idx.slots() {
 		n += mapSlotBytes * int64(m.nextSlots())
 	}
 	if m.key != KindI64 {
@@ -323,8 +326,12 @@ func (m *hmap) put(key mapKey, v uint64) int {
 		m.migrate()
 		return pos
 	}
-	if m.mig == nil && (m.idx.used+1)*2 > m.idx.slots() {
+	if m.mig == nil && (m.idx.fill+1)*2 > m.idx.slots() {
 		m.startMigration()
+	}
+	m.idx.fill++
+	if m.mig != nil {
+		m.mig.to.fill++
 	}
 	pos := m.takePos()
 	e := m.entry(pos)
@@ -398,9 +405,11 @@ func (m *hmap) startMigration() {
 	n := m.nextSlots()
 	m.acct += mapSlotBytes * int64(n)
 	s := m.idx.slots()
-	room := s*7/8 - m.idx.used // puts before the old table is 7/8 full
+	room := s*7/8 - m.idx.fill // puts before the old table is 7/8 full
 	step := 1 + (s+room-1)/max(room, 1)
-	m.mig = &mapMigration{to: newMapIndex(n), step: step}
+	to := newMapIndex(n)
+	to.fill = m.live
+	m.mig = &mapMigration{to: to, step: step}
 }
 
 // migrate moves the next mig.step slots of the old index into the new

@@ -11,14 +11,16 @@ import (
 // operation costs what its work costs and no trip to the scheduler.
 //
 // Each costs, beside the INTR instruction's own reduction, mapOpCost (the
-// lookup: 1–2 index slots with the seeded hash, on average; a flat charge,
-// so that reductions do not depend on a map's random seed), one per
-// entry position a put's incremental rehash passes (mapMigration.step,
-// 2–4, while a move is under way), ⌈len/64⌉ for a string or bytes key's
-// bytes, and for map.next one per chunk of 256 free positions it skips;
-// map.key_ref the key's bytes.
-
-// mapOpCost is the flat charge of a map operation's lookup.
+// lookup: 1–2 index slots with the seeded hash, on average), one per slot
+// of the old index a put's share of a rehash moves (mapMigration.step, at
+// most 4), ⌈len/64⌉ for a string or bytes key's bytes, and for map.next
+// one per chunk of 256 free positions it skips; map.key_ref the key's
+// bytes. The lookup's charge is flat, not the slots it looks at: where a
+// key lands depends on the map's random seed, and a task's reductions
+// must not (the Go and C loops run in lockstep: native's TestMapDiff);
+// the moves start and end at the same operation whatever the seed
+// (mapIndex.fill). The slots a lookup looks at are bounded
+// (TestMapPutIsBounded, TestMapFloodingIsLinear).
 const mapOpCost = 2
 
 // mapNewKinds gives the key kind and value type of each map.new_*.
