@@ -203,6 +203,7 @@ func (b *Bus) selWait(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched
 		o.got.m = nil
 	}
 	o.fired, o.closed = -1, false
+	o.t = t
 	d := ex.ArgI64(1)
 	if d == 0 { // a poll: never waits
 		f, err := o.s.Wait(nil, t)
@@ -211,7 +212,6 @@ func (b *Bus) selWait(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched
 		}
 		return b.selFired(o, ex, req, f)
 	}
-	o.t = t
 	a, o.ownFirst = b.timedWaitOwn(t, ex, req, d, (*Bus).selPark)
 	return a
 }
@@ -246,6 +246,11 @@ func (b *Bus) selFired(o *selObj, ex *vmloop.Exec, req *vmloop.Request, f chans.
 		o.s.Sent(f.Case)
 	} else {
 		o.got.m, o.closed = f.Msg, f.Closed
+		if oc, ok := o.s.IsOther(f.Case); ok {
+			if ic, ok := oc.(*ioCase); ok && ic.h.kind == "conn" {
+				ic.h.ready = true
+			}
+		}
 	}
 	return complete(ex, vmloop.I64(int64(f.Case)), sched.ActContinue)
 }
@@ -300,9 +305,12 @@ func (b *Bus) selAbandon(t *sched.Task) {
 		return
 	}
 	if oc, ok := o.s.IsOther(f.Case); ok {
-		// The signal was meant for a waiter that will not run: the next
-		// one gets it (or the event keeps it), as for event.wait.
-		b.ctl.EventSignal(t, oc.(*evCase).ev)
+		if ec, ok := oc.(*evCase); ok {
+			// The signal was meant for a waiter that will not run: the
+			// next one gets it (or the event keeps it), as for event.wait.
+			b.ctl.EventSignal(t, ec.ev)
+		}
+		// A socket's case took nothing.
 		return
 	}
 	if _, send := o.s.Case(f.Case); send && !f.Closed {
@@ -335,7 +343,13 @@ func (b *Bus) selValue(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 	}
 	c, send := o.s.Case(o.fired)
 	if c == nil {
-		return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: the last sel.wait fired case %d, an event case: there is no value", req.Intr.Name, o.fired)))
+		what := "an event case"
+		if oc, _ := o.s.IsOther(o.fired); oc != nil {
+			if _, io := oc.(*ioCase); io {
+				what = "a socket's case (read or accept it)"
+			}
+		}
+		return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: the last sel.wait fired case %d, %s: there is no value", req.Intr.Name, o.fired, what)))
 	}
 	if send {
 		return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: the last sel.wait fired case %d, a send case: there is no value", req.Intr.Name, o.fired)))

@@ -17,7 +17,7 @@ func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor)
 // opcode a program must declare (opSince: 1.3 added the bounded byte and
 // string opcodes of isa_bytes.go), bumps the minor version; changing or
 // removing one bumps the major.
-var ABI = Version{1, 5}
+var ABI = Version{1, 6}
 
 // CheckABI reports whether a program needing version need can run here.
 func CheckABI(need Version) error {
@@ -147,6 +147,13 @@ const (
 	IntrSelClosed
 	IntrChanDrain
 	IntrSelEvent
+
+	// ABI 1.6, select over sockets: a case that fires when a connection
+	// has something to read or a listener a connection to accept, so that
+	// a connection task waits on its socket, its channels and the drain
+	// at once (docs/MESSAGING.md).
+	IntrSelReadable
+	IntrSelAcceptable
 )
 
 var (
@@ -156,6 +163,7 @@ var (
 	v13 = Version{1, 3}
 	v14 = Version{1, 4}
 	v15 = Version{1, 5}
+	v16 = Version{1, 6}
 )
 
 var centralTable = []Intrinsic{
@@ -237,6 +245,9 @@ var centralTable = []Intrinsic{
 	{IntrSelClosed, "sel.closed", []Type{TRef}, TI64, v15, NOP, true},
 	{IntrChanDrain, "chan.drain", nil, TRef, v15, NOP, true},
 	{IntrSelEvent, "sel.event", []Type{TRef, TRef}, TI64, v15, NOP, true},
+
+	{IntrSelReadable, "sel.readable", []Type{TRef, TRef}, TI64, v16, NOP, true},
+	{IntrSelAcceptable, "sel.acceptable", []Type{TRef, TRef}, TI64, v16, NOP, true},
 }
 
 // Family is the group an intrinsic belongs to, a property of its row:
