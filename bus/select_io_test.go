@@ -96,6 +96,29 @@ dr:
   ret   r
 .end
 
+; chan_wins: connect; n times wait on case 0 readable(conn), case 1
+; recv(ch) (the host sends on ch, the socket stays silent); then park in
+; a plain receive on done. Returns the number of channel case fires.
+.func chan_wins(addr:ref, ch:ref, done:ref, n:i64) -> i64
+  .local c:ref, s:ref, k:i64, neg:i64, wins:i64, v:i64
+  intr  c, net.connect, addr
+  const neg, -1
+  const wins, 0
+  intr  s, sel.new
+  intr  _, sel.readable, s, c
+  intr  _, sel.recv, s, ch
+loop:
+  jeqi  n, 0, park
+  intr  k, sel.wait, s, neg
+  subi  n, n, 1
+  jeqi  k, 0, loop
+  addi  wins, wins, 1
+  jmp   loop
+park:
+  intr  v, chan.recv_i64, done
+  ret   wins
+.end
+
 ; hammer: connect; count the bytes read and the sum of the values
 ; received on ch until both the stream's end and the channel's: the read
 ; case and the receive case race at every wait. Returns
@@ -261,6 +284,34 @@ func TestSelectReadable(t *testing.T) {
 		c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		_, err = io.ReadAll(c)
 		require.NoError(t, err, "the cancelled task's socket was not closed")
+	})
+}
+
+// TestSelectLeavesNoPolls: a select whose receive case wins again and
+// again while its socket stays silent leaves no poll behind: the polls
+// of the waits the channel won are cancelled and reaped, so a task that
+// then waits elsewhere has no operation in flight, on both backends.
+func TestSelectLeavesNoPolls(t *testing.T) {
+	const waits = 200
+	testkit.Pollers(t, func(t *testing.T) {
+		_, m, p := selIOBus(t, 2)
+		addr, conns := peer(t)
+		ctx := context.Background()
+		ch, err := m.NewChan(vmloop.KindI64, 0)
+		require.NoError(t, err)
+		done, err := m.NewChan(vmloop.KindI64, 0)
+		require.NoError(t, err)
+		task := testkit.Spawn(t, m, p, "chan_wins", vmloop.Str(addr), ch, done, vmloop.I64(waits))
+		accepted(t, conns)
+		for range waits {
+			require.NoError(t, m.Send(ctx, ch, vmloop.I64(1)))
+		}
+		waitState(t, task, sched.Waiting) // in chan.recv of done
+		noOpsLeft(t, m)
+		require.NoError(t, m.Send(ctx, done, vmloop.I64(1)))
+		o := testkit.Await(t, task)
+		require.Equal(t, sched.Success, o.Kind, "%v", o)
+		require.Equal(t, int64(waits), o.Value.Int())
 	})
 }
 
