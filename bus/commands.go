@@ -131,6 +131,7 @@ func init() {
 	// A socket's case names a handle only its owner may use (selAddIO
 	// checks), under the engine's io capability as every socket use.
 	row(command{grant: grantCap, need: CapIO, handle: (*Bus).selAddIO}, vmloop.IntrSelReadable, vmloop.IntrSelAcceptable)
+	row(command{grant: grantHandle, handle: (*Bus).selAddJoin}, vmloop.IntrSelJoin)
 }
 
 // authorize checks the calling engine's grant for a command of capability

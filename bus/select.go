@@ -345,8 +345,11 @@ func (b *Bus) selValue(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 	if c == nil {
 		what := "an event case"
 		if oc, _ := o.s.IsOther(o.fired); oc != nil {
-			if _, io := oc.(*ioCase); io {
+			switch oc.(type) {
+			case *ioCase:
 				what = "a socket's case (read or accept it)"
+			case *joinCase:
+				what = "a join case (join the task)"
 			}
 		}
 		return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: the last sel.wait fired case %d, %s: there is no value", req.Intr.Name, o.fired, what)))

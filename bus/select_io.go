@@ -115,3 +115,44 @@ func (b *Bus) selAddIO(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 	c := &ioCase{b: b, h: h, o: o, op: evpoll.Op{Kind: evpoll.Poll, Fd: h.fd.Num()}}
 	return complete(ex, vmloop.I64(int64(o.s.AddOther(c))), sched.ActContinue)
 }
+
+// joinCase is a task's end as a select case (chans.Other, sel.join): it
+// fires once the task has completed, and takes nothing (the outcome stays
+// for task.join_* and task.outcome, which then return at once). Its Lock
+// is empty: the task's own mutex is taken only to register the case
+// (ParkJoin), after the select's locks, as a wake takes a waiter's.
+type joinCase struct {
+	b      *Bus
+	target *sched.Task
+	o      *selObj
+}
+
+func (c *joinCase) Lock()            {}
+func (c *joinCase) Unlock()          {}
+func (c *joinCase) Key() uintptr     { return uintptr(unsafe.Pointer(c)) }
+func (c *joinCase) PollLocked() bool { return c.target.State() == sched.Completed }
+
+// ParkLocked registers the parked wait as a watcher of the task's end.
+func (c *joinCase) ParkLocked(i int) {
+	if c.b.ctl.ParkJoin(c.o.tok, c.target, int64(i)<<1) {
+		c.b.ctl.CompleteHost(c.o.tok, vmloop.I64(int64(i)<<1), nil, nil)
+	}
+}
+
+// selAddJoin: sel.join sel, task.
+func (b *Bus) selAddJoin(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	o, a := selArg(t, ex, req)
+	if o == nil {
+		return a
+	}
+	obj, err := ex.ArgObj(1, vmloop.KindTask)
+	if err != nil {
+		return trap(ex, err)
+	}
+	target := obj.(*sched.Task)
+	if target == t {
+		return raise(ex, vmloop.Err(vmloop.ErrKindError, req.Intr.Name+": a task cannot wait for its own end"))
+	}
+	c := &joinCase{b: b, target: target, o: o}
+	return complete(ex, vmloop.I64(int64(o.s.AddOther(c))), sched.ActContinue)
+}

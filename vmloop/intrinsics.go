@@ -148,12 +148,14 @@ const (
 	IntrChanDrain
 	IntrSelEvent
 
-	// ABI 1.6, select over sockets: a case that fires when a connection
-	// has something to read or a listener a connection to accept, so that
-	// a connection task waits on its socket, its channels and the drain
-	// at once (docs/MESSAGING.md).
+	// ABI 1.6, select over sockets and tasks: a case that fires when a
+	// connection has something to read or a listener a connection to
+	// accept, so that a connection task waits on its socket, its channels
+	// and the drain at once, and one that fires when a task has ended
+	// (docs/MESSAGING.md).
 	IntrSelReadable
 	IntrSelAcceptable
+	IntrSelJoin
 )
 
 var (
@@ -248,6 +250,7 @@ var centralTable = []Intrinsic{
 
 	{IntrSelReadable, "sel.readable", []Type{TRef, TRef}, TI64, v16, NOP, true},
 	{IntrSelAcceptable, "sel.acceptable", []Type{TRef, TRef}, TI64, v16, NOP, true},
+	{IntrSelJoin, "sel.join", []Type{TRef, TRef}, TI64, v16, NOP, true},
 }
 
 // Family is the group an intrinsic belongs to, a property of its row:
