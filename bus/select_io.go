@@ -48,6 +48,10 @@ type ioCase struct {
 	op evpoll.Op
 }
 
+// Deferred: a poll of the socket is a system call, and a parked wait's
+// poll operation finds the socket ready by itself (chans.Deferred).
+func (c *ioCase) Deferred() {}
+
 func (c *ioCase) Lock()        {}
 func (c *ioCase) Unlock()      {}
 func (c *ioCase) Key() uintptr { return uintptr(unsafe.Pointer(c)) }

@@ -119,6 +119,32 @@ park:
   ret   wins
 .end
 
+; fair: connect; wait once for the socket to become readable (its
+; bytes are never read, so it stays readable), then n times on case 0
+; readable(conn), case 1 recv(ch) (ch holds n values): returns how often
+; the socket's case fired.
+.func fair(addr:ref, ch:ref, n:i64) -> i64
+  .local c:ref, s:ref, r:ref, k:i64, neg:i64, hits:i64, v:i64
+  intr  c, net.connect, addr
+  const neg, -1
+  intr  r, sel.new
+  intr  _, sel.readable, r, c
+  intr  k, sel.wait, r, neg
+  intr  s, sel.new
+  intr  _, sel.readable, s, c
+  intr  _, sel.recv, s, ch
+  const hits, 0
+loop:
+  jeqi  n, 0, out
+  subi  n, n, 1
+  intr  k, sel.wait, s, neg
+  jeqi  k, 1, loop
+  addi  hits, hits, 1
+  jmp   loop
+out:
+  ret   hits
+.end
+
 ; hammer: connect; count the bytes read and the sum of the values
 ; received on ch until both the stream's end and the channel's: the read
 ; case and the receive case race at every wait. Returns
@@ -312,6 +338,31 @@ func TestSelectLeavesNoPolls(t *testing.T) {
 		o := testkit.Await(t, task)
 		require.Equal(t, sched.Success, o.Kind, "%v", o)
 		require.Equal(t, int64(waits), o.Value.Int())
+	})
+}
+
+// TestSelectReadableFair: when the socket's case and a receive case are
+// both ready, each is chosen about half the time (the socket's readiness
+// is looked at only when it could decide the wait, never skipped when it
+// comes first in the random order), on both backends.
+func TestSelectReadableFair(t *testing.T) {
+	const waits = 400
+	testkit.Pollers(t, func(t *testing.T) {
+		_, m, p := selIOBus(t, 1)
+		addr, conns := peer(t)
+		ch, err := m.NewChan(vmloop.KindI64, waits)
+		require.NoError(t, err)
+		for range waits {
+			require.NoError(t, m.Send(context.Background(), ch, vmloop.I64(1)))
+		}
+		task := testkit.Spawn(t, m, p, "fair", vmloop.Str(addr), ch, vmloop.I64(waits))
+		c := accepted(t, conns)
+		_, err = c.Write([]byte("x"))
+		require.NoError(t, err)
+		o := testkit.Await(t, task)
+		require.Equal(t, sched.Success, o.Kind, "%v", o)
+		// Binomial(400, 1/2): 200 ± 10; 120..280 is 8 standard deviations.
+		require.InDelta(t, waits/2, o.Value.Int(), 80, "the socket's case fired %d of %d times", o.Value.Int(), waits)
 	})
 }
 
