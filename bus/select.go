@@ -14,7 +14,8 @@ import (
 // The sel.* intrinsics (ABI 1.5) over chans.Select: a task builds a set
 // of channel cases once (sel.recv, sel.send_*) and waits on it any number
 // of times (sel.wait), each wait performing exactly one case (chans'
-// Select comment). A parked wait is one host wait of the task
+// Select comment). Events (sel.event), and since ABI 1.6 sockets and
+// tasks' ends (select_io.go), are cases too (chans.Other). A parked wait is one host wait of the task
 // (Control.Suspend); the wake of a case is CompleteHostFrom, whose one
 // compare-and-swap on the wait word decides against the other cases, the
 // deadline and a cancel. The result slot carries i64 case<<1|closed for a
@@ -28,9 +29,9 @@ type selObj struct {
 	b     *Bus
 	s     *chans.Select
 	owner uint64 // the ID of the task that made it
-	// t and tok are the owner and the wake token of the parked wait;
-	// written by Arm under every case's channel mutex, read by a wake
-	// under one of them.
+	// t is the owner (set by every wait, before its cases are polled);
+	// tok is the wake token of the parked wait, written by Arm under
+	// every case's mutex, read by a wake under one of them.
 	t   *sched.Task
 	tok sched.Token
 	// The outcome of the last wait; only the owner touches them.

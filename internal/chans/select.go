@@ -10,7 +10,8 @@ import (
 )
 
 // A Select waits on several channel operations at once — receives and
-// sends, each a case — and performs exactly one of them. A case set is
+// sends, each a case, and cases of other kinds (Other: an event, a
+// socket, a task's end) — and performs exactly one of them. A case set is
 // built once (Recv, Send) and reused by any number of waits; a wait costs
 // O(N) in its N cases and, in steady state, allocates nothing: the lock
 // order is sorted when a case is added, the poll order is a scratch slice
