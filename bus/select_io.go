@@ -74,9 +74,12 @@ func (c *ioCase) PollLocked() bool {
 	return ready
 }
 
-// ParkLocked watches the socket for the parked wait as case i.
+// ParkLocked watches the socket for the parked wait as case i; a socket
+// the task no longer owns (passed on, closed) or that cannot be watched
+// fires the case at once.
 func (c *ioCase) ParkLocked(i int) {
-	if err := c.b.ctl.SubmitPoll(c.o.t, &c.op, c.h.fd, int64(i)<<1); err != nil {
+	owns, _ := c.h.fd.OwnedBy(c.o.t)
+	if !owns || c.b.ctl.SubmitPoll(c.o.t, &c.op, c.h.fd, int64(i)<<1) != nil {
 		c.b.ctl.CompleteHost(c.o.tok, vmloop.I64(int64(i)<<1), nil, nil)
 	}
 }

@@ -119,6 +119,31 @@ park:
   ret   wins
 .end
 
+; closed_case: connect; add a readable case; close the connection;
+; wait: the case fires at once, and the read after it throws. Returns
+; the error kind of the read.
+.func closed_case(addr:ref) -> ref
+  .local c:ref, s:ref, buf:ref, k:i64, neg:i64, z:i64, n:i64, e:ref, r:ref
+  intr  c, net.connect, addr
+  const z, 8
+  bnew  buf, z
+  const z, 0
+  const neg, -1
+  intr  s, sel.new
+  intr  _, sel.readable, s, c
+  intr  _, net.close, c
+  intr  k, sel.wait, s, neg
+  .try  b, bx, h, e
+b:
+  intr  n, net.read, c, buf, z
+bx:
+  const r, "read"
+  ret   r
+h:
+  errkind r, e
+  ret   r
+.end
+
 ; fair: connect; wait once for the socket to become readable (its
 ; bytes are never read, so it stays readable), then n times on case 0
 ; readable(conn), case 1 recv(ch) (ch holds n values): returns how often
@@ -258,8 +283,9 @@ func noOpsLeft(t *testing.T, m *bus.Member) {
 // TestSelectReadable: a readable case fires when bytes arrive, and the
 // read after it gets them; a receive case that wins leaves every byte to
 // the next read, as do the select's own deadline and time.timeout
-// (TimeoutError); a cancelled selecting task leaves no poll in flight and
-// its socket is closed. On both backends.
+// (TimeoutError); a case whose socket was closed fires, and the read
+// after it throws IoError; a cancelled selecting task leaves no poll in
+// flight and its socket is closed. On both backends.
 func TestSelectReadable(t *testing.T) {
 	testkit.Pollers(t, func(t *testing.T) {
 		_, m, p := selIOBus(t, 2)
@@ -297,10 +323,17 @@ func TestSelectReadable(t *testing.T) {
 			require.NoError(t, err)
 		}))
 
+		// A case whose socket was closed fires, and the read says why.
+		task := testkit.Spawn(t, m, p, "closed_case", vmloop.Str(addr))
+		accepted(t, conns)
+		o := testkit.Await(t, task)
+		require.Equal(t, vmloop.ErrKindIO, o.Value.String(), "%v", o)
+		noOpsLeft(t, m)
+
 		// A cancel of the parked select: no poll left, the socket closed.
 		ch, err := m.NewChan(vmloop.KindI64, 0)
 		require.NoError(t, err)
-		task := testkit.Spawn(t, m, p, "sel_read", vmloop.Str(addr), ch, vmloop.I64(-1), vmloop.I64(0))
+		task = testkit.Spawn(t, m, p, "sel_read", vmloop.Str(addr), ch, vmloop.I64(-1), vmloop.I64(0))
 		c := accepted(t, conns)
 		waitState(t, task, sched.Waiting)
 		require.Positive(t, m.Engine().InFlightIO(), "the parked select watches its socket")
