@@ -128,6 +128,10 @@ func init() {
 	row(command{grant: grantHandle, handle: (*Bus).selValue},
 		vmloop.IntrSelValueI64, vmloop.IntrSelValueF64, vmloop.IntrSelValueRef)
 	row(command{grant: grantHandle, handle: (*Bus).selClosed}, vmloop.IntrSelClosed)
+	// A socket's case names a handle only its owner may use (selAddIO
+	// checks), under the engine's io capability as every socket use.
+	row(command{grant: grantCap, need: CapIO, handle: (*Bus).selAddIO}, vmloop.IntrSelReadable, vmloop.IntrSelAcceptable)
+	row(command{grant: grantHandle, handle: (*Bus).selAddJoin}, vmloop.IntrSelJoin)
 }
 
 // authorize checks the calling engine's grant for a command of capability

@@ -33,6 +33,10 @@ import (
 type ioHandle struct {
 	kind string // "listener", "conn" or "file"
 	fd   *sched.FD
+	// ready: a select's sel.readable case fired for this connection, so
+	// its next net.read tries a non-blocking recv before it submits one.
+	// Only the owner task touches it.
+	ready bool
 }
 
 // newHandle returns a handle for fd (owned by the task that made fd), as a value.
@@ -166,6 +170,11 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 		k := evpoll.Recv
 		if id == vmloop.IntrFileRead || id == vmloop.IntrFileReadN {
 			k = evpoll.Read
+		} else if h.ready {
+			h.ready = false
+			if n, ok := b.recvNow(h, buf[off:off+max]); ok {
+				return complete(ex, vmloop.I64(int64(n)), sched.ActContinue), true
+			}
 		}
 		return b.submitIO(t, ex, req, b.ctl.IOOp(t, evpoll.Op{Kind: k, Fd: fd, Buf: buf[off : off+max], Offset: -1}), h.fd), true
 	default: // write

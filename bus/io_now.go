@@ -9,9 +9,10 @@ import (
 // The fast paths of net.accept and net.write: where the operation can be
 // done now, it is done by a non-blocking syscall on the worker, as Go's
 // netpoller does, and the task goes on in its slice; only what would
-// block is submitted to the completion backend. Reads are always
-// submitted: a connection task reads when it has answered the last
-// request, and the next one has seldom arrived yet.
+// block is submitted to the completion backend. Reads are submitted,
+// except the first after a select's sel.readable case fired for the
+// connection (recvNow): a connection task reads when it has answered the
+// last request, and the next one has seldom arrived yet.
 
 // acceptNow takes a connection that is already waiting on listener h
 // without suspending t, as Go's netpoller does: an accept loop then takes
@@ -56,4 +57,18 @@ func (b *Bus) sendNow(h *ioHandle, p []byte) int {
 		return 0
 	}
 	return sent
+}
+
+// recvNow reads what conn h holds now into p without suspending, after a
+// select found it readable; ok is false when nothing is there or on any
+// error, which the submitted read then reports through the backend as
+// usual. Bytes it read are the read's result: nothing is lost.
+func (b *Bus) recvNow(h *ioHandle, p []byte) (n int, ok bool) {
+	if err := b.ctl.UseFD(h.fd, func(num int) (err error) {
+		n, err = iosys.RecvNow(num, p)
+		return err
+	}); err != nil {
+		return 0, false
+	}
+	return n, true
 }

@@ -14,7 +14,8 @@ import (
 // The sel.* intrinsics (ABI 1.5) over chans.Select: a task builds a set
 // of channel cases once (sel.recv, sel.send_*) and waits on it any number
 // of times (sel.wait), each wait performing exactly one case (chans'
-// Select comment). A parked wait is one host wait of the task
+// Select comment). Events (sel.event), and since ABI 1.6 sockets and
+// tasks' ends (select_io.go), are cases too (chans.Other). A parked wait is one host wait of the task
 // (Control.Suspend); the wake of a case is CompleteHostFrom, whose one
 // compare-and-swap on the wait word decides against the other cases, the
 // deadline and a cancel. The result slot carries i64 case<<1|closed for a
@@ -28,9 +29,9 @@ type selObj struct {
 	b     *Bus
 	s     *chans.Select
 	owner uint64 // the ID of the task that made it
-	// t and tok are the owner and the wake token of the parked wait;
-	// written by Arm under every case's channel mutex, read by a wake
-	// under one of them.
+	// t is the owner (set by every wait, before its cases are polled);
+	// tok is the wake token of the parked wait, written by Arm under
+	// every case's mutex, read by a wake under one of them.
 	t   *sched.Task
 	tok sched.Token
 	// The outcome of the last wait; only the owner touches them.
@@ -203,6 +204,7 @@ func (b *Bus) selWait(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched
 		o.got.m = nil
 	}
 	o.fired, o.closed = -1, false
+	o.t = t
 	d := ex.ArgI64(1)
 	if d == 0 { // a poll: never waits
 		f, err := o.s.Wait(nil, t)
@@ -211,7 +213,6 @@ func (b *Bus) selWait(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched
 		}
 		return b.selFired(o, ex, req, f)
 	}
-	o.t = t
 	a, o.ownFirst = b.timedWaitOwn(t, ex, req, d, (*Bus).selPark)
 	return a
 }
@@ -246,6 +247,11 @@ func (b *Bus) selFired(o *selObj, ex *vmloop.Exec, req *vmloop.Request, f chans.
 		o.s.Sent(f.Case)
 	} else {
 		o.got.m, o.closed = f.Msg, f.Closed
+		if oc, ok := o.s.IsOther(f.Case); ok {
+			if ic, ok := oc.(*ioCase); ok && ic.h.kind == "conn" {
+				ic.h.ready = true
+			}
+		}
 	}
 	return complete(ex, vmloop.I64(int64(f.Case)), sched.ActContinue)
 }
@@ -300,9 +306,12 @@ func (b *Bus) selAbandon(t *sched.Task) {
 		return
 	}
 	if oc, ok := o.s.IsOther(f.Case); ok {
-		// The signal was meant for a waiter that will not run: the next
-		// one gets it (or the event keeps it), as for event.wait.
-		b.ctl.EventSignal(t, oc.(*evCase).ev)
+		if ec, ok := oc.(*evCase); ok {
+			// The signal was meant for a waiter that will not run: the
+			// next one gets it (or the event keeps it), as for event.wait.
+			b.ctl.EventSignal(t, ec.ev)
+		}
+		// A socket's case took nothing.
 		return
 	}
 	if _, send := o.s.Case(f.Case); send && !f.Closed {
@@ -335,7 +344,16 @@ func (b *Bus) selValue(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 	}
 	c, send := o.s.Case(o.fired)
 	if c == nil {
-		return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: the last sel.wait fired case %d, an event case: there is no value", req.Intr.Name, o.fired)))
+		what := "an event case"
+		if oc, _ := o.s.IsOther(o.fired); oc != nil {
+			switch oc.(type) {
+			case *ioCase:
+				what = "a socket's case (read or accept it)"
+			case *joinCase:
+				what = "a join case (join the task)"
+			}
+		}
+		return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: the last sel.wait fired case %d, %s: there is no value", req.Intr.Name, o.fired, what)))
 	}
 	if send {
 		return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: the last sel.wait fired case %d, a send case: there is no value", req.Intr.Name, o.fired)))

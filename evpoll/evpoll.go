@@ -50,12 +50,19 @@ const (
 	// Close closes Fd. Use it for every descriptor a backend has seen, so
 	// that the backend can forget its per-descriptor state first.
 	Close
+	// Poll waits until socket Fd is readable (bytes, a connection to
+	// accept, the peer's end of stream, or an error), consuming nothing.
+	// Res is the poll(2) event mask (POLLIN, POLLHUP, POLLERR, ...). The
+	// backend only reads a Poll op: the same Op may be submitted again
+	// while an earlier submission of it is in flight. The IOCP backend
+	// refuses it (ErrInvalidOp).
+	Poll
 
 	// NumKinds is the number of kinds; Stats.Ops is indexed by Kind.
 	NumKinds
 )
 
-var kindNames = [NumKinds]string{"nop", "accept", "connect", "recv", "send", "read", "write", "open", "close"}
+var kindNames = [NumKinds]string{"nop", "accept", "connect", "recv", "send", "read", "write", "open", "close", "poll"}
 
 // String returns the lower-case name of k.
 func (k Kind) String() string {

@@ -134,6 +134,10 @@ func (b *Port) Submit(op *evpoll.Op, tok evpoll.Token) (evpoll.OpID, error) {
 	if err := evpoll.CheckOp(op); err != nil {
 		return 0, fmt.Errorf("iocp: submit: %w", err)
 	}
+	if op.Kind == evpoll.Poll {
+		// Completion ports report finished operations, not readiness.
+		return 0, fmt.Errorf("iocp: submit: poll: readiness is not supported: %w", evpoll.ErrInvalidOp)
+	}
 	var sa windows.Sockaddr
 	if op.Kind == evpoll.Connect {
 		var err error

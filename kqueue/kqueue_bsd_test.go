@@ -52,6 +52,8 @@ func TestConnectRefused(t *testing.T) {
 // FlagCancelled; the socket still works.
 func TestCancel(t *testing.T) { evpolltest.CancelRecv(t, opener(Options{}), sockets) }
 
+func TestPollReadable(t *testing.T) { evpolltest.PollReadable(t, opener(Options{}), sockets) }
+
 // TestFifo: the suite's FIFO shape: opens never wait for the other end,
 // and the FIFO's reads and writes are polled, so only the opens reach the
 // pool.

@@ -16,7 +16,8 @@
 //	records.go             owner-only index tables (timers, I/O records)
 //	spares.go              recycled Execs shared between workers
 //	wait.go, waitlist.go   the wait word, tokens, waiter lists
-//	wake.go                joins, event waits, host suspensions and completions, wakes
+//	wake.go                joins (and a select's join case), event waits, host
+//	                       suspensions and completions, wakes
 //	idle.go                enqueue, notify, kickOne, parking and unidling (this essay)
 //	worker.go              the worker loop, Exec pools, task ids
 //	search.go, deque.go    finding work: LIFO slot, local ring, inject queue, stealing
@@ -25,6 +26,7 @@
 //	timers.go, periodic.go timer shards, timeouts, periodic jobs
 //	stall.go               a stalled worker's timers fired by another
 //	io.go, fd.go           completion backends, I/O waits, descriptor lifetime
+//	iopoll.go              readiness polls of a wait with several cases (a select)
 //	event.go               events (auto-reset, signal/broadcast)
 //	shutdown.go, report*.go drain, shutdown, task reports (file:line,
 //	                       what a Waiting task waits for)

@@ -81,6 +81,10 @@ type ioRec struct {
 	timedOut bool
 	// task is t's id, for the trace's completion event (t may be reused).
 	task uint64
+	// poll: a readiness poll of a wait with several cases (SubmitPoll);
+	// its completion, whatever its result, completes the wait with val.
+	poll bool
+	val  int64
 }
 
 // ioTimedOut is the result value that tells TakeIO a wait timed out and
@@ -116,7 +120,14 @@ type ioState struct {
 	// owned lists the FDs the task owns (closed when it ends); guarded by
 	// the task's mu, taken (nil) when the task is marked ended.
 	owned []*FD
+	// polls are the readiness polls of t's last wait (SubmitPoll), to be
+	// cancelled when t is next dispatched; the worker running t only.
+	polls []pollOp
 }
+
+// pending reports whether operations of t's last wait may still be in a
+// backend: dropTaskIO must run when t is next dispatched.
+func (st *ioState) pending() bool { return st.owner != nil || len(st.polls) != 0 }
 
 // ErrNoIO is wrapped when a worker has no completion backend.
 var ErrNoIO = errors.New("no I/O backend")
@@ -273,7 +284,11 @@ func (c *Control) TakeIO(t *Task) IOResult {
 // it produced and drops the operation's reference on its FD.
 func dropTaskIO(t *Task) {
 	io := t.io()
+	cancelPolls(io)
 	o := io.owner
+	if o == nil {
+		return
+	}
 	io.owner = nil
 	t.mu.Lock()
 	done := t.hasHostResultLocked()
@@ -316,6 +331,9 @@ func (w *worker) pollIO(x *workerIO, timeout int64) int {
 			w.tr.emit(jtrace.Event{Kind: jtrace.KindIOComplete, Task: rec.task, Arg: uint64(int64(c.Res))})
 		}
 		v := int64(c.Res)
+		if rec.poll {
+			v = rec.val
+		}
 		if rec.timedOut && (c.Cancelled() || c.Res == -int32(syscall.ECANCELED)) {
 			v = ioTimedOut
 		}

@@ -371,7 +371,7 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 	w.dropSpawn(t) // a spawn under way when t ended
 	var hooks []func()
 	var joiner1 Token
-	var joiners []Token
+	var joiners []evEntry
 	if t.io() == nil && o.inline() {
 		// The common case, without t.mu: no end hooks, an outcome that
 		// lives in the record. Publish, then look whether anyone has
@@ -416,9 +416,7 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 	if joiner1.Valid() {
 		s.wake(w, joiner1)
 	}
-	for _, tok := range joiners {
-		s.wake(w, tok)
-	}
+	wakeAll(s, w, joiners)
 	s.registry.remove(t)
 	t.engine.releaseLive(w)
 	if s.draining.Load() {

@@ -16,7 +16,7 @@ func (w *worker) slice(t *Task, budget *int64) {
 	if t.tm != nil && t.tm.owner != nil {
 		dropTaskTimer(w, t) // its wait ended: the timer must not fire later
 	}
-	if st := t.io(); st != nil && st.owner != nil {
+	if st := t.io(); st != nil && st.pending() {
 		dropTaskIO(t)
 	}
 	if ex.Stopped() {
@@ -193,7 +193,7 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 			if tok, ok := t.current(); ok {
 				tok.wakeAs(phCancelled)
 			}
-			if st := t.io(); st != nil && st.owner != nil {
+			if st := t.io(); st != nil && st.pending() {
 				dropTaskIO(t)
 			}
 			w.abandonWait(t)

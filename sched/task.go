@@ -222,7 +222,10 @@ type taskRare struct {
 	// holds (chargeOutcome), given back when the last reference to the
 	// record goes (unref): the task's handles in heaps, or its liveness.
 	outBytes atomic.Int64
-	joiners  waitList // further tasks waiting for completion (woken once; compacted)
+	// joiners are the further waits for completion (woken once;
+	// compacted): tasks' joins, and selects' join cases (tagged entries,
+	// ParkJoin).
+	joiners waitListOf[evEntry]
 	// bcast is what is left to wake of a broadcast the task made (event.go:
 	// Event.broadcast, worker.wakeMore); only the worker running it
 	// touches it after the broadcast stored it.
@@ -371,7 +374,7 @@ func (t *Task) watch() {
 
 // takeWatchersLocked returns t's joiners and closes its Done channel
 // (t.mu held, t Completed).
-func (t *Task) takeWatchersLocked() (joiner1 Token, joiners []Token) {
+func (t *Task) takeWatchersLocked() (joiner1 Token, joiners []evEntry) {
 	joiner1, t.joiner1 = t.joiner1, Token{}
 	if r := t.rare.Load(); r != nil {
 		joiners = r.joiners.takeAll()

@@ -34,9 +34,6 @@ type waitListOf[T waitEntry] struct {
 	limit int // compact when len(toks)-head reaches it; 0: minCompact
 }
 
-// waitList is a FIFO of wait tokens (a task's joiners).
-type waitList = waitListOf[Token]
-
 // push appends tok, first dropping stale entries when the list is at its
 // limit.
 func (l *waitListOf[T]) push(tok T) {

@@ -28,9 +28,30 @@ func (c *Control) AwaitTask(waiter, target *Task) bool {
 		target.joiner1 = tok // the slot is free, or its waiter gave up
 	} else {
 		r := target.rareLocked()
-		r.joiners.push(tok)
+		r.joiners.push(evEntry{tok: tok})
 	}
 	target.mu.Unlock()
+	return false
+}
+
+// ParkJoin registers tok, a host wait (Control.Suspend) not yet parked,
+// as a watcher of target's completion whose wake completes it with i64
+// result (≥ 0), as a select's join case: target's end completes the wait
+// (CompleteHost's one compare-and-swap decides it against the select's
+// other cases; a wake that loses takes nothing, as a task's outcome stays
+// for every joiner). It returns true when target has completed already:
+// nothing is registered.
+func (c *Control) ParkJoin(tok Token, target *Task, result int64) (completed bool) {
+	if target.State() == Completed {
+		return true
+	}
+	target.mu.Lock()
+	defer target.mu.Unlock()
+	target.watch() // before the look: see finish
+	if target.State() == Completed {
+		return true
+	}
+	target.rareLocked().joiners.push(evEntry{tok: tok, tag: result + 1})
 	return false
 }
 

@@ -73,6 +73,7 @@ const (
 // Opcodes (enum io_uring_op, counted from the header).
 const (
 	opNop         = 0
+	opPollAdd     = 6
 	opAccept      = 13
 	opAsyncCancel = 14
 	opConnect     = 16

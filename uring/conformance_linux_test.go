@@ -49,6 +49,14 @@ func TestCancelRecv(t *testing.T) {
 	})
 }
 
+// TestPollReadable: a Poll waits for readability without consuming a
+// byte, of a connection and of a listener, and is cancelled as any op.
+func TestPollReadable(t *testing.T) {
+	forEachCase(t, nil, func(t *testing.T, _ backendCase, open evpolltest.Opener) {
+		evpolltest.PollReadable(t, open, sockets)
+	})
+}
+
 // TestWake: the suite's wake and coalescing checks.
 func TestWake(t *testing.T) {
 	forEachCase(t, nil, func(t *testing.T, _ backendCase, open evpolltest.Opener) {

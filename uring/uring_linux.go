@@ -97,7 +97,7 @@ func OpenRing(o Options) (*Ring, error) {
 		r.close()
 		return nil, fmt.Errorf("uring: setup: kernel lacks EXT_ARG/NODROP (features %#x): %w", r.features, errors.ErrUnsupported)
 	}
-	for _, op := range []uint8{opNop, opAccept, opConnect, opRecv, opSend, opRead, opWrite, opOpenat, opClose, opAsyncCancel} {
+	for _, op := range []uint8{opNop, opPollAdd, opAccept, opConnect, opRecv, opSend, opRead, opWrite, opOpenat, opClose, opAsyncCancel} {
 		if !r.supported[op] {
 			r.close()
 			return nil, fmt.Errorf("uring: probe: opcode %d unsupported: %w", op, errors.ErrUnsupported)
@@ -278,6 +278,11 @@ func fillSQE(e *sqe, s *slot, op *evpoll.Op) {
 		e.OpFlags = uint32(unixsock.OpenFlags(op.OpenFlags))
 	case evpoll.Close:
 		e.Opcode = opClose
+	case evpoll.Poll:
+		// One-shot IORING_OP_POLL_ADD; poll32_events shares the op-flags
+		// word. POLLERR and POLLHUP are always reported.
+		e.Opcode = opPollAdd
+		e.OpFlags = unix.POLLIN | unix.POLLRDHUP
 	}
 }
 

@@ -185,6 +185,14 @@ const (
 	IntrMapValF64
 	IntrMapValRef
 	IntrMapDelAt
+	// ABI 1.6, select over sockets and tasks: a case that fires when a
+	// connection has something to read or a listener a connection to
+	// accept, so that a connection task waits on its socket, its channels
+	// and the drain at once, and one that fires when a task has ended
+	// (docs/MESSAGING.md).
+	IntrSelReadable
+	IntrSelAcceptable
+	IntrSelJoin
 )
 
 var (
@@ -311,6 +319,9 @@ var centralTable = []Intrinsic{
 	{IntrMapValF64, "map.val_f64", []Type{TRef, TI64}, TF64, v16, NOP, true},
 	{IntrMapValRef, "map.val_ref", []Type{TRef, TI64}, TRef, v16, NOP, true},
 	{IntrMapDelAt, "map.del_at", []Type{TRef, TI64}, TVoid, v16, NOP, true},
+	{IntrSelReadable, "sel.readable", []Type{TRef, TRef}, TI64, v16, NOP, true},
+	{IntrSelAcceptable, "sel.acceptable", []Type{TRef, TRef}, TI64, v16, NOP, true},
+	{IntrSelJoin, "sel.join", []Type{TRef, TRef}, TI64, v16, NOP, true},
 }
 
 // Family is the group an intrinsic belongs to, a property of its row:

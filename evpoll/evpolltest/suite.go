@@ -377,3 +377,65 @@ func ManyInFlight(t *testing.T, open Opener, n int) {
 		t.Fatalf("pending %d after every completion", p)
 	}
 }
+
+// PollReadable (backends with readiness polls: not IOCP): a Poll op on a
+// socket with nothing to read waits; bytes sent to it complete it with
+// POLLIN (1) set, and a Recv after it gets every byte (the poll consumed
+// none); a Poll of a socket that already holds bytes completes at once;
+// a cancelled Poll ends with -ECANCELED; the same Op is submitted twice
+// while the first is in flight (backends only read a Poll); a Poll of a
+// listener completes when a connection waits to be accepted.
+func PollReadable(t *testing.T, open Opener, s Sockets) {
+	h := Open(t, open)
+	a, c := h.Pair(s, 1)
+	poll := &evpoll.Op{Kind: evpoll.Poll, Fd: a}
+	h.Submit(poll, 10)
+	if n := h.Poll(20 * time.Millisecond); n != 0 {
+		t.Fatalf("a poll of a socket with nothing to read completed: %d completions", n)
+	}
+	h.Do(&evpoll.Op{Kind: evpoll.Send, Fd: c, Buf: []byte("hello")}, 11)
+	if got := h.OK(10); got&1 == 0 {
+		t.Fatalf("poll result %#x: want POLLIN", got)
+	}
+	h.Submit(poll, 12) // ready at once: the bytes are still there
+	if got := h.OK(12); got&1 == 0 {
+		t.Fatalf("poll of a readable socket: %#x", got)
+	}
+	buf := make([]byte, 16)
+	if n := h.Do(&evpoll.Op{Kind: evpoll.Recv, Fd: a, Buf: buf}, 13); n != 5 || string(buf[:5]) != "hello" {
+		t.Fatalf("recv after the polls = %d %q: a poll consumed bytes", n, buf[:max(n, 0)])
+	}
+	id1 := h.Submit(poll, 14)
+	id2 := h.Submit(poll, 15) // the same Op again, the first in flight
+	h.Poll(0)
+	for _, id := range []evpoll.OpID{id1, id2} {
+		if err := h.B.Cancel(id); err != nil {
+			t.Fatalf("cancel: %v", err)
+		}
+	}
+	for _, tok := range []evpoll.Token{14, 15} {
+		if got := h.Wait(tok); !got.Cancelled() || !errors.Is(got.Err(), syscall.ECANCELED) {
+			t.Fatalf("cancelled poll: %+v (%v)", got, got.Err())
+		}
+	}
+	h.Do(&evpoll.Op{Kind: evpoll.Close, Fd: a}, 16)
+	h.Do(&evpoll.Op{Kind: evpoll.Close, Fd: c}, 17)
+
+	l, addr := Listen(t, s)
+	h.Submit(&evpoll.Op{Kind: evpoll.Poll, Fd: l}, 20)
+	if n := h.Poll(20 * time.Millisecond); n != 0 {
+		t.Fatalf("a poll of a listener without connections completed")
+	}
+	conn, err := net.Dial("tcp", addr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if got := h.OK(20); got&1 == 0 {
+		t.Fatalf("poll of a listener with a connection: %#x", got)
+	}
+	h.Do(&evpoll.Op{Kind: evpoll.Close, Fd: l}, 21)
+	if p := h.B.Pending(); p != 0 {
+		t.Errorf("pending = %d", p)
+	}
+}

@@ -220,13 +220,48 @@ func (b *Core) startLocked(idx int32, s *Slot) {
 			return
 		}
 	} else if len(*q) == 0 { // FIFO: behind a waiting op we would only see EAGAIN
-		if res, done := b.os.Try(s); done {
+		if res, done := b.try(s); done {
 			b.completeLocked(idx, res)
 			return
 		}
 	}
 	s.wait = wait
 	*q = append(*q, idx)
+}
+
+// try is OS.Try, except for a Poll op, which the core performs itself:
+// poll(2) with a zero timeout asks whether the descriptor is readable now
+// without consuming anything (the registration's edges tell when to ask
+// again).
+func (b *Core) try(s *Slot) (res int32, done bool) {
+	if s.Op.Kind != evpoll.Poll {
+		return b.os.Try(s)
+	}
+	return PollNow(s.Fd, &b.ctr)
+}
+
+// PollNow asks poll(2), without waiting, whether fd is readable (POLLIN,
+// POLLRDHUP; POLLERR, POLLHUP and POLLNVAL are always reported): done with
+// the event mask when it is, not done when nothing is ready. ctr, if not
+// nil, counts the system call.
+func PollNow(fd int, ctr *evpoll.Counters) (res int32, done bool) {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN | pollRdHup}}
+	for {
+		if ctr != nil {
+			ctr.Syscalls.Add(1)
+		}
+		n, err := unix.Poll(fds, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return ErrRes(err), true
+		}
+		if n == 0 || fds[0].Revents == 0 {
+			return 0, false
+		}
+		return int32(uint16(fds[0].Revents)), true
+	}
 }
 
 // fdLocked returns the registration of fd, registering it on first use.

@@ -97,6 +97,8 @@ func runFileOp(op *evpoll.Op, fd int) int32 {
 			}
 		case evpoll.Close:
 			return ErrRes(unix.Close(fd))
+		case evpoll.Poll:
+			return unix.POLLIN // a regular file is always readable
 		default:
 			return -int32(unix.EINVAL)
 		}

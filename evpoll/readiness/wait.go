@@ -131,7 +131,7 @@ func (b *Core) runQueueLocked(q *[]int32) {
 	k := 0
 	for ; k < len(*q); k++ {
 		idx := (*q)[k]
-		res, done := b.os.Try(b.slots.At(idx))
+		res, done := b.try(b.slots.At(idx))
 		if !done {
 			break
 		}

@@ -109,3 +109,13 @@ func (q *fifo[T]) pop() (T, bool) {
 	q.head++
 	return x, true
 }
+
+// anyLive reports whether an entry live reports live is queued.
+func (q *fifo[T]) anyLive(live func(T) bool) bool {
+	for _, e := range q.s[q.head:] {
+		if live(e) {
+			return true
+		}
+	}
+	return false
+}

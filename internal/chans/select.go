@@ -10,7 +10,8 @@ import (
 )
 
 // A Select waits on several channel operations at once — receives and
-// sends, each a case — and performs exactly one of them. A case set is
+// sends, each a case, and cases of other kinds (Other: an event, a
+// socket, a task's end) — and performs exactly one of them. A case set is
 // built once (Recv, Send) and reused by any number of waits; a wait costs
 // O(N) in its N cases and, in steady state, allocates nothing: the lock
 // order is sorted when a case is added, the poll order is a scratch slice
@@ -52,6 +53,9 @@ type Select struct {
 	// indices of the distinct channels, sorted by channel address.
 	lock []int
 	perm []int // poll order scratch, shuffled by every wait
+	// pend is a wait's scratch of deferred cases not polled yet (Deferred);
+	// its capacity is the number of cases, so a wait allocates nothing.
+	pend []int
 	// w is the waiter of the parked wait. Written under every case's
 	// channel mutex (Wait), read under one of them (a wake).
 	w SelWaiter
@@ -75,11 +79,24 @@ type Other interface {
 	Key() uintptr
 }
 
+// Deferred marks an Other case whose poll costs more than a look (a
+// system call) and whose ParkLocked finds its readiness by itself (the
+// bus: a socket's case). A wait polls it only when that can decide the
+// wait: before performing a case that comes after it in the wait's random
+// order (so each ready case is still chosen with equal probability), or
+// at the end of a wait that will not park (a poll). A wait that finds no
+// case ready parks without polling it.
+type Deferred interface {
+	Other
+	Deferred()
+}
+
 // selCase is one case.
 type selCase struct {
-	c    *Chan // nil for an Other case
-	o    Other
-	send bool
+	c        *Chan // nil for an Other case
+	o        Other
+	deferred bool // o is Deferred
+	send     bool
 	// m is a send case's message for the next wait (nil: none made yet,
 	// or the last one was sent). Written only by the Select's owner,
 	// under c's mutex; read under it by a party that meets the case's
@@ -171,6 +188,7 @@ func (s *Select) key(i int) uintptr {
 // is locked already for another case, to the lock order.
 func (s *Select) sortIn(i int) {
 	s.perm = append(s.perm, i)
+	s.pend = slices.Grow(s.pend[:0], len(s.perm))
 	for _, j := range s.lock {
 		if s.key(j) == s.key(i) {
 			return
@@ -192,7 +210,8 @@ func (s *Select) sortIn(i int) {
 // AddOther adds a case that is not a channel's and returns its index.
 func (s *Select) AddOther(o Other) int {
 	i := len(s.cases)
-	s.cases = append(s.cases, selCase{o: o})
+	_, deferred := o.(Deferred)
+	s.cases = append(s.cases, selCase{o: o, deferred: deferred})
 	for j := range s.cases {
 		s.cases[j].cw = caseWaiter{s, j}
 	}
@@ -324,12 +343,32 @@ func (s *Select) Wait(w SelWaiter, by any) (Fired, error) {
 	}
 	s.lockAll()
 	defer s.unlockAll()
+	pend := s.pend[:0]
 	for _, i := range p {
+		if s.cases[i].deferred {
+			pend = append(pend, i)
+			continue
+		}
+		if len(pend) > 0 {
+			// Deferred cases come first in the order: they are polled
+			// only if this case may be ready (a look under the locks
+			// decides: what it sees cannot change before the wait ends).
+			if !s.mayBeReady(i) {
+				continue
+			}
+			if j, ok := s.pollDeferred(pend); ok {
+				return Fired{Case: j}, nil
+			}
+			pend = pend[:0]
+		}
 		if f, ok := s.poll(i, by); ok {
 			return f, nil
 		}
 	}
 	if w == nil {
+		if j, ok := s.pollDeferred(pend); ok {
+			return Fired{Case: j}, nil
+		}
 		return Fired{Case: -1}, nil
 	}
 	s.w = w
@@ -351,6 +390,36 @@ func (s *Select) Wait(w SelWaiter, by any) (Fired, error) {
 		}
 	}
 	return Fired{Case: -1}, nil
+}
+
+// pollDeferred polls the deferred cases pend in order and returns the
+// first that is ready.
+func (s *Select) pollDeferred(pend []int) (int, bool) {
+	for _, j := range pend {
+		if s.cases[j].o.PollLocked() {
+			return j, true
+		}
+	}
+	return -1, false
+}
+
+// mayBeReady reports whether case i may be ready (every case's mutex
+// held): false means poll would not perform it. A parked party that
+// counts as live may still lose its wake (a timer, a cancel), so true
+// means only that poll must try.
+func (s *Select) mayBeReady(i int) bool {
+	sc := &s.cases[i]
+	if sc.o != nil {
+		return true
+	}
+	st := sc.c.st
+	if sc.send {
+		if sc.m == nil {
+			return false
+		}
+		return st.closed || int64(st.buf.len()) < sc.c.cap || st.recvq.anyLive(Waiter.Live)
+	}
+	return st.buf.len() > 0 || st.closed || st.sendq.anyLive(senderLive)
 }
 
 // poll performs case i if it is ready (every case's mutex held).
