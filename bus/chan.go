@@ -135,7 +135,7 @@ func ioHandleIn(v vmloop.Value) *ioHandle {
 			if h, ok := x.Obj().(*ioHandle); ok {
 				return h
 			}
-		case vmloop.KindArrayRef:
+		case vmloop.KindArrayRef, vmloop.KindMap:
 			st = append(st, x.Elems()...)
 		}
 	}

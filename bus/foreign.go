@@ -23,7 +23,7 @@ var ErrForeign = errors.New("it belongs to another runtime")
 // bound to this one.
 func (b *Bus) foreign(v vmloop.Value) string {
 	switch v.Kind() {
-	case vmloop.KindTask, vmloop.KindEvent, vmloop.KindExt, vmloop.KindArrayRef:
+	case vmloop.KindTask, vmloop.KindEvent, vmloop.KindExt, vmloop.KindArrayRef, vmloop.KindMap:
 	default:
 		return "" // a number, string, bytes or number array: nothing to own
 	}

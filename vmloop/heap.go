@@ -283,6 +283,8 @@ func (o *object) size() int64 {
 		return objSize("", "", int(o.n), 0)
 	case KindArrayI64, KindArrayF64, KindArrayRef:
 		return objSize("", "", 0, int(o.n))
+	case KindMap:
+		return o.x.(*hmap).acct
 	}
 	return objSize("", "", 0, 0)
 }

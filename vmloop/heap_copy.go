@@ -109,6 +109,9 @@ func (h *heap) exportOne(x uint64, dst *Value, c *exportCount, st []exportItem) 
 		host = int64(o.size() - objHeader)
 	case KindArrayRef:
 		host = valueBytes * int64(o.n)
+	case KindMap:
+		host = mapExportHost(o.x.(*hmap))
+		c.units += mapCopyUnits(o.x.(*hmap))
 	}
 	if err := c.add(int64(o.size()), host); err != nil {
 		return st, err
@@ -134,6 +137,8 @@ func (h *heap) exportOne(x uint64, dst *Value, c *exportCount, st []exportItem) 
 				st = append(st, exportItem{elems[i], &arr[i]})
 			}
 		}
+	case KindMap:
+		st = exportMap(o.x.(*hmap), dst, st)
 	default: // task, event, ext
 		noteTask(o.kind, o.x, 0) // it may now be held anywhere
 		*dst = Value{kind: o.kind, ext: o.x}
@@ -161,7 +166,7 @@ func (h *heap) importValue(v Value) (uint64, error) {
 // importValueN is importValue that also returns the reductions the copy is
 // worth (as exportN), done or not.
 func (h *heap) importValueN(v Value) (uint64, int64, error) {
-	if v.kind != KindArrayRef {
+	if v.kind != KindArrayRef && (v.kind != KindMap || v.bits&0xff != uint64(TRef)) {
 		x, err := h.importOne(&v) // one object: nothing to roll back
 		return x, importUnits(&v), err
 	}
@@ -180,6 +185,12 @@ func importUnits(v *Value) int64 {
 		return copyObjCost + charge(int64(len(v.b)))
 	case KindArrayRef:
 		return copyObjCost + charge(8*int64(len(v.arr)))
+	case KindMap:
+		units := copyObjCost + mapEntryCopyCost*int64(len(v.arr)/2)
+		for i := 0; i < len(v.arr); i += 2 {
+			units += charge(int64(v.arr[i].Len()))
+		}
+		return units
 	}
 	return copyObjCost
 }
@@ -204,6 +215,10 @@ func (h *heap) importTree(v Value) (uint64, int64, error) {
 		}
 		*it.dst = x
 		made = append(made, x)
+		if it.v.kind == KindMap {
+			st = h.importMapRefs(it.v, x, st)
+			continue
+		}
 		if it.v.kind != KindArrayRef {
 			continue
 		}
@@ -213,7 +228,7 @@ func (h *heap) importTree(v Value) (uint64, int64, error) {
 			if e.kind == KindVoid {
 				continue
 			}
-			if e.kind.Type() != TRef {
+			if e.kind.Type() != TRef || e.kind == KindMap {
 				h.rollback(made)
 				return 0, units, TrapInfo{Code: TrapKind, Msg: fmt.Sprintf("array<ref> element %d is %s", i, e.kind)}
 			}
@@ -267,6 +282,8 @@ func (h *heap) importOne(v *Value) (uint64, error) {
 		x = h.newArray(v.kind, len(v.arr))
 	case KindTask, KindEvent, KindExt:
 		return h.importShared(v.kind, v.ext)
+	case KindMap:
+		return h.importMap(v)
 	default:
 		return 0, TrapInfo{Code: TrapKind, Msg: fmt.Sprintf("%s is not a reference value", v.kind)}
 	}

@@ -257,6 +257,10 @@ func (e *Exec) asetr(ins Instr, r regs, pc int, left int64) (int64, opStatus) {
 			e.badHandle(v, KindVoid)
 			return left, opTrap
 		}
+		if vo.kind == KindMap {
+			e.x().trap = TrapInfo{Code: TrapHandle, Msg: "asetr: a map cannot be an array element (maps do not nest)"}
+			return left, opTrap
+		}
 		if vo.kind == KindArrayRef {
 			fnIdx := e.frames[e.fp].fn
 			bs := &e.x().bulk

@@ -143,8 +143,15 @@ func (e *Exec) step(ins Instr) ctl {
 	case ASETR:
 		e.left, st = e.asetr(ins, r, pc, e.left)
 
+	case INTR:
+		if in := e.prog.Intrinsics[ins.D()].Resolved; FamilyOf(in.ID).InVM() {
+			e.left, st = e.mapOp(in.ID, ins, r, e.left)
+			break
+		}
+		e.setRequest(ins, pc)
+		return exit(SigIntrinsic)
 	case SPAWN, JOINI, JOINF, JOINR, JOINV, OUTCOME, YIELD, CANCEL, CANCELLED,
-		EVNEW, EVWAIT, EVSIGNAL, EVBCAST, INTR:
+		EVNEW, EVWAIT, EVSIGNAL, EVBCAST:
 		e.setRequest(ins, pc)
 		return exit(SigIntrinsic)
 

@@ -17,7 +17,7 @@ func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor)
 // opcode a program must declare (opSince: 1.3 added the bounded byte and
 // string opcodes of isa_bytes.go), bumps the minor version; changing or
 // removing one bumps the major.
-var ABI = Version{1, 5}
+var ABI = Version{1, 6}
 
 // CheckABI reports whether a program needing version need can run here.
 func CheckABI(need Version) error {
@@ -147,6 +147,44 @@ const (
 	IntrSelClosed
 	IntrChanDrain
 	IntrSelEvent
+
+	// ABI 1.6, maps: hash tables keyed by i64 or by the bytes of a
+	// string or bytes object, with values of one type (docs/ISA.md,
+	// "Maps"). They run in the VM loop, never as a request (Family.InVM).
+	IntrMapNewI64I64
+	IntrMapNewI64F64
+	IntrMapNewI64Ref
+	IntrMapNewStrI64
+	IntrMapNewStrF64
+	IntrMapNewStrRef
+	IntrMapNewBytesI64
+	IntrMapNewBytesF64
+	IntrMapNewBytesRef
+	IntrMapIGetI64
+	IntrMapIGetF64
+	IntrMapIGetRef
+	IntrMapSGetI64
+	IntrMapSGetF64
+	IntrMapSGetRef
+	IntrMapIPutI64
+	IntrMapIPutF64
+	IntrMapIPutRef
+	IntrMapSPutI64
+	IntrMapSPutF64
+	IntrMapSPutRef
+	IntrMapIDel
+	IntrMapSDel
+	IntrMapIHas
+	IntrMapSHas
+	IntrMapFound
+	IntrMapLen
+	IntrMapNext
+	IntrMapKeyI64
+	IntrMapKeyRef
+	IntrMapValI64
+	IntrMapValF64
+	IntrMapValRef
+	IntrMapDelAt
 )
 
 var (
@@ -156,6 +194,7 @@ var (
 	v13 = Version{1, 3}
 	v14 = Version{1, 4}
 	v15 = Version{1, 5}
+	v16 = Version{1, 6}
 )
 
 var centralTable = []Intrinsic{
@@ -237,6 +276,41 @@ var centralTable = []Intrinsic{
 	{IntrSelClosed, "sel.closed", []Type{TRef}, TI64, v15, NOP, true},
 	{IntrChanDrain, "chan.drain", nil, TRef, v15, NOP, true},
 	{IntrSelEvent, "sel.event", []Type{TRef, TRef}, TI64, v15, NOP, true},
+
+	{IntrMapNewI64I64, "map.new_i64_i64", nil, TRef, v16, NOP, true},
+	{IntrMapNewI64F64, "map.new_i64_f64", nil, TRef, v16, NOP, true},
+	{IntrMapNewI64Ref, "map.new_i64_ref", nil, TRef, v16, NOP, true},
+	{IntrMapNewStrI64, "map.new_str_i64", nil, TRef, v16, NOP, true},
+	{IntrMapNewStrF64, "map.new_str_f64", nil, TRef, v16, NOP, true},
+	{IntrMapNewStrRef, "map.new_str_ref", nil, TRef, v16, NOP, true},
+	{IntrMapNewBytesI64, "map.new_bytes_i64", nil, TRef, v16, NOP, true},
+	{IntrMapNewBytesF64, "map.new_bytes_f64", nil, TRef, v16, NOP, true},
+	{IntrMapNewBytesRef, "map.new_bytes_ref", nil, TRef, v16, NOP, true},
+	{IntrMapIGetI64, "map.iget_i64", []Type{TRef, TI64}, TI64, v16, NOP, true},
+	{IntrMapIGetF64, "map.iget_f64", []Type{TRef, TI64}, TF64, v16, NOP, true},
+	{IntrMapIGetRef, "map.iget_ref", []Type{TRef, TI64}, TRef, v16, NOP, true},
+	{IntrMapSGetI64, "map.sget_i64", []Type{TRef, TRef}, TI64, v16, NOP, true},
+	{IntrMapSGetF64, "map.sget_f64", []Type{TRef, TRef}, TF64, v16, NOP, true},
+	{IntrMapSGetRef, "map.sget_ref", []Type{TRef, TRef}, TRef, v16, NOP, true},
+	{IntrMapIPutI64, "map.iput_i64", []Type{TRef, TI64, TI64}, TVoid, v16, NOP, true},
+	{IntrMapIPutF64, "map.iput_f64", []Type{TRef, TI64, TF64}, TVoid, v16, NOP, true},
+	{IntrMapIPutRef, "map.iput_ref", []Type{TRef, TI64, TRef}, TVoid, v16, NOP, true},
+	{IntrMapSPutI64, "map.sput_i64", []Type{TRef, TRef, TI64}, TVoid, v16, NOP, true},
+	{IntrMapSPutF64, "map.sput_f64", []Type{TRef, TRef, TF64}, TVoid, v16, NOP, true},
+	{IntrMapSPutRef, "map.sput_ref", []Type{TRef, TRef, TRef}, TVoid, v16, NOP, true},
+	{IntrMapIDel, "map.idel", []Type{TRef, TI64}, TI64, v16, NOP, true},
+	{IntrMapSDel, "map.sdel", []Type{TRef, TRef}, TI64, v16, NOP, true},
+	{IntrMapIHas, "map.ihas", []Type{TRef, TI64}, TI64, v16, NOP, true},
+	{IntrMapSHas, "map.shas", []Type{TRef, TRef}, TI64, v16, NOP, true},
+	{IntrMapFound, "map.found", []Type{TRef}, TI64, v16, NOP, true},
+	{IntrMapLen, "map.len", []Type{TRef}, TI64, v16, NOP, true},
+	{IntrMapNext, "map.next", []Type{TRef, TI64}, TI64, v16, NOP, true},
+	{IntrMapKeyI64, "map.key_i64", []Type{TRef, TI64}, TI64, v16, NOP, true},
+	{IntrMapKeyRef, "map.key_ref", []Type{TRef, TI64}, TRef, v16, NOP, true},
+	{IntrMapValI64, "map.val_i64", []Type{TRef, TI64}, TI64, v16, NOP, true},
+	{IntrMapValF64, "map.val_f64", []Type{TRef, TI64}, TF64, v16, NOP, true},
+	{IntrMapValRef, "map.val_ref", []Type{TRef, TI64}, TRef, v16, NOP, true},
+	{IntrMapDelAt, "map.del_at", []Type{TRef, TI64}, TVoid, v16, NOP, true},
 }
 
 // Family is the group an intrinsic belongs to, a property of its row:
@@ -258,14 +332,20 @@ const (
 	FamFile
 	FamChan
 	FamSel
+	FamMap
 )
 
 var famNames = map[string]Family{"task": FamTask, "event": FamEvent, "io": FamPrint, "time": FamTime,
-	"net": FamNet, "file": FamFile, "chan": FamChan, "sel": FamSel}
+	"net": FamNet, "file": FamFile, "chan": FamChan, "sel": FamSel, "map": FamMap}
 
 // IO reports whether the family is a socket or file family: its
 // intrinsics need the io capability and go to the completion backends.
 func (f Family) IO() bool { return f == FamNet || f == FamFile }
+
+// InVM reports whether the family's intrinsics run inside the VM loop
+// (the map family: a map is an object of the task's own heap), so that
+// they never leave it as a Request.
+func (f Family) InVM() bool { return f == FamMap }
 
 // Family returns the intrinsic's family (FamNone for a host intrinsic).
 func (in *Intrinsic) Family() Family {

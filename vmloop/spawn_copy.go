@@ -59,6 +59,9 @@ type spawnCopy struct {
 type copyItem struct {
 	src, dst []uint64
 	i        int
+	// sm is a map under copy instead (src and dst unused): dm its copy
+	// (nil: walked, not copied) and i the next entry position.
+	sm, dm *hmap
 }
 
 // BeginSpawn starts e as the child of src's pending spawn request, as
@@ -166,6 +169,16 @@ func (e *Exec) spawnStep(src *Exec, c *spawnCopy) (w copyWork, err error) {
 			continue
 		}
 		it := &c.st[len(c.st)-1]
+		if it.sm != nil {
+			done, err := e.copyMapStep(src, c, it, &w.owed)
+			if err != nil {
+				return w, c.fail(src, err)
+			}
+			if done {
+				c.st = c.st[:len(c.st)-1]
+			}
+			continue
+		}
 		n := min(len(it.src), it.i+int(copyStep-w.owed-scan/8)*8)
 		for ; it.i < n && it.src[it.i] == 0; it.i++ {
 			scan++
@@ -220,6 +233,9 @@ func (e *Exec) copyObj(src *Exec, x uint64, c *spawnCopy, owed *int64) (uint64, 
 	n := o.size()
 	if c.left -= n; c.left < 0 {
 		return 0, copyErr{TrapInfo{Code: TrapHeapLimit, Msg: "value to copy out of the task exceeds the heap limit"}}
+	}
+	if o.kind == KindMap {
+		return e.copyMapObj(o, c, owed), nil
 	}
 	if c.refused != nil {
 		*owed += copyObjCost // looked at, not copied

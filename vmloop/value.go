@@ -24,6 +24,7 @@ const (
 	KindTask
 	KindEvent
 	KindExt // an opaque host object (host intrinsics); never dereferenced by the VM
+	KindMap // a hash table of keys and values (map.go)
 	kindCount
 )
 
@@ -31,7 +32,7 @@ var kindNames = [...]string{
 	KindVoid: "void", KindI64: "i64", KindF64: "f64", KindString: "string",
 	KindBytes: "bytes", KindArrayI64: "array<i64>", KindArrayF64: "array<f64>",
 	KindArrayRef: "array<ref>", KindError: "error", KindTask: "task",
-	KindEvent: "event", KindExt: "ext",
+	KindEvent: "event", KindExt: "ext", KindMap: "map",
 }
 
 func (k Kind) String() string {
@@ -223,6 +224,8 @@ func (v Value) String() string {
 		return v.aux + ": " + v.str
 	case KindArrayI64, KindArrayF64, KindArrayRef:
 		return v.arrayString()
+	case KindMap:
+		return v.mapString()
 	default:
 		return "<" + v.kind.String() + ">"
 	}
@@ -237,7 +240,8 @@ func (v Value) ErrKind() string { return v.aux }
 // BytesData returns a copy of a bytes value's contents.
 func (v Value) BytesData() []byte { return append([]byte(nil), v.b...) }
 
-// Elems returns a copy of an array value's elements.
+// Elems returns a copy of an array value's elements, or of a map value's
+// keys and values as pairs (key, value) in its iteration order.
 func (v Value) Elems() []Value {
 	if v.kind == KindArrayI64 || v.kind == KindArrayF64 {
 		nums := v.nums()
@@ -328,6 +332,16 @@ func (v Value) Size() int {
 			n += len(x.str) + len(x.aux)
 		case KindBytes, KindArrayI64, KindArrayF64: // packed: 8 bytes an element
 			n += len(x.b)
+		case KindMap:
+			n += int(mapEntryBytes)*len(x.arr)/2 + 2*mapSlotBytes*len(x.arr)/2
+			for i := 0; i < len(x.arr); i += 2 {
+				n += len(x.arr[i].str) + len(x.arr[i].b)
+			}
+			for i := 1; i < len(x.arr); i += 2 {
+				if x.arr[i].kind.Type() == TRef {
+					st = append(st, &x.arr[i])
+				}
+			}
 		case KindArrayRef:
 			n += 8 * len(x.arr)
 			for i := range x.arr {

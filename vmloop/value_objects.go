@@ -10,7 +10,7 @@ func (v Value) EachObject(f func(k Kind, obj any) bool) bool {
 	switch v.kind {
 	case KindTask, KindEvent, KindExt:
 		return v.ext == nil || f(v.kind, v.ext)
-	case KindArrayRef:
+	case KindArrayRef, KindMap:
 	default:
 		return true
 	}
@@ -32,7 +32,7 @@ func (v Value) EachObject(f func(k Kind, obj any) bool) bool {
 			if e.ext != nil && !f(e.kind, e.ext) {
 				return false
 			}
-		case KindArrayRef:
+		case KindArrayRef, KindMap:
 			st = append(st, level{arr: e.arr})
 		}
 	}
