@@ -76,6 +76,7 @@ func NewEnv(workers int) (*Env, error) {
 		"fib": string(examples.Fib), "parked": srcParked, "waker": srcWaker, "hog": srcHog, "sleeper": srcSleeper, "sleeper_marked": srcSleeperMarked,
 		"timer_ticker": srcTimerTicker, "block_caller": srcBlockCaller, "plain_loop": srcPlainLoop, "now_loop": srcNowLoop,
 		"spawn_many": srcSpawnMany, "chained": srcChained, "yield_many": srcYieldMany,
+		"map_put_get": srcMapPutGet,
 	} {
 		p, err := rt.Load(name+".jasm", []byte(src))
 		if err != nil {
@@ -171,7 +172,13 @@ func (e *Env) FibJade(n int) (int64, error) { return e.RunFunc("fib", "fib", vml
 
 // FibJadeGo computes fib(n) on the pure-Go VM loop.
 func (e *Env) FibJadeGo(n int) (int64, error) {
-	t, err := e.goEng.Spawn(nil, e.progs["fib"], "fib", vmloop.I64(int64(n)))
+	return e.runGo("fib", "fib", vmloop.I64(int64(n)))
+}
+
+// runGo runs function fn of program prog on the pure-Go VM loop and
+// returns its i64 result.
+func (e *Env) runGo(prog, fn string, args ...vmloop.Value) (int64, error) {
+	t, err := e.goEng.Spawn(nil, e.progs[prog], fn, args...)
 	if err != nil {
 		return 0, err
 	}
@@ -180,7 +187,7 @@ func (e *Env) FibJadeGo(n int) (int64, error) {
 		return 0, err
 	}
 	if o.Kind != sched.Success {
-		return 0, fmt.Errorf("bench: fib: %s", o)
+		return 0, fmt.Errorf("bench: %s: %s", prog, o)
 	}
 	return o.Value.Int(), nil
 }

@@ -26,6 +26,7 @@ func Scenarios() []Scenario {
 		{Name: "parked_task_bytes", Run: parkedBytes},
 		{Name: "idle_wakeups", Run: idleWakeups},
 		{Name: "fib30", Run: fib30},
+		{Name: "map_put_get", Run: mapPutGet},
 		{Name: "echo", Run: echo},
 		{Name: "echo_proc", Run: echoProc},
 		{Name: "http", Run: httpWrk},

@@ -27,13 +27,14 @@ import (
 // entries, split into segments of mapSeg slots made when first written.
 // When it is half full (entries and tombstones) a new table of twice the
 // size (or of the same size, when tombstones are most of it) is started
-// and filled incrementally: every put moves mig.step entries into it, so
-// that the move ends before the old table is 7/8 full (mig.step is set
-// from the entries to move and the room left). Until the move ends the old
-// table answers every lookup and takes every put and delete, and the new
-// one gets the puts and deletes of the entries the move has passed; at
-// the end the new table replaces the old. A rehash is therefore never one
-// long step: a put does at most mig.step moves and makes at most as many
+// and filled incrementally: every put moves the next mig.step slots of the
+// old table into it, in order, so that the move ends before the old table
+// is 7/8 full (mig.step is set from the slots to move and the room left:
+// 4 when a move starts at half full). Until the move ends the old table
+// answers every lookup and takes every put and delete, and the new one
+// gets the puts and deletes of the slots the move has passed; at the end
+// the new table replaces the old. A rehash is therefore never one long
+// step: a put does at most mig.step moves and makes at most as many
 // segments (TestMapRehashIsIncremental measures the longest at 10M keys).
 //
 // Keys are hashed with a per-map random seed (hash/maphash for the bytes
@@ -81,6 +82,12 @@ type mapIndex struct {
 	segs [][]uint64
 	mask uint64 // slots - 1
 	used int    // slots not empty (live and tombstones)
+	// fill is what the moves of the index go by: the live entries when the
+	// table was started plus the keys put since, an upper bound of used
+	// (used <= fill) that, unlike used, does not depend on the hash (where
+	// deletes fall relative to a move), so that every run of a program
+	// moves its indexes at the same operations and accounts the same bytes.
+	fill int
 }
 
 func newMapIndex(slots int) *mapIndex {
@@ -108,7 +115,7 @@ func (x *mapIndex) set(i, v uint64) {
 }
 
 // mapMigration is an index move under way: to is the new table, pos the
-// next entry position to move, step the positions a put moves.
+// next slot of the old table to move, step the slots a put moves.
 type mapMigration struct {
 	to   *mapIndex
 	pos  int
@@ -133,12 +140,18 @@ type hmap struct {
 	weak bool
 	// acct is the heap bytes the map accounts (objHeader included).
 	acct int64
-	// probes counts slots looked at (tests of flooding).
-	probes uint64
+	// probes counts slots looked at (tests of flooding); moved counts
+	// entry positions the moves of the index passed (what a put is
+	// charged for them).
+	probes, moved uint64
 }
 
+// mapSeed makes a new map's seed (tests that compare the heaps of two
+// runs fix it: where a put fills a tombstone depends on the hash).
+var mapSeed = maphash.MakeSeed
+
 func newHmap(key Kind, val Type) *hmap {
-	m := &hmap{key: key, val: val, seed: maphash.MakeSeed(), idx: newMapIndex(mapMinSlots)}
+	m := &hmap{key: key, val: val, seed: mapSeed(), idx: newMapIndex(mapMinSlots)}
 	m.s0 = maphash.String(m.seed, "s0")
 	m.s1 = maphash.String(m.seed, "s1") | 1
 	m.acct = objHeader + mapMinSlots*mapSlotBytes
@@ -189,7 +202,7 @@ func (m *hmap) same(e *mapEntry, h uint64, key mapKey) bool {
 // lookup returns the slot of x that names key and the entry's position,
 // or -1.
 func (m *hmap) lookup(x *mapIndex, h uint64, key mapKey) (slot uint64, pos int) {
-	tag := h >> 32
+	tag := h & slotTagMask
 	i := h & x.mask
 	for d := uint64(1); ; d++ {
 		m.probes++
@@ -208,27 +221,34 @@ func (m *hmap) lookup(x *mapIndex, h uint64, key mapKey) (slot uint64, pos int) 
 }
 
 // place writes the slot of the entry at pos (hash h) into the first empty
-// or deleted slot of its probe sequence in x.
-func (m *hmap) place(x *mapIndex, h uint64, pos int) {
+// slot of its probe sequence in x (tombstones stay until the next move
+// drops them) and returns the slot.
+func (m *hmap) place(x *mapIndex, h uint64, pos int) uint64 {
 	i := h & x.mask
 	for d := uint64(1); ; d++ {
 		m.probes++
-		s := x.get(i)
-		if s == 0 || s == slotTomb {
-			if s == 0 {
-				x.used++
-			}
-			x.set(i, h>>32<<32|uint64(pos+2))
-			return
+		if x.get(i) == 0 {
+			x.used++
+			x.set(i, slotOf(h, pos))
+			return i
 		}
 		i = (i + d) & x.mask
 	}
 }
 
+// slotOf is the slot naming the entry at pos whose hash is h: the hash's
+// low 32 bits (the tag), which hold every bit of h that picks a home slot
+// (a table has at most 2^32 slots), so that a move of the index reads the
+// old table alone, in order, and never the entries.
+func slotOf(h uint64, pos int) uint64 { return (h&slotTagMask)<<32 | uint64(pos+2) }
+
+// slotTagMask keeps the bits of a hash that a slot holds.
+const slotTagMask = 1<<32 - 1
+
 // unplace turns the slot of x that names the entry at pos into a
 // tombstone.
 func (m *hmap) unplace(x *mapIndex, h uint64, pos int) {
-	want := h>>32<<32 | uint64(pos+2)
+	want := slotOf(h, pos)
 	for i, d := h&x.mask, uint64(1); ; i, d = (i+d)&x.mask, d+1 {
 		m.probes++
 		s := x.get(i)
@@ -263,7 +283,7 @@ func (m *hmap) growth(keyLen int) int64 {
 	if m.free == 0 && m.top == m.capacity() {
 		n += mapEntryBytes * int64(m.nextCapacity()-m.capacity())
 	}
-	if m.mig == nil && (m.idx.used+1)*2 > m.idx.slots() {
+	if m.mig == nil && (m.idx.fill+1)*2 > m.idx.slots() {
 		n += mapSlotBytes * int64(m.nextSlots())
 	}
 	if m.key != KindI64 {
@@ -306,8 +326,12 @@ func (m *hmap) put(key mapKey, v uint64) int {
 		m.migrate()
 		return pos
 	}
-	if m.mig == nil && (m.idx.used+1)*2 > m.idx.slots() {
+	if m.mig == nil && (m.idx.fill+1)*2 > m.idx.slots() {
 		m.startMigration()
+	}
+	m.idx.fill++
+	if m.mig != nil {
+		m.mig.to.fill++
 	}
 	pos := m.takePos()
 	e := m.entry(pos)
@@ -318,9 +342,9 @@ func (m *hmap) put(key mapKey, v uint64) int {
 	}
 	m.live++
 	m.chunkN[pos>>mapChunkShift]++
-	m.place(m.idx, h, pos)
+	slot := m.place(m.idx, h, pos)
 	if m.mig != nil {
-		if pos < m.mig.pos {
+		if slot < uint64(m.mig.pos) { // the move has passed it
 			m.place(m.mig.to, h, pos)
 		}
 		m.migrate()
@@ -361,7 +385,7 @@ func (m *hmap) del(key mapKey) bool {
 		return false
 	}
 	m.idx.set(slot, slotTomb)
-	if m.mig != nil && pos < m.mig.pos {
+	if m.mig != nil && slot < uint64(m.mig.pos) {
 		m.unplace(m.mig.to, h, pos)
 	}
 	e := m.entry(pos)
@@ -380,25 +404,32 @@ func (m *hmap) del(key mapKey) bool {
 func (m *hmap) startMigration() {
 	n := m.nextSlots()
 	m.acct += mapSlotBytes * int64(n)
-	room := m.idx.slots()*7/8 - m.idx.used // puts before the old table is 7/8 full
-	step := 2 + (m.top+room-1)/max(room, 1)
-	m.mig = &mapMigration{to: newMapIndex(n), step: step}
+	s := m.idx.slots()
+	room := s*7/8 - m.idx.fill // puts before the old table is 7/8 full
+	step := 1 + (s+room-1)/max(room, 1)
+	to := newMapIndex(n)
+	to.fill = m.live
+	m.mig = &mapMigration{to: to, step: step}
 }
 
-// migrate moves mig.step entries into the new index, and ends the move
-// when every entry is in it.
+// migrate moves the next mig.step slots of the old index into the new
+// one, in order (reading the old table in order, writing the new one
+// near the same relative place: few cache misses), and ends the move
+// after the last.
 func (m *hmap) migrate() {
 	g := m.mig
 	if g == nil {
 		return
 	}
-	for n := 0; n < g.step && g.pos < m.top; n++ {
-		if e := m.entry(g.pos); e.h != 0 {
-			m.place(g.to, e.h, g.pos)
+	old := m.idx
+	for n := 0; n < g.step && g.pos < old.slots(); n++ {
+		if s := old.get(uint64(g.pos)); s > slotTomb {
+			m.place(g.to, s>>32, int(uint32(s))-2)
 		}
 		g.pos++
+		m.moved++
 	}
-	if g.pos == m.top {
+	if g.pos == old.slots() {
 		m.acct -= mapSlotBytes * int64(m.idx.slots())
 		m.idx, m.mig = g.to, nil
 	}

@@ -202,43 +202,56 @@ func (h *heap) importMapRefs(v *Value, x uint64, st []importItem) []importItem {
 }
 
 // copyMapStep copies entries of the map under copy it (a spawn's copy:
-// spawn_copy.go) until the step's budget is used, one ref value at a
-// time (its copy may push), and reports whether the map is done.
+// spawn_copy.go) until the step's budget is used, and reports whether the
+// map is done. As importMap and importTree do, it puts every key first
+// (with its value, or null for a ref value), then copies the ref values
+// in order, one at a time (a copy may push a ref array: it then returns,
+// and it is stale), so that the child's heap grows in the same order and
+// fails at the same object as an export and import would.
 func (e *Exec) copyMapStep(src *Exec, c *spawnCopy, it *copyItem, owed *int64) (bool, error) {
-	m := it.sm
+	m, h := it.sm, &e.heap
 	for *owed < copyStep {
 		pos, skipped := m.next(it.i - 1)
 		*owed += int64(skipped)
 		if pos < 0 {
-			return true, nil
+			if it.vals || m.val != TRef {
+				return true, nil
+			}
+			it.vals, it.i = true, 0
+			continue
 		}
 		it.i = pos + 1
 		en := m.entry(pos)
-		*owed += 2 * (mapEntryCopyCost + charge(int64(len(en.s))))
-		key := mapKey{k: en.k, s: en.s}
-		v := en.v
-		if m.val == TRef {
-			v = 0
+		if !it.vals {
+			*owed += 2 * (mapEntryCopyCost + charge(int64(len(en.s))))
+			if it.dm == nil || c.refused != nil {
+				continue
+			}
+			key, v := mapKey{k: en.k, s: en.s}, en.v
+			if m.val == TRef {
+				v = 0
+			}
+			if _, ok := h.mapPutAcct(it.dm, key, v); !ok {
+				n := it.dm.growth(len(key.s))
+				h.release(it.y)
+				c.refused = h.allocFail(n)
+				it.dm = nil
+			}
+			continue
 		}
-		var dpos int
-		dm := it.dm
+		dm, n := it.dm, it.n
+		it.n++
+		if en.v == 0 {
+			continue
+		}
+		x, err := e.copyObj(src, en.v, c, owed) // may push: it is stale
+		if err != nil {
+			return false, err
+		}
 		if dm != nil && c.refused == nil {
-			var ok bool
-			if dpos, ok = e.heap.mapPutAcct(dm, key, v); !ok {
-				c.refused = e.heap.allocFail(dm.growth(len(key.s)))
-				dm = nil
-			}
+			dm.entry(n).v = x
 		}
-		if m.val == TRef && en.v != 0 {
-			x, err := e.copyObj(src, en.v, c, owed) // may push: it is stale
-			if err != nil {
-				return false, err
-			}
-			if dm != nil {
-				dm.entry(dpos).v = x
-			}
-			return false, nil
-		}
+		return false, nil
 	}
 	return false, nil
 }
@@ -258,7 +271,7 @@ func (e *Exec) copyMapObj(o *object, c *spawnCopy, owed *int64) uint64 {
 		c.st = append(c.st, copyItem{sm: m})
 		return 0
 	}
-	c.st = append(c.st, copyItem{sm: m, dm: e.heap.at(y).x.(*hmap)})
+	c.st = append(c.st, copyItem{sm: m, dm: e.heap.at(y).x.(*hmap), y: y})
 	return y
 }
 

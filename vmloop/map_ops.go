@@ -10,11 +10,18 @@ import (
 // map.* intrinsic never becomes a Request (Family.InVM), so a map
 // operation costs what its work costs and no trip to the scheduler.
 //
-// Each costs, beside the INTR instruction's own reduction, one reduction
-// per index slot it looks at (probes: 1–2 with the seeded hash) and per
-// entry a put's incremental rehash moves (at most mapMigration.step, 2–4),
-// ⌈len/64⌉ for a string or bytes key's bytes, and for map.next one per
-// chunk of 256 free positions it skips; map.key_ref the key's bytes.
+// Each costs, beside the INTR instruction's own reduction, mapOpCost (the
+// lookup: 1–2 index slots with the seeded hash, on average), one per slot
+// of the old index a put's share of a rehash moves (mapMigration.step, at
+// most 4), ⌈len/64⌉ for a string or bytes key's bytes, and for map.next
+// one per chunk of 256 free positions it skips; map.key_ref the key's
+// bytes. The lookup's charge is flat, not the slots it looks at: where a
+// key lands depends on the map's random seed, and a task's reductions
+// must not (the Go and C loops run in lockstep: native's TestMapDiff);
+// the moves start and end at the same operation whatever the seed
+// (mapIndex.fill). The slots a lookup looks at are bounded
+// (TestMapPutIsBounded, TestMapFloodingIsLinear).
+const mapOpCost = 2
 
 // mapNewKinds gives the key kind and value type of each map.new_*.
 var mapNewKinds = map[IntrinsicID]struct {
@@ -143,7 +150,8 @@ func (e *Exec) refKey(x uint64) (mapKey, bool, bool) {
 func (e *Exec) mapOp(id IntrinsicID, ins Instr, r regs, left int64) (int64, opStatus) {
 	h := &e.heap
 	a := ins.A()
-	if nk, ok := mapNewKinds[id]; ok {
+	if id <= IntrMapNewBytesRef {
+		nk := mapNewKinds[id]
 		x := h.newMap(nk.key, nk.val)
 		if x == 0 {
 			e.x().trap = h.allocFail(objHeader + mapMinSlots*mapSlotBytes)
@@ -156,9 +164,9 @@ func (e *Exec) mapOp(id IntrinsicID, ins Instr, r regs, left int64) (int64, opSt
 	if m == nil || !e.mapFits(id, m) {
 		return left, opTrap
 	}
-	probes, acct := m.probes, m.acct
+	moved, acct := m.moved, m.acct
 	left, st := e.mapRun(id, m, ins, r, left)
-	left -= int64(m.probes - probes)
+	left -= mapOpCost + int64(m.moved-moved)
 	h.mapAcct(m, acct) // a put's growth (mapPutAcct checked it fits), a delete's key bytes, an old index freed
 	return left, st
 }

@@ -242,3 +242,46 @@ func TestMapHeapLimit(t *testing.T) {
 	require.Equal(t, vmloop.TrapHeapLimit, e.Trap().Code, "%v", e.Trap())
 	require.LessOrEqual(t, e.HeapBytes(), int64(1<<20))
 }
+
+// TestVerifyMapTypes: an operation that needs another key kind or value
+// type than the map.new_* that made its map on every path is refused at
+// load time with its source line; the matching forms, the ones that take
+// any map, and a map of unknown type (a parameter) are accepted.
+func TestVerifyMapTypes(t *testing.T) {
+	for _, c := range []struct {
+		op, err string
+	}{
+		{"intr _, map.iput_f64, m, 1, x", "intr map.iput_f64: r5 holds a map of i64 keys and i64 values on every path (made by map.new_*), not one of f64 values"},
+		{"intr v, map.sget_i64, m, s", "intr map.sget_i64: r5 holds a map of i64 keys and i64 values on every path (made by map.new_*), not one of string or bytes keys"},
+		{"intr x, map.val_f64, m, v", "not one of f64 values"},
+		{"intr v, map.shas, m, s", "not one of string or bytes keys"},
+		{"intr _, map.iput_i64, m, 1, v", ""},
+		{"intr v, map.val_i64, m, v", ""},
+		{"intr v, map.idel, m, v", ""},
+		{"intr v, map.len, m", ""},
+		{"intr _, map.iput_f64, p, 1, x", ""}, // a parameter: left to run time
+	} {
+		src := `.abi 1.6
+.func f(p:ref) -> i64
+  .local m:ref, v:i64, x:f64, s:ref
+  intr    m, map.new_i64_i64
+  const   v, 0
+  const   x, 1.5
+  const   s, "k"
+  jz      v, two
+two:
+  ` + c.op + `
+  ret     v
+.end
+`
+		p, err := jasm.Assemble("verify_map.jasm", []byte(src))
+		require.NoError(t, err)
+		err = vmloop.Verify(p, nil)
+		if c.err == "" {
+			require.NoError(t, err, c.op)
+			continue
+		}
+		require.ErrorContains(t, err, c.err, c.op)
+		require.ErrorContains(t, err, "verify_map.jasm:10: f@", c.op)
+	}
+}

@@ -78,6 +78,11 @@ func TestMapModel(t *testing.T) {
 							}
 						}
 					}
+					require.LessOrEqual(t, m.idx.used, m.idx.fill, "fill bounds the used slots")
+					require.LessOrEqual(t, m.idx.used*8, m.idx.slots()*7, "the old index never passes 7/8 during a move")
+					if m.mig != nil {
+						require.LessOrEqual(t, m.mig.to.used, m.mig.to.fill)
+					}
 					if op%5000 == 0 {
 						checkModel(t, m, model)
 					}

@@ -60,8 +60,14 @@ type copyItem struct {
 	src, dst []uint64
 	i        int
 	// sm is a map under copy instead (src and dst unused): dm its copy
-	// (nil: walked, not copied) and i the next entry position.
+	// (nil: walked, not copied), y dm's handle, i the next entry position
+	// of sm, and, once vals is set (its keys are all in dm), n the
+	// entries whose values are done (the nth live entry of sm is at
+	// position n of dm).
 	sm, dm *hmap
+	y      uint64
+	n      int
+	vals   bool
 }
 
 // BeginSpawn starts e as the child of src's pending spawn request, as

@@ -2,6 +2,7 @@ package vmloop
 
 import (
 	"fmt"
+	"hash/maphash"
 	"math/rand"
 	"testing"
 
@@ -71,10 +72,50 @@ func randomGraph(r *rand.Rand, h *heap, stale bool) uint64 {
 		}
 		objs = append(objs, x)
 	}
+	if len(objs) > 0 && r.Intn(3) == 0 {
+		if x := randomMap(r, h, pick); x != 0 {
+			if stale && r.Intn(40) == 0 {
+				h.release(x)
+			}
+			objs = append(objs, x)
+		}
+	}
 	if len(objs) == 0 {
 		return 0
 	}
 	return objs[len(objs)-1]
+}
+
+// randomMap makes a map of a random key kind and value type in h, with
+// some keys deleted (holes in its entries) and ref values from pick (maps
+// do not nest, so a map is only ever a root).
+func randomMap(r *rand.Rand, h *heap, pick func() uint64) uint64 {
+	key := []Kind{KindI64, KindString, KindBytes}[r.Intn(3)]
+	val := []Type{TI64, TF64, TRef}[r.Intn(3)]
+	x := h.newMap(key, val)
+	if x == 0 {
+		return 0
+	}
+	m := h.at(x).x.(*hmap)
+	for range r.Intn(40) {
+		k := mapKey{k: uint64(r.Intn(50))}
+		if key != KindI64 {
+			k = mapKey{s: fmt.Sprint("key", r.Intn(50))}
+		}
+		v := r.Uint64()
+		if val == TRef {
+			v = pick()
+		}
+		if _, ok := h.mapPutAcct(m, k, v); !ok {
+			break
+		}
+		if r.Intn(5) == 0 {
+			before := m.acct
+			m.del(k)
+			h.mapAcct(m, before)
+		}
+	}
+	return x
 }
 
 // spawnCopyParent starts main with graphs of seed in its heap (limit lim)
@@ -112,6 +153,9 @@ func spawnByValues(src *Exec, lim Limits) (*Exec, error) {
 // them made — the same objects in the same slots, the same handles in the
 // same registers — or fails with the same error.
 func TestSpawnCopyEqualsExportImport(t *testing.T) {
+	seed := maphash.MakeSeed() // the same for both parents' maps
+	mapSeed = func() maphash.Seed { return seed }
+	defer func() { mapSeed = maphash.MakeSeed }()
 	p := spawnCopyProg(t)
 	fails := 0
 	for seed := int64(0); seed < 5000; seed++ {

@@ -276,9 +276,11 @@ func (v *verifier) checkFunc(fi int) ([]Block, error) {
 	if err := v.flow(fi, v.regionLead, handlerAt); err != nil {
 		return nil, err
 	}
-	if v.usesTypedChan(fi) {
-		if err := v.checkChanElems(fi, v.regionLead, handlerAt); err != nil {
-			return nil, err
+	for _, rules := range []*elemRules{&chanRules, &mapRules} {
+		if v.usesTyped(fi, rules) {
+			if err := v.checkElems(fi, v.regionLead, handlerAt, rules); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return buildBlocks(f, v.blockLead), nil

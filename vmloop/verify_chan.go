@@ -1,5 +1,10 @@
 package vmloop
 
+import (
+	"fmt"
+	"math/bits"
+)
+
 // Channel element types in the verifier. chan.new_i64, chan.new_f64 and
 // chan.new_ref make a channel whose element type the intrinsic names; a
 // typed operation (chan.send_X, chan.recv_X, chan.try_send_X, and
@@ -66,22 +71,47 @@ func vcName(m uint8) string {
 	return "ref"
 }
 
-// usesTypedChan reports whether function fi names a typed channel
-// operation.
-func (v *verifier) usesTypedChan(fi int) bool {
+// elemRules is what the element-type pass checks: the channel element
+// types above, or the map types of verify_map.go. A register's set holds
+// one bit per type a new-intrinsic makes (newOf) and other (unknown);
+// an operation (opOf) accepts a set of types in its argument arg, and a
+// register that holds one known type outside it on every path is
+// refused with refuse's message.
+type elemRules struct {
+	newOf  func(id IntrinsicID) uint8
+	opOf   func(id IntrinsicID) (accept uint8, arg int)
+	other  uint8
+	refuse func(in *Intrinsic, reg string, have, accept uint8) string
+}
+
+var chanRules = elemRules{
+	newOf: vcOfNew,
+	opOf:  func(id IntrinsicID) (uint8, int) { return vcOfOp(id), vcArg(id) },
+	other: vcOther,
+	refuse: func(in *Intrinsic, reg string, have, want uint8) string {
+		return fmt.Sprintf("intr %s: %s holds a channel of %s elements (made by chan.new_%s) on every path, not of %s; use %s_%s, or a channel of %s",
+			in.Name, reg, vcName(have), vcName(have), vcName(want), chanVerb(in.ID), vcName(have), vcName(want))
+	},
+}
+
+// usesTyped reports whether function fi names an operation of rules.
+func (v *verifier) usesTyped(fi int, rules *elemRules) bool {
 	for _, ins := range v.p.Funcs[fi].Code {
 		if ins.Op() == INTR {
-			if in := v.imports[ins.D()]; in.ID < HostIntrinsicBase && vcOfOp(in.ID) != 0 {
-				return true
+			if in := v.imports[ins.D()]; in.ID < HostIntrinsicBase {
+				if acc, _ := rules.opOf(in.ID); acc != 0 {
+					return true
+				}
 			}
 		}
 	}
 	return false
 }
 
-// checkChanElems runs the element-type pass over function fi (see above),
-// over the same regions as the flow typing.
-func (v *verifier) checkChanElems(fi int, lead vfBits, handlerAt []int32) error {
+// checkElems runs the element-type pass of rules over function fi (see
+// above), over the same regions as the flow typing.
+func (v *verifier) checkElems(fi int, lead vfBits, handlerAt []int32, rules *elemRules) error {
+	vcOther := rules.other
 	f := &v.p.Funcs[fi]
 	n := len(f.Code)
 	nregs := max(f.NRegs, 1)
@@ -157,15 +187,15 @@ func (v *verifier) checkChanElems(fi int, lead vfBits, handlerAt []int32) error 
 			case INTR:
 				in := v.imports[ins.D()]
 				if in.ID < HostIntrinsicBase {
-					if want, r := vcOfOp(in.ID), a+vcArg(in.ID); want != 0 && r < nregs && st[r] != want && (st[r] == vcI64 || st[r] == vcF64 || st[r] == vcRef) {
-						return v.funcErr(fi, pc, "intr %s: %s holds a channel of %s elements (made by chan.new_%s) on every path, not of %s; use %s_%s, or a channel of %s",
-							in.Name, vfRegName(f, uint8(r)), vcName(st[r]), vcName(st[r]), vcName(want), chanVerb(in.ID), vcName(st[r]), vcName(want))
+					want, arg := rules.opOf(in.ID)
+					if r := a + arg; want != 0 && r < nregs && st[r] != vcOther && bits.OnesCount8(st[r]) == 1 && st[r]&want == 0 {
+						return v.funcErr(fi, pc, "%s", rules.refuse(in, vfRegName(f, uint8(r)), st[r], want))
 					}
 				}
 				if in.Result != TVoid && a < nregs {
 					st[a] = vcOther
 					if in.ID < HostIntrinsicBase {
-						if m := vcOfNew(in.ID); m != 0 {
+						if m := rules.newOf(in.ID); m != 0 {
 							st[a] = m
 						}
 					}
