@@ -450,3 +450,37 @@ func TestKVDrain(t *testing.T) {
 		})
 	})
 }
+
+// TestKVStoreFull: past STORE_BYTES (here 1,000) a PUT is refused with
+// 507 and stores nothing; a DELETE gives the room back, and a PUT that
+// replaces a value is counted by the difference.
+func TestKVStoreFull(t *testing.T) {
+	testkit.Pollers(t, func(t *testing.T) {
+		s := startKV(t, 1, "1000", "2000", "1000")
+		cl := kvDial(t, s.addr)
+		v := make([]byte, 400) // 400 + 1-byte key + 64 per entry
+		for _, k := range []string{"a", "b"} {
+			resp, err := cl.do("PUT", k, v)
+			require.NoError(t, err)
+			require.Equal(t, 204, resp.code, k)
+		}
+		resp, err := cl.do("PUT", "c", v)
+		require.NoError(t, err)
+		require.Equal(t, 507, resp.code, "930 + 465 bytes do not fit in 1,000")
+		resp, err = cl.do("GET", "c", nil)
+		require.NoError(t, err)
+		require.Equal(t, 404, resp.code)
+		resp, err = cl.do("PUT", "a", make([]byte, 450)) // replaces: 50 more
+		require.NoError(t, err)
+		require.Equal(t, 204, resp.code)
+		resp, err = cl.do("DELETE", "b", nil)
+		require.NoError(t, err)
+		require.Equal(t, 204, resp.code)
+		resp, err = cl.do("PUT", "c", v)
+		require.NoError(t, err)
+		require.Equal(t, 204, resp.code, "room again after the DELETE")
+		resp, err = cl.do("GET", "a", nil)
+		require.NoError(t, err)
+		require.Len(t, resp.body, 450)
+	})
+}
