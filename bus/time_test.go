@@ -387,7 +387,16 @@ func TestTimerLimit(t *testing.T) {
 		require.NoError(t, err)
 		tasks = append(tasks, task)
 	}
-	for m.Engine().PendingTimers() < 3 {
+	// A sleeper arms its timer before it is parked: wait for both.
+	parked := func() bool {
+		for _, task := range tasks {
+			if task.State() != sched.Waiting {
+				return false
+			}
+		}
+		return m.Engine().PendingTimers() == 3
+	}
+	for !parked() {
 		time.Sleep(time.Millisecond)
 	}
 	o := testkit.SpawnAwait(t, m, p, "sleep", ms(1))

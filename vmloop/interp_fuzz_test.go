@@ -189,7 +189,7 @@ func fzRun(t testing.TB, p *Program, rng *rand.Rand) Signal {
 // TestRandomPrograms runs a few thousand random verified programs.
 func TestRandomPrograms(t *testing.T) {
 	n := 3000
-	if testing.Short() {
+	if testing.Short() || raceEnabled { // unit runs the full count
 		n = 300
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
