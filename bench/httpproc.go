@@ -12,9 +12,10 @@ import (
 // HTTPProcMain is the body of the hidden command `jade httpproc`, the
 // child processes of `jade perf`'s http and http_mixed scenarios:
 //
-//	httpproc serve -impl jade|nethttp|raw [-workers N] [-procs N]
-//	    serves the routes of examples/http.jasm on a free loopback port,
-//	    prints its address and serves until stdin ends;
+//	httpproc serve -impl jade|nethttp|raw|jade-kv|nethttp-kv [-workers N] [-procs N]
+//	    serves the routes of examples/http.jasm (or, for the -kv ones, the
+//	    store of examples/kv.jasm) on a free loopback port, prints its
+//	    address and serves until stdin ends;
 //	httpproc mixed -addr HOST:PORT [-rate R] [-heavy K] [-ms N] [-warmup D] [-duration D]
 //	    runs RunHTTPMixed against the server and prints its result as JSON.
 func HTTPProcMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -27,7 +28,7 @@ func HTTPProcMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 func httpServe(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("httpproc serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	impl := fs.String("impl", "jade", "server: jade (examples/http.jasm), nethttp (Go's net/http) or raw (a goroutine per net.Conn)")
+	impl := fs.String("impl", "jade", "server: jade (examples/http.jasm), nethttp (Go's net/http), raw (a goroutine per net.Conn), jade-kv (examples/kv.jasm) or nethttp-kv (its store on net/http)")
 	workers := fs.Int("workers", 1, "Jade worker threads")
 	procs := fs.Int("procs", 0, "GOMAXPROCS of a Go server (0: leave it)")
 	if err := fs.Parse(args); err != nil {
@@ -38,17 +39,22 @@ func httpServe(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	switch *impl {
 	case "jade":
 		s, err = StartJadeHTTP(*workers)
-	case "nethttp", "raw":
+	case "jade-kv":
+		s, err = StartJadeKV(*workers)
+	case "nethttp", "raw", "nethttp-kv":
 		if *procs > 0 {
 			runtime.GOMAXPROCS(*procs)
 		}
-		if *impl == "raw" {
+		switch *impl {
+		case "raw":
 			s, err = StartRawHTTP()
-		} else {
+		case "nethttp-kv":
+			s, err = StartGoKV()
+		default:
 			s, err = StartGoHTTP()
 		}
 	default:
-		fmt.Fprintf(stderr, "httpproc serve: -impl %q: jade, nethttp or raw\n", *impl)
+		fmt.Fprintf(stderr, "httpproc serve: -impl %q: jade, nethttp, raw, jade-kv or nethttp-kv\n", *impl)
 		return errUsage
 	}
 	return serveChild("httpproc", s, err, stdin, stdout)

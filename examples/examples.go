@@ -31,3 +31,9 @@ var Fib []byte
 //
 //go:embed fanout.jasm
 var Fanout []byte
+
+// KV is examples/kv.jasm: a key-value store over HTTP/1.1 (GET, PUT and
+// DELETE of /k/KEY) on std/http, its data in a map owned by one task.
+//
+//go:embed kv.jasm
+var KV []byte

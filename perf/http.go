@@ -225,9 +225,11 @@ type wrkRun struct {
 }
 
 // runWrk runs wrk -t1 -cN against addr's / for d, pinned to cpu when set,
-// and reads the server's (process pid) CPU time around it.
-func runWrk(addr string, pid int, cpu string, conns int, d time.Duration) (wrkRun, error) {
-	argv := []string{"wrk", "-t1", "-c" + strconv.Itoa(conns), "-d" + strconv.Itoa(int(d.Seconds())) + "s", "--latency", "http://" + addr + "/"}
+// and reads the server's (process pid) CPU time around it; extra goes
+// before the URL (a Lua script: -s FILE).
+func runWrk(addr string, pid int, cpu string, conns int, d time.Duration, extra ...string) (wrkRun, error) {
+	argv := []string{"wrk", "-t1", "-c" + strconv.Itoa(conns), "-d" + strconv.Itoa(int(d.Seconds())) + "s", "--latency"}
+	argv = append(append(argv, extra...), "http://"+addr+"/")
 	if cpu != "" {
 		argv = append([]string{"taskset", "-c", cpu}, argv...)
 	}

@@ -31,6 +31,7 @@ func Scenarios() []Scenario {
 		{Name: "echo_proc", Run: echoProc},
 		{Name: "http", Run: httpWrk},
 		{Name: "http_mixed", Run: httpMixed},
+		{Name: "kv", Run: kvWrk},
 		{Name: "resp_ping", Run: respPing, Absent: respAbsent()},
 	}
 }
