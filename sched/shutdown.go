@@ -117,6 +117,9 @@ func (c *Control) Shutdown(ctx context.Context) []TaskReport {
 		// stuck, so it is not reported.
 		stuck = slices.DeleteFunc(s.Tasks(), func(r TaskReport) bool { return r.State == Completed })
 	}
+	// No task is left to receive a descriptor still in transit (a message
+	// never received): close it while the backends still run.
+	s.closeTransit()
 	// Stop the workers; a worker stuck inside a task is abandoned.
 	s.mu.Lock()
 	started := s.started
