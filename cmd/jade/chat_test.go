@@ -1,0 +1,297 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jadevm/jade/internal/feature"
+	"github.com/jadevm/jade/internal/testkit"
+)
+
+const (
+	chatClients = 200 // with the slow one
+	chatLines   = 5   // lines each reading client sends
+	chatOutCap  = 128 // the outbound channels' capacity (OUTCAP)
+	chatMidLine = 10  // clients that disconnect mid-line
+	chatBatch   = 20  // flood lines the test sends before it waits for them
+	floodLen    = 1024
+	chatBye     = "* the server is shutting down"
+	chatSlowCut = " was disconnected: it did not read"
+)
+
+// TestChatRoom drives examples/chat.jasm on both backends at 1, 2 and 4
+// workers: 199 reading clients each send lines that every other one
+// receives, in order, exactly once; a client that never reads (a small
+// receive buffer) is disconnected once its outbound channel is full while
+// the others keep going and are told; clients that disconnect mid-line
+// (a close, a reset) leave nothing behind; at SIGTERM every client gets
+// the last line and then FIN, and jade exits 0.
+func TestChatRoom(t *testing.T) {
+	feature.Signals(t)
+	bin := jadeBinary(t)
+	testkit.Pollers(t, func(t *testing.T) {
+		testkit.Workers(t, []int{1, 2, 4}, func(t *testing.T, workers int) {
+			chatRoom(t, bin, workers)
+		})
+	})
+}
+
+// chatClient is one reading client: its lines as they come.
+type chatClient struct {
+	c    net.Conn
+	id   string
+	mu   sync.Mutex
+	got  []string // guarded by mu
+	end  error    // how the stream ended (io.EOF: FIN); guarded by mu
+	done chan struct{}
+}
+
+func (c *chatClient) read(r *bufio.Reader) {
+	defer close(c.done)
+	for {
+		s, err := r.ReadString('\n')
+		if err != nil {
+			c.mu.Lock()
+			c.end = err
+			if s != "" {
+				c.end = fmt.Errorf("a partial line %q before %w", s, err)
+			}
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Lock()
+		c.got = append(c.got, strings.TrimSuffix(s, "\n"))
+		c.mu.Unlock()
+	}
+}
+
+// count returns how many of c's lines satisfy f.
+func (c *chatClient) count(f func(string) bool) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, s := range c.got {
+		if f(s) {
+			n++
+		}
+	}
+	return n
+}
+
+func startChat(t *testing.T, bin string, workers int) (*exec.Cmd, string, *bytes.Buffer) {
+	t.Helper()
+	addr := testkit.FreeAddr(t)
+	cmd := exec.Command(bin, "run", "--workers", strconv.Itoa(workers), "--drain-timeout", "10s",
+		filepath.Join("..", "..", "examples", "chat.jasm"), addr, strconv.Itoa(chatOutCap))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill() })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return cmd, addr, &stderr
+		}
+		require.True(t, time.Now().Before(deadline), "jade does not accept on %s: %v (stderr %s)", addr, err, &stderr)
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// join connects a client and reads its welcome.
+func join(t *testing.T, addr string) (net.Conn, *bufio.Reader, string) {
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, c.SetDeadline(time.Now().Add(60*time.Second)))
+	r := bufio.NewReader(c)
+	w, err := r.ReadString('\n')
+	require.NoError(t, err)
+	id, ok := strings.CutPrefix(w, "* welcome, you are ")
+	require.True(t, ok, "welcome %q", w)
+	id, _, _ = strings.Cut(id, ";")
+	return c, r, id
+}
+
+// waitAll waits until every client satisfies f (a few seconds at most
+// on a quiet machine; the bound is for a hang).
+func waitAll(t *testing.T, cs []*chatClient, what string, f func(c *chatClient) bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, c := range cs {
+		for !f(c) {
+			if time.Now().After(deadline) {
+				c.mu.Lock()
+				defer c.mu.Unlock()
+				last := c.got[max(0, len(c.got)-3):]
+				for i, s := range last {
+					last[i] = s[:min(len(s), 60)]
+				}
+				t.Fatalf("client %s: %s: %d lines, the last %q, end %v", c.id, what, len(c.got), last, c.end)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+}
+
+func chatRoom(t *testing.T, bin string, workers int) {
+	cmd, addr, stderr := startChat(t, bin, workers)
+	cs := make([]*chatClient, chatClients-1)
+	for i := range cs {
+		c, r, id := join(t, addr)
+		cs[i] = &chatClient{c: c, id: id, done: make(chan struct{})}
+		go cs[i].read(r)
+	}
+	defer func() {
+		for _, c := range cs {
+			c.c.Close()
+		}
+	}()
+
+	// The slow client: a small receive buffer, and it never reads. Its
+	// line shows it is a member.
+	d := net.Dialer{Timeout: 10 * time.Second, Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) {
+			// A small window and segment: the server's send buffer,
+			// sized from the segment (loopback's is 64 KiB), stays small.
+			serr = errors.Join(syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096),
+				syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_MAXSEG, 536))
+		})
+		return errors.Join(err, serr)
+	}}
+	slow, err := d.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer slow.Close()
+	_, err = slow.Write([]byte("slow here\n"))
+	require.NoError(t, err)
+	waitAll(t, cs, "the slow client's line", func(c *chatClient) bool {
+		return c.count(func(s string) bool { return strings.HasSuffix(s, ": slow here") }) == 1
+	})
+
+	// Clients that disconnect mid-line: a close, or a reset.
+	for i := range chatMidLine {
+		c, _, _ := join(t, addr)
+		_, err := c.Write([]byte("partial line, never ended"))
+		require.NoError(t, err)
+		if i%2 == 1 {
+			require.NoError(t, c.(*net.TCPConn).SetLinger(0))
+		}
+		c.Close()
+	}
+
+	// Every reading client sends its lines at once.
+	var wg sync.WaitGroup
+	errs := make(chan error, len(cs))
+	for i, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var b strings.Builder
+			for k := range chatLines {
+				fmt.Fprintf(&b, "c%d m%d\n", i, k)
+			}
+			_, err := c.c.Write([]byte(b.String()))
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+
+	// Client 0 floods in batches until the slow client is cut off; each
+	// batch is waited for by every other client, so that only the slow
+	// one falls behind.
+	flood := strings.Repeat("x", floodLen)
+	isFlood := func(s string) bool { return strings.HasSuffix(s, flood) }
+	isCut := func(s string) bool { return strings.HasSuffix(s, chatSlowCut) }
+	sent := 0
+	for cs[1].count(isCut) == 0 {
+		require.Less(t, sent, 20000, "the slow client was not disconnected")
+		var b strings.Builder
+		for k := range chatBatch {
+			fmt.Fprintf(&b, "f%d %s\n", sent+k, flood)
+		}
+		_, err := cs[0].c.Write([]byte(b.String()))
+		require.NoError(t, err)
+		sent += chatBatch
+		waitAll(t, cs[1:], "the flood", func(c *chatClient) bool { return c.count(isFlood) >= sent })
+	}
+	waitAll(t, cs, "the notice of the slow client's disconnection", func(c *chatClient) bool { return c.count(isCut) == 1 })
+	waitAll(t, cs, "every line", func(c *chatClient) bool {
+		return c.count(func(s string) bool { return strings.Contains(s, ": c") }) == (len(cs)-1)*chatLines
+	})
+
+	// The slow client's connection was closed: it reads what was
+	// buffered, then the end (FIN or a reset), not a timeout.
+	require.NoError(t, slow.SetReadDeadline(time.Now().Add(30*time.Second)))
+	_, err = io.Copy(io.Discard, slow)
+	var ne net.Error
+	require.False(t, errors.As(err, &ne) && ne.Timeout(), "the slow client is still connected: %v", err)
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	for _, c := range cs {
+		select {
+		case <-c.done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("client %s: no end of stream after SIGTERM", c.id)
+		}
+	}
+	require.Equal(t, exitSuccess, waitExit(t, cmd, 30*time.Second), "stderr: %s", stderr)
+
+	for i, c := range cs {
+		c.mu.Lock()
+		got, end := c.got, c.end
+		c.mu.Unlock()
+		require.ErrorIs(t, end, io.EOF, "client %s: the stream ended with FIN", c.id)
+		require.Equal(t, chatBye, got[len(got)-1], "client %s: the last line", c.id)
+		next := make([]int, len(cs)) // the next line expected from each sender
+		floods := 0
+		for _, s := range got[:len(got)-1] {
+			_, text, _ := strings.Cut(s, ": ")
+			require.NotContains(t, s, "partial", "client %s", c.id)
+			var from, k int
+			switch {
+			case isFlood(s):
+				require.NotZero(t, i, "client 0 got its own flood")
+				_, err := fmt.Sscanf(text, "f%d ", &k)
+				require.NoError(t, err)
+				require.Equal(t, floods, k, "client %s: flood lines in order", c.id)
+				floods++
+			case strings.HasPrefix(text, "c"):
+				_, err := fmt.Sscanf(text, "c%d m%d", &from, &k)
+				require.NoError(t, err, "line %q", s)
+				require.NotEqual(t, i, from, "client %s got its own line", c.id)
+				require.Equal(t, next[from], k, "client %s: lines of client %d in order", c.id, from)
+				next[from]++
+			}
+		}
+		for from, n := range next {
+			if from != i {
+				require.Equal(t, chatLines, n, "client %s: the lines of client %d", c.id, from)
+			}
+		}
+		if i != 0 {
+			require.Equal(t, sent, floods, "client %s: the flood", c.id)
+		}
+	}
+	t.Logf("workers=%d: the slow client was cut off after %d flood lines of %d bytes", workers, sent, floodLen+8)
+}
