@@ -29,7 +29,7 @@ const (
 	chatLines   = 5   // lines each reading client sends
 	chatOutCap  = 128 // the outbound channels' capacity (OUTCAP)
 	chatMidLine = 10  // clients that disconnect mid-line
-	chatBatch   = 20  // flood lines the test sends before it waits for them
+	chatBatch   = 60  // flood lines the test sends before it waits for them
 	floodLen    = 1024
 	chatBye     = "* the server is shutting down"
 	chatSlowCut = " was disconnected: it did not read"
@@ -59,7 +59,30 @@ type chatClient struct {
 	mu   sync.Mutex
 	got  []string // guarded by mu
 	end  error    // how the stream ended (io.EOF: FIN); guarded by mu
-	done chan struct{}
+	// kinds counts the lines got of each kind (lineKind); guarded by mu.
+	kinds [4]int
+	done  chan struct{}
+}
+
+// Kinds of lines.
+const (
+	kindOther = iota
+	kindLine  // a reading client's line
+	kindFlood // a flood line
+	kindCut   // the notice of the slow client's disconnection
+)
+
+func lineKind(s string) int {
+	_, text, _ := strings.Cut(s, ": ")
+	switch {
+	case strings.HasSuffix(s, chatSlowCut):
+		return kindCut
+	case strings.HasPrefix(text, "f"):
+		return kindFlood
+	case strings.HasPrefix(text, "c"):
+		return kindLine
+	}
+	return kindOther
 }
 
 func (c *chatClient) read(r *bufio.Reader) {
@@ -67,6 +90,7 @@ func (c *chatClient) read(r *bufio.Reader) {
 	for {
 		s, err := r.ReadString('\n')
 		if err != nil {
+			c.c.Close() // as a client does at the server's end of stream
 			c.mu.Lock()
 			c.end = err
 			if s != "" {
@@ -75,8 +99,11 @@ func (c *chatClient) read(r *bufio.Reader) {
 			c.mu.Unlock()
 			return
 		}
+		s = strings.TrimSuffix(s, "\n")
+		k := lineKind(s)
 		c.mu.Lock()
-		c.got = append(c.got, strings.TrimSuffix(s, "\n"))
+		c.got = append(c.got, s)
+		c.kinds[k]++
 		c.mu.Unlock()
 	}
 }
@@ -92,6 +119,28 @@ func (c *chatClient) count(f func(string) bool) int {
 		}
 	}
 	return n
+}
+
+// parseLine parses "c<from> m<k>".
+func parseLine(text string) (from, k int, err error) {
+	a, b, ok := strings.Cut(strings.TrimPrefix(text, "c"), " m")
+	if !ok {
+		return 0, 0, fmt.Errorf("line %q", text)
+	}
+	if from, err = strconv.Atoi(a); err == nil {
+		k, err = strconv.Atoi(b)
+	}
+	if err == nil && (from < 0 || from >= chatClients-1) {
+		err = fmt.Errorf("line %q: no client %d", text, from)
+	}
+	return from, k, err
+}
+
+// kind returns how many of c's lines are of kind k.
+func (c *chatClient) kind(k int) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.kinds[k]
 }
 
 func startChat(t *testing.T, bin string, workers int) (*exec.Cmd, string, *bytes.Buffer) {
@@ -151,7 +200,10 @@ func waitAll(t *testing.T, cs []*chatClient, what string, f func(c *chatClient) 
 }
 
 func chatRoom(t *testing.T, bin string, workers int) {
+	t0 := time.Now()
+	lap := func(what string) { t.Logf("%v: %s", time.Since(t0).Round(time.Millisecond), what) }
 	cmd, addr, stderr := startChat(t, bin, workers)
+	lap("started")
 	cs := make([]*chatClient, chatClients-1)
 	for i := range cs {
 		c, r, id := join(t, addr)
@@ -164,6 +216,7 @@ func chatRoom(t *testing.T, bin string, workers int) {
 		}
 	}()
 
+	lap("joined")
 	// The slow client: a small receive buffer, and it never reads. Its
 	// line shows it is a member.
 	d := net.Dialer{Timeout: 10 * time.Second, Control: func(_, _ string, rc syscall.RawConn) error {
@@ -185,6 +238,7 @@ func chatRoom(t *testing.T, bin string, workers int) {
 		return c.count(func(s string) bool { return strings.HasSuffix(s, ": slow here") }) == 1
 	})
 
+	lap("slow joined")
 	// Clients that disconnect mid-line: a close, or a reset.
 	for i := range chatMidLine {
 		c, _, _ := join(t, addr)
@@ -217,14 +271,13 @@ func chatRoom(t *testing.T, bin string, workers int) {
 		require.NoError(t, err)
 	}
 
+	lap("sent")
 	// Client 0 floods in batches until the slow client is cut off; each
 	// batch is waited for by every other client, so that only the slow
 	// one falls behind.
 	flood := strings.Repeat("x", floodLen)
-	isFlood := func(s string) bool { return strings.HasSuffix(s, flood) }
-	isCut := func(s string) bool { return strings.HasSuffix(s, chatSlowCut) }
 	sent := 0
-	for cs[1].count(isCut) == 0 {
+	for cs[1].kind(kindCut) == 0 {
 		require.Less(t, sent, 20000, "the slow client was not disconnected")
 		var b strings.Builder
 		for k := range chatBatch {
@@ -233,13 +286,12 @@ func chatRoom(t *testing.T, bin string, workers int) {
 		_, err := cs[0].c.Write([]byte(b.String()))
 		require.NoError(t, err)
 		sent += chatBatch
-		waitAll(t, cs[1:], "the flood", func(c *chatClient) bool { return c.count(isFlood) >= sent })
+		waitAll(t, cs[1:], "the flood", func(c *chatClient) bool { return c.kind(kindFlood) >= sent })
 	}
-	waitAll(t, cs, "the notice of the slow client's disconnection", func(c *chatClient) bool { return c.count(isCut) == 1 })
-	waitAll(t, cs, "every line", func(c *chatClient) bool {
-		return c.count(func(s string) bool { return strings.Contains(s, ": c") }) == (len(cs)-1)*chatLines
-	})
+	waitAll(t, cs, "the notice of the slow client's disconnection", func(c *chatClient) bool { return c.kind(kindCut) == 1 })
+	waitAll(t, cs, "every line", func(c *chatClient) bool { return c.kind(kindLine) == (len(cs)-1)*chatLines })
 
+	lap("flooded")
 	// The slow client's connection was closed: it reads what was
 	// buffered, then the end (FIN or a reset), not a timeout.
 	require.NoError(t, slow.SetReadDeadline(time.Now().Add(30*time.Second)))
@@ -256,6 +308,7 @@ func chatRoom(t *testing.T, bin string, workers int) {
 		}
 	}
 	require.Equal(t, exitSuccess, waitExit(t, cmd, 30*time.Second), "stderr: %s", stderr)
+	lap("drained")
 
 	for i, c := range cs {
 		c.mu.Lock()
@@ -267,31 +320,33 @@ func chatRoom(t *testing.T, bin string, workers int) {
 		floods := 0
 		for _, s := range got[:len(got)-1] {
 			_, text, _ := strings.Cut(s, ": ")
-			require.NotContains(t, s, "partial", "client %s", c.id)
-			var from, k int
-			switch {
-			case isFlood(s):
-				require.NotZero(t, i, "client 0 got its own flood")
-				_, err := fmt.Sscanf(text, "f%d ", &k)
-				require.NoError(t, err)
-				require.Equal(t, floods, k, "client %s: flood lines in order", c.id)
+			if strings.Contains(s, "partial") {
+				t.Fatalf("client %s got a partial line: %q", c.id, s)
+			}
+			switch lineKind(s) {
+			case kindFlood:
+				k, err := strconv.Atoi(strings.TrimPrefix(text[:strings.IndexByte(text, ' ')], "f"))
+				if i == 0 || err != nil || k != floods {
+					t.Fatalf("client %s (index %d): flood line %d is %.20q", c.id, i, floods, text)
+				}
 				floods++
-			case strings.HasPrefix(text, "c"):
-				_, err := fmt.Sscanf(text, "c%d m%d", &from, &k)
-				require.NoError(t, err, "line %q", s)
-				require.NotEqual(t, i, from, "client %s got its own line", c.id)
-				require.Equal(t, next[from], k, "client %s: lines of client %d in order", c.id, from)
+			case kindLine:
+				from, k, err := parseLine(text)
+				if err != nil || from == i || k != next[from] {
+					t.Fatalf("client %s (index %d): line %q out of place (want line %d of its sender): %v", c.id, i, text, next[from], err)
+				}
 				next[from]++
 			}
 		}
 		for from, n := range next {
-			if from != i {
-				require.Equal(t, chatLines, n, "client %s: the lines of client %d", c.id, from)
+			if from != i && n != chatLines {
+				t.Fatalf("client %s: %d lines of client %d, want %d", c.id, n, from, chatLines)
 			}
 		}
-		if i != 0 {
-			require.Equal(t, sent, floods, "client %s: the flood", c.id)
+		if i != 0 && floods != sent {
+			t.Fatalf("client %s: %d flood lines, want %d", c.id, floods, sent)
 		}
 	}
+	lap("checked")
 	t.Logf("workers=%d: the slow client was cut off after %d flood lines of %d bytes", workers, sent, floodLen+8)
 }
