@@ -54,11 +54,11 @@ func TestChatRoom(t *testing.T) {
 
 // chatClient is one reading client: its lines as they come.
 type chatClient struct {
-	c    net.Conn
-	id   string
-	mu   sync.Mutex
-	got  []string // guarded by mu
-	end  error    // how the stream ended (io.EOF: FIN); guarded by mu
+	c   net.Conn
+	id  string
+	mu  sync.Mutex
+	got []string // guarded by mu
+	end error    // how the stream ended (io.EOF: FIN); guarded by mu
 	// kinds counts the lines got of each kind (lineKind); guarded by mu.
 	kinds [4]int
 	done  chan struct{}
