@@ -126,6 +126,61 @@ h1:
   ret   out
 .end
 
+; viasel accepts one connection and offers it in a select's send case;
+; replacing the case's value gives it back (the write works), and a wait
+; then sends it on ch to selreader, which takes it through a select of
+; its own and writes on it. Returns the first write's count and the error
+; of a write on the stale copy.
+.func viasel(l:ref, ch:ref) -> ref
+  .local c:ref, s:ref, v:ref, buf:ref, out:ref, m:ref, e:ref, r:ref
+  .local k:i64, n:i64, zero:i64
+  const zero, 0
+  intr  c, net.accept, l
+  intr  s, sel.new
+  intr  k, sel.send_ref, s, ch, c
+  const v, "not the connection"
+  intr  _, sel.set_ref, s, k, v   ; c was not sent: it is this task's again
+  const buf, "mine"
+  stob  buf, buf
+  const n, 4
+  intr  n, net.write, c, buf, zero, n
+  itos  out, n
+  intr  _, sel.set_ref, s, k, c
+  const n, -1
+  intr  k, sel.wait, s, n         ; ch has room: sent
+  spawn r, selreader, ch
+  joini n, r
+  const m, "|"
+  sconcat out, out, m
+  .try  b0, x0, h0, e
+b0:
+  const n, 4
+  intr  n, net.write, c, buf, zero, n
+x0:
+  ret   out
+h0:
+  errmsg m, e
+  sconcat out, out, m
+  ret   out
+.end
+
+.func selreader(ch:ref) -> i64
+  .local s:ref, c:ref, buf:ref
+  .local k:i64, n:i64, zero:i64
+  intr  s, sel.new
+  intr  k, sel.recv, s, ch
+  const n, -1
+  intr  k, sel.wait, s, n
+  intr  c, sel.value_ref, s
+  const buf, "sel!"
+  stob  buf, buf
+  const zero, 0
+  const n, 4
+  intr  n, net.write, c, buf, zero, n
+  intr  _, net.close, c
+  ret   n
+.end
+
 .func hold(c:ref) -> i64
   .local n:i64
   intr  _, net.close, c
@@ -188,6 +243,7 @@ func TestChanMovesIOHandle(t *testing.T) {
   intr  l, net.listen, addr
   jeqi  fn, 1, f1
   jeqi  fn, 2, f2
+  jeqi  fn, 3, f3
   spawn t, moved, l, ch
   joinr out, t
   intr  _, net.close, l
@@ -200,6 +256,11 @@ f1:
   ret   out
 f2:
   spawn t, unsent, l
+  joinr out, t
+  intr  _, net.close, l
+  ret   out
+f3:
+  spawn t, viasel, l, ch
   joinr out, t
   intr  _, net.close, l
   ret   out
@@ -297,6 +358,22 @@ f2:
 			_, err := io.ReadFull(c, buf[:])
 			require.NoError(t, err)
 			require.Equal(t, "mine", string(buf[:]))
+			require.True(t, peerEOF(t, c, 10*time.Second))
+		})
+
+		t.Run("through selects", func(t *testing.T) {
+			addr := testkit.FreeAddr(t)
+			tk := testkit.Spawn(t, m, p, "listen", vmloop.Str(addr), vmloop.I64(3), newChan(1))
+			c := dialEventually(t, addr)
+			defer c.Close()
+			o := testkit.Await(t, tk)
+			require.Equal(t, sched.Success, o.Kind, "%v", o)
+			require.Regexp(t, `^4\|net\.write: conn\(fd \d+\) belongs to task \d+, to which it was passed \(and which has closed it\); only its owner may use it$`, o.Value.String())
+			var buf [8]byte
+			require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+			_, err := io.ReadFull(c, buf[:])
+			require.NoError(t, err)
+			require.Equal(t, "minesel!", string(buf[:]))
 			require.True(t, peerEOF(t, c, 10*time.Second))
 		})
 
