@@ -148,10 +148,16 @@ func startChat(t *testing.T, bin string, workers int) (*exec.Cmd, string, *bytes
 	addr := testkit.FreeAddr(t)
 	cmd := exec.Command(bin, "run", "--workers", strconv.Itoa(workers), "--drain-timeout", "10s",
 		filepath.Join("..", "..", "examples", "chat.jasm"), addr, strconv.Itoa(chatOutCap))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { cmd.Process.Kill() })
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		if t.Failed() {
+			cmd.Wait()
+			t.Logf("jade's stdout: %.2000s\nstderr: %.2000s", &stdout, &stderr)
+		}
+	})
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c, err := net.Dial("tcp", addr)
