@@ -53,7 +53,7 @@ unit-native:
 # Tests that choose their own worker counts, or whose jade child's drain
 # shape does not depend on them, gain nothing from JADE_WORKERS: unit runs
 # them once.
-WORKERS_SKIP := TestMemoryShapesStayUnder2GiB|TestMemoryShapesStayWithinTheirBudget|TestStalledWorkersTimersFireElsewhere|TestChanExactlyOnce|TestSelectExactlyOnce|TestSIGTERMServesTheAcceptQueue|TestSIGTERMBusyKeepAlive|TestSIGTERMIdleAndBusyKeepAlive|TestLoadCraftedBinaries
+WORKERS_SKIP := TestMemoryShapesStayUnder2GiB|TestMemoryShapesStayWithinTheirBudget|TestStalledWorkersTimersFireElsewhere|TestChanExactlyOnce|TestSelectExactlyOnce|TestSIGTERMServesTheAcceptQueue|TestSIGTERMBusyKeepAlive|TestSIGTERMIdleAndBusyKeepAlive|TestLoadCraftedBinaries|TestChatRoom
 workers:
 	@for n in 2 4 8; do echo "workers: JADE_WORKERS=$$n"; \
 	  JADE_WORKERS=$$n $(GO) test -count=1 -skip '$(WORKERS_SKIP)' . ./bus/... ./cmd/jade/... ./cmd/resp-go/... ./debugsrv/... || exit 1; \

@@ -110,9 +110,6 @@ func (b *Bus) messageArg(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, el
 			}
 			return nil, trap(ex, err), false
 		}
-		if h := ioHandleIn(v); h != nil {
-			return nil, raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: %s cannot travel in a message (a socket or file handle passes only as a spawn argument)", req.Intr.Name, h))), false
-		}
 	}
 	mem := ex.Memory()
 	m, n, ok := chans.NewMsg(v, mem)
@@ -120,26 +117,14 @@ func (b *Bus) messageArg(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, el
 		return nil, raise(ex, vmloop.Err(vmloop.ErrKindResource, fmt.Sprintf("%s: a message of %d bytes exceeds engine %q's memory limit (%d of %d bytes in use; raise memoryBytes)",
 			req.Intr.Name, n, t.Engine().Name(), mem.Used(), mem.Limit()))), false
 	}
-	return m, sched.ActContinue, true
-}
-
-// ioHandleIn returns a socket or file handle v holds (at any depth), or
-// nil.
-func ioHandleIn(v vmloop.Value) *ioHandle {
-	st := []vmloop.Value{v}
-	for len(st) > 0 {
-		x := st[len(st)-1]
-		st = st[:len(st)-1]
-		switch x.Kind() {
-		case vmloop.KindExt:
-			if h, ok := x.Obj().(*ioHandle); ok {
-				return h
-			}
-		case vmloop.KindArrayRef, vmloop.KindMap:
-			st = append(st, x.Elems()...)
+	if elem == chans.ElemRef {
+		// Socket and file handles move to the receiver (chan_cargo.go).
+		if e := b.loadCargo(t, req, m, v); e != nil {
+			m.Release()
+			return nil, raise(ex, *e), false
 		}
 	}
-	return nil
+	return m, sched.ActContinue, true
 }
 
 // chanSend: chan.send_* (waits while full) and chan.try_send_* (returns
@@ -286,6 +271,7 @@ func (b *Bus) deliver(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, c *ch
 		return trap(ex, err)
 	}
 	if m != nil {
+		b.takeCargo(t, m)
 		m.Release()
 	}
 	return sched.ActContinue

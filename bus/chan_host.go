@@ -63,8 +63,8 @@ func (m *Member) Send(ctx context.Context, ch, v vmloop.Value) error {
 	if !c.Elem().Accepts(v.Kind()) {
 		return fmt.Errorf("bus: send: value is %s, the channel carries %s", v.Kind(), c.Elem())
 	}
-	if h := ioHandleIn(v); h != nil {
-		return fmt.Errorf("bus: send: %s cannot travel in a message (a socket or file handle passes only as a spawn argument)", h)
+	if hs := ioHandles(v); len(hs) > 0 {
+		return fmt.Errorf("bus: send: %s cannot travel in a message from the host (the host owns no socket or file handle)", hs[0])
 	}
 	mem := m.e.Budget()
 	msg, n, ok := chans.NewMsg(v, mem)
@@ -97,7 +97,7 @@ func (m *Member) Recv(ctx context.Context, ch vmloop.Value) (vmloop.Value, error
 		return vmloop.Value{}, fmt.Errorf("bus: recv: %w", err)
 	}
 	v := msg.Value()
-	msg.Release()
+	msg.Release() // the host owns no descriptor: those it carries are closed
 	return v, nil
 }
 

@@ -2,7 +2,6 @@ package bus_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -64,58 +63,6 @@ ok:
 	held, _ = bus.ChanHeldBytes(ch)
 	require.Zero(t, held)
 	testkit.WaitFor(t, func() bool { return m.Engine().MemoryBytes() <= before }, "memory back to %d, have %d", before, m.Engine().MemoryBytes())
-}
-
-// TestChanRefusesIOHandles: a socket handle, alone or inside an array,
-// cannot travel in a message: the send throws an Error that says so, and
-// the listener stays the sender's.
-func TestChanRefusesIOHandles(t *testing.T) {
-	testkit.Pollers(t, func(t *testing.T) {
-		b, m := timeBus(t, 1, sched.ResourceLimits{})
-		p := testkit.Prog(t, b, `
-.abi 1.5
-.func main() -> ref
-  .local ch:ref, n:i64, addr:ref, l:ref, a:ref, z:i64, e:ref, m:ref, out:ref
-  const n, 4
-  intr  ch, chan.new_ref, n
-  const addr, "127.0.0.1:0"
-  intr  l, net.listen, addr
-  .try  b0, x0, h0, e
-b0:
-  intr  _, chan.send_ref, ch, l
-x0:
-  const out, "sent"
-  ret   out
-h0:
-  errmsg out, e
-  const n, 1
-  anew  a, n, ref
-  const z, 0
-  asetr a, z, l
-  .try  b1, x1, h1, e
-b1:
-  intr  _, chan.send_ref, ch, a
-x1:
-  ret   out
-h1:
-  errmsg m, e
-  sconcat out, out, m
-  intr  m, net.local_addr, l      ; still the sender's
-  intr  _, net.close, l
-  intr  n, chan.len, ch
-  itos  m, n
-  sconcat out, out, m
-  ret   out
-.end
-`)
-		o := testkit.SpawnAwait(t, m, p, "main")
-		require.Equal(t, sched.Success, o.Kind, "%v", o)
-		s := o.Value.String()
-		require.Contains(t, s, "chan.send_ref: listener(fd ")
-		require.Contains(t, s, "cannot travel in a message (a socket or file handle passes only as a spawn argument)")
-		require.Equal(t, 2, strings.Count(s, "cannot travel"), s)
-		require.True(t, strings.HasSuffix(s, "0"), "nothing was buffered: %s", s)
-	})
 }
 
 // TestChanTimedOutSendGivesBytesBack: a send that times out on a full

@@ -53,9 +53,11 @@ func (b *Bus) passHandles(child *sched.Task, args []vmloop.Value) {
 	}
 }
 
-// passHandle gives the child obj if it is a socket or file handle.
+// passHandle gives the child obj if it is a socket or file handle, unless
+// it is in a message (a stale copy of a handle sent: the message's
+// receiver will own it).
 func (b *Bus) passHandle(child *sched.Task, obj any) {
-	if h, ok := obj.(*ioHandle); ok {
+	if h, ok := obj.(*ioHandle); ok && !h.fd.Detached() {
 		b.ctl.PassFD(child, h.fd)
 	}
 }
@@ -127,10 +129,10 @@ func (b *Bus) ioIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (
 	if h == nil {
 		return a, true
 	}
-	if owns, owner := h.fd.OwnedBy(t); !owns && owner != 0 {
-		// Passed on at spawn: this copy is stale (a use would race the
-		// new owner's, and its end closes the descriptor).
-		return raise(ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: %s belongs to task %d, to which it was passed; only its owner may use it", req.Intr.Name, h, owner))), true
+	if stale, why := staleHandle(t, h, id == vmloop.IntrNetClose || id == vmloop.IntrFileClose); stale {
+		// Passed on at spawn or in a message: this copy is stale (a use
+		// would race the new owner's, and its end closes the descriptor).
+		return raise(ex, vmloop.Err(vmloop.ErrKindIO, req.Intr.Name+": "+why+"; only its owner may use it")), true
 	}
 	if id == vmloop.IntrNetClose || id == vmloop.IntrFileClose {
 		// Idempotent, and never leaks the descriptor: with operations

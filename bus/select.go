@@ -376,6 +376,7 @@ func (b *Bus) selValue(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 		}
 		return trap(ex, err)
 	}
+	b.takeCargo(t, o.got.m)
 	o.got.m.Release()
 	o.got.m = nil
 	return sched.ActContinue

@@ -27,6 +27,7 @@
 //	stall.go               a stalled worker's timers fired by another
 //	io.go, fd.go           completion backends, I/O waits, descriptor lifetime
 //	iopoll.go              readiness polls of a wait with several cases (a select)
+//	fd_transit.go          descriptors handed over to a receiver not known yet
 //	event.go               events (auto-reset, signal/broadcast)
 //	shutdown.go, report*.go drain, shutdown, task reports (file:line,
 //	                       what a Waiting task waits for)
@@ -146,7 +147,10 @@
 // forget it first, and a backend already closed ignores the Forget.
 // Shutdown waits for the workers, so when it returns before its deadline
 // no descriptor of an ended task is open (TestStopReapsCancelledIO,
-// examples.TestStopLeavesNoDescriptors).
+// examples.TestStopLeavesNoDescriptors). Descriptors in transit (taken
+// from their owner for a message no task has received: fd_transit.go)
+// are closed once the tasks have ended, before the workers stop
+// (TestFDTransitClosesExactlyOnce).
 //
 // # Store-then-load pairs
 //

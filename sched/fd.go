@@ -57,6 +57,18 @@ type FD struct {
 	// number. closed: the number was handed to close(2) or to a Close
 	// operation (exactly once). Both guarded by mu, never cleared.
 	closing, closed bool
+	// detached: f was taken from its owner for a hand-over whose receiver
+	// is not known yet (DetachFD: a message); owner is nil and f sits in
+	// the scheduler's transit set until PassFD, ReturnFD or CloseFD ends
+	// it. from is the task that detached it, whose record it holds (a
+	// reference, as a heap object naming the task: ReturnFD can tell
+	// whether that task still lives). Both guarded by mu; detached is
+	// never set together with closing, and from is nil unless detached.
+	detached bool
+	from     *Task
+	// passedTo is the id of the last task PassFD made the owner (0: none),
+	// kept once f is closed: a stale copy's use names it. Guarded by mu.
+	passedTo uint64
 }
 
 // fdOp names one operation in flight on an FD: the worker whose backend
@@ -82,6 +94,14 @@ func (f *FD) OwnedBy(t *Task) (owns bool, owner uint64) {
 		return false, 0
 	}
 	return f.owner == t, f.owner.id
+}
+
+// PassedTo returns the id of the last task PassFD made f's owner (0:
+// none), whether or not f has been closed since.
+func (f *FD) PassedTo() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.passedTo
 }
 
 // Closing reports whether a close of f was asked for.
@@ -115,8 +135,11 @@ func (c *Control) PassFD(to *Task, f *FD) {
 		return
 	}
 	f.disownLocked()
+	from := f.endTransitLocked()
 	ok := f.ownLocked(to)
+	f.passedTo = to.id
 	f.mu.Unlock()
+	c.s.transit.ended(f, from)
 	if !ok {
 		c.CloseFD(f)
 	}
@@ -129,8 +152,10 @@ func (c *Control) CloseFD(f *FD) { c.s.closeFDRef(f) }
 
 func (s *Scheduler) closeFDRef(f *FD) {
 	f.mu.Lock()
+	from := f.endTransitLocked()
 	now, cancel := f.startCloseLocked()
 	f.mu.Unlock()
+	s.transit.ended(f, from)
 	s.endClose(f, now, cancel)
 }
 

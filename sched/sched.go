@@ -205,6 +205,10 @@ type Scheduler struct {
 	_        [cacheLinePad]byte
 	registry registry // live tasks, for introspection and forced shutdown
 
+	// transit holds the descriptors handed over to a receiver not known
+	// yet (fd_transit.go).
+	transit transitSet
+
 	// spares moves recycled Execs between workers in batches (putExec,
 	// takeExec): on its own line, away from the registry's shards.
 	_      [cacheLinePad]byte

@@ -97,8 +97,9 @@ func (s *Scheduler) Tasks() []TaskReport {
 // closed before its backend goes (stopIO). Tasks still live at the deadline (a host intrinsic that never
 // returns, say) are reported and abandoned untouched: the spec forbids
 // interrupting VM or FFI code; completed tasks are never among them
-// (SummarizeReports describes a long list in bounded space). Callers wanting a graceful stop call Drain
-// first. A host spawn that passed its stopping check before Shutdown began
+// (SummarizeReports describes a long list in bounded space). Descriptors
+// still in transit (DetachFD) are closed once the tasks have ended.
+// Callers wanting a graceful stop call Drain first. A host spawn that passed its stopping check before Shutdown began
 // is waited for and cancelled like the rest; if ctx has already ended,
 // such a spawn may be left registered and never run (it is among the
 // tasks Drain and LiveTasks still count).
@@ -117,6 +118,9 @@ func (c *Control) Shutdown(ctx context.Context) []TaskReport {
 		// stuck, so it is not reported.
 		stuck = slices.DeleteFunc(s.Tasks(), func(r TaskReport) bool { return r.State == Completed })
 	}
+	// No task is left to receive a descriptor still in transit (a message
+	// never received): close it while the backends still run.
+	s.closeTransit()
 	// Stop the workers; a worker stuck inside a task is abandoned.
 	s.mu.Lock()
 	started := s.started

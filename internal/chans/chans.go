@@ -125,6 +125,34 @@ type Msg struct {
 	// message to (Select.Wait); written by that waker under the channel's
 	// mutex.
 	selCase int32
+	// sent: the message was buffered or handed to a receiver (it is no
+	// longer its sender's to take back). Written under the channel's
+	// mutex when that happens, read by whoever drops the message after.
+	sent bool
+	// cargo is what passes with the value (SetCargo), nil once a receiver
+	// took it (TakeCargo) or a drop settled it (Release).
+	cargo Cargo
+}
+
+// Cargo is what a message carries beside its value whose ownership moves
+// with it: the bus's socket and file handles. A receiver takes it with
+// TakeCargo; a message released untaken settles it with Drop: sent
+// reports whether the message had been sent (buffered or handed to a
+// receiver: the sender gave it up, so it is closed) or not (a send that
+// failed, timed out or was cancelled: it goes back to its sender).
+type Cargo interface {
+	Drop(sent bool)
+}
+
+// SetCargo attaches c to m (before m is sent).
+func (m *Msg) SetCargo(c Cargo) { m.cargo = c }
+
+// TakeCargo returns m's cargo for its receiver, who now owns it; m's
+// Release then has nothing to settle.
+func (m *Msg) TakeCargo() Cargo {
+	c := m.cargo
+	m.cargo = nil
+	return c
 }
 
 // NewMsg charges v to mem (nil: no budget) and returns it as a message;
@@ -160,8 +188,13 @@ func (m *Msg) Value() vmloop.Value {
 }
 
 // Release gives m's charge back: the receiver has taken the value into
-// its heap (or it is dropped). It is idempotent.
+// its heap (after TakeCargo), or it is dropped (then its cargo is settled:
+// Cargo.Drop). It is idempotent.
 func (m *Msg) Release() {
+	if c := m.cargo; c != nil {
+		m.cargo = nil
+		c.Drop(m.sent)
+	}
 	if m.cost == 0 {
 		return
 	}
@@ -361,6 +394,7 @@ func (c *Chan) Send(m *Msg, wait func() Waiter, by any) (sent bool, err error) {
 	}
 	if int64(st.buf.len()) < c.cap {
 		st.hold(m)
+		m.sent = true
 		st.buf.push(m)
 		return true, nil
 	}
@@ -382,9 +416,12 @@ func (c *Chan) handToReceiver(m *Msg, by any) bool {
 			return false
 		}
 		st.unhold(m)
+		was := m.sent // true for a Requeue
+		m.sent = true // before the wake: once it wins, the receiver may run
 		if w.Wake(Result{Msg: m, Chan: c, By: by}) {
 			return true
 		}
+		m.sent = was
 	}
 }
 
@@ -431,9 +468,11 @@ func (c *Chan) takeSender(by any) (sender, bool) {
 			return sender{}, false
 		}
 		m := s.msg() // before the wake: once it wins, the select may go on
+		m.sent = true
 		if s.w.Wake(Result{By: by}) {
 			return sender{s.w, m}, true
 		}
+		m.sent = false
 		st.dropSender(s)
 	}
 }

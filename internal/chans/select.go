@@ -445,6 +445,7 @@ func (s *Select) poll(i int, by any) (Fired, bool) {
 		}
 		if int64(st.buf.len()) < c.cap {
 			st.hold(m)
+			m.sent = true
 			st.buf.push(m)
 			return Fired{Case: i}, true
 		}
