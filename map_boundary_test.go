@@ -61,7 +61,8 @@ const mapBoundarySrc = `
 
 // TestMapCrossesTasks: a map crosses a spawn, a join and a channel as a
 // copy (mutable objects never cross shared), on 1 and 2 workers; a host
-// gets a task's map as a map value.
+// gets a task's map as a map value; the engine's memory budget balances
+// once the tasks have ended.
 func TestMapCrossesTasks(t *testing.T) {
 	testkit.Workers(t, []int{1, 2}, func(t *testing.T, workers int) {
 		rt := testkit.Runtime(t, jade.Options{Workers: workers})
@@ -74,8 +75,37 @@ func TestMapCrossesTasks(t *testing.T) {
 		require.Equal(t, sched.Success, o.Kind, "%v", o)
 		require.Equal(t, vmloop.KindMap, o.Value.Kind())
 		require.Equal(t, `map{"z": void, "b": bytes"two"}`, o.Value.String())
+
+		big := testkit.Load(t, rt, mapFillSrc)
+		e := rt.Main().Engine()
+		o = testkit.Run(t, rt, big, "main", vmloop.I64(100_000))
+		require.Equal(t, sched.Success, o.Kind, "%v", o)
+		require.Equal(t, int64(100_000), o.Value.Int())
+		testkit.WaitFor(t, func() bool {
+			return rt.Bus().Scheduler().LiveTasks() == 0 && e.LiveTasks() == 0 && e.MemoryBytes() == 0
+		})
 	})
 }
+
+// mapFillSrc: main(n) fills a map<i64,f64> with n keys and returns its
+// length (its memory goes back with the task).
+const mapFillSrc = `
+.abi 1.6
+.func main(n:i64) -> i64
+  .local m:ref, i:i64, l:i64, x:f64
+  intr    m, map.new_i64_f64
+  const   i, 0
+loop:
+  jge     i, n, done
+  itof    x, i
+  intr    _, map.iput_f64, m, i, x
+  addi    i, i, 1
+  jmp     loop
+done:
+  intr    l, map.len, m
+  ret     l
+.end
+`
 
 func mustMap(t *testing.T) vmloop.Value {
 	m, err := vmloop.Map(vmloop.KindString, vmloop.TRef, vmloop.Str("z"), vmloop.Void())

@@ -76,7 +76,7 @@ func mapCheck(v int64, n int, err error) error {
 }
 
 // MapPutGetGo is map_put_get on a Go map[int64]int64.
-func MapPutGetGo(n int) int64 {
+func MapPutGetGo(n int) error {
 	m := map[int64]int64{}
 	for i := range n {
 		m[int64(i)*MapKeyStride+1] = int64(i)
@@ -85,7 +85,7 @@ func MapPutGetGo(n int) int64 {
 	for i := range n {
 		sum += m[int64(i)*MapKeyStride+1]
 	}
-	return sum
+	return mapCheck(sum, n, nil)
 }
 
 // luaMapPutGet is map_put_get on a Lua table; it prints the sum and the

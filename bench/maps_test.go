@@ -16,7 +16,7 @@ func TestMapPutGet(t *testing.T) {
 	const n = 20_000
 	require.NoError(t, e.MapPutGetJade(n))
 	require.NoError(t, e.MapPutGetJadeGo(n))
-	require.Equal(t, mapSum(n), MapPutGetGo(n))
+	require.NoError(t, MapPutGetGo(n))
 	for _, lua := range []string{"lua5.4", "luajit"} {
 		if _, err := exec.LookPath(lua); err != nil {
 			t.Logf("%s not installed", lua)
@@ -45,7 +45,9 @@ func BenchmarkMapPutGet(b *testing.B) {
 	b.Run("go", func(b *testing.B) {
 		WithProcs(workers, func() {
 			for b.Loop() {
-				MapPutGetGo(n)
+				if err := MapPutGetGo(n); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/key")

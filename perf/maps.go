@@ -36,7 +36,7 @@ func mapPutGet(o *Options) ([]Result, error) {
 			return nil, err
 		}
 		g := goProcs(1, func() float64 {
-			g, _ := timeOp(o, reps, body(func(n int) error { bench.MapPutGetGo(n); return nil }))
+			g, _ := timeOp(o, reps, body(bench.MapPutGetGo))
 			return g
 		})
 		rs := []Result{lowerBetter("map_put_get", "jade-go vs go map", "ns", perKey(jg), perKey(g), 0, "", o.Reps)}

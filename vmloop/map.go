@@ -438,6 +438,9 @@ func (m *hmap) migrate() {
 // next returns the first live entry position after cur (cur < 0: the
 // first), or -1, and the chunks it skipped whole.
 func (m *hmap) next(cur int) (int, int) {
+	if cur >= m.top {
+		return -1, 0
+	}
 	pos := max(cur+1, 0)
 	skipped := 0
 	for pos < m.top {

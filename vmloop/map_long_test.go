@@ -31,8 +31,8 @@ func mapFillProg(t testing.TB) *Program {
 // 1 per Run as TestLongStepsAreChunked does, never do more than a few
 // dozen reductions' worth of work between two safe points (13 measured):
 // the index's
-// rehashes (21 of them, the last moving 6.3M entries into a table of 32M
-// slots) are spread over the puts. The longest Run is timed too and
+// rehashes (21 of them, the last moving a table of 16M slots into one of
+// 32M) are spread over the puts. The longest Run is timed too and
 // logged (not asserted: the machine may be loaded).
 func TestMapRehashIsIncremental(t *testing.T) {
 	if testing.Short() {

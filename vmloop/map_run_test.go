@@ -1,6 +1,8 @@
 package vmloop_test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -283,5 +285,77 @@ two:
 		}
 		require.ErrorContains(t, err, c.err, c.op)
 		require.ErrorContains(t, err, "verify_map.jasm:10: f@", c.op)
+	}
+}
+
+// TestMapRandomOpsModel: random sequences of map intrinsics (puts, gets
+// with found, deletes, len, iterations that delete every key divisible by
+// 3 at the cursor), assembled into one program each, compute the digest a
+// Go map computes for the same sequence.
+func TestMapRandomOpsModel(t *testing.T) {
+	for seed := uint64(1); seed <= 8; seed++ {
+		r := rand.New(rand.NewPCG(seed, 99))
+		var sb strings.Builder
+		sb.WriteString(`.func main() -> i64
+  .local m:ref, k:i64, v:i64, f:i64, sum:i64, cur:i64, x:i64
+  intr    m, map.new_i64_i64
+  const   sum, 0
+`)
+		model := map[int64]int64{}
+		var sum int64
+		space := int64(8 << (seed % 4 * 2))
+		for op := range 3000 {
+			k := r.Int64N(space)
+			switch x := r.IntN(100); {
+			case x < 45:
+				v := r.Int64N(1 << 40)
+				fmt.Fprintf(&sb, "  const k, %d\n  const v, %d\n  intr _, map.iput_i64, m, k, v\n", k, v)
+				model[k] = v
+			case x < 75:
+				fmt.Fprintf(&sb, "  const k, %d\n  intr v, map.iget_i64, m, k\n  add sum, sum, v\n  intr f, map.found, m\n  muli f, f, 1000\n  add sum, sum, f\n", k)
+				v, ok := model[k]
+				sum += v
+				if ok {
+					sum += 1000
+				}
+			case x < 95:
+				fmt.Fprintf(&sb, "  const k, %d\n  intr f, map.idel, m, k\n  muli f, f, 7\n  add sum, sum, f\n", k)
+				if _, ok := model[k]; ok {
+					sum += 7
+					delete(model, k)
+				}
+			case x < 98:
+				sb.WriteString("  intr v, map.len, m\n  muli v, v, 13\n  add sum, sum, v\n")
+				sum += 13 * int64(len(model))
+			default:
+				fmt.Fprintf(&sb, `  const cur, -1
+it%[1]d:
+  intr cur, map.next, m, cur
+  jlti cur, 0, end%[1]d
+  intr k, map.key_i64, m, cur
+  intr v, map.val_i64, m, cur
+  muli x, k, 3
+  add sum, sum, x
+  add sum, sum, v
+  const x, 3
+  rem x, k, x
+  jnz x, it%[1]d
+  intr _, map.del_at, m, cur
+  jmp it%[1]d
+end%[1]d:
+`, op)
+				for k, v := range model {
+					sum += 3*k + v
+					if k%3 == 0 {
+						delete(model, k)
+					}
+				}
+			}
+		}
+		sb.WriteString("  ret sum\n.end\n")
+		p := mapProg(t, sb.String())
+		e := mapRun(t, p, "main")
+		require.Equal(t, vmloop.SigCompleted, e.Run(1), "seed %d: %v", seed, e.Trap())
+		require.Equal(t, sum, e.Result().Int(), "seed %d", seed)
 	}
 }

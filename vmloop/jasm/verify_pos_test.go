@@ -21,7 +21,7 @@ func TestVerifyErrorsHavePositions(t *testing.T) {
 .abi 999.0
 .func main()
   retv
-.end`, `vmloop: verify: t.jasm:2: abi: program needs intrinsic ABI 999.0 but this VM implements 1.5`},
+.end`, `vmloop: verify: t.jasm:2: abi: program needs intrinsic ABI 999.0 but this VM implements ` + vmloop.ABI.String()},
 		{"unknown intrinsic", `.func main()
   .local x:i64
   const x, 1
