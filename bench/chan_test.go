@@ -32,3 +32,37 @@ func TestChanBodies(t *testing.T) {
 		})
 	}
 }
+
+// chanBench runs a channel body with b.N operations on a runtime of
+// mnWorkers workers (jade) and at GOMAXPROCS mnWorkers (goroutine); for
+// instruction counts, as docs/PERFORMANCE.md takes them, compare two
+// -test.benchtime counts under callgrind.
+func chanBench(b *testing.B, jade func(e *Env, n int) error, goroutine func(n int)) {
+	b.Run("jade", func(b *testing.B) {
+		e := envN(b, mnWorkers)
+		b.ResetTimer()
+		if err := jade(e, b.N); err != nil {
+			b.Fatal(err)
+		}
+	})
+	b.Run("goroutine", func(b *testing.B) {
+		WithProcs(mnWorkers, func() { goroutine(b.N) })
+	})
+}
+
+func BenchmarkChanPingPong(b *testing.B) {
+	chanBench(b, (*Env).ChanPingPongJade, ChanPingPongGo)
+}
+
+func BenchmarkChanStream(b *testing.B) {
+	chanBench(b, (*Env).ChanStreamJade, ChanStreamGo)
+}
+
+// BenchmarkChanFanIn: b.N messages per producer.
+func BenchmarkChanFanIn(b *testing.B) {
+	chanBench(b, (*Env).ChanFanInJade, ChanFanInGo)
+}
+
+func BenchmarkSelect4(b *testing.B) {
+	chanBench(b, func(e *Env, n int) error { _, err := e.Select4Jade(n); return err }, func(n int) { Select4Go(n) })
+}

@@ -131,7 +131,8 @@ type Msg struct {
 // false when mem cannot take it (nothing is charged then).
 func NewMsg(v vmloop.Value, mem *vmloop.Budget) (*Msg, int64, bool) {
 	n := msgOverhead
-	m := &Msg{kind: v.Kind()}
+	m := msgPool.Get().(*Msg)
+	m.kind = v.Kind()
 	switch v.Kind() {
 	case vmloop.KindI64:
 		m.bits = uint64(v.Int())
@@ -139,13 +140,27 @@ func NewMsg(v vmloop.Value, mem *vmloop.Budget) (*Msg, int64, bool) {
 		m.bits = math.Float64bits(v.Float())
 	default:
 		n += v.HostBytes() // the Value itself included
-		m.ref = &v
+		rv := v            // only a reference's Value goes to the heap, not v itself
+		m.ref = &rv
 	}
 	if mem != nil && !mem.Take(n) {
+		m.Recycle()
 		return nil, n, false
 	}
 	m.cost, m.mem = n, mem
 	return m, n, true
+}
+
+// msgPool holds the records of messages received for the next sends: a
+// message sent and received allocates nothing in steady state.
+var msgPool = sync.Pool{New: func() any { return new(Msg) }}
+
+// Recycle clears m and keeps it for a later NewMsg. Only the last holder
+// of a message may call it: a receiver whose heap took the value (after
+// Release). Messages dropped any other way are left to the collector.
+func (m *Msg) Recycle() {
+	*m = Msg{}
+	msgPool.Put(m)
 }
 
 // Value returns the message's value.
