@@ -116,7 +116,6 @@ const msgOverhead = int64(unsafe.Sizeof(Msg{})) + 8
 // charge it holds in its sender's engine's memory budget.
 type Msg struct {
 	bits uint64        // an i64 or f64 message's value
-	kind vmloop.Kind   // KindI64, KindF64, or a reference kind (ref)
 	ref  *vmloop.Value // a reference message's value
 	cost int64
 	mem  *vmloop.Budget
@@ -125,6 +124,7 @@ type Msg struct {
 	// message to (Select.Wait); written by that waker under the channel's
 	// mutex.
 	selCase int32
+	kind    vmloop.Kind // KindI64, KindF64, or a reference kind (ref); beside selCase: 48 bytes in all
 }
 
 // NewMsg charges v to mem (nil: no budget) and returns it as a message;
