@@ -28,7 +28,7 @@ func TestChanBodies(t *testing.T) {
 			ChanStreamGo(5000)
 			ChanFanInGo(50)
 			require.Positive(t, Select4Go(1000))
-			require.Positive(t, ChanBufferedGo(1 << 16))
+			require.Positive(t, ChanBufferedGo(1<<16))
 		})
 	}
 }
