@@ -47,17 +47,35 @@ func (b *Bus) newWaiter(t *sched.Task) *taskWaiter {
 	return w
 }
 
-// wokenWaiter returns the waiter a resumed task's result names and what
-// its wake passed, and returns the waiter to the pool.
-func wokenWaiter(v vmloop.Value) (m *chans.Msg, closed bool) {
+// wokenWaiter returns what the wake of the waiter a resumed task's
+// result names passed (a receiver's message and its channel, or closed),
+// and returns the waiter to the pool.
+func wokenWaiter(v vmloop.Value) (m *chans.Msg, ch *chans.Chan, closed bool) {
 	w, _ := v.Obj().(*taskWaiter)
 	if w == nil {
-		return nil, true
+		return nil, nil, true
 	}
-	m, closed = w.msg, w.closed
+	m, ch, closed = w.msg, w.ch, w.closed
 	*w = taskWaiter{}
 	waiterPool.Put(w)
-	return m, closed
+	return m, ch, closed
+}
+
+// resumeTimedOut reports whether the wait of a resumed chan.send_* or
+// chan.recv_* was ended by its timeout, and then settles the channel and
+// returns the TimeoutError's action (what: what was waited for). A
+// resume by a wake needs no channel argument: its waiter names the
+// channel.
+func (b *Bus) resumeTimedOut(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, settle func(*chans.Chan), what string) (sched.Action, bool) {
+	if !b.ctl.TimedOut(t) {
+		return sched.ActContinue, false
+	}
+	c, a := chanArg(ex, req, true)
+	if c == nil {
+		return a, true
+	}
+	settle(c)
+	return timedOut(ex, req, what), true
 }
 
 func (w *taskWaiter) Live() bool { return w.tok.Live() }
@@ -225,23 +243,18 @@ func (b *Bus) chanSend(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 }
 
 func (b *Bus) chanSendResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	c, a := chanArg(ex, req, true)
-	if c == nil {
+	// A receiver's wake that lost to the timer may still be withdrawing
+	// its result under the channel's mutex: wait it out before this task
+	// can start another wait (Forget takes the mutex), and give the
+	// unsent message's bytes back now.
+	if a, ok := b.resumeTimedOut(t, ex, req, (*chans.Chan).Forget, "room in the channel (the value was not sent)"); ok {
 		return a
-	}
-	if b.ctl.TimedOut(t) {
-		// A receiver's wake that lost to the timer may still be
-		// withdrawing its result under the channel's mutex: wait it out
-		// before this task can start another wait (Forget takes the
-		// mutex), and give the unsent message's bytes back now.
-		c.Forget()
-		return timedOut(ex, req, "room in the channel (the value was not sent)")
 	}
 	v, _, _, ok := b.ctl.TakeHostResult(t)
 	if !ok {
 		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: req.Intr.Name + ": resumed without a result"})
 	}
-	if _, closed := wokenWaiter(v); closed {
+	if _, _, closed := wokenWaiter(v); closed {
 		return raise(ex, closedErr(req, "the channel was closed while the send waited (the value was not sent)"))
 	}
 	return complete(ex, vmloop.Void(), sched.ActContinue)
@@ -274,19 +287,14 @@ func (b *Bus) chanRecv(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 }
 
 func (b *Bus) chanRecvResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	c, a := chanArg(ex, req, true)
-	if c == nil {
+	if a, ok := b.resumeTimedOut(t, ex, req, (*chans.Chan).Sync, "a message (none was taken)"); ok { // as in chanSendResume
 		return a
-	}
-	if b.ctl.TimedOut(t) {
-		c.Sync() // as in chanSendResume
-		return timedOut(ex, req, "a message (none was taken)")
 	}
 	v, _, _, ok := b.ctl.TakeHostResult(t)
 	if !ok {
 		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: req.Intr.Name + ": resumed without a result"})
 	}
-	m, closed := wokenWaiter(v)
+	m, c, closed := wokenWaiter(v)
 	if closed {
 		return raise(ex, closedErr(req, "the channel is closed and drained"))
 	}
