@@ -71,7 +71,7 @@ var PeerCorrespondence = []string{
 	"fairness_timer: workers+1 spinning hogs and a ticker sleeping to start+i x 1 ms; Tokio has no preemption, so its ticker starves and the run stops at a bound (ticks ms + 1 s); BEAM's timers have ms resolution (a sleep to a deadline rounds up to whole ms)",
 	"wake_latency: Tokio: a thread outside the runtime notifies a waiting task, as the harness's host does; BEAM has no thread outside its schedulers: the waker is a process on the same scheduler, sleeping 1 ms between samples",
 	"sleep_lateness: tokio::time::sleep(1 ms) (a 1 ms timer wheel) / receive after 1",
-	"chan_ping_pong: two tokio::sync::mpsc channels of capacity 1 (Tokio has no rendezvous channel; oneshot needs a new pair per message and was slower) / two processes exchanging messages",
+	"chan_ping_pong: the faster of two tokio::sync::mpsc channels of capacity 1 (Tokio has no rendezvous channel) and a request over mpsc answered on a oneshot (the peer's line names it) / two processes exchanging messages",
 	"chan_stream: tokio::sync::mpsc of capacity 1,024 / a producer process sending to the consumer's mailbox (unbounded: BEAM has no bounded channel)",
 	"chan_fan_in: 100 tasks sending on clones of one tokio::sync::mpsc Sender (capacity 1,024) / 100 processes sending to one mailbox; 1,000 messages each per round",
 	"select4: tokio::select! (random branch order, as Go's select) over four mpsc Receivers, one filled before the clock starts; no BEAM shape (a receive matches messages, not channels)",
