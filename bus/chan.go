@@ -3,6 +3,7 @@ package bus
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/jadevm/jade/internal/chans"
 	"github.com/jadevm/jade/sched"
@@ -13,33 +14,91 @@ import (
 // wait parks through the scheduler's generic host wait (Control.Suspend):
 // its Waiter ends the wait with CompleteHost, whose one compare-and-swap
 // on the wait word decides against a timeout or a cancel (chans' package
-// comment: exactly once). The result slot carries i64 1 (sent) or 0
-// (closed) to a sender, the message (an ext value) or i64 0 (closed) to a
-// receiver.
+// comment: exactly once). The result slot carries the waiter itself (an
+// ext value), which holds what its wake passed: the message, or closed;
+// neither, to a sender: sent.
 
-// taskWaiter is a parked task's side of a channel wait.
+// taskWaiter is a parked task's side of a channel wait. One is made (or
+// taken from waiterPool) per wait; a wait that its wake ended returns it
+// to the pool when its task resumes: by then the party that woke it had
+// popped it from the channel's queue, and nothing else names it. A waiter
+// whose wait ended otherwise (a timeout, a cancel) may stay in a queue,
+// stale, and is never reused.
 type taskWaiter struct {
 	b   *Bus
 	tok sched.Token
+	// What the wake that won passed, written before that wake publishes
+	// them: a receiver's message and its channel (the give-back,
+	// requeueHanded, finds both here), or closed. A wake that loses
+	// leaves them to no one (the waiter is never woken again).
+	ch     *chans.Chan
+	msg    *chans.Msg
+	closed bool
+}
+
+// waiterPool holds the waiters of ended waits for the next ones: a
+// parked send or receive allocates nothing in steady state.
+var waiterPool = sync.Pool{New: func() any { return new(taskWaiter) }}
+
+// newWaiter arms t's wait and returns its waiter.
+func (b *Bus) newWaiter(t *sched.Task) *taskWaiter {
+	w := waiterPool.Get().(*taskWaiter)
+	w.b, w.tok = b, b.ctl.Suspend(t)
+	return w
+}
+
+// wokenWaiter returns what the wake of the waiter a resumed task's
+// result names passed (a receiver's message and its channel, or closed),
+// and returns the waiter to the pool.
+func wokenWaiter(v vmloop.Value) (m *chans.Msg, ch *chans.Chan, closed bool) {
+	w, _ := v.Obj().(*taskWaiter)
+	if w == nil {
+		return nil, nil, true
+	}
+	m, ch, closed = w.msg, w.ch, w.closed
+	*w = taskWaiter{}
+	waiterPool.Put(w)
+	return m, ch, closed
+}
+
+// resumeTimedOut reports whether the wait of a resumed chan.send_* or
+// chan.recv_* was ended by its timeout, and then settles the channel and
+// returns the TimeoutError's action (what: what was waited for). A
+// resume by a wake needs no channel argument: its waiter names the
+// channel.
+func (b *Bus) resumeTimedOut(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, settle func(*chans.Chan), what string) (sched.Action, bool) {
+	if !b.ctl.TimedOut(t) {
+		return sched.ActContinue, false
+	}
+	c, a := chanArg(ex, req, true)
+	if c == nil {
+		return a, true
+	}
+	settle(c)
+	return timedOut(ex, req, what), true
 }
 
 func (w *taskWaiter) Live() bool { return w.tok.Live() }
 
 func (w *taskWaiter) Wake(r chans.Result) bool {
 	by, _ := r.By.(*sched.Task)
+	var release func(vmloop.Value)
 	switch {
 	case r.Msg != nil:
 		// A receiver cancelled after this wake won, before it resumed,
 		// gives the message back (Abandon → DropHostResult → release).
-		ch := r.Chan
-		return w.b.ctl.CompleteHostFrom(by, w.tok, vmloop.Ext(vmloop.KindExt, r.Msg), func(v vmloop.Value) {
-			ch.Requeue(v.Obj().(*chans.Msg), nil)
-		})
+		w.ch, w.msg, release = r.Chan, r.Msg, requeueHanded
 	case r.Closed:
-		return w.b.ctl.CompleteHostFrom(by, w.tok, vmloop.I64(0), nil)
-	default:
-		return w.b.ctl.CompleteHostFrom(by, w.tok, vmloop.I64(1), nil)
+		w.closed = true
 	}
+	return w.b.ctl.CompleteHostFrom(by, w.tok, vmloop.Ext(vmloop.KindExt, w), release)
+}
+
+// requeueHanded gives the message a receiver's wake handed over back to
+// the head of its channel: the receiver was cancelled before it resumed.
+func requeueHanded(v vmloop.Value) {
+	w := v.Obj().(*taskWaiter)
+	w.ch.Requeue(w.msg, nil)
 }
 
 // chanElem is the element type an intrinsic works on.
@@ -157,7 +216,7 @@ func (b *Bus) chanSend(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 	}
 	// A waiting send: its row is timed, so callHost's timedWait took
 	// time.timeout before this handler and arms it if the task suspends.
-	sent, err := c.Send(m, func() chans.Waiter { return &taskWaiter{b, b.ctl.Suspend(t)} }, t)
+	sent, err := c.Send(m, func() chans.Waiter { return b.newWaiter(t) }, t)
 	switch {
 	case err != nil:
 		m.Release()
@@ -169,23 +228,18 @@ func (b *Bus) chanSend(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 }
 
 func (b *Bus) chanSendResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	c, a := chanArg(ex, req, true)
-	if c == nil {
+	// A receiver's wake that lost to the timer may still be withdrawing
+	// its result under the channel's mutex: wait it out before this task
+	// can start another wait (Forget takes the mutex), and give the
+	// unsent message's bytes back now.
+	if a, ok := b.resumeTimedOut(t, ex, req, (*chans.Chan).Forget, "room in the channel (the value was not sent)"); ok {
 		return a
-	}
-	if b.ctl.TimedOut(t) {
-		// A receiver's wake that lost to the timer may still be
-		// withdrawing its result under the channel's mutex: wait it out
-		// before this task can start another wait (Forget takes the
-		// mutex), and give the unsent message's bytes back now.
-		c.Forget()
-		return timedOut(ex, req, "room in the channel (the value was not sent)")
 	}
 	v, _, _, ok := b.ctl.TakeHostResult(t)
 	if !ok {
 		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: req.Intr.Name + ": resumed without a result"})
 	}
-	if v.Int() == 0 {
+	if _, _, closed := wokenWaiter(v); closed {
 		return raise(ex, closedErr(req, "the channel was closed while the send waited (the value was not sent)"))
 	}
 	return complete(ex, vmloop.Void(), sched.ActContinue)
@@ -207,7 +261,7 @@ func (b *Bus) chanRecv(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 		return b.deliver(t, ex, req, c, m)
 	}
 	// A waiting receive: timed like a send (timedWait).
-	m, err := c.Recv(func() chans.Waiter { return &taskWaiter{b, b.ctl.Suspend(t)} }, t)
+	m, err := c.Recv(func() chans.Waiter { return b.newWaiter(t) }, t)
 	switch {
 	case err != nil:
 		return raise(ex, closedErr(req, "the channel is closed and drained"))
@@ -218,22 +272,18 @@ func (b *Bus) chanRecv(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 }
 
 func (b *Bus) chanRecvResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	c, a := chanArg(ex, req, true)
-	if c == nil {
+	if a, ok := b.resumeTimedOut(t, ex, req, (*chans.Chan).Sync, "a message (none was taken)"); ok { // as in chanSendResume
 		return a
-	}
-	if b.ctl.TimedOut(t) {
-		c.Sync() // as in chanSendResume
-		return timedOut(ex, req, "a message (none was taken)")
 	}
 	v, _, _, ok := b.ctl.TakeHostResult(t)
 	if !ok {
 		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: req.Intr.Name + ": resumed without a result"})
 	}
-	if v.Kind() != vmloop.KindExt {
+	m, c, closed := wokenWaiter(v)
+	if closed {
 		return raise(ex, closedErr(req, "the channel is closed and drained"))
 	}
-	return b.deliver(t, ex, req, c, v.Obj().(*chans.Msg))
+	return b.deliver(t, ex, req, c, m)
 }
 
 // deliver puts message m (nil: none, for try_recv) into the task's heap
@@ -273,6 +323,7 @@ func (b *Bus) deliver(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, c *ch
 	if m != nil {
 		b.takeCargo(t, m)
 		m.Release()
+		m.Recycle() // the value is in the heap: nothing names m any more
 	}
 	return sched.ActContinue
 }

@@ -27,25 +27,33 @@ type PeerRun struct {
 
 // peerShape is a peer shape and the harness scenario whose rows it feeds,
 // with the scenario's worker count and count (scenarios.go's n; quick: the
-// count under --quick).
+// count under --quick), and the one peer that has it (empty: every peer).
 type peerShape struct {
 	shape, scenario string
 	workers         int
 	n, quick        int
+	only            string
 }
 
 // peerShapes mirror scenarios.go: the same counts and worker counts.
 var peerShapes = []peerShape{
-	{"spawn_join", "spawn_join", 1, 300_000, 300_000/3 + 1},
-	{"ping_pong", "ping_pong", 1, 500_000, 500_000/3 + 1},
-	{"yield", "yield", 1, 2_000_000, 2_000_000/3 + 1},
-	{"spawn_many", "spawn_many", mnWorkers, 5, 5/3 + 1},
-	{"chained_spawn", "chained_spawn", mnWorkers, 5, 5/3 + 1},
-	{"yield_many", "yield_many", mnWorkers, 5, 5/3 + 1},
-	{"parked", "parked_task_bytes", 1, 100_000, 30_000},
-	{"wake_latency", "wake_latency", 1, 1000, 300},
-	{"sleep_lateness", "sleep_lateness", 1, 300, 100},
-	{"fairness_timer", "fairness", mnWorkers, 500, 200},
+	{"spawn_join", "spawn_join", 1, 300_000, 300_000/3 + 1, ""},
+	{"ping_pong", "ping_pong", 1, 500_000, 500_000/3 + 1, ""},
+	{"yield", "yield", 1, 2_000_000, 2_000_000/3 + 1, ""},
+	{"spawn_many", "spawn_many", mnWorkers, 5, 5/3 + 1, ""},
+	{"chained_spawn", "chained_spawn", mnWorkers, 5, 5/3 + 1, ""},
+	{"yield_many", "yield_many", mnWorkers, 5, 5/3 + 1, ""},
+	{"parked", "parked_task_bytes", 1, 100_000, 30_000, ""},
+	{"wake_latency", "wake_latency", 1, 1000, 300, ""},
+	{"sleep_lateness", "sleep_lateness", 1, 300, 100, ""},
+	{"fairness_timer", "fairness", mnWorkers, 500, 200, ""},
+	{"chan_ping_pong", "chan_ping_pong", 1, chanPingPongN, chanPingPongN/3 + 1, ""},
+	{"chan_ping_pong_w2", "chan_ping_pong", mnWorkers, chanPingPongN, chanPingPongN/3 + 1, ""},
+	{"chan_stream", "chan_stream", 1, chanStreamN, chanStreamN/3 + 1, ""},
+	{"chan_stream_w2", "chan_stream", mnWorkers, chanStreamN, chanStreamN/3 + 1, ""},
+	{"chan_fan_in", "chan_fan_in", 1, chanFanInN, chanFanInN/3 + 1, ""},
+	{"chan_fan_in_w2", "chan_fan_in", mnWorkers, chanFanInN, chanFanInN/3 + 1, ""},
+	{"select4", "select4", 1, select4N, select4N/3 + 1, "tokio"},
 }
 
 // peerNames are the peers in column order.
@@ -63,7 +71,11 @@ var PeerCorrespondence = []string{
 	"fairness_timer: workers+1 spinning hogs and a ticker sleeping to start+i x 1 ms; Tokio has no preemption, so its ticker starves and the run stops at a bound (ticks ms + 1 s); BEAM's timers have ms resolution (a sleep to a deadline rounds up to whole ms)",
 	"wake_latency: Tokio: a thread outside the runtime notifies a waiting task, as the harness's host does; BEAM has no thread outside its schedulers: the waker is a process on the same scheduler, sleeping 1 ms between samples",
 	"sleep_lateness: tokio::time::sleep(1 ms) (a 1 ms timer wheel) / receive after 1",
-	"no peer: the other rows (timers, echo, http, fib30, idle wakeups) have no peer shape",
+	"chan_ping_pong: the faster of two tokio::sync::mpsc channels of capacity 1 (Tokio has no rendezvous channel) and a request over mpsc answered on a oneshot (the peer's line names it) / two processes exchanging messages",
+	"chan_stream: tokio::sync::mpsc of capacity 1,024 / a producer process sending to the consumer's mailbox (unbounded: BEAM has no bounded channel)",
+	"chan_fan_in: 100 tasks sending on clones of one tokio::sync::mpsc Sender (capacity 1,024) / 100 processes sending to one mailbox; 1,000 messages each per round",
+	"select4: tokio::select! (random branch order, as Go's select) over four mpsc Receivers, one filled before the clock starts; no BEAM shape (a receive matches messages, not channels)",
+	"no peer: the other rows (timers, echo, http, fib30, idle wakeups, chan_buffered_bytes) have no peer shape",
 }
 
 // peerField maps a report row to the peer shape and field that feed it.
@@ -71,6 +83,8 @@ func peerField(r Result) (shape, field string, ok bool) {
 	switch r.Name {
 	case "spawn_join", "ping_pong", "yield", "spawn_many", "chained_spawn", "yield_many":
 		return r.Name, "ns", true
+	case "chan_ping_pong", "chan_stream", "chan_fan_in", "select4":
+		return chanShape(r), "ns", true
 	case "parked_task_bytes":
 		return "parked", "heap_bytes", true
 	case "parked_task_rss":
@@ -93,7 +107,8 @@ const (
 // baseline (ratio >= 1) alone, and on the best of it and the peers when
 // they ran.
 var bestPeerGated = map[string]bool{"spawn_join": true, "ping_pong": true, "yield": true,
-	"spawn_many": true, "chained_spawn": true, "yield_many": true}
+	"spawn_many": true, "chained_spawn": true, "yield_many": true,
+	"chan_ping_pong": true, "chan_stream": true, "chan_fan_in": true, "select4": true}
 
 // peerFigure is one peer shape's figures over the repetitions.
 type peerFigure struct {
@@ -112,17 +127,22 @@ func runPeers(o *Options, rep *Report) {
 		want[s.Name] = true
 	}
 	want["fairness"] = want["fairness"] || want["fairness_timer"]
-	byWorkers := map[int][]string{}
-	for _, ps := range peerShapes {
-		if want[ps.scenario] {
-			n := ps.n
-			if o.Quick {
-				n = ps.quick
+	byWorkers := map[string]map[int][]string{}
+	someShape := false
+	for _, peer := range peerNames {
+		byWorkers[peer] = map[int][]string{}
+		for _, ps := range peerShapes {
+			if want[ps.scenario] && (ps.only == "" || ps.only == peer) {
+				n := ps.n
+				if o.Quick {
+					n = ps.quick
+				}
+				byWorkers[peer][ps.workers] = append(byWorkers[peer][ps.workers], fmt.Sprintf("%s=%d", ps.shape, n))
+				someShape = true
 			}
-			byWorkers[ps.workers] = append(byWorkers[ps.workers], fmt.Sprintf("%s=%d", ps.shape, n))
 		}
 	}
-	if len(byWorkers) == 0 {
+	if !someShape {
 		fmt.Fprintf(w, "peers: none of the scenarios run has a peer shape\n")
 		return
 	}
@@ -134,7 +154,10 @@ func runPeers(o *Options, rep *Report) {
 	figs := map[string]map[string]*peerFigure{}
 	for _, peer := range peerNames {
 		run := PeerRun{Peer: peer}
-		figs[peer], run.Skipped, run.Version, run.BuildSeconds = measurePeer(o, root, err, peer, byWorkers)
+		if len(byWorkers[peer]) == 0 {
+			continue // no shape of this peer among the scenarios run
+		}
+		figs[peer], run.Skipped, run.Version, run.BuildSeconds = measurePeer(o, root, err, peer, byWorkers[peer])
 		if run.Skipped != "" {
 			fmt.Fprintf(w, "peers: %s skipped: %s\n", peer, run.Skipped)
 		}

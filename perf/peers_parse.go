@@ -51,7 +51,8 @@ func (l PeerLine) Fields() map[string]float64 {
 // shapeKind says which fields a shape's line must carry.
 func shapeKind(shape string) (kind string, ok bool) {
 	switch shape {
-	case "spawn_join", "ping_pong", "yield", "spawn_many", "chained_spawn", "yield_many":
+	case "spawn_join", "ping_pong", "yield", "spawn_many", "chained_spawn", "yield_many",
+		"chan_ping_pong", "chan_ping_pong_w2", "chan_stream", "chan_stream_w2", "chan_fan_in", "chan_fan_in_w2", "select4":
 		return "throughput", true
 	case "parked":
 		return "memory", true

@@ -186,9 +186,12 @@ func TestPeersBuildAndRun(t *testing.T) {
 	root, err := FindPeersRoot(".")
 	require.NoError(t, err)
 	shapes := []string{"spawn_join=2000", "ping_pong=2000", "yield=2000", "spawn_many=1", "chained_spawn=1",
-		"yield_many=1", "parked=2000", "wake_latency=20", "sleep_lateness=20", "fairness_timer=20"}
+		"yield_many=1", "parked=2000", "wake_latency=20", "sleep_lateness=20", "fairness_timer=20",
+		"chan_ping_pong=2000", "chan_ping_pong_w2=2000", "chan_stream=2000", "chan_stream_w2=2000",
+		"chan_fan_in=1", "chan_fan_in_w2=1", "select4=2000"}
 	for _, peer := range peerNames {
 		t.Run(peer, func(t *testing.T) {
+			shapes := peerShapesOf(peer, shapes)
 			if err := peerTools(os.Stderr, peer); err != nil {
 				t.Skipf("%s cannot run here: %v", peer, err)
 			}
@@ -211,4 +214,59 @@ func TestPeersBuildAndRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// peerShapesOf keeps the SHAPE=COUNT arguments that peer has a shape for.
+func peerShapesOf(peer string, args []string) []string {
+	var out []string
+	for _, a := range args {
+		name := strings.SplitN(a, "=", 2)[0]
+		keep := true
+		for _, ps := range peerShapes {
+			if ps.shape == name && ps.only != "" && ps.only != peer {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// TestChanPeerShapes: every channel row finds its peer shape at its
+// worker count, and the shapes repeat the scenarios' counts.
+func TestChanPeerShapes(t *testing.T) {
+	byShape := map[string]peerShape{}
+	for _, ps := range peerShapes {
+		byShape[ps.shape] = ps
+	}
+	for _, tc := range []struct {
+		row     Result
+		shape   string
+		workers int
+		n       int
+	}{
+		{Result{Name: "chan_ping_pong", Metric: workersMetric("round trip", 1)}, "chan_ping_pong", 1, chanPingPongN},
+		{Result{Name: "chan_ping_pong", Metric: workersMetric("round trip", mnWorkers)}, "chan_ping_pong_w2", mnWorkers, chanPingPongN},
+		{Result{Name: "chan_stream", Metric: workersMetric("per msg", 1)}, "chan_stream", 1, chanStreamN},
+		{Result{Name: "chan_stream", Metric: workersMetric("per msg", mnWorkers)}, "chan_stream_w2", mnWorkers, chanStreamN},
+		{Result{Name: "chan_fan_in", Metric: workersMetric("per msg", 1)}, "chan_fan_in", 1, chanFanInN},
+		{Result{Name: "chan_fan_in", Metric: workersMetric("per msg", mnWorkers)}, "chan_fan_in_w2", mnWorkers, chanFanInN},
+		{Result{Name: "select4", Metric: "per select (4 cases, 1 ready)"}, "select4", 1, select4N},
+	} {
+		shape, field, ok := peerField(tc.row)
+		require.True(t, ok, "%+v", tc.row)
+		require.Equal(t, tc.shape, shape)
+		require.Equal(t, "ns", field)
+		ps := byShape[shape]
+		require.Equal(t, tc.workers, ps.workers, shape)
+		require.Equal(t, tc.n, ps.n, shape)
+		require.True(t, bestPeerGated[tc.row.Name], shape)
+		kind, ok := shapeKind(shape)
+		require.True(t, ok && kind == "throughput", shape)
+	}
+	require.Equal(t, []string{"chan_ping_pong=1"}, peerShapesOf("beam", []string{"chan_ping_pong=1", "select4=1"}))
+	_, _, ok := peerField(Result{Name: "chan_buffered_bytes", Metric: "bytes per buffered i64"})
+	require.False(t, ok, "Go is the only peer of the memory row")
 }

@@ -250,6 +250,12 @@ type taskRare struct {
 	// with no allocation per operation), anything else in hostResult.
 	// hostGen is the generation of the wait it completes.
 	hostResult *hostResult
+	// hostSpare is a cleared hostResult record kept for the next result
+	// that is not an i64 (a channel's message): taking or withdrawing a
+	// result keeps its record here, so such completions allocate once per
+	// task, not per operation. Nothing else holds a record once it is
+	// taken (the completer keeps no pointer to it).
+	hostSpare  *hostResult
 	hostBits   int64
 	hostGen    uint64
 	hostInline bool
@@ -293,6 +299,15 @@ func (t *Task) io() *ioState {
 func (t *Task) hasHostResultLocked() bool {
 	r := t.rare.Load()
 	return r != nil && (r.hostInline || r.hostResult != nil) && r.hostGen == t.wait.Load()>>phaseBits
+}
+
+// spareHostLocked clears the stored result record, if any, and keeps it
+// as the spare (t.mu held).
+func (r *taskRare) spareHostLocked() {
+	if h := r.hostResult; h != nil {
+		*h = hostResult{}
+		r.hostResult, r.hostSpare = nil, h
+	}
 }
 
 type hostResult struct {

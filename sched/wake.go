@@ -124,7 +124,12 @@ func (s *Scheduler) completeHost(w *worker, tok Token, value vmloop.Value, throw
 	if thrown == nil && trap == nil && release == nil && value.Kind() == vmloop.KindI64 {
 		r.hostInline, r.hostBits, r.hostResult = true, value.Int(), nil
 	} else {
-		r.hostInline, r.hostResult = false, &hostResult{value: value, err: thrown, trap: trap, release: release}
+		h := r.hostSpare
+		if h == nil {
+			h = &hostResult{}
+		}
+		*h = hostResult{value: value, err: thrown, trap: trap, release: release}
+		r.hostInline, r.hostResult, r.hostSpare = false, h, nil
 	}
 	r.hostGen = tok.gen
 	t.mu.Unlock()
@@ -141,7 +146,8 @@ func (s *Scheduler) completeHost(w *worker, tok Token, value vmloop.Value, throw
 		return false
 	}
 	if r.hostInline || r.hostResult != nil {
-		r.hostInline, r.hostResult = false, nil
+		r.spareHostLocked()
+		r.hostInline = false
 		return false
 	}
 	return true
@@ -163,9 +169,10 @@ func (c *Control) TakeHostResult(t *Task) (value vmloop.Value, thrown *vmloop.Va
 		return vmloop.I64(v), nil, nil, true
 	}
 	h := r.hostResult
-	r.hostResult = nil
+	value, thrown, trap = h.value, h.err, h.trap
+	r.spareHostLocked()
 	t.mu.Unlock()
-	return h.value, h.err, h.trap, true
+	return value, thrown, trap, true
 }
 
 // DropHostResult takes the result stored by CompleteHost for a task that
@@ -178,11 +185,16 @@ func (c *Control) DropHostResult(t *Task) {
 		return
 	}
 	r := t.rare.Load()
-	h := r.hostResult
-	r.hostInline, r.hostResult = false, nil
+	var value vmloop.Value
+	var release func(vmloop.Value)
+	if h := r.hostResult; h != nil {
+		value, release = h.value, h.release
+	}
+	r.spareHostLocked()
+	r.hostInline = false
 	t.mu.Unlock()
-	if h != nil && h.release != nil {
-		h.release(h.value)
+	if release != nil {
+		release(value)
 	}
 }
 

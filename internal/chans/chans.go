@@ -115,9 +115,8 @@ const msgOverhead = int64(unsafe.Sizeof(Msg{})) + 8
 // Msg is one message: a value copied out of its sender's heap, and the
 // charge it holds in its sender's engine's memory budget.
 type Msg struct {
-	bits uint64        // an i64 or f64 message's value
-	kind vmloop.Kind   // KindI64, KindF64, or a reference kind (ref)
-	ref  *vmloop.Value // a reference message's value
+	bits uint64  // an i64 or f64 message's value
+	ref  *refMsg // a reference message's value and cargo
 	cost int64
 	mem  *vmloop.Budget
 	ch   *state // the channel state that counts it (cleanup, balance)
@@ -125,10 +124,18 @@ type Msg struct {
 	// message to (Select.Wait); written by that waker under the channel's
 	// mutex.
 	selCase int32
+	kind    vmloop.Kind // KindI64, KindF64, or a reference kind (ref)
 	// sent: the message was buffered or handed to a receiver (it is no
 	// longer its sender's to take back). Written under the channel's
 	// mutex when that happens, read by whoever drops the message after.
 	sent bool
+}
+
+// refMsg is the part of a reference message that a scalar one does not
+// need, kept apart so that a buffered i64 or f64 stays small
+// (chan_buffered_bytes).
+type refMsg struct {
+	v vmloop.Value
 	// cargo is what passes with the value (SetCargo), nil once a receiver
 	// took it (TakeCargo) or a drop settled it (Release).
 	cargo Cargo
@@ -144,14 +151,17 @@ type Cargo interface {
 	Drop(sent bool)
 }
 
-// SetCargo attaches c to m (before m is sent).
-func (m *Msg) SetCargo(c Cargo) { m.cargo = c }
+// SetCargo attaches c to m, a reference message (before m is sent).
+func (m *Msg) SetCargo(c Cargo) { m.ref.cargo = c }
 
 // TakeCargo returns m's cargo for its receiver, who now owns it; m's
 // Release then has nothing to settle.
 func (m *Msg) TakeCargo() Cargo {
-	c := m.cargo
-	m.cargo = nil
+	if m.ref == nil {
+		return nil
+	}
+	c := m.ref.cargo
+	m.ref.cargo = nil
 	return c
 }
 
@@ -159,21 +169,35 @@ func (m *Msg) TakeCargo() Cargo {
 // false when mem cannot take it (nothing is charged then).
 func NewMsg(v vmloop.Value, mem *vmloop.Budget) (*Msg, int64, bool) {
 	n := msgOverhead
-	m := &Msg{kind: v.Kind()}
+	m := msgPool.Get().(*Msg)
+	m.kind = v.Kind()
 	switch v.Kind() {
 	case vmloop.KindI64:
 		m.bits = uint64(v.Int())
 	case vmloop.KindF64:
 		m.bits = math.Float64bits(v.Float())
 	default:
-		n += v.HostBytes() // the Value itself included
-		m.ref = &v
+		n += v.HostBytes()    // the Value itself included
+		m.ref = &refMsg{v: v} // only a reference's Value goes to the heap
 	}
 	if mem != nil && !mem.Take(n) {
+		m.Recycle()
 		return nil, n, false
 	}
 	m.cost, m.mem = n, mem
 	return m, n, true
+}
+
+// msgPool holds the records of messages received for the next sends: a
+// message sent and received allocates nothing in steady state.
+var msgPool = sync.Pool{New: func() any { return new(Msg) }}
+
+// Recycle clears m and keeps it for a later NewMsg. Only the last holder
+// of a message may call it: a receiver whose heap took the value (after
+// Release). Messages dropped any other way are left to the collector.
+func (m *Msg) Recycle() {
+	*m = Msg{}
+	msgPool.Put(m)
 }
 
 // Value returns the message's value.
@@ -184,15 +208,16 @@ func (m *Msg) Value() vmloop.Value {
 	case vmloop.KindF64:
 		return vmloop.F64(math.Float64frombits(m.bits))
 	}
-	return *m.ref
+	return m.ref.v
 }
 
 // Release gives m's charge back: the receiver has taken the value into
 // its heap (after TakeCargo), or it is dropped (then its cargo is settled:
 // Cargo.Drop). It is idempotent.
 func (m *Msg) Release() {
-	if c := m.cargo; c != nil {
-		m.cargo = nil
+	if m.ref != nil && m.ref.cargo != nil {
+		c := m.ref.cargo
+		m.ref.cargo = nil
 		c.Drop(m.sent)
 	}
 	if m.cost == 0 {

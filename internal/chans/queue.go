@@ -10,6 +10,12 @@ type ring struct {
 	n    int    // messages held
 }
 
+// keepRing is the largest ring kept when it empties (8 KiB of slots): a
+// channel that fills and drains by turns, as a stream through a channel of
+// capacity 1,024 does, reuses its ring rather than growing a new one from
+// 8 slots each turn; a larger burst's ring is given back.
+const keepRing = 1024
+
 func (r *ring) len() int { return r.n }
 
 func (r *ring) grow() {
@@ -46,7 +52,7 @@ func (r *ring) pop() (*Msg, bool) {
 	r.s[r.head] = nil
 	r.head = (r.head + 1) & (len(r.s) - 1)
 	r.n--
-	if r.n == 0 && len(r.s) > 64 {
+	if r.n == 0 && len(r.s) > keepRing {
 		r.s, r.head = nil, 0 // a burst's ring is not kept for ever
 	}
 	return m, true

@@ -17,6 +17,9 @@
 %% yield_many: processes, and yields per process.
 -define(YIELD_PROCS, 100).
 -define(YIELDS, 1000).
+%% chan_fan_in: processes, and messages per process and round.
+-define(FAN_IN, 100).
+-define(FAN_IN_M, 1000).
 %% The fairness ticker's schedule step, ns.
 -define(PERIOD, 1000000).
 
@@ -56,6 +59,12 @@ run("parked", W, N) -> parked(W, N);
 run("wake_latency", W, N) -> latencies("wake_latency", W, N, wake_latency(N), []);
 run("sleep_lateness", W, N) -> latencies("sleep_lateness", W, N, sleep_lateness(N), []);
 run("fairness_timer", W, N) -> fairness_timer(W, N);
+run("chan_ping_pong", W, N) -> throughput("chan_ping_pong", W, N, 1, fun chan_ping_pong/1);
+run("chan_ping_pong_w2", W, N) -> throughput("chan_ping_pong_w2", W, N, 1, fun chan_ping_pong/1);
+run("chan_stream", W, N) -> throughput("chan_stream", W, N, 1, fun chan_stream/1);
+run("chan_stream_w2", W, N) -> throughput("chan_stream_w2", W, N, 1, fun chan_stream/1);
+run("chan_fan_in", W, N) -> throughput("chan_fan_in", W, N, ?FAN_IN * ?FAN_IN_M, fun chan_fan_in/1);
+run("chan_fan_in_w2", W, N) -> throughput("chan_fan_in_w2", W, N, ?FAN_IN * ?FAN_IN_M, fun chan_fan_in/1);
 run(Shape, _, _) -> throw(io_lib:format("unknown shape ~p", [Shape])).
 
 %% Times one throughput shape, a warm-up of N div 10 + 1 and then N, in a
@@ -97,6 +106,52 @@ ponger(0, _) -> ok;
 ponger(N, Pinger) ->
     receive ping -> Pinger ! pong end,
     ponger(N - 1, Pinger).
+
+%% chan_ping_pong: ping_pong with a value each way ({ping, I} and
+%% {pong, I}), the pinger checking the last one.
+chan_ping_pong(N) ->
+    Self = self(),
+    Ponger = spawn(fun() -> chan_ponger(N, Self) end),
+    chan_pinger(0, N, Ponger, -1).
+
+chan_pinger(I, N, _, V) when I >= N ->
+    V =:= N - 1 orelse throw("chan_ping_pong: wrong value"),
+    ok;
+chan_pinger(I, N, Ponger, _) ->
+    Ponger ! {ping, I},
+    receive {pong, V} -> chan_pinger(I + 1, N, Ponger, V) end.
+
+chan_ponger(0, _) -> ok;
+chan_ponger(K, Pinger) ->
+    receive {ping, V} -> Pinger ! {pong, V} end,
+    chan_ponger(K - 1, Pinger).
+
+%% chan_stream: this process sends 0..N-1 to a consumer's mailbox
+%% (unbounded: BEAM has no bounded channel), which returns the sum.
+chan_stream(N) ->
+    Self = self(),
+    C = spawn(fun() -> Self ! {sum, consume(N, 0)} end),
+    produce(0, N, C),
+    receive {sum, S} -> S =:= N * (N - 1) div 2 orelse throw("chan_stream: wrong sum") end,
+    ok.
+
+produce(I, N, _) when I >= N -> ok;
+produce(I, N, C) ->
+    C ! {msg, I},
+    produce(I + 1, N, C).
+
+consume(0, S) -> S;
+consume(K, S) -> receive {msg, V} -> consume(K - 1, S + V) end.
+
+%% chan_fan_in: rounds of ?FAN_IN processes sending 0..?FAN_IN_M-1 each to
+%% this process's mailbox.
+chan_fan_in(0) -> ok;
+chan_fan_in(R) ->
+    Self = self(),
+    [spawn(fun() -> produce(0, ?FAN_IN_M, Self) end) || _ <- lists:seq(1, ?FAN_IN)],
+    S = consume(?FAN_IN * ?FAN_IN_M, 0),
+    S =:= ?FAN_IN * (?FAN_IN_M * (?FAN_IN_M - 1) div 2) orelse throw("chan_fan_in: wrong sum"),
+    chan_fan_in(R - 1).
 
 yield_n(0) -> ok;
 yield_n(N) ->

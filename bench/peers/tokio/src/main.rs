@@ -15,7 +15,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::runtime::{Builder, Runtime};
-use tokio::sync::{oneshot, Notify};
+use tokio::sync::{mpsc as tmpsc, oneshot, Notify};
 
 /// Counts the bytes allocated minus freed while COUNTING is set, so the
 /// parked shape can report heap bytes per task. Off, it costs one relaxed
@@ -49,6 +49,11 @@ const WIDTH: u64 = 10_000;
 /// yield_many: tasks, and yields per task.
 const YIELD_TASKS: u64 = 100;
 const YIELDS: u64 = 1_000;
+/// chan_stream and chan_fan_in: the channel's capacity.
+const CHAN_CAP: usize = 1024;
+/// chan_fan_in: producers, and messages per producer and round.
+const FAN_IN: u64 = 100;
+const FAN_IN_M: u64 = 1_000;
 /// The fairness ticker's schedule step.
 const PERIOD: Duration = Duration::from_millis(1);
 
@@ -138,6 +143,134 @@ async fn yield_many(rounds: u64) {
             h.await.expect("join");
         }
     }
+}
+
+/// n round trips of one u64 each way over two mpsc channels of capacity
+/// 1 (Tokio has no rendezvous channel).
+async fn chan_ping_pong_mpsc(n: u64) {
+    let (atx, mut arx) = tmpsc::channel::<u64>(1);
+    let (btx, mut brx) = tmpsc::channel::<u64>(1);
+    let t = tokio::spawn(async move {
+        while let Some(v) = arx.recv().await {
+            btx.send(v).await.expect("pong");
+        }
+    });
+    let mut v = 0;
+    for i in 0..n {
+        atx.send(i).await.expect("ping");
+        v = brx.recv().await.expect("pong");
+    }
+    drop(atx);
+    t.await.expect("ponger");
+    assert_eq!(v, n - 1);
+}
+
+/// n round trips as requests: the value with a oneshot Sender for the
+/// reply over an mpsc channel of capacity 1, the reply over the oneshot.
+async fn chan_ping_pong_oneshot(n: u64) {
+    let (atx, mut arx) = tmpsc::channel::<(u64, oneshot::Sender<u64>)>(1);
+    let t = tokio::spawn(async move {
+        while let Some((v, reply)) = arx.recv().await {
+            let _ = reply.send(v);
+        }
+    });
+    let mut v = 0;
+    for i in 0..n {
+        let (rtx, rrx) = oneshot::channel();
+        atx.send((i, rtx)).await.expect("ping");
+        v = rrx.await.expect("pong");
+    }
+    drop(atx);
+    t.await.expect("ponger");
+    assert_eq!(v, n - 1);
+}
+
+/// chan_ping_pong: both variants timed as throughput shapes; the faster
+/// one's figure is printed, with its name as "variant".
+fn chan_ping_pong(rt: &Runtime, shape: &str, workers: usize, n: u64) {
+    let time = |f: fn(u64) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>| {
+        in_task(rt, f(n / 10 + 1));
+        let t0 = Instant::now();
+        in_task(rt, f(n));
+        t0.elapsed().as_nanos() as f64 / n as f64
+    };
+    let m = time(|n| Box::pin(chan_ping_pong_mpsc(n)));
+    let o = time(|n| Box::pin(chan_ping_pong_oneshot(n)));
+    let (ns, variant) = if o < m { (o, "oneshot") } else { (m, "mpsc") };
+    println!("{{\"peer\":\"tokio\",\"shape\":\"{shape}\",\"workers\":{workers},\"n\":{n},\"ns\":{ns:.3},\"variant\":\"{variant}\",\"mpsc_ns\":{m:.3},\"oneshot_ns\":{o:.3}}}");
+}
+
+/// n u64 values from this task to a consumer task through an mpsc channel
+/// of capacity CHAN_CAP.
+async fn chan_stream(n: u64) {
+    let (tx, mut rx) = tmpsc::channel::<u64>(CHAN_CAP);
+    let c = tokio::spawn(async move {
+        let mut s = 0u64;
+        while let Some(v) = rx.recv().await {
+            s += v;
+        }
+        s
+    });
+    for i in 0..n {
+        tx.send(i).await.expect("send");
+    }
+    drop(tx);
+    assert_eq!(c.await.expect("consumer"), n * (n - 1) / 2);
+}
+
+/// rounds of FAN_IN tasks sending FAN_IN_M values each on clones of one
+/// mpsc Sender (capacity CHAN_CAP) to this task.
+async fn chan_fan_in(rounds: u64) {
+    for _ in 0..rounds {
+        let (tx, mut rx) = tmpsc::channel::<u64>(CHAN_CAP);
+        for _ in 0..FAN_IN {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                for i in 0..FAN_IN_M {
+                    tx.send(i).await.expect("send");
+                }
+            });
+        }
+        drop(tx);
+        let mut s = 0u64;
+        for _ in 0..FAN_IN * FAN_IN_M {
+            s += rx.recv().await.expect("recv");
+        }
+        assert_eq!(s, FAN_IN * (FAN_IN_M * (FAN_IN_M - 1) / 2));
+    }
+}
+
+/// n waits of a tokio::select! over four mpsc Receivers, the third filled
+/// with n values before the clock starts; ns per wait.
+fn select4(rt: &Runtime, workers: usize, n: u64) {
+    let run = |n: u64| {
+        in_task(rt, async move {
+            let cap = n as usize;
+            let (_ta, mut a) = tmpsc::channel::<u64>(cap);
+            let (_tb, mut b) = tmpsc::channel::<u64>(cap);
+            let (tc, mut c) = tmpsc::channel::<u64>(cap);
+            let (_td, mut d) = tmpsc::channel::<u64>(cap);
+            for i in 0..n {
+                tc.try_send(i).expect("fill");
+            }
+            let mut s = 0u64;
+            let t0 = Instant::now();
+            for _ in 0..n {
+                tokio::select! {
+                    Some(v) = a.recv() => s = s.wrapping_sub(v + 1),
+                    Some(v) = b.recv() => s = s.wrapping_sub(v + 1),
+                    Some(v) = c.recv() => s += v,
+                    Some(v) = d.recv() => s = s.wrapping_sub(v + 1),
+                }
+            }
+            let el = t0.elapsed();
+            assert_eq!(s, n * (n - 1) / 2, "a case that was not ready fired");
+            el
+        })
+    };
+    run(n / 10 + 1);
+    let ns = run(n).as_nanos() as f64 / n as f64;
+    println!("{{\"peer\":\"tokio\",\"shape\":\"select4\",\"workers\":{workers},\"n\":{n},\"ns\":{ns:.3}}}");
 }
 
 /// Times one throughput shape: a warm-up of n/10+1, then n, and prints ns
@@ -336,6 +469,10 @@ fn main() {
             "wake_latency" => wake_latency(runtime(workers), workers, n),
             "sleep_lateness" => sleep_lateness(&runtime(workers), workers, n),
             "fairness_timer" => fairness_timer(runtime(workers), workers, n),
+            "chan_ping_pong" | "chan_ping_pong_w2" => chan_ping_pong(&runtime(workers), &shape, workers, n),
+            "chan_stream" | "chan_stream_w2" => throughput(&runtime(workers), &shape, workers, n, 1, chan_stream),
+            "chan_fan_in" | "chan_fan_in_w2" => throughput(&runtime(workers), &shape, workers, n, FAN_IN * FAN_IN_M, chan_fan_in),
+            "select4" => select4(&runtime(workers), workers, n),
             _ => panic!("unknown shape {shape:?}"),
         }
     }
