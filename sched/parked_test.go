@@ -1,0 +1,80 @@
+package sched_test
+
+import (
+	"runtime"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/testkit"
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// parkedProg spawns n tasks that wait on gate, and returns: the shape of
+// the parked_task_bytes scenario (perf/, bench's srcParked).
+const parkedProg = `
+.func main(n:i64, gate:ref) -> i64
+  .local i:i64, t:ref
+  const i, 0
+loop:
+  jge   i, n, done
+  spawn t, sleeper, gate
+  addi  i, i, 1
+  jmp   loop
+done:
+  ret   i
+.end
+.func sleeper(gate:ref) -> i64
+  .local z:i64
+  evwait gate
+  const z, 0
+  ret z
+.end`
+
+// parkedBytesMax is what the parts of a parked task may add up to (see
+// docs/PERFORMANCE.md, "Spawn and the task record"): lower it with the
+// figure when a part shrinks.
+const parkedBytesMax = 440
+
+// TestParkedTaskParts measures the Go heap a parked task holds, part by
+// part (its record, its Exec, registers, frames and handle table, each
+// rounded to its size class; the rest is the event's share of its waiter
+// list), against runtime.MemStats over 50,000 parked tasks: the parts
+// account for what the heap grew by, and stay within parkedBytesMax.
+func TestParkedTaskParts(t *testing.T) {
+	const n = 50_000
+	rt := testkit.ForcedRuntime(t, jade.Options{Workers: 1})
+	p := testkit.Load(t, rt, parkedProg)
+	gate := rt.NewEvent()
+	s := rt.Bus().Scheduler()
+	heap0 := heapInUse()
+	o := testkit.Run(t, rt, p, "main", vmloop.I64(n), gate)
+	require.Equal(t, sched.Success, o.Kind, "%v", o)
+	testkit.WaitFor(t, func() bool { return s.WaitingTasks() == n })
+	heap1 := heapInUse()
+	parts := s.TaskParts()
+	require.Equal(t, n, parts.Tasks)
+	per := func(b int) float64 { return float64(b) / n }
+	measured := float64(heap1-heap0) / n
+	t.Logf("per parked task: heap %.1f B; record with its Exec %.0f (Task %d, of which Exec %d), registers %.0f, frames %.0f, handle table %.0f: %.0f B; rest (the waiter list, the spawner's leftovers) %.1f B",
+		measured, per(parts.Record), unsafe.Sizeof(sched.Task{}), unsafe.Sizeof(vmloop.Exec{}), per(parts.Regs), per(parts.Frames), per(parts.Handles),
+		per(parts.Sum()), measured-per(parts.Sum()))
+	// The waiter list holds a 24-byte entry per task and grows by doubling
+	// (up to 2× that); the rest is a few objects of the run's own.
+	require.InDelta(t, per(parts.Sum())+24, measured, 28, "the parts do not account for the heap's growth")
+	require.LessOrEqual(t, per(parts.Sum()), float64(parkedBytesMax))
+	require.NoError(t, rt.Broadcast(gate))
+	testkit.WaitFor(t, func() bool { return s.LiveTasks() == 0 })
+}
+
+// heapInUse is the Go heap's live bytes after two collections.
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
