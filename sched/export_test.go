@@ -58,7 +58,7 @@ func ExecOf(t *Task) *vmloop.Exec { return t.ex() }
 // TaskParts is the Go memory of the registered tasks, part by part: each
 // allocation rounded up to its size class, summed over the tasks.
 type TaskParts struct {
-	Tasks                               int
+	Tasks                         int
 	Record, Regs, Frames, Handles int
 }
 
