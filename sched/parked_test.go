@@ -78,3 +78,30 @@ func heapInUse() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
 }
+
+// TestHostRecordKeepsNoMemory: a task record the host holds after its end
+// (pinned: never reused) keeps none of its Exec's register, frame or
+// handle memory, and still names its program's functions.
+func TestHostRecordKeepsNoMemory(t *testing.T) {
+	rt := testkit.Runtime(t, jade.Options{Workers: 1})
+	p := testkit.Load(t, rt, `
+.func main(d:i64) -> i64
+  .local r:i64, d1:i64, s:ref
+  .regs 40
+  const   s, "held"
+  jgti    d, 0, more
+  const   r, 0
+  ret     r
+more:
+  subi    d1, d, 1
+  call    r, main, d1
+  ret     r
+.end`)
+	task, err := rt.Spawn(p, "main", vmloop.I64(100))
+	require.NoError(t, err)
+	o, err := task.Wait(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, sched.Success, o.Kind, "%v", o)
+	require.Zero(t, sched.ExecOf(task.Sched()).Footprint(), "an ended record the host holds keeps no stacks")
+	require.Equal(t, "main", task.Sched().Program().FuncName(0))
+}

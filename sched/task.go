@@ -112,7 +112,8 @@ type Task struct {
 	// worker that dispatches it, so they never change while t is queued
 	// but by Or of the one-way bits), set with an atomic Or and read with
 	// one load (one word, not three atomic.Bools of 4 bytes each: the
-	// record stays in the 144-byte size class, TestRecordSizes):
+	// record, with its Exec, stays in the 352-byte size class,
+	// TestRecordSizes):
 	//
 	//   - flagCancel is sticky: set once by Cancel, never cleared while
 	//     the task lives (S-13).
