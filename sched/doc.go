@@ -207,6 +207,12 @@
 //	                         to watch (wakeWatcher;
 //	                         TestStalledWorkersTimersFireElsewhere at 4
 //	                         workers)
+//	spares count             not a pair: a hint. give and take store the
+//	                         spares' length under its lock; take loads it
+//	                         first and does not lock at 0. A take that
+//	                         misses a batch being given makes or pools a
+//	                         record instead; nothing is lost
+//	                         (TestTaskSparesMoveBatches, under -race too)
 //	hold                     not a pair: one CAS from free decides whether
 //	                         the owner or a thief touches a worker's
 //	                         shards (TestStealRacesTheOwner under -race)

@@ -1,6 +1,9 @@
 package sched
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Spares of task records: recycled records (each with its Exec, and what
 // the Exec kept of its memory) shared by the workers.
@@ -16,6 +19,11 @@ import "sync"
 type taskSpares struct {
 	mu   sync.Mutex
 	list []*Task // guarded by mu; at most maxSpareTasks
+	// n is len(list), stored under mu: take looks at it without the lock
+	// and does not lock an empty list (a spawn whose worker's cache is
+	// empty asks here first, and most often there is nothing). A take
+	// that reads 0 while a give is under way only misses that batch.
+	n atomic.Int32
 }
 
 // taskBatch is how many records move between a worker's cache and the
@@ -38,6 +46,7 @@ func (sp *taskSpares) give(pool *[]*Task) {
 	sp.mu.Lock()
 	if len(sp.list)+taskBatch <= maxSpareTasks {
 		sp.list = append(sp.list, batch...)
+		sp.n.Store(int32(len(sp.list)))
 		batch = nil
 	}
 	sp.mu.Unlock()
@@ -51,6 +60,9 @@ func (sp *taskSpares) give(pool *[]*Task) {
 // take moves up to taskBatch records from the spares to *pool (empty) and
 // reports whether it moved any.
 func (sp *taskSpares) take(pool *[]*Task) bool {
+	if sp.n.Load() == 0 {
+		return false
+	}
 	sp.mu.Lock()
 	n := min(taskBatch, len(sp.list))
 	if n > 0 {
@@ -58,6 +70,7 @@ func (sp *taskSpares) take(pool *[]*Task) bool {
 		*pool = append(*pool, from...)
 		clear(from)
 		sp.list = sp.list[:len(sp.list)-n]
+		sp.n.Store(int32(len(sp.list)))
 	}
 	sp.mu.Unlock()
 	return n > 0

@@ -15,7 +15,7 @@ func TestTaskSparesMoveBatches(t *testing.T) {
 		seen[r] = 0
 		r.recycle(giver)
 	}
-	if len(giver.tasks) != taskCacheSize-taskBatch+1 || len(s.spares.list) != taskBatch {
+	if len(giver.tasks) != taskCacheSize-taskBatch+1 || len(s.spares.list) != taskBatch || s.spares.n.Load() != taskBatch {
 		t.Fatalf("after %d recycles: cache %d, spares %d; want %d and %d", taskCacheSize+1,
 			len(giver.tasks), len(s.spares.list), taskCacheSize-taskBatch+1, taskBatch)
 	}
@@ -37,12 +37,16 @@ func TestTaskSparesMoveBatches(t *testing.T) {
 			t.Fatalf("record %p taken %d times", r, n)
 		}
 	}
+	if s.spares.n.Load() != 0 || taker.newTask() == nil {
+		t.Fatalf("empty spares count %d", s.spares.n.Load())
+	}
 	// Bounded: a full spares list sends the next batch to taskPool.
 	s.spares.list = make([]*Task, maxSpareTasks)
+	s.spares.n.Store(maxSpareTasks)
 	for range taskCacheSize + 1 {
 		new(Task).recycle(giver)
 	}
-	if len(s.spares.list) != maxSpareTasks || len(giver.tasks) != taskCacheSize-taskBatch+1 {
+	if len(s.spares.list) != maxSpareTasks || s.spares.n.Load() != maxSpareTasks || len(giver.tasks) != taskCacheSize-taskBatch+1 {
 		t.Fatalf("with full spares: spares %d (max %d), cache %d", len(s.spares.list), maxSpareTasks, len(giver.tasks))
 	}
 }
