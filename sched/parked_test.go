@@ -105,3 +105,66 @@ more:
 	require.Zero(t, sched.ExecOf(task.Sched()).Footprint(), "an ended record the host holds keeps no stacks")
 	require.Equal(t, "main", task.Sched().Program().FuncName(0))
 }
+
+// TestParkedAfterDeepTasks: a parked task holds the stacks it needs, not
+// what its reused record kept of a deeper task before it (a record keeps
+// up to 8 KiB of registers and 6 KiB of frames for the next spawn). 2,000
+// tasks that nothing names recurse 20 calls deep (about 440 registers
+// each) and end, then 2,000 small ones park on the records they left:
+// each parked task's parts stay within parkedBytesMax plus a cache line
+// for each stack.
+func TestParkedAfterDeepTasks(t *testing.T) {
+	const n = 2_000
+	rt := testkit.ForcedRuntime(t, jade.Options{Workers: 1})
+	p := testkit.Load(t, rt, parkedProg+`
+.func deepMain(n:i64, gate:ref) -> i64
+  .local i:i64, c:ref
+  const i, 0
+loop:
+  jge   i, n, done
+  spawn c, deep, gate
+  free  c
+  addi  i, i, 1
+  jmp   loop
+done:
+  ret   i
+.end
+.func deep(gate:ref) -> i64
+  .local r:i64, d:i64
+  evwait  gate
+  const   d, 20
+  call    r, down, d
+  ret     r
+.end
+.func down(d:i64) -> i64
+  .local r:i64, d1:i64
+  .regs 20
+  jgti    d, 0, more
+  const   r, 0
+  ret     r
+more:
+  subi    d1, d, 1
+  call    r, down, d1
+  ret     r
+.end`)
+	s := rt.Bus().Scheduler()
+	deepGate := rt.NewEvent()
+	o := testkit.Run(t, rt, p, "deepMain", vmloop.I64(n), deepGate)
+	require.Equal(t, sched.Success, o.Kind, "%v", o)
+	testkit.WaitFor(t, func() bool { return s.WaitingTasks() == n })
+	require.NoError(t, rt.Broadcast(deepGate)) // all end now: their records are free together
+	testkit.WaitFor(t, func() bool { return s.LiveTasks() == 0 })
+
+	gate := rt.NewEvent()
+	o = testkit.Run(t, rt, p, "main", vmloop.I64(n), gate)
+	require.Equal(t, sched.Success, o.Kind, "%v", o)
+	testkit.WaitFor(t, func() bool { return s.WaitingTasks() == n })
+	parts := s.TaskParts()
+	require.Equal(t, n, parts.Tasks)
+	per := float64(parts.Sum()) / n
+	t.Logf("per parked task after deep ones: %.0f B (registers %.0f, frames %.0f, handle table %.0f)",
+		per, float64(parts.Regs)/n, float64(parts.Frames)/n, float64(parts.Handles)/n)
+	require.LessOrEqual(t, per, float64(parkedBytesMax+2*64))
+	require.NoError(t, rt.Broadcast(gate))
+	testkit.WaitFor(t, func() bool { return s.LiveTasks() == 0 })
+}

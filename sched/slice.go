@@ -206,6 +206,9 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 		if w.tr != nil || w.sliceT0 != 0 {
 			w.traceEnd(t, jtrace.EndSuspend)
 		}
+		// A reused record may carry a deeper task's stacks: a task that
+		// waits keeps only what it uses (TestParkedAfterDeepTasks).
+		ex.Trim()
 		t.resume = true
 		t.w = nil
 		s.waiting.Add(1)
