@@ -128,7 +128,9 @@
 //     none (Exec.Retire), and what a record that handles keep still holds
 //     is counted in its engine's budget until the last one goes
 //     (chargeRecord, heldBytes). The program stays for names until the
-//     record is reused. Nothing reads a task's Exec after it completed
+//     record is reused. A task that parks gives back the stack capacity it
+//     does not use (Exec.Trim, in act): a record's kept stacks serve
+//     spawns, not waits. Nothing reads a task's Exec after it completed
 //     except a late Cancel's Stop, which costs the record's next task one
 //     spurious preemption.
 //
