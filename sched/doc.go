@@ -14,12 +14,12 @@
 //	spawn_copy.go          requests done in bounded steps (ActMore): a spawn's copy
 //	task.go, reuse.go      the task record, its states, record reuse
 //	records.go             owner-only index tables (timers, I/O records)
-//	spares.go              recycled Execs shared between workers
+//	spares.go              recycled task records shared between workers
 //	wait.go, waitlist.go   the wait word, tokens, waiter lists
 //	wake.go                joins (and a select's join case), event waits, host
 //	                       suspensions and completions, wakes
 //	idle.go                enqueue, notify, kickOne, parking and unidling (this essay)
-//	worker.go              the worker loop, Exec pools, task ids
+//	worker.go              the worker loop, task ids
 //	search.go, deque.go    finding work: LIFO slot, local ring, inject queue, stealing
 //	queue.go               the inject queue
 //	slice.go               one slice: run, dispatcher actions, end, requeue
@@ -98,11 +98,13 @@
 //
 // # Record reuse
 //
-// Task records are pooled once nothing can reach them: in the cache of
-// the worker whose finish dropped the last reference (w.tasks, owner only,
+// Task records, each holding its Exec (the VM state: one allocation per
+// task), are pooled once nothing can reach them: in the cache of the
+// worker whose finish dropped the last reference (w.tasks, owner only,
 // up to taskCacheSize; the next spawns from tasks on that worker take
-// from it first), else in taskPool (a reference dropped elsewhere: a
-// heap freeing a handle, the host):
+// from it first; a full cache gives half of itself to the scheduler's
+// spares, where an empty one takes a batch), else in taskPool (a
+// reference dropped elsewhere: a heap freeing a handle, the host):
 //
 //   - refs counts the references that keep a record: 1 while the task is
 //     live (dropped as the very last step of finish) plus 1 per heap
@@ -122,11 +124,18 @@
 //     record's mutex and reads its rare part even when its token is
 //     stale, so recycle takes the mutex only for such records (every other
 //     waker only CASes the wait word).
-//   - Exec records (the VM state) are recycled separately and earlier, at
-//     finish, into the worker's pool, the scheduler's spares and then a
-//     sync.Pool; nothing reads a task's Exec after it completed except a
-//     late Cancel's Stop, which costs its next user one spurious
-//     preemption.
+//   - The Exec's heap is released at finish (releaseExec): Exec.Recycle
+//     keeps its register, frame and handle memory for the record's next
+//     spawn when nothing else names the record; a record the host holds
+//     (pinned) or handles keep with more than heldKeep bytes of it keeps
+//     none (Exec.Retire), and what a record that handles keep still holds
+//     is counted in its engine's budget until the last one goes
+//     (chargeRecord, heldBytes). The program stays for names until the
+//     record is reused. A task that parks gives back the stack capacity it
+//     does not use (Exec.Trim, in act): a record's kept stacks serve
+//     spawns, not waits. Nothing reads a task's Exec after it completed
+//     except a late Cancel's Stop, which costs the record's next task one
+//     spurious preemption.
 //
 // # Stopping with operations in flight
 //
@@ -206,6 +215,12 @@
 //	                         to watch (wakeWatcher;
 //	                         TestStalledWorkersTimersFireElsewhere at 4
 //	                         workers)
+//	spares count             not a pair: a hint. give and take store the
+//	                         spares' length under its lock; take loads it
+//	                         first and does not lock at 0. A take that
+//	                         misses a batch being given makes or pools a
+//	                         record instead; nothing is lost
+//	                         (TestTaskSparesMoveBatches, under -race too)
 //	hold                     not a pair: one CAS from free decides whether
 //	                         the owner or a thief touches a worker's
 //	                         shards (TestStealRacesTheOwner under -race)

@@ -1,6 +1,10 @@
 package sched
 
-import "github.com/jadevm/jade/vmloop"
+import (
+	"unsafe"
+
+	"github.com/jadevm/jade/vmloop"
+)
 
 // SetTraceHook installs a transition observer for tests.
 func SetTraceHook(f func(id uint64, from, to State)) { traceHook = f }
@@ -49,4 +53,53 @@ func Joiners(t *Task) int {
 
 // ExecOf returns t's execution state (for tests outside the package; the
 // bus gets it through Control.Exec).
-func ExecOf(t *Task) *vmloop.Exec { return t.exec }
+func ExecOf(t *Task) *vmloop.Exec { return t.ex() }
+
+// TaskParts is the Go memory of the registered tasks, part by part: each
+// allocation rounded up to its size class, summed over the tasks.
+type TaskParts struct {
+	Tasks                         int
+	Record, Regs, Frames, Handles int
+}
+
+// Sum is the bytes of all the parts.
+func (p TaskParts) Sum() int { return p.Record + p.Regs + p.Frames + p.Handles }
+
+// TaskParts walks the registry (the world need not stop: call it while the
+// tasks are parked).
+func (s *Scheduler) TaskParts() TaskParts {
+	var p TaskParts
+	for i := range s.registry.shards {
+		sh := &s.registry.shards[i]
+		sh.mu.Lock()
+		for t := sh.head; t != nil; t = t.rnext {
+			f := t.ex().Footprint()
+			p.Tasks++
+			p.Record += SizeClass(int(unsafe.Sizeof(Task{}))) // the Exec inside
+			p.Regs += SizeClass(f.Regs)
+			p.Frames += SizeClass(f.Frames)
+			p.Handles += SizeClass(f.Handles)
+		}
+		sh.mu.Unlock()
+	}
+	return p
+}
+
+// sizeClasses are Go's small allocation size classes up to 1 KiB
+// (runtime/sizeclasses.go).
+var sizeClasses = [...]int{8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256,
+	288, 320, 352, 384, 416, 448, 480, 512, 576, 640, 704, 768, 896, 1024}
+
+// SizeClass is what Go allocates for an object of n bytes (n ≤ 1 KiB:
+// its size class; larger: n rounded up to 8 bytes, near enough here).
+func SizeClass(n int) int {
+	if n == 0 {
+		return 0
+	}
+	for _, c := range sizeClasses {
+		if n <= c {
+			return c
+		}
+	}
+	return (n + 7) &^ 7
+}

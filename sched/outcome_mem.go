@@ -103,13 +103,46 @@ const (
 	refRecordCharged = 1 << 30
 )
 
+// heldKeep bounds the register, frame and handle memory an ended record
+// that handles keep keeps for its next life (releaseExec): a parent
+// joining its children reuses their records with their memory, but one
+// that keeps many handles does not keep large stacks alive with them.
+const heldKeep = 1 << 10
+
+// releaseExec releases t's heap at its end (finish): the Exec keeps its
+// register, frame and handle memory for the record's next spawn
+// (Exec.Recycle) when the record is to be reused, and none (Exec.Retire)
+// when the host holds it (pinned: never reused) or handles keep it with
+// more than heldKeep bytes.
+func (t *Task) releaseExec() {
+	switch {
+	case t.has(flagPinned):
+		t.x.Retire()
+	case t.refs.Load() == 1:
+		t.x.Recycle()
+	default:
+		t.x.Recycle()
+		if f := t.x.Footprint(); f.Regs+f.Frames+f.Handles > heldKeep {
+			t.x.Retire()
+		}
+	}
+}
+
+// heldBytes is what t's ended record holds: itself and the memory its
+// Exec kept (releaseExec; unchanged from the end until the record is
+// reused).
+func (t *Task) heldBytes() int64 {
+	f := t.x.Footprint()
+	return recordBytes + int64(f.Regs+f.Frames+f.Handles)
+}
+
 // chargeRecord counts t's record in its engine's budget when handles
 // keep it past its end (finish, before it drops the live reference: the
 // count cannot reach zero meanwhile). Force: the record exists already;
 // the next reservations are refused until enough is given back.
 func (t *Task) chargeRecord() {
 	if t.refs.Load() > 1 {
-		t.engine.mem.Force(recordBytes)
+		t.engine.mem.Force(t.heldBytes())
 		t.refs.Add(refRecordCharged)
 	}
 }

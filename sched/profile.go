@@ -172,7 +172,7 @@ func (w *worker) takeSample(t *Task) {
 	if box == nil {
 		return
 	}
-	w.stack = t.exec.ProfileStack(w.stack[:0])
+	w.stack = t.ex().ProfileStack(w.stack[:0])
 	box.s.Sample(t, w.stack)
 }
 
@@ -186,7 +186,7 @@ func (w *worker) samplePreempted(t *Task, budget int64) bool {
 	if budget <= 0 {
 		return false
 	}
-	t.exec.ClearStop()
+	t.ex().ClearStop()
 	return !t.has(flagCancel) && !w.s.kick.Load()
 }
 
@@ -205,7 +205,7 @@ func (w *worker) sampleHost(t *Task, name string, d int64) {
 	req := w.sampleReq.Swap(0)
 	if req != 0 && req-1 == w.dispatches.Load() {
 		if box := w.s.sampler.Load(); box != nil {
-			w.stack = t.exec.RequestStack(w.stack[:0])
+			w.stack = t.ex().RequestStack(w.stack[:0])
 			if box.host != nil {
 				box.host.SampleHost(t, w.stack, name, d)
 			} else {
@@ -221,11 +221,11 @@ func (w *worker) sampleHost(t *Task, name string, d int64) {
 // a stop of the world wants it stopped too (each stores its flag before
 // its stop, so one that comes after the load stops it again itself).
 func (w *worker) clearSampleStop(t *Task) {
-	if !t.exec.Stopped() {
+	if !t.ex().Stopped() {
 		return
 	}
-	t.exec.ClearStop()
+	t.ex().ClearStop()
 	if t.has(flagCancel) || w.s.kick.Load() || w.stop.Load() {
-		t.exec.Stop()
+		t.ex().Stop()
 	}
 }

@@ -23,8 +23,9 @@ func TestSamplePreempted(t *testing.T) {
 	p, err := jasm.Assemble("s.jasm", []byte(".func f() -> i64\n  .local i:i64\n  const i, 0\nl:\n  addi i, i, 1\n  jmp l\n.end\n"))
 	require.NoError(t, err)
 	require.NoError(t, vmloop.Verify(p, nil))
-	ex, err := vmloop.NewExec(p, 0, nil, vmloop.Limits{}, 1)
-	require.NoError(t, err)
+	tk := &Task{id: 1}
+	ex := tk.ex()
+	require.NoError(t, ex.Reset(p, 0, nil, vmloop.Limits{}, 1))
 	ex.Stop()
 	require.Equal(t, vmloop.SigPreempted, ex.Run(1000))
 	rec := &recSampler{}
@@ -32,7 +33,6 @@ func TestSamplePreempted(t *testing.T) {
 	require.NoError(t, s.StartSampling(rec))
 	w := &worker{s: s}
 	w.dispatches.Store(5)
-	tk := &Task{id: 1, exec: ex}
 
 	ask := func() { w.sampleReq.Store(w.dispatches.Load() + 1); ex.Stop() }
 	ask()

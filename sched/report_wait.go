@@ -104,20 +104,20 @@ func (s *Scheduler) report(t *Task, stopped bool, buf *[]vmloop.ProfFrame) TaskR
 	w := t.where.Load()
 	fn, pc := int(w>>32), int(uint32(w))
 	var in *vmloop.Intrinsic
-	if st == Waiting && t.prog != nil {
+	if st == Waiting && t.x.Program() != nil {
 		// A suspension published the pc just past its request.
-		if in = t.prog.RequestAt(fn, pc-1); in != nil {
+		if in = t.x.Program().RequestAt(fn, pc-1); in != nil {
 			pc--
 		}
 	}
-	at := frameOf(t.prog, vmloop.ProfFrame{Fn: int32(fn), PC: int32(pc)})
+	at := frameOf(t.x.Program(), vmloop.ProfFrame{Fn: int32(fn), PC: int32(pc)})
 	r := TaskReport{ID: t.id, Engine: t.engine.name, State: st, Name: t.Name(), Stats: t.Stats()}
 	var ex *vmloop.Exec
 	if stopped && st != Completed { // a completed task's Exec may be another's now
-		ex = t.exec
+		ex = t.ex()
 		*buf = ex.ProfileStack((*buf)[:0])
 		for _, fr := range *buf {
-			r.Stack = append(r.Stack, frameOf(t.prog, fr))
+			r.Stack = append(r.Stack, frameOf(t.x.Program(), fr))
 		}
 		if len(r.Stack) > 0 {
 			at = r.Stack[0] // exact while stopped

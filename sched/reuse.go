@@ -47,7 +47,7 @@ func (t *Task) unrefOn(w *worker) {
 	n := t.refs.Add(-1)
 	if n == refRecordCharged { // the last handle of an ended record (chargeRecord)
 		t.refs.Store(0)
-		t.engine.mem.Give(recordBytes)
+		t.engine.mem.Give(t.heldBytes())
 		n = 0
 	}
 	if n == 0 {
@@ -61,15 +61,16 @@ func (t *Task) unrefOn(w *worker) {
 }
 
 // taskCacheSize bounds a worker's cache of recycled task records (w.tasks;
-// what overflows goes to taskPool).
-const taskCacheSize = 64
+// a full cache gives half of itself to the spares).
+const taskCacheSize = 256
 
 // newTask returns a cleared record for a spawn by w (nil: the host): from
-// w's cache (owner only: no lock and no sync.Pool pin), else from
-// taskPool, else a new one.
+// w's cache (owner only: no lock and no sync.Pool pin), else a batch from
+// the spares, else from taskPool, else a new one.
 func (w *worker) newTask() *Task {
 	if w != nil {
-		if n := len(w.tasks); n > 0 {
+		if n := len(w.tasks); n > 0 || w.s.spares.take(&w.tasks) {
+			n = len(w.tasks)
 			t := w.tasks[n-1]
 			w.tasks[n-1] = nil
 			w.tasks = w.tasks[:n-1]
@@ -99,7 +100,8 @@ func (t *Task) recycle(w *worker) {
 		t.mu.Lock()
 	}
 	t.wait.Store((t.wait.Load()>>phaseBits + 1) << phaseBits) // generation on, phase idle
-	t.id, t.engine, t.exec, t.prog = 0, nil, nil, nil
+	t.id, t.engine = 0, nil
+	t.x.DropProgram() // its memory stays for the next spawn (Exec.Recycle)
 	t.resume, t.ended, t.hostWait, t.outVKind, t.outBits = false, false, false, 0, 0
 	t.tm, t.next, t.rprev, t.rnext, t.w = nil, nil, nil, nil, nil
 	t.joiner1 = Token{}
@@ -121,7 +123,10 @@ func (t *Task) recycle(w *worker) {
 	if host {
 		t.mu.Unlock()
 	}
-	if w != nil && len(w.tasks) < taskCacheSize {
+	if w != nil {
+		if len(w.tasks) == taskCacheSize {
+			w.s.spares.give(&w.tasks)
+		}
 		w.tasks = append(w.tasks, t)
 		return
 	}

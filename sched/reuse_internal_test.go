@@ -8,11 +8,12 @@ import (
 
 // TestWorkerTaskCache: a record whose last reference a worker drops goes
 // to that worker's cache, cleared, and is the next record its spawns
-// take; the cache holds at most taskCacheSize (the rest go to taskPool),
-// and a pinned record is never cached.
+// take; the cache holds at most taskCacheSize (a full one gives half of
+// itself to the spares: TestTaskSparesMoveBatches), and a pinned record
+// is never cached.
 func TestWorkerTaskCache(t *testing.T) {
-	w := &worker{}
-	recs := make([]*Task, taskCacheSize+1)
+	w := &worker{s: &Scheduler{}}
+	recs := make([]*Task, taskCacheSize)
 	for i := range recs {
 		r := new(Task)
 		r.id = uint64(i + 1)
@@ -22,7 +23,7 @@ func TestWorkerTaskCache(t *testing.T) {
 		recs[i] = r
 		r.unrefOn(w)
 	}
-	require.Len(t, w.tasks, taskCacheSize, "the cache is bounded")
+	require.Len(t, w.tasks, taskCacheSize)
 	for i := taskCacheSize - 1; i >= 0; i-- {
 		r := w.newTask()
 		require.Same(t, recs[i], r, "the newest cached record is taken first")

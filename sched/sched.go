@@ -209,10 +209,10 @@ type Scheduler struct {
 	// yet (fd_transit.go).
 	transit transitSet
 
-	// spares moves recycled Execs between workers in batches (putExec,
-	// takeExec): on its own line, away from the registry's shards.
+	// spares moves recycled task records between workers in batches
+	// (newTask, recycle): on its own line, away from the registry's shards.
 	_      [cacheLinePad]byte
-	spares execSpares
+	spares taskSpares
 }
 
 // Control holds the scheduler's mutating entry points. New returns it to
@@ -370,8 +370,7 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 		s.endTimers(w, t)
 	}
 	t.w = nil
-	t.exec.Recycle()
-	w.putExec(t.exec)
+	t.releaseExec()
 	w.dropSpawn(t) // a spawn under way when t ended
 	var hooks []func()
 	var joiner1 Token

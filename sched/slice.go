@@ -12,7 +12,7 @@ import (
 // uses up *budget.
 func (w *worker) slice(t *Task, budget *int64) {
 	s := w.s
-	ex := t.exec
+	ex := t.ex()
 	if t.tm != nil && t.tm.owner != nil {
 		dropTaskTimer(w, t) // its wait ended: the timer must not fire later
 	}
@@ -151,7 +151,7 @@ func (w *worker) chargeCopies(ex *vmloop.Exec, budget *int64) {
 // the dispatcher releases or passes on (wait.go).
 func (w *worker) abandonWait(t *Task) {
 	if ph := t.wokenBy(); ph == phWoken || ph == phSignalled {
-		w.s.disp.Abandon(t, t.exec.Request(), ph == phSignalled)
+		w.s.disp.Abandon(t, t.ex().Request(), ph == phSignalled)
 	}
 	t.disarm()
 }
@@ -160,7 +160,7 @@ func (w *worker) abandonWait(t *Task) {
 // keeps running t.
 func (w *worker) act(t *Task, a Action, budget *int64) bool {
 	s := w.s
-	ex := t.exec
+	ex := t.ex()
 	switch a {
 	case ActContinue:
 		// An intrinsic is a safe point: the budget and cancellation are
@@ -206,6 +206,9 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 		if w.tr != nil || w.sliceT0 != 0 {
 			w.traceEnd(t, jtrace.EndSuspend)
 		}
+		// A reused record may carry a deeper task's stacks: a task that
+		// waits keeps only what it uses (TestParkedAfterDeepTasks).
+		ex.Trim()
 		t.resume = true
 		t.w = nil
 		s.waiting.Add(1)
@@ -282,10 +285,10 @@ func (w *worker) requeue(t *Task) {
 
 // publish records where t stopped, for introspection.
 func (w *worker) publish(t *Task) {
-	fn, pc := t.exec.Loc()
+	fn, pc := t.ex().Loc()
 	t.where.Store(uint64(fn)<<32 | uint64(uint32(pc)))
 	if t.has(flagStats) {
-		t.rare.Load().reductions.Store(t.exec.Reductions())
+		t.rare.Load().reductions.Store(t.ex().Reductions())
 	}
 }
 

@@ -1,52 +1,52 @@
 package sched
 
-import (
-	"testing"
+import "testing"
 
-	"github.com/jadevm/jade/vmloop"
-)
-
-// TestExecSparesMoveBatches: a worker whose pool is full gives the newest
-// half to the spares in one move, a worker whose pool is empty takes a
-// batch from them, every Exec given is taken once, and spares over
-// maxSpareExecs go to execPool instead.
-func TestExecSparesMoveBatches(t *testing.T) {
+// TestTaskSparesMoveBatches: a worker whose record cache is full gives the
+// newest half to the spares in one move, a worker whose cache is empty
+// takes a batch from them, every record given is taken once, and spares
+// over maxSpareTasks go to taskPool instead.
+func TestTaskSparesMoveBatches(t *testing.T) {
 	s := &Scheduler{}
 	giver, taker := &worker{s: s}, &worker{s: s}
-	seen := map[*vmloop.Exec]int{}
-	for range execPoolSize + 1 {
-		ex := new(vmloop.Exec)
-		seen[ex] = 0
-		giver.putExec(ex)
+	seen := map[*Task]int{}
+	for range taskCacheSize + 1 {
+		r := new(Task)
+		seen[r] = 0
+		r.recycle(giver)
 	}
-	if len(giver.execs) != execPoolSize-execBatch+1 || len(s.spares.list) != execBatch {
-		t.Fatalf("after %d puts: pool %d, spares %d; want %d and %d", execPoolSize+1,
-			len(giver.execs), len(s.spares.list), execPoolSize-execBatch+1, execBatch)
+	if len(giver.tasks) != taskCacheSize-taskBatch+1 || len(s.spares.list) != taskBatch || s.spares.n.Load() != taskBatch {
+		t.Fatalf("after %d recycles: cache %d, spares %d; want %d and %d", taskCacheSize+1,
+			len(giver.tasks), len(s.spares.list), taskCacheSize-taskBatch+1, taskBatch)
 	}
-	for range execBatch {
-		ex := taker.takeExec()
-		if _, ok := seen[ex]; !ok {
-			t.Fatal("takeExec made an Exec while the spares held some")
+	for range taskBatch {
+		r := taker.newTask()
+		if _, ok := seen[r]; !ok {
+			t.Fatal("newTask made a record while the spares held some")
 		}
-		seen[ex]++
+		seen[r]++
 	}
-	if len(s.spares.list) != 0 || len(taker.execs) != 0 {
-		t.Fatalf("after taking a batch: spares %d, pool %d", len(s.spares.list), len(taker.execs))
+	if len(s.spares.list) != 0 || len(taker.tasks) != 0 {
+		t.Fatalf("after taking a batch: spares %d, cache %d", len(s.spares.list), len(taker.tasks))
 	}
-	for len(giver.execs) > 0 {
-		seen[giver.takeExec()]++
+	for len(giver.tasks) > 0 {
+		seen[giver.newTask()]++
 	}
-	for ex, n := range seen {
+	for r, n := range seen {
 		if n != 1 {
-			t.Fatalf("Exec %p taken %d times", ex, n)
+			t.Fatalf("record %p taken %d times", r, n)
 		}
 	}
-	// Bounded: a full spares list sends the next batch to execPool.
-	s.spares.list = make([]*vmloop.Exec, maxSpareExecs)
-	for range execPoolSize + 1 {
-		giver.putExec(new(vmloop.Exec))
+	if s.spares.n.Load() != 0 || taker.newTask() == nil {
+		t.Fatalf("empty spares count %d", s.spares.n.Load())
 	}
-	if len(s.spares.list) != maxSpareExecs || len(giver.execs) != execPoolSize-execBatch+1 {
-		t.Fatalf("with full spares: spares %d (max %d), pool %d", len(s.spares.list), maxSpareExecs, len(giver.execs))
+	// Bounded: a full spares list sends the next batch to taskPool.
+	s.spares.list = make([]*Task, maxSpareTasks)
+	s.spares.n.Store(maxSpareTasks)
+	for range taskCacheSize + 1 {
+		new(Task).recycle(giver)
+	}
+	if len(s.spares.list) != maxSpareTasks || s.spares.n.Load() != maxSpareTasks || len(giver.tasks) != taskCacheSize-taskBatch+1 {
+		t.Fatalf("with full spares: spares %d (max %d), cache %d", len(s.spares.list), maxSpareTasks, len(giver.tasks))
 	}
 }

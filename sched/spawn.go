@@ -66,7 +66,7 @@ func (c *Control) Prepare(from *Task, e *Engine, p *vmloop.Program, fn int, args
 // scalar arguments). The rules of Prepare for a task prepared by a task
 // apply.
 func (c *Control) PrepareSpawn(from *Task) (*Task, error) {
-	return c.prepare(from, from.engine, nil, 0, nil, from.exec)
+	return c.prepare(from, from.engine, nil, 0, nil, from.ex())
 }
 
 // prepare is Prepare (src nil) and PrepareSpawn (src the spawner's Exec).
@@ -95,26 +95,25 @@ func (c *Control) makeTask(from *Task, e *Engine, p *vmloop.Program, fn int, arg
 	}
 	cfg := e.cfg.Load()
 	w := from.worker()
-	var id uint64
-	var ex *vmloop.Exec
+	var t *Task
 	var err error
 	if src != nil {
 		var more bool
-		if ps := from.takeSpawn(); ps != nil {
-			id, ex = ps.id, ps.ex
-			more, err = ex.SpawnMore(src)
+		if t = from.takeSpawn(); t != nil {
+			more, err = t.x.SpawnMore(src)
 		} else {
-			id, ex = w.newID(s), w.takeExec()
-			more, err = ex.BeginSpawn(src, cfg.Limits.task(e.mem), uint32(id))
+			t = w.newTask()
+			t.id = w.newID(s)
+			more, err = t.x.BeginSpawn(src, cfg.Limits.task(e.mem), uint32(t.id))
 		}
 		if more {
-			from.keepSpawn(id, ex)
+			from.keepSpawn(t)
 			return nil, ErrSpawnMore
 		}
-		p = src.Program()
 	} else {
-		id, ex = w.newID(s), w.takeExec()
-		err = ex.Reset(p, fn, args, cfg.Limits.task(e.mem), uint32(id))
+		t = w.newTask()
+		t.id = w.newID(s)
+		err = t.x.Reset(p, fn, args, cfg.Limits.task(e.mem), uint32(t.id))
 	}
 	if err != nil {
 		err = fmt.Errorf("sched: spawn: %w", err)
@@ -125,15 +124,14 @@ func (c *Control) makeTask(from *Task, e *Engine, p *vmloop.Program, fn int, arg
 		err = e.reserveLive(w)
 	}
 	if err != nil {
-		ex.Recycle() // gives back the references its heap took
-		w.putExec(ex)
+		t.x.Recycle() // gives back the references its heap took
+		t.recycle(w)  // never visible: nothing else names it
 		return nil, err
 	}
 	if cfg.GoLoop {
-		ex.SetNative(false)
+		t.x.SetNative(false)
 	}
-	t := w.newTask()
-	t.id, t.engine, t.exec, t.prog = id, e, ex, p
+	t.engine = e
 	t.refs.Store(1) // live: dropped by finish
 	if cfg.Metrics.TaskStats {
 		initTaskStats(t) // before t is visible
@@ -151,7 +149,7 @@ func (c *Control) Cancel(from, target *Task) {
 	if target.State() == Completed || target.flags.Or(flagCancel)&flagCancel != 0 {
 		return
 	}
-	target.exec.Stop()
+	target.ex().Stop()
 	if tok, ok := target.current(); ok {
 		c.s.wakeAs(from.worker(), tok, phCancelled)
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"github.com/jadevm/jade/jtrace"
-	"github.com/jadevm/jade/vmloop"
 )
 
 // Requests done in bounded steps (ActMore), and the first of them: a
@@ -22,15 +21,10 @@ import (
 // asked again with the same request.
 var ErrSpawnMore = errors.New("sched: spawn: arguments still being copied")
 
-// pendingSpawn is the child of a spawn under way: its Exec, whose heap
-// holds the arguments copied so far, and its task id.
-type pendingSpawn struct {
-	ex *vmloop.Exec
-	id uint64
-}
-
-// takeSpawn takes t's spawn under way, or nil (t nil: a host spawn).
-func (t *Task) takeSpawn() *pendingSpawn {
+// takeSpawn takes t's spawn under way (the child's record, not yet a
+// task: its Exec's heap holds the arguments copied so far, its id is
+// set), or nil (t nil: a host spawn).
+func (t *Task) takeSpawn() *Task {
 	if t == nil {
 		return nil
 	}
@@ -38,23 +32,23 @@ func (t *Task) takeSpawn() *pendingSpawn {
 	if r == nil || r.spawn == nil {
 		return nil
 	}
-	ps := r.spawn
+	c := r.spawn
 	r.spawn = nil
-	return ps
+	return c
 }
 
 // keepSpawn keeps the child of t's spawn until its next step.
-func (t *Task) keepSpawn(id uint64, ex *vmloop.Exec) {
+func (t *Task) keepSpawn(c *Task) {
 	t.mu.Lock()
-	t.rareLocked().spawn = &pendingSpawn{ex: ex, id: id}
+	t.rareLocked().spawn = c
 	t.mu.Unlock()
 }
 
 // dropSpawn gives up t's spawn under way (t ends before its copy did).
 func (w *worker) dropSpawn(t *Task) {
-	if ps := t.takeSpawn(); ps != nil {
-		ps.ex.Recycle() // gives back what its heap took
-		w.putExec(ps.ex)
+	if c := t.takeSpawn(); c != nil {
+		c.x.Recycle() // gives back what its heap took
+		c.recycle(w)  // never visible: nothing else names it
 	}
 }
 
@@ -63,7 +57,7 @@ func (w *worker) dropSpawn(t *Task) {
 // budget ran out (or t was cancelled) and t's slice ended, the request to
 // be dispatched again at t's next slice (slice).
 func (w *worker) more(t *Task, a Action, budget *int64) (Action, bool) {
-	ex := t.exec
+	ex := t.ex()
 	for a == ActMore {
 		if *budget <= 0 || t.has(flagCancel) {
 			t.mu.Lock()

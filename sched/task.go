@@ -112,7 +112,8 @@ type Task struct {
 	// worker that dispatches it, so they never change while t is queued
 	// but by Or of the one-way bits), set with an atomic Or and read with
 	// one load (one word, not three atomic.Bools of 4 bytes each: the
-	// record stays in the 144-byte size class, TestRecordSizes):
+	// record, with its Exec, stays in the 352-byte size class,
+	// TestRecordSizes):
 	//
 	//   - flagCancel is sticky: set once by Cancel, never cleared while
 	//     the task lives (S-13).
@@ -155,15 +156,6 @@ type Task struct {
 	// wait is the wait word: generation<<phaseBits | phase (wait.go).
 	wait atomic.Uint64
 
-	// exec is run and changed only by the worker running the task; other
-	// goroutines touch it only through its atomic stop flag (Cancel, a
-	// kick: Exec.Stop, from anywhere, in any state). After completion it
-	// may be recycled for another task (a late Cancel's Stop then costs
-	// that task one spurious preemption); read nothing through it then.
-	exec *vmloop.Exec
-	// prog is the task's program (names for introspection after the Exec
-	// was recycled).
-	prog *vmloop.Program
 	// tm is the task's timer state (timers.go), nil until it first uses a
 	// timer; touched only by the worker running the task (and timedOut by
 	// the firing worker, ordered by the run queue).
@@ -192,7 +184,20 @@ type Task struct {
 	// dropped, so that the common task record stays small. Atomic: Outcome
 	// reads it without the lock while Done may still make it.
 	rare atomic.Pointer[taskRare]
+
+	// x is the task's execution state, in the record itself (one
+	// allocation per task; the program is x's, names for introspection
+	// after the end included). It is run and changed only by the worker
+	// running the task; other goroutines touch it only through its atomic
+	// stop flag (Cancel, a kick: Exec.Stop, from anywhere, in any state).
+	// finish releases its heap (Exec.Recycle or Retire) and keeps its
+	// program until the record is reused; a late Cancel's Stop on a reused
+	// record costs that task one spurious preemption.
+	x vmloop.Exec
 }
+
+// ex returns t's execution state.
+func (t *Task) ex() *vmloop.Exec { return &t.x }
 
 // Task.flags bits.
 const (
@@ -230,10 +235,10 @@ type taskRare struct {
 	// Event.broadcast, worker.wakeMore); only the worker running it
 	// touches it after the broadcast stored it.
 	bcast []evEntry
-	// spawn is the spawn the task is stopped at while its arguments are
-	// copied in steps (spawn_copy.go); only the worker running the task
-	// touches it.
-	spawn *pendingSpawn
+	// spawn is the child record of the spawn the task is stopped at while
+	// its arguments are copied in steps (spawn_copy.go); only the worker
+	// running the task touches it.
+	spawn *Task
 	// again: the task's pending request answered ActMore when its last
 	// slice ended; it is dispatched again before the task runs (more).
 	again bool
@@ -446,7 +451,7 @@ func (t *Task) Done() <-chan struct{} {
 // first function at pc 0, before its first; completion publishes none).
 func (t *Task) Where() (fn string, pc int) {
 	w := t.where.Load()
-	return t.prog.FuncName(int(w >> 32)), int(uint32(w))
+	return t.x.Program().FuncName(int(w >> 32)), int(uint32(w))
 }
 
 // worker returns the worker running t, or nil when t is nil (a command
@@ -461,11 +466,11 @@ func (t *Task) worker() *worker {
 // Exec returns t's execution state, for the dispatcher (the bus), running
 // on the worker that runs t: the only holder of the Control may change a
 // task's registers, so a host holding a *Task cannot (S-16).
-func (c *Control) Exec(t *Task) *vmloop.Exec { return t.exec }
+func (c *Control) Exec(t *Task) *vmloop.Exec { return &t.x }
 
 // Program returns the program t runs (read-only: programs are verified
 // and never changed after loading).
-func (t *Task) Program() *vmloop.Program { return t.prog }
+func (t *Task) Program() *vmloop.Program { return t.x.Program() }
 
 // traceHook observes transitions in tests (nil otherwise).
 var traceHook func(id uint64, from, to State)

@@ -159,9 +159,9 @@ func (w *worker) traceDispatch(t *Task, lim time.Duration) {
 	if x == nil {
 		return
 	}
-	fn, pc := t.exec.Loc()
-	red := t.exec.Reductions()
-	x.cur, x.dispFn, x.dispPC = t.id, x.fn(t.prog, fn), int32(pc)
+	fn, pc := t.ex().Loc()
+	red := t.ex().Reductions()
+	x.cur, x.dispFn, x.dispPC = t.id, x.fn(t.x.Program(), fn), int32(pc)
 	x.red0, x.host0 = red, w.times.host.Load()
 	var flow uint32
 	if t.resume || red == 0 {
@@ -196,18 +196,18 @@ func (w *worker) traceEnd(t *Task, why uint8) {
 	if x == nil {
 		return
 	}
-	if now == 0 && (t.exec.Reductions()-x.red0 >= exactReductions || w.times.host.Load() != x.host0) {
+	if now == 0 && (t.ex().Reductions()-x.red0 >= exactReductions || w.times.host.Load() != x.host0) {
 		now = nanotime()
 	}
 	fn, pc := x.dispFn, x.dispPC
 	if why != jtrace.EndComplete && why != jtrace.EndCancel {
 		// Where it stopped (a completed task's frames are gone: it is
 		// shown where its slice began).
-		if f, p := t.exec.Loc(); f >= 0 {
+		if f, p := t.ex().Loc(); f >= 0 {
 			if why == jtrace.EndSuspend {
 				p-- // at the request, not just past it (its line)
 			}
-			fn, pc = x.fn(t.prog, f), int32(p)
+			fn, pc = x.fn(t.x.Program(), f), int32(p)
 		}
 	}
 	e := x.take(now)
@@ -367,9 +367,9 @@ func (w *worker) long(t *Task, what uint8, d, lim int64) {
 	default:
 		e.longSlices.Add(1)
 	}
-	fn, pc := t.exec.Loc()
+	fn, pc := t.ex().Loc()
 	if x := w.tr; x != nil {
-		x.emit(jtrace.Event{Kind: jtrace.KindLong, Task: t.id, Arg: uint64(d), Reason: what, Fn: x.fn(t.prog, fn), PC: int32(pc)})
+		x.emit(jtrace.Event{Kind: jtrace.KindLong, Task: t.id, Arg: uint64(d), Reason: what, Fn: x.fn(t.x.Program(), fn), PC: int32(pc)})
 	}
 	s := w.s
 	if s.onLong == nil {
@@ -382,7 +382,7 @@ func (w *worker) long(t *Task, what uint8, d, lim int64) {
 		st.longSuppressed.Add(1)
 		return
 	}
-	at := frameOf(t.prog, vmloop.ProfFrame{Fn: int32(fn), PC: int32(pc)})
+	at := frameOf(t.x.Program(), vmloop.ProfFrame{Fn: int32(fn), PC: int32(pc)})
 	s.onLong(LongRun{Engine: e.name, Task: t.id, TaskName: t.Name(), Func: at.Func, PC: pc, File: at.File, Line: at.Line, What: jtrace.LongName(what),
 		Duration: time.Duration(d), Threshold: time.Duration(lim), Suppressed: st.longSuppressed.Swap(0)})
 }

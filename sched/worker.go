@@ -54,9 +54,6 @@ const ioPollEvery = 16
 // (BenchmarkFairness's tail shows it).
 const goYieldEvery = 8_000_000 // ns
 
-// execPoolSize bounds a worker's pool of recycled Execs.
-const execPoolSize = 256
-
 // worker is one scheduler thread: a goroutine locked to its OS thread that
 // runs tasks by calling their VM loop and switches tasks by returning.
 type worker struct {
@@ -156,12 +153,10 @@ type worker struct {
 	// not yet given to a spawn (owner only; newID).
 	idNext, idEnd uint64
 
-	// execs are recycled Execs of tasks completed on this worker, reused by
-	// spawns from tasks running here (owner only).
-	execs []*vmloop.Exec
-	// tasks are task records that completed on this worker with nothing
-	// else naming them, reused by spawns from tasks running here before
-	// taskPool is asked (owner only; reuse.go).
+	// tasks are task records (with their Execs) that completed on this
+	// worker with nothing else naming them, reused by spawns from tasks
+	// running here before the spares and taskPool are asked (owner only;
+	// reuse.go).
 	tasks []*Task
 
 	// timers is the worker's shard of every engine's timer wheel (owner
@@ -291,42 +286,13 @@ func (w *worker) run(t *Task) {
 		w.inherit = 0
 	}
 	w.inTask = true
-	if w.cur.Load() != t.exec {
-		w.cur.Store(t.exec)
+	if w.cur.Load() != t.ex() {
+		w.cur.Store(t.ex())
 	}
 	w.running = t
 	w.slice(t, &budget)
 	w.inTask = false
 	w.sliceLeft = budget
-}
-
-// takeExec returns a recycled Exec: from w's own pool (owner only: no
-// allocation, no lock), else from the shared second level, else a new
-// one. w may be nil (the host).
-func (w *worker) takeExec() *vmloop.Exec {
-	if w != nil && (len(w.execs) > 0 || w.s.spares.take(&w.execs)) {
-		ex := w.execs[len(w.execs)-1]
-		w.execs = w.execs[:len(w.execs)-1]
-		return ex
-	}
-	if ex, ok := execPool.Get().(*vmloop.Exec); ok {
-		return ex // the last level (per-P caches)
-	}
-	return new(vmloop.Exec) // NewExec is new + Reset
-}
-
-// putExec pools the recycled ex in w's own pool; a full pool first gives
-// half of itself to the spares (a batch). w may be nil (the host): then
-// ex goes to execPool.
-func (w *worker) putExec(ex *vmloop.Exec) {
-	if w == nil {
-		execPool.Put(ex)
-		return
-	}
-	if len(w.execs) == execPoolSize {
-		w.s.spares.give(&w.execs)
-	}
-	w.execs = append(w.execs, ex)
 }
 
 // idBlock is how many task ids a worker takes from the shared counter at

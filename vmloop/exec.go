@@ -168,8 +168,9 @@ const (
 )
 
 // Recycle frees e like Free but keeps its register and frame memory for a
-// later Reset (a scheduler keeps a pool of recycled Execs per worker, so a
-// spawn allocates none). Nothing the finished task owned stays reachable.
+// later Reset (a scheduler keeps its recycled Execs, so a spawn allocates
+// none). Nothing the finished task owned stays reachable; the program
+// stays, for names, until DropProgram or the next Reset.
 func (e *Exec) Recycle() {
 	regs, frames := e.regs, e.frames
 	objs := e.heap.objs
@@ -185,11 +186,22 @@ func (e *Exec) Recycle() {
 	if cap(frames) <= maxRecycledFrames {
 		e.frames = frames[:0]
 	}
-	e.prog = nil // a pooled Exec must not keep a program alive
 	if e.rare != nil {
 		*e.rare = execRare{} // drop what the result referenced; keep the memory
 	}
 }
+
+// Retire frees e like Free and drops its rare part too: e keeps no memory
+// beyond its struct (an Exec that stays reachable long after its task
+// ended, and is not pooled meanwhile). The program stays, as for Recycle;
+// Reset makes e ready again.
+func (e *Exec) Retire() {
+	e.Free()
+	e.rare = nil
+}
+
+// DropProgram forgets e's program (a pooled Exec must not keep one alive).
+func (e *Exec) DropProgram() { e.prog = nil }
 
 // Reset makes e start function fn of the verified program p with args, as
 // NewExec does, reusing e's memory. e must be new or recycled (Recycle) and

@@ -1,5 +1,7 @@
 package vmloop
 
+import "unsafe"
+
 // Program returns the program the task runs.
 func (e *Exec) Program() *Program { return e.prog }
 
@@ -16,3 +18,21 @@ func (e *Exec) Loc() (fn, pc int) {
 // FuncName returns the name of function i of the task's program, or "" if
 // i is out of range or the Exec holds no program.
 func (e *Exec) FuncName(i int) string { return e.prog.FuncName(i) }
+
+// Footprint is the memory an Exec holds outside its own struct, in bytes
+// of capacity (what its allocations were asked for, before Go rounds them
+// to a size class): the register file, the frame stack and the heap's
+// handle table (one 48-byte slot per object, live or free). The objects'
+// payloads (strings, arrays) are not counted.
+type Footprint struct {
+	Regs, Frames, Handles int
+}
+
+// Footprint returns what e holds outside its struct (see Footprint).
+func (e *Exec) Footprint() Footprint {
+	return Footprint{
+		Regs:    cap(e.regs) * 8,
+		Frames:  cap(e.frames) * int(unsafe.Sizeof(frame{})),
+		Handles: cap(e.heap.objs) * int(unsafe.Sizeof(object{})),
+	}
+}
