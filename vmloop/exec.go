@@ -282,7 +282,7 @@ func (e *Exec) start(p *Program, fn int, nargs int, lim Limits, owner uint32) (*
 	// Every field but stop (atomic: a late Stop may race; see above) is
 	// set here; TestResetEqualsNew keeps this list complete.
 	e.prog, e.maxFrames, e.regs, e.frames, e.fp = p, int32(min(lim.MaxFrames, math.MaxInt32)), regs, frames, 0
-	e.heap = heap{objs: e.heap.objs[:0]} // recycled capacity, if any
+	e.heap = heap{objs: e.heap.objs[:0], side: &noSide} // recycled capacity, if any
 	e.freeShadow()
 	e.state, e.left, e.reductions = stReady, 0, 0
 	if e.stop.Load() {
