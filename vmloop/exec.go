@@ -91,6 +91,13 @@ type execRare struct {
 	// spawn is the copy of a spawn's reference arguments into this
 	// (child's) heap while it is under way (spawn_copy.go).
 	spawn *spawnCopy
+	// exp is the export of the task's reference result while it is
+	// under way (the task stopped at its RET), imp the import of a
+	// request's result (the task stopped at its request): result_copy.go.
+	exp *exporter
+	imp *importer
+	// outHost is out.HostBytes() of a reference result (ResultHostBytes).
+	outHost int64
 }
 
 // x returns e's rare part, allocating it on first use.
@@ -371,6 +378,7 @@ func (e *Exec) Where() (fn string, pc int) {
 // Trap stay valid. Run after Free reports a trap.
 func (e *Exec) Free() {
 	e.heap.mem.Give(e.stackBytes(cap(e.regs), cap(e.frames)))
+	e.dropCopies()
 	e.heap.reset()
 	e.regs = nil
 	e.freeShadow()
