@@ -11,13 +11,8 @@ import "fmt"
 // overflow the goroutine stack — a fatal error of the whole process that
 // no recover sees. Heaps are acyclic (ASETR's cycle check), so the walks
 // end; a DAG is copied once per reference, bounded by the byte budget.
-
-// exportItem is a pending object of export: the handle and the Value its
-// copy goes to (the root, or an element of a parent's new array).
-type exportItem struct {
-	x   uint64
-	dst *Value
-}
+// The walks themselves are in heap_steps.go: they can also stop after a
+// bounded step and go on later.
 
 // export copies the object named by x out of the heap as a Value: bytes
 // and arrays are deep-copied, strings shared, the null handle becomes Void.
