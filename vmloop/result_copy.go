@@ -27,24 +27,29 @@ func (e *Exec) finish(bits uint64, t Type) finState {
 	e.res, e.resT = bits, t
 	if t == TRef {
 		x := e.x()
+		var local exporter // the common case: a copy of one step
 		ex := x.exp
-		if ex != nil {
+		switch {
+		case ex != nil:
 			e.left++ // the RET was charged when it started
-		} else {
-			ex = new(exporter)
-			x.exp = ex
+		case e.left <= 0 || e.stop.Load():
+			// a safe point: a bulk instruction may have spent the budget
+			// just before; the copy starts at the next Run
+			x.exp = new(exporter)
+			return finMore
+		default:
+			ex = &local
 		}
 		if !ex.started {
-			if e.left <= 0 || e.stop.Load() {
-				// a safe point: a bulk instruction may have spent the
-				// budget just before
-				return finMore
-			}
 			e.heap.exportStart(bits, e.heap.limit, ex)
 		}
 		for !e.heap.exportRun(ex, copyStep) {
 			e.chargeExport(ex)
 			if e.left <= 0 || e.stop.Load() {
+				if ex == &local {
+					x.exp = new(exporter)
+					*x.exp = local // its frames name the copy's arrays, not local
+				}
 				return finMore
 			}
 		}
