@@ -17,14 +17,15 @@ import (
 // 32 MiB sconcat, bnew or anew, the cycle check of an asetr over a 4 Mi
 // element graph, a throw through 9,000 frames of a function with 20,000
 // .try ranges, a bfind of a 4 MiB needle in 8 MiB, a spawn and join of a
-// task whose argument is a 1M-element ref array, an evbcast to 200,000
-// waiters), one per worker, and the ticker's lateness against its
+// task whose argument is a 1M-element ref array, a spawn and join of a
+// task whose result is one, a task that makes 4M objects and ends, an
+// evbcast to 200,000 waiters), one per worker, and the ticker's lateness against its
 // schedule (start + i×1 ms, start being the first tick's nominal instant;
 // the scheduler's clock) is reported. A step that preemption cannot cut shows as lateness of about
 // its own duration.
 
 // LongSteps names the long steps LongStepTicker runs, in order.
-var LongSteps = []string{"none", "sconcat", "bnew", "anew", "asetr", "throw", "bfind", "spawnarg", "evbcast"}
+var LongSteps = []string{"none", "sconcat", "bnew", "anew", "asetr", "throw", "bfind", "spawnarg", "joinres", "objects", "evbcast"}
 
 // srcLongStep holds the programs of the long steps; main loops forever.
 const srcLongStep = `
@@ -140,6 +141,57 @@ loop:
   .local n:i64
   alen    n, a
   ret     n
+.end
+
+.func joinres() -> i64
+  .local t:ref, r:i64
+loop:
+  spawn   t, joinone
+  joini   r, t
+  free    t
+  jmp     loop
+.end
+
+.func joinone() -> i64
+  .local n:i64, t:ref, a:ref
+  const   n, 1000000
+  spawn   t, mkres, n
+  joinr   a, t
+  alen    n, a
+  ret     n
+.end
+
+.func mkres(n:i64) -> ref
+  .local i:i64, a:ref, s:ref
+  anew    a, n, ref
+  const   s, "x"
+  const   i, 0
+fill:
+  asetr   a, i, s
+  addi    i, i, 1
+  jlt     i, n, fill
+  ret     a
+.end
+
+.func objects() -> i64
+  .local n:i64, t:ref, r:i64
+  const   n, 4000000
+loop:
+  spawn   t, mkobjs, n
+  joini   r, t
+  free    t
+  jmp     loop
+.end
+
+.func mkobjs(n:i64) -> i64
+  .local i:i64, z:i64, a:ref
+  const   i, 0
+  const   z, 0
+more:
+  anew    a, z, i64
+  addi    i, i, 1
+  jlt     i, n, more
+  ret     i
 .end
 
 .func evbcast() -> i64

@@ -240,7 +240,9 @@ func spawnErr(ex *vmloop.Exec, err error) sched.Action {
 // value the joiner's heap cannot take is thrown as a ResourceError);
 // Failure is re-thrown in the joiner (S-12); Trap and Cancelled are thrown
 // as TaskError, so a join never makes the joiner trap or be cancelled.
-// OUTCOME only reports the kind.
+// OUTCOME only reports the kind. A value of more than a step is imported
+// in steps (ActMore): the join is dispatched again, finds target
+// completed and goes on with the import (vmloop.Exec.CompleteIfRoomMore).
 func (b *Bus) completeJoin(ex *vmloop.Exec, req *vmloop.Request, target *sched.Task) sched.Action {
 	if k, bits, ok := target.InlineOutcome(); ok {
 		// A void, i64 or f64 result, the common case: without copying an
@@ -265,7 +267,10 @@ func (b *Bus) completeJoin(ex *vmloop.Exec, req *vmloop.Request, target *sched.T
 		if req.Intr.ID == vmloop.IntrJoinVoid {
 			return complete(ex, vmloop.Void(), sched.ActContinue)
 		}
-		room, err := ex.CompleteIfRoom(o.Value)
+		more, room, err := ex.CompleteIfRoomMore(o.Value)
+		if more {
+			return sched.ActMore // a large result is imported in steps
+		}
 		if !room {
 			var ti vmloop.TrapInfo
 			errors.As(err, &ti)

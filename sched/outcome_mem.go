@@ -18,7 +18,11 @@ func outcomeBytes(o *Outcome) int64 {
 	if o.inline() {
 		return 0
 	}
-	n := int64(unsafe.Sizeof(Outcome{})) + o.Value.HostBytes() + int64(len(o.Trap.Msg))
+	hb := o.hostBytes
+	if hb == 0 {
+		hb = o.Value.HostBytes()
+	}
+	n := int64(unsafe.Sizeof(Outcome{})) + hb + int64(len(o.Trap.Msg))
 	return n + int64(len(o.Stack.Frames))*int64(unsafe.Sizeof(vmloop.StackFrame{})) // names and files are the program's
 }
 
@@ -32,6 +36,7 @@ func outcomeBytes(o *Outcome) int64 {
 // setOutcome to record.
 func (t *Task) chargeOutcome(o *Outcome) int64 {
 	n := outcomeBytes(o)
+	o.hostBytes = 0
 	if n <= taskBytes || o.Kind == Trapped {
 		// No more than the task's own share, which it gives back as it
 		// ends, or a trap: never refused, so that a small outcome (an

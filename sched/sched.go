@@ -31,9 +31,11 @@ const (
 	// ActTrapped: SetTrap was called; the task traps.
 	ActTrapped
 	// ActMore: the request is not complete and has more bounded steps to
-	// do (a spawn whose arguments are copied in steps: ErrSpawnMore). The
-	// worker dispatches it again while the slice's budget lasts, then in
-	// the task's next slices, before the task runs again.
+	// do (a spawn whose arguments are copied in steps: ErrSpawnMore; a
+	// join whose result is imported in steps). Intrinsic and Resume may
+	// answer it. The worker dispatches the request again (Intrinsic)
+	// while the slice's budget lasts, then in the task's next slices,
+	// before the task runs again.
 	ActMore
 )
 

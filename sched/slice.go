@@ -64,6 +64,12 @@ func (w *worker) slice(t *Task, budget *int64) {
 		// the task with the result unseen).
 		a := s.disp.Resume(t, ex.Request())
 		w.chargeCopies(ex, budget)
+		if a == ActMore { // a joined result imported in steps
+			var ok bool
+			if a, ok = w.more(t, a, budget); !ok {
+				return
+			}
+		}
 		if a != ActContinue && !w.act(t, a, budget) {
 			return
 		}
@@ -74,7 +80,7 @@ func (w *worker) slice(t *Task, budget *int64) {
 		*budget = ex.Left()
 		switch sig {
 		case vmloop.SigCompleted:
-			w.end(t, Outcome{Kind: Success, Value: ex.Result()})
+			w.end(t, Outcome{Kind: Success, Value: ex.Result(), hostBytes: ex.ResultHostBytes()})
 			return
 		case vmloop.SigThrown:
 			w.end(t, Outcome{Kind: Failure, Value: ex.Thrown(), Stack: ex.ThrownStack()})

@@ -6,15 +6,18 @@ import (
 	"github.com/jadevm/jade/jtrace"
 )
 
-// Requests done in bounded steps (ActMore), and the first of them: a
-// spawn whose reference arguments take more than one step to copy
-// (vmloop.Exec.BeginSpawn, SpawnMore). The task stays stopped at its
-// request while the dispatcher answers ActMore, and the worker dispatches
-// the request again while the slice's budget lasts, then at the start of
+// Requests done in bounded steps (ActMore): a spawn whose reference
+// arguments take more than one step to copy (vmloop.Exec.BeginSpawn,
+// SpawnMore), and a join whose result does (vmloop.Exec.
+// CompleteIfRoomMore; the join's first dispatch, or its Resume). The task
+// stays stopped at its request while the dispatcher answers ActMore, and
+// the worker dispatches the request again (Dispatcher.Intrinsic, also
+// after a Resume) while the slice's budget lasts, then at the start of
 // the task's next slices, before it runs again. Between steps
 // the spawner is an ordinary runnable task: other tasks run, it can be
 // stolen, and a cancel ends it (finish drops the child's Exec with what
-// its heap took of the engine's budget; the child was never a task).
+// its heap took of the engine's budget; the child was never a task; a
+// joiner's Exec is recycled with what the import made in its heap).
 
 // ErrSpawnMore is returned by PrepareSpawn while the copy of the spawn's
 // arguments has more steps to do: the dispatcher answers ActMore and is

@@ -78,6 +78,10 @@ type Outcome struct {
 	Value vmloop.Value    // Success: the result; Failure: the thrown error
 	Trap  vmloop.TrapInfo // Trapped: what and where
 	Stack vmloop.Stack    // Failure, Trapped: the call stack where it was thrown or trapped
+	// hostBytes is Value.HostBytes() when the task's end counted it (a
+	// reference result copied out of the heap), else 0; chargeOutcome
+	// uses it instead of walking Value, and clears it.
+	hostBytes int64
 }
 
 func (o Outcome) String() string {

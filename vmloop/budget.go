@@ -152,7 +152,7 @@ func (b *Budget) Force(n int64) {
 // task's memory that its budget counts beside the heap objects, taken and
 // given directly as the capacities change (rarely: they double).
 func (e *Exec) stackBytes(regs, frames int) int64 {
-	return int64(regs)*8 + int64(frames)*int64(unsafe.Sizeof(frame{})) + int64(cap(e.heap.objs))*int64(unsafe.Sizeof(object{}))
+	return int64(regs)*8 + int64(frames)*int64(unsafe.Sizeof(frame{})) + int64(e.heap.tableSlots())*int64(unsafe.Sizeof(object{}))
 }
 
 // restack counts the change of the stacks from regs words and frames
@@ -191,4 +191,4 @@ func (h *heap) allocFail(n int64) TrapInfo {
 
 // tableFull reports whether the handle table has no slot for one more
 // object.
-func (h *heap) tableFull() bool { return h.free == 0 && len(h.objs) >= maxObjects-1 }
+func (h *heap) tableFull() bool { return h.free == 0 && h.slots() >= maxObjects-1 }

@@ -91,6 +91,13 @@ type execRare struct {
 	// spawn is the copy of a spawn's reference arguments into this
 	// (child's) heap while it is under way (spawn_copy.go).
 	spawn *spawnCopy
+	// exp is the export of the task's reference result while it is
+	// under way (the task stopped at its RET), imp the import of a
+	// request's result (the task stopped at its request): result_copy.go.
+	exp *exporter
+	imp *importer
+	// outHost is out.HostBytes() of a reference result (ResultHostBytes).
+	outHost int64
 }
 
 // x returns e's rare part, allocating it on first use.
@@ -294,7 +301,7 @@ func (e *Exec) start(p *Program, fn int, nargs int, lim Limits, owner uint32) (*
 	// Every field but stop (atomic: a late Stop may race; see above) is
 	// set here; TestResetEqualsNew keeps this list complete.
 	e.prog, e.maxFrames, e.regs, e.frames, e.fp = p, int32(min(lim.MaxFrames, math.MaxInt32)), regs, frames, 0
-	e.heap = heap{objs: e.heap.objs[:0]} // recycled capacity, if any
+	e.heap = heap{objs: e.heap.objs[:0], side: &noSide} // recycled capacity, if any
 	e.freeShadow()
 	e.state, e.left, e.reductions = stReady, 0, 0
 	if e.stop.Load() {
@@ -383,6 +390,7 @@ func (e *Exec) Where() (fn string, pc int) {
 // Trap stay valid. Run after Free reports a trap.
 func (e *Exec) Free() {
 	e.heap.mem.Give(e.stackBytes(cap(e.regs), cap(e.frames)))
+	e.dropCopies()
 	e.heap.reset()
 	e.regs = nil
 	e.freeShadow()

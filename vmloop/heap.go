@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"github.com/jadevm/jade/internal/vmhook"
 	"math"
-	"math/bits"
-	"sync"
 	"unsafe"
 )
 
@@ -93,10 +91,13 @@ func (o *object) setArr(a []uint64) {
 
 // heap is a task's object table.
 type heap struct {
-	objs  []object  // the object of handle index i (1-based; 0 is null) is objs[i-1]
+	// objs is the first chunk of the object table: the object of handle
+	// index i (1-based; 0 is null) is objs[i-1] for i <= len(objs), else
+	// in side.far (heap_table.go). len(objs) < chunkLen while far is empty.
+	objs  []object
 	bytes int64     // accounted bytes of live objects
 	limit int64     // Limits.MaxHeapBytes
-	side  *heapSide // made on first use: the DFS stack, outgrown tables
+	side  *heapSide // &noSide until first used: the DFS stack, outgrown tables, far chunks
 	// mem is the engine's budget (Limits.Memory; nil: none). granted is
 	// what this heap has taken from it for its objects, always >= bytes
 	// while mem is set (budget.go).
@@ -105,7 +106,9 @@ type heap struct {
 	owner   uint32 // owner id, already truncated to 24 bits
 	live    int32  // number of live objects
 	free    int32  // first free slot, 0 when none
-	epoch   uint32 // current DFS epoch
+	// shared counts the live task, event and ext objects (dropTasks
+	// visits the slots only when there are some).
+	shared int32
 }
 
 // heapSide is the part of a heap that few tasks use (behind a pointer, so
@@ -127,89 +130,71 @@ type heapSide struct {
 	// prof is the heap's sampling state while heap sampling is on
 	// (profile.go).
 	prof *heapProf
+	// far holds the object table past its first chunk, in chunks that
+	// never move (heap_table.go): the slot of 0-based index i >= chunkLen
+	// is far[i>>chunkShift][i&chunkMask] (far[0] is nil: the first chunk
+	// is heap.objs), made when i < chunkLen+farLen, else zero (generation
+	// 0, which no handle has); farShared[c] counts the live task, event
+	// and ext objects of far[c]. far is empty until the first chunk is
+	// full.
+	far       []*[chunkLen]object
+	farShared []int32
+	farLen    int32
+	epoch     uint32 // current DFS epoch (heap_reach.go)
 }
 
 func (h *heap) sidePart() *heapSide {
-	if h.side == nil {
+	if h.side == nil || h.side == &noSide {
 		h.side = new(heapSide)
 	}
 	return h.side
 }
 
-// Large object tables are pooled by size, 2^c slots for c in
-// (log2 maxRecycledObjs, maxPooledClass]: a task that fills a large table
-// — one handle per spawned child, say — grows into tables that the tasks
-// before it gave back when they ended, instead of allocating each one
-// (fresh memory: page faults, and a GC cycle every few such tasks; a
-// 10,000-task fan-out allocated 1.6 MB of tables). Larger tables are left
-// to the garbage collector; smaller ones stay with a recycled Exec.
-const maxPooledClass = 16
+// noSide is the side part of every heap that has none of its own (so that
+// a handle lookup needs no nil check): sidePart replaces it before
+// anything is written, and it is never written.
+var noSide heapSide
 
-// tablePools[c] holds cleared tables of 2^c slots, as a pointer to the
-// first slot.
-var tablePools [maxPooledClass + 1]sync.Pool
-
-// pooledClass returns the pool class of a table of capacity n, if it has one.
-func pooledClass(n int) (int, bool) {
-	if n <= maxRecycledObjs || n > 1<<maxPooledClass || n&(n-1) != 0 {
-		return 0, false
-	}
-	return bits.TrailingZeros(uint(n)), true
-}
-
-// takeTable returns a cleared table of n slots from the pool, or nil.
-func takeTable(n int) []object {
-	c, ok := pooledClass(n)
-	if !ok {
+// ownSide returns the heap's side part, or nil when it has none.
+func (h *heap) ownSide() *heapSide {
+	if h.side == &noSide {
 		return nil
 	}
-	if p, _ := tablePools[c].Get().(*object); p != nil {
-		return unsafe.Slice(p, n)
-	}
-	return nil
-}
-
-// putTable clears t and pools it if it is of a pooled size.
-func putTable(t []object) {
-	c, ok := pooledClass(cap(t))
-	if !ok {
-		return
-	}
-	t = t[:cap(t)]
-	clear(t)
-	tablePools[c].Put(&t[0])
-}
-
-// releaseTables gives the heap's retired tables and its table to
-// tablePools (putTable keeps only pooled sizes); reset drops the heap's
-// references to them.
-func (h *heap) releaseTables() {
-	if h.side != nil {
-		for _, t := range h.side.retired {
-			putTable(t)
-		}
-	}
-	putTable(h.objs)
+	return h.side
 }
 
 func (h *heap) init(owner uint32, limit int64) {
 	h.owner = owner & handleOwnerMask
 	h.limit = limit
+	if h.side == nil {
+		h.side = &noSide
+	}
 }
 
 // handle builds the handle of slot i.
 func (h *heap) handle(i int) uint64 {
-	return uint64(h.owner)<<handleOwnerShift | uint64(h.objs[i-1].gen)<<handleGenShift | uint64(i)
+	return uint64(h.owner)<<handleOwnerShift | uint64(h.slot(i).gen)<<handleGenShift | uint64(i)
 }
 
 // get returns the live object named by x if it has kind k, else nil.
+//
+// get, getLive and getArray are the interpreter's handle lookups, inlined
+// at every use: each is kept within the compiler's inlining budget
+// (go build -gcflags=-m=2), which is why the lookup of the slot is
+// written out in each (heap_table.go: the first chunk, else the far
+// chunk i>>chunkShift, whose slots not yet made have generation 0, which
+// no handle has) and why the owner and generation are compared as one.
 func (h *heap) get(x uint64, k Kind) *object {
-	i := x&handleIdxMask - 1 // index 0 (null) wraps and fails the bound
-	if i >= uint64(len(h.objs)) || x>>handleOwnerShift != uint64(h.owner) {
+	i := x&handleIdxMask - 1 // index 0 (null) wraps and fails both bounds
+	var o *object
+	if i < uint64(len(h.objs)) {
+		o = &h.objs[i]
+	} else if i>>chunkShift < uint64(len(h.side.far)) {
+		o = &h.side.far[i>>chunkShift][i&chunkMask]
+	} else {
 		return nil
 	}
-	o := &h.objs[i]
-	if uint64(o.gen) != (x>>handleGenShift)&handleGenMask || o.kind != k {
+	if x>>handleGenShift != uint64(h.owner)<<16|uint64(o.gen) || o.kind != k {
 		return nil
 	}
 	return o
@@ -218,11 +203,15 @@ func (h *heap) get(x uint64, k Kind) *object {
 // getLive returns the live object named by x whatever its kind, else nil.
 func (h *heap) getLive(x uint64) *object {
 	i := x&handleIdxMask - 1
-	if i >= uint64(len(h.objs)) || x>>handleOwnerShift != uint64(h.owner) {
+	var o *object
+	if i < uint64(len(h.objs)) {
+		o = &h.objs[i]
+	} else if i>>chunkShift < uint64(len(h.side.far)) {
+		o = &h.side.far[i>>chunkShift][i&chunkMask]
+	} else {
 		return nil
 	}
-	o := &h.objs[i]
-	if uint64(o.gen) != (x>>handleGenShift)&handleGenMask || o.kind == KindVoid {
+	if x>>handleGenShift != uint64(h.owner)<<16|uint64(o.gen) || o.kind == KindVoid {
 		return nil
 	}
 	return o
@@ -230,8 +219,16 @@ func (h *heap) getLive(x uint64) *object {
 
 // getArray returns the live array named by x (any element type), else nil.
 func (h *heap) getArray(x uint64) *object {
-	o := h.getLive(x)
-	if o == nil || o.kind < KindArrayI64 || o.kind > KindArrayRef {
+	i := x&handleIdxMask - 1
+	var o *object
+	if i < uint64(len(h.objs)) {
+		o = &h.objs[i]
+	} else if i>>chunkShift < uint64(len(h.side.far)) {
+		o = &h.side.far[i>>chunkShift][i&chunkMask]
+	} else {
+		return nil
+	}
+	if x>>handleGenShift != uint64(h.owner)<<16|uint64(o.gen) || o.kind-KindArrayI64 > KindArrayRef-KindArrayI64 {
 		return nil
 	}
 	return o
@@ -254,10 +251,10 @@ func (h *heap) explain(x uint64, want Kind) string {
 		return fmt.Sprintf("foreign handle %#x: owner %d, this task is %d (want %s)", x, own, h.owner, w)
 	}
 	i := x & handleIdxMask
-	if i == 0 || i > uint64(len(h.objs)) {
+	if i == 0 || i > uint64(h.slots()) {
 		return fmt.Sprintf("invalid handle %#x: no object %d (want %s)", x, i, w)
 	}
-	o := &h.objs[i-1]
+	o := h.slot(int(i))
 	if uint64(o.gen) != (x>>handleGenShift)&handleGenMask || o.kind == KindVoid {
 		return fmt.Sprintf("stale handle %#x: object %d was freed (want %s)", x, i, w)
 	}
@@ -303,20 +300,24 @@ func (h *heap) alloc(k Kind, n int64) uint64 {
 		return 0
 	}
 	var i int
+	var o *object
 	if h.free != 0 {
 		i = int(h.free)
-		h.free = h.objs[i-1].next
-	} else {
-		if len(h.objs) >= maxObjects-1 {
-			return 0
-		}
+		o = h.slot(i)
+		h.free = o.next
+	} else if len(h.objs) < chunkLen {
 		if len(h.objs) == cap(h.objs) {
 			h.grow()
 		}
 		h.objs = h.objs[:len(h.objs)+1]
 		i = len(h.objs)
+		o = &h.objs[i-1]
+	} else {
+		if i = h.farNew(); i == 0 {
+			return 0
+		}
+		o = h.slot(i)
 	}
-	o := &h.objs[i-1]
 	o.kind = k
 	o.next = 0
 	if o.gen == 0 {
@@ -330,28 +331,7 @@ func (h *heap) alloc(k Kind, n int64) uint64 {
 	return h.handle(i)
 }
 
-// grow doubles the object table (append's 1.25× for large slices would
-// copy a table that a task fills with thousands of handles — one per
-// spawned child, say — about five times its final size; doubling copies
-// it about twice). Most tasks hold a handle or two: it starts at one.
-func (h *heap) grow() {
-	n := min(max(2*cap(h.objs), 1), maxObjects)
-	objs := takeTable(n)
-	if objs == nil {
-		objs = make([]object, n)
-	}
-	objs = objs[:len(h.objs)]
-	copy(objs, h.objs)
-	h.mem.Force(int64(cap(objs)-cap(h.objs)) * int64(unsafe.Sizeof(object{}))) // see Exec.stackBytes
-	if _, ok := pooledClass(cap(h.objs)); ok {
-		old := h.objs[:cap(h.objs)]
-		clear(old) // see heapSide.retired
-		h.sidePart().retired = append(h.side.retired, old)
-	}
-	h.objs = objs
-}
-
-func (h *heap) at(x uint64) *object { return &h.objs[x&handleIdxMask-1] }
+func (h *heap) at(x uint64) *object { return h.slot(int(x & handleIdxMask)) }
 
 // newString makes a string object sharing s.
 func (h *heap) newString(s string) uint64 {
@@ -397,6 +377,7 @@ func (h *heap) newExt(k Kind, obj any) uint64 {
 	x := h.alloc(k, objHeader)
 	if x != 0 {
 		h.at(x).x = obj
+		h.noteShared(int(x&handleIdxMask), +1)
 		noteTask(k, obj, +1)
 	}
 	return x
@@ -426,26 +407,20 @@ type ExtRefs interface {
 	ExtRef(delta int)
 }
 
-// dropTasks tells taskRefs and ExtRefs that the heap's task and ext
-// objects are gone (the heap is being freed).
-func (h *heap) dropTasks() {
-	for i := range h.objs {
-		o := &h.objs[i]
-		noteTask(o.kind, o.x, -1)
-	}
-}
-
 // release frees the live object x. It reports false when x names none.
 func (h *heap) release(x uint64) bool {
 	o := h.getLive(x)
 	if o == nil {
 		return false
 	}
-	noteTask(o.kind, o.x, -1)
+	i := int32(x & handleIdxMask)
+	if o.kind >= KindTask && o.kind <= KindExt {
+		noteTask(o.kind, o.x, -1)
+		h.noteShared(int(i), -1)
+	}
 	h.bytes -= o.size()
 	h.live--
 	h.uncover()
-	i := int32(x & handleIdxMask)
 	if o.sampled {
 		h.sampleFree(i)
 	}
@@ -457,7 +432,11 @@ func (h *heap) release(x uint64) bool {
 	return true
 }
 
-// reset releases every object (the task completed).
+// reset releases every object (the task completed) in a time bounded by
+// the table's first chunk, its number of chunks and its live task and ext
+// objects, not by its objects: their memory is left to the garbage
+// collector with the chunks, and the budget is given back in one
+// subtraction (giveAll).
 func (h *heap) reset() {
 	h.freeSamples()
 	h.dropTasks()
@@ -466,7 +445,8 @@ func (h *heap) reset() {
 	h.free = 0
 	h.bytes = 0
 	h.live = 0
-	h.side = nil
+	h.shared = 0
+	h.side = &noSide
 	h.giveAll()
 }
 

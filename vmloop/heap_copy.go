@@ -11,13 +11,8 @@ import "fmt"
 // overflow the goroutine stack — a fatal error of the whole process that
 // no recover sees. Heaps are acyclic (ASETR's cycle check), so the walks
 // end; a DAG is copied once per reference, bounded by the byte budget.
-
-// exportItem is a pending object of export: the handle and the Value its
-// copy goes to (the root, or an element of a parent's new array).
-type exportItem struct {
-	x   uint64
-	dst *Value
-}
+// The walks themselves are in heap_steps.go: they can also stop after a
+// bounded step and go on later.
 
 // export copies the object named by x out of the heap as a Value: bytes
 // and arrays are deep-copied, strings shared, the null handle becomes Void.
@@ -43,18 +38,10 @@ const copyObjCost = 32
 // exportN is export that also returns the reductions the copy is worth
 // (copyObjCost per object plus its payload's bytes), done or not.
 func (h *heap) exportN(x uint64, max int64) (Value, int64, error) {
-	c := exportCount{h: h, left: max, host: valueBytes}
-	var root Value
-	st, err := h.exportOne(x, &root, &c, nil)
-	for err == nil && len(st) > 0 {
-		it := st[len(st)-1]
-		st, err = h.exportOne(it.x, it.dst, &c, st[:len(st)-1])
-	}
-	h.mem.Give(c.taken)
-	if err != nil {
-		return Value{}, c.units, err
-	}
-	return root, c.units, nil
+	var ex exporter
+	h.exportStart(x, max, &ex)
+	h.exportRun(&ex, -1)
+	return h.exportEnd(&ex)
 }
 
 // exportFree is the part of a copy out of a heap that is not counted in
@@ -88,70 +75,6 @@ func (c *exportCount) add(n, host int64) error {
 		c.taken += more
 	}
 	return nil
-}
-
-// exportOne writes the copy of object x to dst, charging it to budget, and
-// returns st with the non-null elements of a ref array pushed (in reverse,
-// so that they are copied in order). It never allocates heap slots, so an
-// object's payload stays where it is during the walk.
-func (h *heap) exportOne(x uint64, dst *Value, c *exportCount, st []exportItem) ([]exportItem, error) {
-	if x == 0 {
-		*dst = Value{}
-		return st, nil
-	}
-	o := h.getLive(x)
-	if o == nil {
-		return st, TrapInfo{Code: TrapHandle, Msg: h.explain(x, KindVoid)}
-	}
-	host := int64(0) // the payload's (the Value itself is its parent's)
-	switch o.kind {
-	case KindBytes, KindArrayI64, KindArrayF64:
-		host = int64(o.size() - objHeader)
-	case KindArrayRef:
-		host = valueBytes * int64(o.n)
-	case KindMap:
-		host = mapExportHost(o.x.(*hmap))
-		c.units += mapCopyUnits(o.x.(*hmap))
-	}
-	if err := c.add(int64(o.size()), host); err != nil {
-		return st, err
-	}
-	switch o.kind {
-	case KindString:
-		*dst = Value{kind: KindString, str: o.str()}
-	case KindBytes:
-		*dst = Value{kind: KindBytes, b: append([]byte(nil), o.bytes()...)}
-	case KindError:
-		aux, _ := o.x.(string)
-		*dst = Value{kind: KindError, str: o.str(), aux: aux}
-	case KindArrayI64, KindArrayF64:
-		nums, b := packed(int(o.n))
-		copy(nums, o.arr())
-		*dst = Value{kind: o.kind, b: b}
-	case KindArrayRef:
-		elems := o.arr()
-		arr := make([]Value, len(elems))
-		*dst = Value{kind: KindArrayRef, arr: arr}
-		for i := len(elems) - 1; i >= 0; i-- {
-			if elems[i] != 0 {
-				st = append(st, exportItem{elems[i], &arr[i]})
-			}
-		}
-	case KindMap:
-		st = exportMap(o.x.(*hmap), dst, st)
-	default: // task, event, ext
-		noteTask(o.kind, o.x, 0) // it may now be held anywhere
-		*dst = Value{kind: o.kind, ext: o.x}
-	}
-	return st, nil
-}
-
-// importItem is a pending value of importValue: the Value and where its
-// handle goes (the root, or an element of a parent's new ref array, whose
-// payload does not move when the object table grows).
-type importItem struct {
-	v   *Value
-	dst *uint64
 }
 
 // importValue copies v into the heap and returns its handle (0 for Void).
@@ -195,54 +118,18 @@ func importUnits(v *Value) int64 {
 	return copyObjCost
 }
 
-// importTree is importValue of a ref array. (A function of its own: its
-// work list holds &v, which moves v to the Go heap, and importValue must
+// importTree is importValue of a ref array or a map of ref values. (A function of its own: the
+// importer holds v, which moves it to the Go heap, and importValue must
 // not pay that allocation for the one-object case, every task handle a
 // spawn returns among them: BenchmarkChainedSpawn.)
 func (h *heap) importTree(v Value) (uint64, int64, error) {
-	var root uint64
-	var made []uint64
-	var units int64
-	st := []importItem{{&v, &root}}
-	for len(st) > 0 {
-		it := st[len(st)-1]
-		st = st[:len(st)-1]
-		x, err := h.importOne(it.v)
-		units += importUnits(it.v)
-		if err != nil {
-			h.rollback(made)
-			return 0, units, err
-		}
-		*it.dst = x
-		made = append(made, x)
-		if it.v.kind == KindMap {
-			st = h.importMapRefs(it.v, x, st)
-			continue
-		}
-		if it.v.kind != KindArrayRef {
-			continue
-		}
-		arr := h.at(x).arr()
-		for i := len(it.v.arr) - 1; i >= 0; i-- {
-			e := &it.v.arr[i]
-			if e.kind == KindVoid {
-				continue
-			}
-			if e.kind.Type() != TRef || e.kind == KindMap {
-				h.rollback(made)
-				return 0, units, TrapInfo{Code: TrapKind, Msg: fmt.Sprintf("array<ref> element %d is %s", i, e.kind)}
-			}
-			st = append(st, importItem{e, &arr[i]})
-		}
+	var im importer
+	h.importStart(v, &im)
+	h.importRun(&im, -1)
+	if im.err != nil {
+		return 0, im.units, im.err
 	}
-	return root, units, nil
-}
-
-// rollback releases the objects of a failed import, newest first.
-func (h *heap) rollback(made []uint64) {
-	for i := len(made) - 1; i >= 0; i-- {
-		h.release(made[i])
-	}
+	return im.root, im.units, nil
 }
 
 // importOne makes the object of one value: a ref array is made with null

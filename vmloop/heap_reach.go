@@ -24,17 +24,15 @@ func (h *heap) reaches(from, target int32) (found bool, n int) {
 
 // reachStart begins the walk of reaches from the ref array from.
 func (h *heap) reachStart(from int32) {
-	h.epoch++
-	if h.epoch == 0 { // wrapped: clear every mark
-		for i := range h.objs {
-			h.objs[i].mark = 0
-		}
-		h.epoch = 1
-	}
 	sd := h.sidePart()
+	sd.epoch++
+	if sd.epoch == 0 { // wrapped: clear every mark
+		h.eachSlot(func(o *object) { o.mark = 0 })
+		sd.epoch = 1
+	}
 	sd.stack = append(sd.stack[:0], from)
 	sd.cur, sd.off = 0, 0
-	h.objs[from-1].mark = h.epoch
+	h.slot(int(from)).mark = sd.epoch
 }
 
 // reachMore continues the walk begun by reachStart until it finds target
@@ -59,17 +57,17 @@ func (h *heap) reachMore(target int32, most int) (found, finished bool, n int) {
 				return true, true, n
 			}
 		}
-		a := h.objs[cur-1].arr()
+		a := h.slot(int(cur)).arr()
 		end := len(a)
 		if rest := most - n; rest < end-off {
 			end = off + rest
 		}
 		for _, x := range a[off:end] {
 			o := h.get(x, KindArrayRef)
-			if o == nil || o.mark == h.epoch {
+			if o == nil || o.mark == sd.epoch {
 				continue
 			}
-			o.mark = h.epoch
+			o.mark = sd.epoch
 			st = append(st, int32(x&handleIdxMask))
 		}
 		n += end - off

@@ -84,8 +84,12 @@ func (e *Exec) step(ins Instr) ctl {
 			e.clobberAbs(cur.base+from, c.base+e.prog.Funcs[c.fn].NRegs)
 			return ctlSafePoint
 		}
-		if !e.finish(v, f.Result) {
+		switch e.finish(v, f.Result) {
+		case finTrapped:
 			return e.trapped(pc)
+		case finMore:
+			cur.pc = pc // the export goes on at the RET on the next Run
+			return exit(SigPreempted)
 		}
 		return exit(SigCompleted)
 
@@ -301,23 +305,6 @@ func (e *Exec) growFrames() bool {
 	f := make([]frame, n, lineFrames(n))
 	copy(f, e.frames)
 	e.frames = f
-	return true
-}
-
-// finish ends the task with the entry function's return value (bits of
-// type t). A reference result is copied out of the heap.
-func (e *Exec) finish(bits uint64, t Type) bool {
-	// A scalar result stays inline (no rare part for the common case).
-	e.res, e.resT = bits, t
-	if t == TRef {
-		v, err := e.heap.export(bits, e.heap.limit)
-		if err != nil {
-			e.x().trap = err.(TrapInfo)
-			return false
-		}
-		e.x().out = v
-	}
-	e.state = stCompleted
 	return true
 }
 

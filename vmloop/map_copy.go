@@ -72,11 +72,15 @@ func (v *Value) checkMap() error {
 	return nil
 }
 
-// exportMap writes the copy of map m to dst and returns st with its
-// non-null ref values pushed (in reverse, so that they are copied in
-// order).
-func exportMap(m *hmap, dst *Value, st []exportItem) []exportItem {
+// exportMap writes the copy of map m to dst (its key, value pairs in
+// entry order, ref values void) and returns m's ref values in that order
+// (nil for a map of scalars), for the export to copy into the pairs.
+func exportMap(m *hmap, dst *Value) []uint64 {
 	arr := make([]Value, 0, 2*m.live)
+	var vals []uint64
+	if m.val == TRef {
+		vals = make([]uint64, 0, m.live)
+	}
 	for pos, _ := m.next(-1); pos >= 0; pos, _ = m.next(pos) {
 		e := m.entry(pos)
 		switch m.key {
@@ -94,20 +98,11 @@ func exportMap(m *hmap, dst *Value, st []exportItem) []exportItem {
 			arr = append(arr, Value{kind: KindF64, bits: e.v})
 		default:
 			arr = append(arr, Value{})
+			vals = append(vals, e.v)
 		}
 	}
 	*dst = Value{kind: KindMap, bits: uint64(m.key)<<8 | uint64(m.val), arr: arr}
-	if m.val == TRef {
-		for pos, i := m.top-1, len(arr)-1; pos >= 0; pos-- {
-			if e := m.entry(pos); e.h != 0 {
-				if e.v != 0 {
-					st = append(st, exportItem{e.v, &arr[i]})
-				}
-				i -= 2
-			}
-		}
-	}
-	return st
+	return vals
 }
 
 // mapExportHost is the host memory of a map's copy beside its Value.
@@ -184,21 +179,6 @@ func (h *heap) importMap(v *Value) (uint64, error) {
 		}
 	}
 	return x, nil
-}
-
-// importMapRefs pushes the non-null ref values of the map value v, just
-// made as object x, for importTree to import into its entries.
-func (h *heap) importMapRefs(v *Value, x uint64, st []importItem) []importItem {
-	m := h.at(x).x.(*hmap)
-	if m.val != TRef {
-		return st
-	}
-	for i := len(v.arr) - 1; i > 0; i -= 2 {
-		if e := &v.arr[i]; e.kind != KindVoid {
-			st = append(st, importItem{e, &m.entry(i / 2).v})
-		}
-	}
-	return st
 }
 
 // copyMapStep copies entries of the map under copy it (a spawn's copy:

@@ -199,12 +199,12 @@ func (h *heap) sample(i int, n int64) {
 		h.side.prof = hp
 	}
 	hp.samples[int32(i)] = s
-	h.objs[i-1].sampled = true
+	h.slot(i).sampled = true
 }
 
 // sampleFree tells the sample of the released object i that it is gone.
 func (h *heap) sampleFree(i int32) {
-	if h.side == nil || h.side.prof == nil {
+	if h.side.prof == nil {
 		return
 	}
 	if s, ok := h.side.prof.samples[i]; ok {
@@ -217,7 +217,7 @@ func (h *heap) sampleFree(i int32) {
 // (the heap is being freed).
 func (h *heap) freeSamples() {
 	if h.side == nil || h.side.prof == nil {
-		return
+		return // (nil: a heap never started)
 	}
 	for i, s := range h.side.prof.samples {
 		delete(h.side.prof.samples, i)
