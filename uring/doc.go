@@ -3,8 +3,10 @@
 // golang.org/x/sys/unix alone, and [Epoll], a readiness-based emulation of
 // the same [github.com/jadevm/jade/evpoll.Backend] contract. [Open] picks one. The package never
 // calls Go's net or os I/O (os only reads JADE_POLLER; a test enforces
-// it); sockets come from [Listen] and [Socket], which use x/sys/unix.
-// On other systems only [Open] exists, and it returns [ErrNotSupportedOnOS].
+// it). The package makes no socket: package iosys makes them (see its doc
+// for who owns a descriptor), and the backends only submit ops on them and
+// complete them. On other systems only [Open] exists, and it returns an
+// error wrapping [evpoll.ErrNotSupportedOnOS].
 //
 // # Selection
 //
