@@ -120,8 +120,8 @@
 //
 // Submit only writes the SQE. Wait submits what is queued and waits in the
 // same io_uring_enter(GETEVENTS|EXT_ARG) call with a __kernel_timespec, so
-// timeouts have nanosecond resolution (a 2 ms Wait returns after about
-// 2.05 ms here); ETIME, EINTR, EAGAIN and EBUSY just loop. Wait(0) makes no
+// timeouts have nanosecond resolution (TestWaitTimeout; figures in
+// docs/PERFORMANCE.md); ETIME, EINTR, EAGAIN and EBUSY just loop. Wait(0) makes no
 // syscall unless SQEs are queued or the kernel flags task work
 // (TASKRUN_FLAG; needed under DEFER_TASKRUN, where completions are posted
 // only when the owner enters) or a CQ overflow. Blocking calls use
