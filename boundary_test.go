@@ -57,7 +57,7 @@ func TestEmbeddingRefusesBadInput(t *testing.T) {
 	rt := testkit.Runtime(t, jade.Options{Workers: 1})
 	require.Error(t, rt.Verify(nil))
 	_, err := rt.Spawn(nil, "main")
-	require.EqualError(t, err, "bus: spawn: nil program")
+	require.EqualError(t, err, "jade: spawn: nil program")
 	_, err = rt.SpawnNamed("n", nil, "main")
 	require.Error(t, err)
 	_, err = rt.Run(context.Background(), nil, "main")

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/errs"
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -31,19 +32,27 @@ var ErrChanClosed = bus.ErrChanClosed
 // NewChan makes a channel of element type elem and capacity capacity
 // (0: every send waits for a receiver; a negative capacity is an error).
 func (r *Runtime) NewChan(elem ChanElem, capacity int) (Value, error) {
-	return r.def.NewChan(elem, capacity)
+	v, err := r.def.NewChan(elem, capacity)
+	return v, errs.Relabel("jade", "new channel", err)
 }
 
 // Send sends v on channel ch, waiting while the channel is full, until
 // ctx ends. nil: v was sent (buffered or taken by a receiver); ctx's error
 // or ErrChanClosed: v was not sent.
-func (r *Runtime) Send(ctx context.Context, ch, v Value) error { return r.def.Send(ctx, ch, v) }
+func (r *Runtime) Send(ctx context.Context, ch, v Value) error {
+	return errs.Relabel("jade", "send", r.def.Send(ctx, ch, v))
+}
 
 // Recv receives the oldest message of channel ch, waiting while it is
 // empty, until ctx ends (ctx's error: nothing was taken). A closed channel
 // gives what it still buffers, then ErrChanClosed.
-func (r *Runtime) Recv(ctx context.Context, ch Value) (Value, error) { return r.def.Recv(ctx, ch) }
+func (r *Runtime) Recv(ctx context.Context, ch Value) (Value, error) {
+	v, err := r.def.Recv(ctx, ch)
+	return v, errs.Relabel("jade", "recv", err)
+}
 
 // CloseChan closes channel ch: waiting senders fail with ErrChanClosed,
 // receivers drain what is buffered and then get ErrChanClosed.
-func (r *Runtime) CloseChan(ch Value) error { return r.def.CloseChan(ch) }
+func (r *Runtime) CloseChan(ch Value) error {
+	return errs.Relabel("jade", "close", r.def.CloseChan(ch))
+}

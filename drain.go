@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jadevm/jade/internal/errs"
 	"github.com/jadevm/jade/sched"
 )
 
@@ -34,14 +35,14 @@ func (r *Runtime) Close(ctx context.Context) error {
 		defer cancel()
 		derr := &DrainError{Cause: ctx.Err(), Live: live, Abandoned: r.bus.Shutdown(grace)}
 		if perr := r.stopProfiles(); perr != nil {
-			return errors.Join(derr, fmt.Errorf("jade: close: %w", perr))
+			return errors.Join(derr, errs.Wrap("jade", "close", perr))
 		}
 		return derr
 	}
 	perr := r.stopProfiles() // after the drain: the profiles cover it
 	r.bus.Shutdown(ctx)
 	if perr != nil {
-		return fmt.Errorf("jade: close: %w", perr)
+		return errs.Wrap("jade", "close", perr)
 	}
 	return nil
 }

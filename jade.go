@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/errs"
 	_ "github.com/jadevm/jade/native" // the cgo VM loop, on by default where cgo is available
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/timerwheel"
@@ -107,7 +108,7 @@ func New(opts Options) (*Runtime, error) {
 	b, err := bus.New(bus.Config{Workers: opts.Workers, PinCPUs: opts.PinCPUs, Stdout: opts.Stdout, BlockingPool: opts.BlockingPool,
 		LatencySample: opts.LatencySample, FlightEvents: opts.FlightEvents, OnLong: onLong})
 	if err != nil {
-		return nil, fmt.Errorf("jade: new: %w", err)
+		return nil, errs.Wrap("jade", "new", err)
 	}
 	wheel := opts.TimerWheel
 	if wheel == nil {
@@ -121,10 +122,10 @@ func New(opts Options) (*Runtime, error) {
 		LongSlice: opts.LongSlice, LongCall: opts.LongCall, LongWait: opts.LongWait,
 	}, bus.CapAll)
 	if err != nil {
-		return nil, fmt.Errorf("jade: new: %w", err)
+		return nil, errs.Wrap("jade", "new", err)
 	}
 	if err := b.Start(); err != nil {
-		return nil, fmt.Errorf("jade: new: %w", err)
+		return nil, errs.Wrap("jade", "new", err)
 	}
 	r.bus, r.def = b, def
 	return r, nil
@@ -147,16 +148,18 @@ func Assemble(filename string, src []byte) (*vmloop.Program, error) {
 func (r *Runtime) Load(filename string, src []byte) (*vmloop.Program, error) {
 	p, err := jasm.Assemble(filename, src)
 	if err != nil {
-		return nil, err
+		return nil, errs.Relabel("jade", "load", err)
 	}
 	if err := r.bus.Load(p); err != nil {
-		return nil, err
+		return nil, errs.Relabel("jade", "load", err)
 	}
 	return p, nil
 }
 
 // Verify verifies an already built or decoded program for this runtime.
-func (r *Runtime) Verify(p *vmloop.Program) error { return r.bus.Load(p) }
+func (r *Runtime) Verify(p *vmloop.Program) error {
+	return errs.Relabel("jade", "verify", r.bus.Load(p))
+}
 
 // Spawn starts function fn of p as a task of the default engine.
 func (r *Runtime) Spawn(p *vmloop.Program, fn string, args ...Value) (*Task, error) {
@@ -166,7 +169,8 @@ func (r *Runtime) Spawn(p *vmloop.Program, fn string, args ...Value) (*Task, err
 // RegisterEngine declares another engine with its runtime configuration
 // and capabilities (through the bus); spawn on it with SpawnOn.
 func (r *Runtime) RegisterEngine(name string, cfg sched.EngineRuntimeConfig, caps bus.Capability) (*bus.Member, error) {
-	return r.bus.RegisterEngine(name, cfg, caps)
+	m, err := r.bus.RegisterEngine(name, cfg, caps)
+	return m, errs.Relabel("jade", "register engine", err)
 }
 
 // SpawnOn starts function fn of p as a task of engine m (a Member of this
@@ -175,7 +179,7 @@ func (r *Runtime) RegisterEngine(name string, cfg sched.EngineRuntimeConfig, cap
 func (r *Runtime) SpawnOn(m *bus.Member, p *vmloop.Program, fn string, args ...Value) (*Task, error) {
 	t, err := r.def.Spawn(m, p, fn, args...)
 	if err != nil {
-		return nil, err
+		return nil, errs.Relabel("jade", "spawn", err)
 	}
 	return &Task{t: t, rt: r}, nil
 }
@@ -186,7 +190,7 @@ func (r *Runtime) SpawnOn(m *bus.Member, p *vmloop.Program, fn string, args ...V
 func (r *Runtime) SpawnNamed(name string, p *vmloop.Program, fn string, args ...Value) (*Task, error) {
 	t, err := r.def.SpawnNamed(r.def, name, p, fn, args...)
 	if err != nil {
-		return nil, err
+		return nil, errs.Relabel("jade", "spawn", err)
 	}
 	return &Task{t: t, rt: r}, nil
 }
@@ -204,7 +208,7 @@ func (r *Runtime) Run(ctx context.Context, p *vmloop.Program, fn string, args ..
 // of the default engine hold every capability; other engines need the
 // capability need.
 func (r *Runtime) RegisterIntrinsic(name string, params []vmloop.Type, result vmloop.Type, need bus.Capability, fn bus.HostFunc) error {
-	return r.bus.RegisterIntrinsic(name, params, result, need, fn)
+	return errs.Relabel("jade", "register intrinsic", r.bus.RegisterIntrinsic(name, params, result, need, fn))
 }
 
 // RegisterBlockingIntrinsic registers a host intrinsic that may block (a
@@ -212,7 +216,7 @@ func (r *Runtime) RegisterIntrinsic(name string, params []vmloop.Type, result vm
 // pool, never on a worker, while its task waits (see
 // bus.Bus.RegisterBlockingIntrinsic).
 func (r *Runtime) RegisterBlockingIntrinsic(name string, params []vmloop.Type, result vmloop.Type, need bus.Capability, fn bus.BlockingFunc) error {
-	return r.bus.RegisterBlockingIntrinsic(name, params, result, need, fn)
+	return errs.Relabel("jade", "register intrinsic", r.bus.RegisterBlockingIntrinsic(name, params, result, need, fn))
 }
 
 // Shutdown is the forced shutdown: it stops and writes a CPU or heap
@@ -225,7 +229,7 @@ func (r *Runtime) Shutdown(ctx context.Context) error {
 	perr := r.stopProfiles()
 	stuck := r.bus.Shutdown(ctx)
 	if perr != nil {
-		perr = fmt.Errorf("jade: shutdown: %w", perr)
+		perr = errs.Wrap("jade", "shutdown", perr)
 	}
 	if len(stuck) == 0 {
 		return perr
@@ -243,10 +247,13 @@ type Task struct {
 func (t *Task) ID() uint64 { return t.t.ID() }
 
 // Wait waits for the task's outcome or the end of ctx.
-func (t *Task) Wait(ctx context.Context) (Outcome, error) { return bus.Await(ctx, t.t) }
+func (t *Task) Wait(ctx context.Context) (Outcome, error) {
+	o, err := bus.Await(ctx, t.t)
+	return o, errs.Relabel("jade", "wait", err)
+}
 
 // Cancel requests cancellation (sticky).
-func (t *Task) Cancel() error { return t.rt.def.Cancel(t.t) }
+func (t *Task) Cancel() error { return errs.Relabel("jade", "cancel", t.rt.def.Cancel(t.t)) }
 
 // Done is closed when the task has completed.
 func (t *Task) Done() <-chan struct{} { return t.t.Done() }
@@ -263,7 +270,9 @@ func (t *Task) Sched() *sched.Task { return t.t }
 func (r *Runtime) NewEvent() Value { return r.def.NewEvent() }
 
 // Signal signals an event made by NewEvent or received from a task.
-func (r *Runtime) Signal(ev Value) error { return r.def.Signal(ev) }
+func (r *Runtime) Signal(ev Value) error { return errs.Relabel("jade", "signal", r.def.Signal(ev)) }
 
 // Broadcast wakes every task waiting on ev.
-func (r *Runtime) Broadcast(ev Value) error { return r.def.Broadcast(ev) }
+func (r *Runtime) Broadcast(ev Value) error {
+	return errs.Relabel("jade", "broadcast", r.def.Broadcast(ev))
+}

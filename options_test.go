@@ -20,7 +20,7 @@ func TestNewRefusesHugeFlightRecorder(t *testing.T) {
 	rt, err := jade.New(jade.Options{Workers: 1, FlightEvents: 1 << 40})
 	require.Nil(t, rt)
 	require.ErrorIs(t, err, sched.ErrConfig)
-	require.ErrorContains(t, err, "jade: new: bus: new: sched: new: flight recorder of 1099511627776 events per worker: at most 1048576")
+	require.ErrorContains(t, err, "jade: new: flight recorder of 1099511627776 events per worker: at most 1048576")
 	require.Equal(t, 1, strings.Count(err.Error(), "jade: "), "one jade: prefix: %v", err)
 
 	t.Setenv(sched.FlightEnv, "1000000000000")

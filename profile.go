@@ -2,11 +2,11 @@ package jade
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"sync"
 	"time"
 
+	"github.com/jadevm/jade/internal/errs"
 	"github.com/jadevm/jade/jprof"
 )
 
@@ -39,7 +39,7 @@ func (r *Runtime) StartProfile(w io.Writer) error {
 	}
 	p, err := jprof.StartCPU(r.bus.Scheduler(), w, jprof.Options{Period: r.prof.period})
 	if err != nil {
-		return fmt.Errorf("jade: start profile: %w", err)
+		return errs.Wrap("jade", "start profile", err)
 	}
 	r.prof.cpu = p
 	return nil
@@ -50,7 +50,7 @@ func (r *Runtime) StartProfile(w io.Writer) error {
 func (r *Runtime) StopProfile() error {
 	p := r.prof.takeCPU()
 	if p == nil {
-		return fmt.Errorf("jade: stop profile: no CPU profile is running: %w", ErrNoProfile)
+		return errs.Wrap("jade", "stop profile: no CPU profile is running", ErrNoProfile)
 	}
 	return stopCPU(p)
 }
@@ -65,7 +65,7 @@ func (ps *profiles) takeCPU() *jprof.CPUProfile {
 
 func stopCPU(p *jprof.CPUProfile) error {
 	if err := p.Stop(); err != nil {
-		return fmt.Errorf("jade: stop profile: %w", err)
+		return errs.Wrap("jade", "stop profile", err)
 	}
 	return nil
 }
@@ -84,7 +84,7 @@ func (r *Runtime) StartHeapProfile(w io.Writer) error {
 	}
 	p, err := jprof.StartHeap(r.bus.Scheduler(), 0)
 	if err != nil {
-		return fmt.Errorf("jade: start heap profile: %w", err)
+		return errs.Wrap("jade", "start heap profile", err)
 	}
 	r.prof.heap, r.prof.hw = p, w
 	return nil
@@ -95,7 +95,7 @@ func (r *Runtime) StartHeapProfile(w io.Writer) error {
 func (r *Runtime) StopHeapProfile() error {
 	p, w := r.prof.takeHeap()
 	if p == nil {
-		return fmt.Errorf("jade: stop heap profile: no heap profile is running: %w", ErrNoProfile)
+		return errs.Wrap("jade", "stop heap profile: no heap profile is running", ErrNoProfile)
 	}
 	return stopHeap(p, w)
 }
@@ -110,10 +110,10 @@ func (ps *profiles) takeHeap() (*jprof.HeapProfile, io.Writer) {
 
 func stopHeap(p *jprof.HeapProfile, w io.Writer) error {
 	if err := p.Stop(); err != nil {
-		return fmt.Errorf("jade: stop heap profile: %w", err)
+		return errs.Wrap("jade", "stop heap profile", err)
 	}
 	if err := p.Write(w); err != nil {
-		return fmt.Errorf("jade: stop heap profile: %w", err)
+		return errs.Wrap("jade", "stop heap profile", err)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jadevm/jade/internal/errs"
 	"github.com/jadevm/jade/sched"
 )
 
@@ -35,7 +36,7 @@ type tracing struct {
 // StopTrace after them writes it, once the workers have returned.
 func (r *Runtime) StartTrace(w io.Writer) error {
 	if err := r.bus.Scheduler().StartTrace(w); err != nil {
-		return fmt.Errorf("jade: start trace: %w", err)
+		return errs.Wrap("jade", "start trace", err)
 	}
 	return nil
 }
@@ -43,7 +44,7 @@ func (r *Runtime) StartTrace(w io.Writer) error {
 // StopTrace ends the trace StartTrace began and writes the rest of it.
 func (r *Runtime) StopTrace() error {
 	if err := r.bus.Scheduler().StopTrace(); err != nil {
-		return fmt.Errorf("jade: stop trace: %w", err)
+		return errs.Wrap("jade", "stop trace", err)
 	}
 	return nil
 }
@@ -53,7 +54,7 @@ func (r *Runtime) StopTrace() error {
 // off (Options.FlightEvents, JADE_FLIGHT=1).
 func (r *Runtime) DumpTrace(w io.Writer) error {
 	if err := r.bus.Scheduler().DumpTrace(w); err != nil {
-		return fmt.Errorf("jade: dump trace: %w", err)
+		return errs.Wrap("jade", "dump trace", err)
 	}
 	return nil
 }
@@ -95,14 +96,14 @@ func (r *Runtime) DumpFlight() (string, error) {
 	path := filepath.Join(dir, fmt.Sprintf("jade-flight-%d-%d.json", os.Getpid(), r.tr.dumps.Add(1)))
 	f, err := os.Create(path)
 	if err != nil {
-		return "", fmt.Errorf("jade: dump flight: %w", err)
+		return "", errs.Wrap("jade", "dump flight", err)
 	}
 	err = r.bus.Scheduler().DumpTrace(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return "", fmt.Errorf("jade: dump flight: %w", err)
+		return "", errs.Wrap("jade", "dump flight", err)
 	}
 	r.tr.lastFile.Store(&path)
 	return path, nil

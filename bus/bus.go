@@ -20,6 +20,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/jadevm/jade/internal/errs"
 	"github.com/jadevm/jade/iosys"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -182,11 +183,11 @@ func New(cfg Config) (*Bus, error) {
 	if cfg.NoIO {
 		sc.OpenIO = nil
 	} else if err := iosys.CheckConfig(); err != nil {
-		return nil, fmt.Errorf("bus: new: %w", err)
+		return nil, errs.Wrap("bus", "new", err)
 	}
 	s, ctl, err := sched.New(sc)
 	if err != nil {
-		return nil, fmt.Errorf("bus: new: %w", err)
+		return nil, errs.Wrap("bus", "new", err)
 	}
 	b.s, b.ctl = s, ctl
 	b.drain, _ = chans.New(chans.ElemI64, 0)
@@ -206,7 +207,7 @@ func (b *Bus) Start() error { return b.ctl.Start() }
 func (b *Bus) RegisterEngine(name string, cfg sched.EngineRuntimeConfig, caps Capability) (*Member, error) {
 	e, err := b.ctl.RegisterEngine(name, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("bus: register engine %q: %w", name, err)
+		return nil, errs.Wrap("bus", fmt.Sprintf("register engine %q", name), err)
 	}
 	m := &Member{b: b, e: e, caps: caps}
 	b.mu.Lock()
@@ -268,7 +269,7 @@ func (m *Member) spawn(target *Member, name string, p *vmloop.Program, fn string
 	}
 	t, err := m.b.ctl.Prepare(nil, target.e, p, i, args)
 	if err != nil {
-		return nil, fmt.Errorf("bus: spawn: %w", err)
+		return nil, errs.Wrap("bus", "spawn", err)
 	}
 	m.b.passHandles(t, args) // a handle passed at spawn belongs to the child
 	if name != "" {
@@ -309,7 +310,7 @@ func (m *Member) UpdateConfig(target *Member, cfg sched.EngineRuntimeConfig) err
 		return err
 	}
 	if err := m.b.ctl.UpdateEngine(target.e, cfg); err != nil {
-		return fmt.Errorf("bus: update config: %w", err)
+		return errs.Wrap("bus", "update config", err)
 	}
 	return nil
 }
@@ -322,7 +323,7 @@ func Await(ctx context.Context, t *sched.Task) (sched.Outcome, error) {
 		o, _ := t.Outcome()
 		return o, nil
 	case <-ctx.Done():
-		return sched.Outcome{Kind: sched.NoOutcome}, fmt.Errorf("bus: await task %d: %w", t.ID(), ctx.Err())
+		return sched.Outcome{Kind: sched.NoOutcome}, errs.Wrap("bus", fmt.Sprintf("await task %d", t.ID()), ctx.Err())
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jadevm/jade/internal/chans"
+	"github.com/jadevm/jade/internal/errs"
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -35,7 +36,7 @@ func (m *Member) NewChan(elem vmloop.Kind, capacity int) (vmloop.Value, error) {
 	}
 	c, err := chans.New(e, int64(capacity))
 	if err != nil {
-		return vmloop.Value{}, fmt.Errorf("bus: new channel: %w", err)
+		return vmloop.Value{}, errs.Wrap("bus", "new channel", err)
 	}
 	return vmloop.Ext(vmloop.KindExt, c), nil
 }
@@ -76,7 +77,7 @@ func (m *Member) Send(ctx context.Context, ch, v vmloop.Value) error {
 		if errors.Is(err, chans.ErrGaveUp) {
 			return fmt.Errorf("bus: send: not sent: %w", ctx.Err())
 		}
-		return fmt.Errorf("bus: send: %w", err)
+		return errs.Wrap("bus", "send", err)
 	}
 	return nil
 }
@@ -94,7 +95,7 @@ func (m *Member) Recv(ctx context.Context, ch vmloop.Value) (vmloop.Value, error
 		if errors.Is(err, chans.ErrGaveUp) {
 			return vmloop.Value{}, fmt.Errorf("bus: recv: nothing taken: %w", ctx.Err())
 		}
-		return vmloop.Value{}, fmt.Errorf("bus: recv: %w", err)
+		return vmloop.Value{}, errs.Wrap("bus", "recv", err)
 	}
 	v := msg.Value()
 	msg.Release() // the host owns no descriptor: those it carries are closed
@@ -113,7 +114,7 @@ func (m *Member) CloseChan(ch vmloop.Value) error {
 		return fmt.Errorf("bus: close: the drain channel (chan.drain) is closed only by the drain: %w", ErrDenied)
 	}
 	if err := c.Close(nil); err != nil {
-		return fmt.Errorf("bus: close: %w", err)
+		return errs.Wrap("bus", "close", err)
 	}
 	return nil
 }

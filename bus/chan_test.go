@@ -326,7 +326,7 @@ func TestChanBadInput(t *testing.T) {
 	require.Contains(t, o.Trap.Error(), "bad handle")
 
 	_, err = m.NewChan(vmloop.KindI64, -3)
-	require.ErrorContains(t, err, "bus: new channel: chans: new: capacity -3: negative channel capacity")
+	require.ErrorContains(t, err, "bus: new channel: new: capacity -3: negative channel capacity")
 
 	q, err := jasm.Assemble("bad.jasm", []byte(`.abi 1.5
 .func main() -> i64

@@ -19,7 +19,8 @@ import (
 // a backlog within one slice. Waiting for each accept's completion would
 // put the loop behind every runnable connection task once per connection,
 // so that a burst of N new connections waited O(N²) task runs for their
-// first reply (the first requests of wrk -c400 waited up to 236 ms). ok is
+// first reply (the http_c400 scenario of `jade perf`; figures in
+// docs/PERFORMANCE.md, "I/O and servers"). ok is
 // false when none is waiting, or on any error, which the submitted accept
 // then reports through the backend as usual.
 func (b *Bus) acceptNow(t *sched.Task, ex *vmloop.Exec, h *ioHandle) (sched.Action, bool) {

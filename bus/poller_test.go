@@ -21,7 +21,7 @@ func TestNewRejectsUnknownPoller(t *testing.T) {
 	t.Setenv("JADE_POLLER", "bogus")
 	_, err := bus.New(bus.Config{Workers: 1})
 	require.ErrorIs(t, err, uring.ErrUnknownPoller)
-	require.ErrorContains(t, err, `bus: new: uring: JADE_POLLER="bogus"`)
+	require.ErrorContains(t, err, `bus: new: JADE_POLLER="bogus"`)
 	b, err := bus.New(bus.Config{Workers: 1, NoIO: true})
 	require.NoError(t, err)
 	require.NotNil(t, b)

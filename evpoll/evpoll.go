@@ -2,7 +2,9 @@ package evpoll
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -207,6 +209,12 @@ var (
 	ErrNotPending = errors.New("evpoll: op not pending")
 	ErrInvalidOp  = errors.New("evpoll: invalid op")
 )
+
+// ErrNotSupportedOnOS is wrapped by the Open of a backend package built for
+// a system the backend does not run on (uring off Linux, kqueue off darwin
+// and freebsd, iocp off Windows): "kqueue: open: unsupported operation on
+// linux". It wraps errors.ErrUnsupported.
+var ErrNotSupportedOnOS = fmt.Errorf("%w on %s", errors.ErrUnsupported, runtime.GOOS)
 
 // CheckOp returns the reason a backend's Submit refuses op before taking
 // a slot, or nil: a nil op or an unknown kind, a Connect whose Addr is not

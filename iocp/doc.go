@@ -1,15 +1,18 @@
 // Package iocp is the completion backend of the Jade scheduler for
 // Windows: the [github.com/jadevm/jade/evpoll.Backend] contract on an I/O
 // completion port. Unlike epoll and kqueue, IOCP is itself completion
-// based, so ops map one to one onto overlapped calls. The package imports
-// only evpoll, golang.org/x/sys/windows and the standard library, and
-// never calls Go's net or os I/O.
+// based, so ops map one to one onto overlapped calls; it shares with the
+// readiness core the skeleton of a backend whose completions wait in a
+// ready queue (package evpoll/slots: Submit, the Wait loop, delivery, the
+// coalesced Wake, the start of Close). The package imports only evpoll and
+// its subpackages, golang.org/x/sys/windows and the standard library,
+// and never calls Go's net or os I/O.
 //
 // This package is compiled and vetted, tests included, for windows
 // (amd64 and arm64, CGO_ENABLED=0) by this project's CI, and its tests run
 // under Wine on Linux (`make windows`, docs/PLATFORMS.md); on a Windows
 // machine they run with `go test ./iocp`. On every other system only
-// [Open] exists, and it returns an error wrapping [ErrNotSupportedOnOS].
+// [Open] exists, and it returns an error wrapping [evpoll.ErrNotSupportedOnOS].
 //
 // # Several Ports
 //
@@ -42,8 +45,8 @@
 // An Op.Fd is a Windows handle (a SOCKET or a HANDLE) converted to int; a
 // descriptor Res (Accept, Open) is the handle as int32, which is enough
 // because kernel handles are 32-bit significant (a handle that is not is
-// closed and reported as ERROR_INVALID_HANDLE). [Listen] and [Socket] make
-// suitable sockets. Every handle is associated with the port at its first
+// closed and reported as ERROR_INVALID_HANDLE). Package iosys makes
+// suitable sockets (with evpoll/winsock). Every handle is associated with the port at its first
 // op, for good; it must be overlapped (sockets are by default; [Open]
 // opens files so). Negative Res values are negated Windows error codes
 // (Winsock codes for sockets, from WSAGetOverlappedResult), so

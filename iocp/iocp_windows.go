@@ -13,28 +13,25 @@ import (
 	"unsafe"
 
 	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/evpoll/slots"
+	"github.com/jadevm/jade/evpoll/winsock"
 	"golang.org/x/sys/windows"
 )
 
 // Port is an evpoll.Backend on an I/O completion port. All methods are
 // safe for concurrent use; several goroutines may block in Wait at once.
 type Port struct {
-	mu       sync.Mutex // guards the fields up to pool
+	g        slots.Gate // g.Mu guards g's state and the fields up to pool; g.Wake.Mu also gone and inbox
 	slots    *slotTable
 	fds      map[windows.Handle]*fdState
 	ready    []int32 // done slots, in completion order
-	closed   bool
-	waiters  int  // goroutines in GetQueuedCompletionStatusEx
-	kicked   bool // an internal kick packet is outstanding
-	inKernel int  // ops whose completion packet is still owed
+	kicked   bool    // an internal kick packet is outstanding
+	inKernel int     // ops whose completion packet is still owed
 	pool     *openPool
 
 	port    windows.Handle
-	woken   atomic.Bool // a Wake packet is outstanding
-	wakeMu  sync.Mutex  // guards wakeOff, gone and inbox; a leaf lock
-	wakeOff bool
-	gone    bool              // the port handle is being closed: forward nothing more
-	inbox   []overlappedEntry // packets of this port's ops dequeued by another Port (share_windows.go)
+	gone    bool              // the port handle is being closed: forward nothing more; guarded by g.Wake.Mu
+	inbox   []overlappedEntry // packets of this port's ops dequeued by another Port (share_windows.go); guarded by g.Wake.Mu
 	pending atomic.Int64
 	reason  string
 	ctr     evpoll.Counters
@@ -94,7 +91,7 @@ func Open(o Options) (evpoll.Backend, error) {
 
 // New creates an IOCP backend and returns its concrete type.
 func New(o Options) (*Port, error) {
-	if err := wsaInit(); err != nil {
+	if err := winsock.Init(); err != nil {
 		return nil, fmt.Errorf("iocp: wsastartup: %w", err)
 	}
 	if err := procGetQueuedCompletionStatusEx.Find(); err != nil {
@@ -131,45 +128,11 @@ func (b *Port) Stats() evpoll.Stats { return b.ctr.Snapshot() }
 // Submit implements evpoll.Backend. Socket and file I/O starts an
 // overlapped call at once; Open goes to the pool.
 func (b *Port) Submit(op *evpoll.Op, tok evpoll.Token) (evpoll.OpID, error) {
-	if err := evpoll.CheckOp(op); err != nil {
-		return 0, fmt.Errorf("iocp: submit: %w", err)
-	}
-	if op.Kind == evpoll.Poll {
+	if op != nil && op.Kind == evpoll.Poll {
 		// Completion ports report finished operations, not readiness.
 		return 0, fmt.Errorf("iocp: submit: poll: readiness is not supported: %w", evpoll.ErrInvalidOp)
 	}
-	var sa windows.Sockaddr
-	if op.Kind == evpoll.Connect {
-		var err error
-		if sa, err = toSockaddr(op.Addr); err != nil {
-			return 0, fmt.Errorf("iocp: submit: connect: %w: %w", evpoll.ErrInvalidOp, err)
-		}
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return 0, fmt.Errorf("iocp: submit: %w", evpoll.ErrClosed)
-	}
-	idx, s, ok := b.slots.alloc(op, tok)
-	if !ok {
-		return 0, fmt.Errorf("iocp: submit: %w", evpoll.ErrTooMany)
-	}
-	s.io.sa = sa
-	id := b.slots.ID(idx)
-	b.pending.Add(1)
-	b.ctr.Submitted.Add(1)
-	b.ctr.Ops[op.Kind].Add(1)
-	switch op.Kind {
-	case evpoll.Nop:
-		b.finishLocked(idx, 0)
-	case evpoll.Open:
-		b.toPoolLocked(idx, s)
-	case evpoll.Close:
-		b.closeLocked(idx, s)
-	default:
-		b.startLocked(idx, s)
-	}
-	return id, nil
+	return slots.Submit((*waiter)(b), "iocp", &b.pending, &b.ctr, op, tok)
 }
 
 // startLocked associates the handle if needed and starts the op, or
@@ -235,7 +198,7 @@ func (b *Port) runPosQueueLocked(st *fdState) {
 		idx := st.posq[0]
 		st.posq = st.posq[1:]
 		s := b.slots.At(idx)
-		if b.closed {
+		if b.g.Closed {
 			s.cancel = true // Close is draining: start nothing new
 			b.finishLocked(idx, errCanceled)
 			continue
@@ -319,8 +282,7 @@ func (b *Port) acceptStart(s *slot) error {
 		}
 	}
 	b.ctr.Syscalls.Add(2)
-	ah, err := windows.WSASocket(st.family, windows.SOCK_STREAM, windows.IPPROTO_TCP, nil, 0,
-		windows.WSA_FLAG_OVERLAPPED|windows.WSA_FLAG_NO_HANDLE_INHERIT)
+	ah, err := winsock.NewSocket(st.family)
 	if err != nil {
 		return err
 	}
@@ -438,10 +400,10 @@ func (b *Port) acceptDoneLocked(s *slot, res int32) int32 {
 	windows.GetAcceptExSockaddrs((*byte)(unsafe.Pointer(&io.addrs[0])), 0, n, n, &lsa, &llen, &rsa, &rlen)
 	if rsa != nil {
 		if sa, err := rsa.Sockaddr(); err == nil {
-			s.op.Addr = fromSockaddr(sa)
+			s.op.Addr = winsock.FromSockaddr(sa)
 		}
 	}
-	if b.closed {
+	if b.g.Closed {
 		return int32(ah) // discarded by Close, which closes it
 	}
 	if _, err := windows.CreateIoCompletionPort(ah, b.port, keyIO, 0); err != nil {
@@ -474,7 +436,7 @@ func (b *Port) finishLocked(idx int32, res int32) {
 
 // kickLocked makes a goroutine blocked in Wait notice b.ready.
 func (b *Port) kickLocked() {
-	if b.waiters > 0 && !b.kicked {
+	if b.g.Waiters > 0 && !b.kicked {
 		b.kicked = true
 		b.post(keyKick)
 	}
@@ -540,9 +502,9 @@ func (b *Port) closeLocked(idx int32, s *slot) {
 // queued behind its file position completes at once; an Open on the pool
 // cannot be interrupted.
 func (b *Port) Cancel(id evpoll.OpID) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
+	b.g.Mu.Lock()
+	defer b.g.Mu.Unlock()
+	if b.g.Closed {
 		return fmt.Errorf("iocp: cancel: %w", evpoll.ErrClosed)
 	}
 	idx, s := b.slots.Lookup(id)
@@ -572,59 +534,61 @@ func (b *Port) Cancel(id evpoll.OpID) error {
 	return nil
 }
 
-// Wait implements evpoll.Backend with GetQueuedCompletionStatusEx. IOCP
-// timeouts are whole milliseconds: the timeout is rounded up (a Wait never
-// ends early), so its precision is that of the system timer, coarser than
-// the timespec the contract describes.
+// Wait implements evpoll.Backend with GetQueuedCompletionStatusEx (the
+// loop shared with the readiness core, slots.Wait). IOCP timeouts are
+// whole milliseconds: the timeout is rounded up (a Wait never ends early),
+// so its precision is that of the system timer, coarser than the timespec
+// the contract describes.
 func (b *Port) Wait(timeout time.Duration, out []evpoll.Completion) (int, error) {
-	if len(out) == 0 {
-		return 0, fmt.Errorf("iocp: wait: empty completion buffer: %w", evpoll.ErrInvalidOp)
+	return slots.Wait((*waiter)(b), "iocp", timeout, out)
+}
+
+// waiter is the Port as slots.Wait drives it.
+type waiter Port
+
+func (w *waiter) Gate() *slots.Gate                         { return &w.g }
+func (w *waiter) DeliverLocked(out []evpoll.Completion) int { return (*Port)(w).deliverLocked(out) }
+func (w *waiter) KickLocked()                               { (*Port)(w).post(keyKick) }
+func (w *waiter) Table() *slots.Table[slot]                 { return &w.slots.Table }
+func (w *waiter) CompleteLocked(idx, res int32)             { (*Port)(w).finishLocked(idx, res) }
+func (w *waiter) PoolLocked(idx int32, s *slot)             { (*Port)(w).toPoolLocked(idx, s) }
+func (w *waiter) CloseLocked(idx int32, s *slot)            { (*Port)(w).closeLocked(idx, s) }
+func (w *waiter) StartLocked(idx int32, s *slot)            { (*Port)(w).startLocked(idx, s) }
+
+// InitLocked readies slot s for op and tok, with a Connect's target
+// address in the form ConnectEx takes.
+func (w *waiter) InitLocked(idx int32, s *slot, op *evpoll.Op, tok evpoll.Token) error {
+	var sa windows.Sockaddr
+	if op.Kind == evpoll.Connect {
+		var err error
+		if sa, err = winsock.ToSockaddr(op.Addr); err != nil {
+			return fmt.Errorf("connect: %w: %w", evpoll.ErrInvalidOp, err)
+		}
 	}
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = time.Now().Add(timeout)
-	}
+	w.slots.init(idx, s, op, tok)
+	s.io.sa = sa
+	return nil
+}
+
+// PollLocked dequeues packets and handles them.
+func (w *waiter) PollLocked(rem time.Duration) (woke bool, err error) {
+	b := (*Port)(w)
 	// The kernel writes OVERLAPPED pointers into ents during the call. A
 	// goroutine's stack does not move while it is in a system call, and
 	// every pointer written there names an ioBlock the slot table keeps
 	// alive, so the collector never sees a dangling pointer.
 	var ents [64]overlappedEntry
-	for {
-		b.mu.Lock()
-		if b.closed {
-			b.mu.Unlock()
-			return 0, fmt.Errorf("iocp: wait: %w", evpoll.ErrClosed)
-		}
-		if n := b.deliverLocked(out); n > 0 {
-			b.mu.Unlock()
-			return n, nil
-		}
-		rem := time.Duration(-1)
-		switch {
-		case timeout == 0:
-			rem = 0
-		case timeout > 0:
-			if rem = time.Until(deadline); rem < 0 {
-				rem = 0
-			}
-		}
-		b.waiters++
-		b.mu.Unlock()
-		b.ctr.Syscalls.Add(1)
-		nev, err := getQueuedCompletionStatusEx(b.port, ents[:], msTimeout(rem))
-		b.mu.Lock()
-		b.waiters--
-		woke := b.handleLocked(ents[:nev])
-		if err != nil {
-			b.mu.Unlock()
-			return 0, fmt.Errorf("iocp: GetQueuedCompletionStatusEx: %w", err)
-		}
-		n := b.deliverLocked(out)
-		b.mu.Unlock()
-		if n > 0 || woke || rem == 0 {
-			return n, nil
-		}
+	b.g.Waiters++
+	b.g.Mu.Unlock()
+	b.ctr.Syscalls.Add(1)
+	nev, err := getQueuedCompletionStatusEx(b.port, ents[:], msTimeout(rem))
+	b.g.Mu.Lock()
+	b.g.Waiters--
+	woke = b.handleLocked(ents[:nev])
+	if err != nil {
+		return false, fmt.Errorf("iocp: GetQueuedCompletionStatusEx: %w", err)
 	}
+	return woke, nil
 }
 
 // handleLocked processes dequeued packets and reports whether a Wake was
@@ -634,7 +598,7 @@ func (b *Port) handleLocked(ents []overlappedEntry) (woke bool) {
 		e := &ents[i]
 		switch {
 		case e.key == keyWake:
-			if b.woken.Swap(false) {
+			if b.g.Wake.Take() {
 				b.ctr.WakeUps.Add(1)
 				woke = true
 			}
@@ -655,18 +619,8 @@ func (b *Port) handleLocked(ents []overlappedEntry) (woke bool) {
 
 // deliverLocked moves ready completions into out and releases their slots.
 func (b *Port) deliverLocked(out []evpoll.Completion) int {
-	n := min(len(out), len(b.ready))
-	for i, idx := range b.ready[:n] {
-		s := b.slots.At(idx)
-		var fl uint32
-		if s.cancel && s.res == errCanceled {
-			fl = evpoll.FlagCancelled
-		}
-		out[i] = evpoll.Completion{Token: s.tok, Res: s.res, Flags: fl}
-		b.slots.release(idx)
-	}
+	n := slots.Deliver(&b.slots.Table, &b.ready, out)
 	if n > 0 {
-		b.ready = b.ready[:copy(b.ready, b.ready[n:])]
 		b.pending.Add(-int64(n))
 		b.ctr.Completed.Add(uint64(n))
 	}
@@ -675,19 +629,12 @@ func (b *Port) deliverLocked(out []evpoll.Completion) int {
 
 // Wake implements evpoll.Backend with PostQueuedCompletionStatus
 // (coalesced until a Wait dequeues the packet).
-func (b *Port) Wake() error {
-	if !b.woken.CompareAndSwap(false, true) {
-		return nil
-	}
-	b.wakeMu.Lock()
-	defer b.wakeMu.Unlock()
-	if b.wakeOff {
-		return fmt.Errorf("iocp: wake: %w", evpoll.ErrClosed)
-	}
-	b.ctr.Wakes.Add(1)
-	b.post(keyWake)
-	return nil
-}
+func (b *Port) Wake() error { return slots.Wake(&b.g.Wake, (*wakePoster)(b), "iocp", &b.ctr) }
+
+// wakePoster posts the Wake packet.
+type wakePoster Port
+
+func (p *wakePoster) Kick() { (*Port)(p).post(keyWake) }
 
 // closeGrace bounds how long Close waits for cancelled ops' packets.
 const closeGrace = 2 * time.Second
@@ -700,23 +647,12 @@ const closeGrace = 2 * time.Second
 // that were never returned are closed; the handles the ops named belong to
 // the caller and stay open.
 func (b *Port) Close() error {
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
+	b.g.Mu.Lock()
+	// Nobody may wait on the port when it is closed.
+	if !slots.BeginClose((*waiter)(b)) {
+		b.g.Mu.Unlock()
 		return nil
 	}
-	b.closed = true
-	b.wakeMu.Lock()
-	b.wakeOff = true
-	b.wakeMu.Unlock()
-	// Nobody may wait on the port when it is closed. A packet wakes one
-	// waiter, so post again while any is left.
-	waitFor(&b.mu, func() bool {
-		if b.waiters > 0 {
-			b.post(keyKick)
-		}
-		return b.waiters == 0
-	})
 	for i := range int32(b.slots.Len()) {
 		if s := b.slots.At(i); s.state == slotKernel {
 			_ = windows.CancelIoEx(s.h, &s.io.ov)
@@ -748,24 +684,14 @@ func (b *Port) Close() error {
 		graveyard.Unlock()
 	}
 	b.fds, b.ready = nil, nil
-	b.mu.Unlock()
+	b.g.Mu.Unlock()
 	b.pool.Stop()
 	b.pending.Store(0)
-	b.wakeMu.Lock()
+	b.g.Wake.Mu.Lock()
 	b.gone, b.inbox = true, nil // forward posts nothing to a closed handle
-	b.wakeMu.Unlock()
+	b.g.Wake.Mu.Unlock()
 	if err := windows.CloseHandle(b.port); err != nil {
 		return fmt.Errorf("iocp: close: %w", err)
 	}
 	return nil
-}
-
-// waitFor releases mu until cond holds (or a second has passed), polling.
-// mu is held on entry and on return.
-func waitFor(mu *sync.Mutex, cond func() bool) {
-	for deadline := time.Now().Add(time.Second); !cond() && time.Now().Before(deadline); {
-		mu.Unlock()
-		time.Sleep(50 * time.Microsecond)
-		mu.Lock()
-	}
 }

@@ -26,8 +26,8 @@ func opener(o Options) evpolltest.Opener {
 	return evpolltest.Named("iocp", func() (evpoll.Backend, error) { return Open(o) })
 }
 
-// sockets are this package's socket helpers, for the conformance suite.
-var sockets = evpolltest.SocketFuncs{ListenFunc: Listen, SocketFunc: Socket, LocalAddrFunc: LocalAddr}
+// sockets make the sockets the tests drive, as package iosys does.
+var sockets = evpolltest.WinSockets
 
 // TestEchoNetPeer: the suite's echo against a net client; accept, recv
 // and send are overlapped calls.

@@ -9,7 +9,7 @@ import (
 )
 
 // Open is only implemented on Windows; elsewhere it returns an error
-// wrapping [ErrNotSupportedOnOS].
+// wrapping [evpoll.ErrNotSupportedOnOS].
 func Open(Options) (evpoll.Backend, error) {
-	return nil, fmt.Errorf("iocp: open: %w", ErrNotSupportedOnOS)
+	return nil, fmt.Errorf("iocp: open: %w", evpoll.ErrNotSupportedOnOS)
 }

@@ -113,11 +113,11 @@ func openArgs(f evpoll.OpenFlag, mode uint32) (access, disp, attrs uint32) {
 // opened for a backend that has closed meanwhile is closed again, since
 // nobody will ever receive it.
 func (b *Port) postPoolResult(j poolJob, h windows.Handle, kind uint8, err error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.g.Mu.Lock()
+	defer b.g.Mu.Unlock()
 	idx, s := b.slots.Lookup(j.id)
 	switch {
-	case b.closed:
+	case b.g.Closed:
 		if err == nil {
 			windows.CloseHandle(h)
 		}

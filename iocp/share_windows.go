@@ -89,7 +89,7 @@ func (b *Port) associate(h windows.Handle) (*handleInfo, error) {
 }
 
 // unregisterAllLocked forgets the handles whose home is b (b is closing:
-// their packets will go nowhere). Called with b.mu held.
+// their packets will go nowhere). Called with b.g.Mu held.
 func (b *Port) unregisterAllLocked() {
 	for h, st := range b.fds {
 		if st.hi != nil && st.hi.home == b {
@@ -100,11 +100,11 @@ func (b *Port) unregisterAllLocked() {
 
 // forward hands b a packet of one of b's ops that another Port dequeued,
 // and wakes b's Wait with keyForward unless a forward is already pending.
-// It takes only b.wakeMu, a leaf lock, so a Port may forward while holding
+// It takes only b.g.Wake.Mu, a leaf lock, so a Port may forward while holding
 // its own mutex.
 func (b *Port) forward(e overlappedEntry) {
-	b.wakeMu.Lock()
-	defer b.wakeMu.Unlock()
+	b.g.Wake.Mu.Lock()
+	defer b.g.Wake.Mu.Unlock()
 	if b.gone {
 		return // closed: nobody will complete the op
 	}
@@ -115,12 +115,12 @@ func (b *Port) forward(e overlappedEntry) {
 }
 
 // takeInboxLocked completes the packets other Ports forwarded to b.
-// Called with b.mu held.
+// Called with b.g.Mu held.
 func (b *Port) takeInboxLocked() {
-	b.wakeMu.Lock()
+	b.g.Wake.Mu.Lock()
 	in := b.inbox
 	b.inbox = nil
-	b.wakeMu.Unlock()
+	b.g.Wake.Mu.Unlock()
 	for i := range in {
 		b.completeIOLocked(&in[i])
 	}
@@ -136,9 +136,9 @@ func (b *Port) takeInboxLocked() {
 // state kept here would misdescribe. Safe from any goroutine.
 func (b *Port) Forget(fd int) {
 	h := windows.Handle(uintptr(fd))
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
+	b.g.Mu.Lock()
+	defer b.g.Mu.Unlock()
+	if b.g.Closed {
 		return
 	}
 	unregister(h, b)

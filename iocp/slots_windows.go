@@ -69,27 +69,35 @@ func newSlotTable(n int, owner *Port) *slotTable {
 	return &slotTable{*slots.New[slot](n), owner}
 }
 
-// alloc takes a free slot for op and tok.
-func (t *slotTable) alloc(op *evpoll.Op, tok evpoll.Token) (int32, *slot, bool) {
-	idx, s, ok := t.Alloc()
-	if !ok {
-		return -1, nil, false
-	}
+// init readies the freshly allocated slot s (index idx) for op and tok.
+func (t *slotTable) init(idx int32, s *slot, op *evpoll.Op, tok evpoll.Token) {
 	s.op, s.tok, s.state, s.cancel, s.posOp = op, tok, slotPool, false, false
 	s.h, s.st, s.res = windows.Handle(uintptr(op.Fd)), nil, 0
 	if s.io == nil {
 		s.io = &ioBlock{owner: t.owner}
 	}
 	s.io.idx = idx
-	return idx, s, true
 }
 
-// release frees slot idx and drops its Go references. Only a slot whose
-// packet has been dequeued (or that never reached the kernel) may be
-// released: io is reused by the next op.
-func (t *slotTable) release(idx int32) {
-	s := t.At(idx)
+// Completion is a finished slot's completion (slots.Deliver).
+func (s *slot) Completion() evpoll.Completion {
+	var fl uint32
+	if s.cancel && s.res == errCanceled {
+		fl = evpoll.FlagCancelled
+	}
+	return evpoll.Completion{Token: s.tok, Res: s.res, Flags: fl}
+}
+
+// Clear drops the slot's Go references before it is released. Only a slot
+// whose packet has been dequeued (or that never reached the kernel) may
+// be released: io is reused by the next op.
+func (s *slot) Clear() {
 	s.op, s.tok, s.state, s.cancel, s.posOp, s.st = nil, 0, slotFree, false, false, nil
 	s.io.wsabuf, s.io.sa = windows.WSABuf{}, nil
+}
+
+// release frees slot idx and drops its Go references.
+func (t *slotTable) release(idx int32) {
+	t.At(idx).Clear()
 	t.Release(idx)
 }

@@ -4,7 +4,6 @@ package iocp
 
 import (
 	"errors"
-	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -59,13 +58,6 @@ func msTimeout(rem time.Duration) uint32 {
 	}
 	return uint32(ms)
 }
-
-// wsaInit calls WSAStartup once for the process (Winsock 2.2). Go's net
-// package does the same; the calls are reference counted.
-var wsaInit = sync.OnceValue(func() error {
-	var d windows.WSAData
-	return windows.WSAStartup(uint32(0x202), &d)
-})
 
 // bufPtr returns the address of p's first byte, or nil for an empty p.
 func bufPtr(p []byte) *byte {

@@ -10,6 +10,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// newSocket returns a non-blocking, close-on-exec TCP socket of ap's
+// family with TCP_NODELAY; errors start "socket: ".
+func newSocket(ap netip.AddrPort) (int, error) { return unixsock.Socket(ap) }
+
+// listen returns a non-blocking, close-on-exec listening socket bound to
+// ap with SO_REUSEADDR; errors start "listen: ".
+func listen(ap netip.AddrPort, reusePort bool) (int, error) { return unixsock.Listen(ap, reusePort) }
+
+// Accepted prepares an accepted connection (TCP_NODELAY: replies are small
+// and latency matters more than coalescing; accepted sockets do not
+// inherit it from the listener).
+func Accepted(fd int) error {
+	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
+		return fmt.Errorf("iosys: nodelay: %w", err)
+	}
+	return nil
+}
+
+// Close closes a descriptor no backend has seen yet (a socket whose
+// connect could not be submitted).
+func Close(fd int) { unix.Close(fd) }
+
 // Shutdown shuts down part of a full-duplex connection: how is ShutRead,
 // ShutWrite or ShutBoth. ShutWrite sends FIN after the data already
 // written, so a peer reads the whole reply before the end of stream,

@@ -1,3 +1,5 @@
+//go:build windows
+
 package iosys
 
 import (
@@ -5,8 +7,47 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/jadevm/jade/evpoll/winsock"
 	"golang.org/x/sys/windows"
 )
+
+// newSocket returns an overlapped, non-inheritable TCP socket of ap's
+// family with TCP_NODELAY; errors start "socket: ".
+func newSocket(ap netip.AddrPort) (int, error) { return winsock.Socket(ap) }
+
+// listen returns an overlapped listening socket bound to ap; reusePort is
+// refused: Windows has no SO_REUSEPORT (its SO_REUSEADDR lets another
+// socket take the port over, which is not the same). Errors start
+// "listen: ".
+func listen(ap netip.AddrPort, reusePort bool) (int, error) {
+	if reusePort {
+		return -1, fmt.Errorf("listen %s: SO_REUSEPORT: %w on windows", ap, errors.ErrUnsupported)
+	}
+	return winsock.Listen(ap)
+}
+
+// AcceptNow reports ErrUnsupported: an IOCP listener takes connections
+// only through AcceptEx, so net.accept always waits for a completion.
+func AcceptNow(fd int) (int, error) {
+	return -1, fmt.Errorf("iosys: accept now: an IOCP listener accepts only through AcceptEx: %w", errors.ErrUnsupported)
+}
+
+// SendNow reports ErrUnsupported: net.write on IOCP always waits for the
+// completion of an overlapped send.
+func SendNow(fd int, buf []byte) (int, error) {
+	return 0, fmt.Errorf("iosys: send now: IOCP sends are overlapped: %w", errors.ErrUnsupported)
+}
+
+// Accepted sets TCP_NODELAY on an accepted connection.
+func Accepted(fd int) error {
+	if err := windows.SetsockoptInt(windows.Handle(fd), windows.IPPROTO_TCP, windows.TCP_NODELAY, 1); err != nil {
+		return fmt.Errorf("iosys: nodelay: %w", err)
+	}
+	return nil
+}
+
+// Close closes a socket no backend has seen yet.
+func Close(fd int) { windows.Closesocket(windows.Handle(fd)) }
 
 // Shutdown shuts down part of a full-duplex connection: how is ShutRead,
 // ShutWrite or ShutBoth (see the Unix version).
@@ -39,23 +80,11 @@ func PeerAddr(fd int) (netip.AddrPort, error) {
 	return fromSockaddr(sa)
 }
 
-// ListenWith is Listen; reusePort is refused: Windows has no
-// SO_REUSEPORT (its SO_REUSEADDR lets another socket take the port over,
-// which is not the same). The backend name is not needed: IOCP's own
-// errors name it.
-func ListenWith(_, addr string, reusePort bool) (int, error) {
-	if reusePort {
-		return -1, fmt.Errorf("iosys: listen %s: SO_REUSEPORT: %w on windows", addr, errors.ErrUnsupported)
-	}
-	return Listen(addr)
-}
-
+// fromSockaddr converts an IPv4 or IPv6 sockaddr; other families are an
+// error.
 func fromSockaddr(sa windows.Sockaddr) (netip.AddrPort, error) {
-	switch a := sa.(type) {
-	case *windows.SockaddrInet4:
-		return netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port)), nil
-	case *windows.SockaddrInet6:
-		return netip.AddrPortFrom(netip.AddrFrom16(a.Addr), uint16(a.Port)), nil
+	if ap := winsock.FromSockaddr(sa); ap.IsValid() {
+		return ap, nil
 	}
 	return netip.AddrPort{}, fmt.Errorf("iosys: address of family %T is not IPv4 or IPv6", sa)
 }

@@ -10,7 +10,7 @@
 // freebsd (amd64 and arm64, CGO_ENABLED=0) by this project's CI, but it is
 // not executed by that CI, which runs on Linux only. Its tests are meant
 // to be run by hand on a Mac or a FreeBSD machine. On every other system
-// only [Open] exists, and it returns an error wrapping [ErrNotSupportedOnOS].
+// only [Open] exists, and it returns an error wrapping [evpoll.ErrNotSupportedOnOS].
 //
 // # Readiness
 //

@@ -17,9 +17,9 @@ import (
 // Poller is an evpoll.Backend on kqueue. All methods are safe for
 // concurrent use; several goroutines may block in Wait at once.
 type Poller struct {
-	core   *readiness.Core
-	os     *kqueueOS
-	reason string
+	*readiness.Core // Submit, Cancel, Wait, Wake, Pending, Stats, Forget
+	os              *kqueueOS
+	reason          string
 }
 
 // kqueueOS is the kqueue half of the readiness core (package
@@ -76,7 +76,7 @@ func New(o Options) (*Poller, error) {
 	os := &kqueueOS{kq: kq}
 	core := readiness.New(readiness.Config{Name: "kqueue", PollOp: "kevent", MaxInFlight: min(n, maxSlots), PoolSize: o.PoolSize}, os)
 	os.ctr = core.Counters()
-	return &Poller{core: core, os: os, reason: fmt.Sprintf("kqueue pool=%d", core.PoolSize())}, nil
+	return &Poller{Core: core, os: os, reason: fmt.Sprintf("kqueue pool=%d", core.PoolSize())}, nil
 }
 
 // Name implements evpoll.Backend.
@@ -85,39 +85,13 @@ func (b *Poller) Name() string { return "kqueue" }
 // Reason describes the backend's configuration, for logs.
 func (b *Poller) Reason() string { return b.reason }
 
-// Pending implements evpoll.Backend.
-func (b *Poller) Pending() int { return b.core.Pending() }
-
-// Stats implements evpoll.Backend.
-func (b *Poller) Stats() evpoll.Stats { return b.core.Stats() }
-
-// Submit implements evpoll.Backend. Socket and pipe ops are tried at once;
-// file ops and Open go to the pool.
-func (b *Poller) Submit(op *evpoll.Op, tok evpoll.Token) (evpoll.OpID, error) {
-	return b.core.Submit(op, tok)
-}
-
-// Cancel implements evpoll.Backend. An op waiting for readiness, or
-// queued for the file pool and not started, completes at once with
-// -ECANCELED; an op whose system call runs on the pool cannot be
-// interrupted and completes with its real result.
-func (b *Poller) Cancel(id evpoll.OpID) error { return b.core.Cancel(id) }
-
-// Wait implements evpoll.Backend with kevent(2) and a timespec timeout.
-func (b *Poller) Wait(timeout time.Duration, out []evpoll.Completion) (int, error) {
-	return b.core.Wait(timeout, out)
-}
-
-// Wake implements evpoll.Backend by triggering the user event (coalesced).
-func (b *Poller) Wake() error { return b.core.Wake() }
-
 // Close implements evpoll.Backend. Pool jobs already running finish first
 // (they are blocking system calls); queued socket ops are dropped.
 // Descriptors accepted or opened for completions that were never returned
 // are closed; the descriptors the ops named belong to the caller and stay
 // open.
 func (b *Poller) Close() error {
-	if !b.core.Close() {
+	if !b.Core.Close() {
 		return nil
 	}
 	if err := unix.Close(b.os.kq); err != nil {
@@ -148,7 +122,7 @@ func (o *kqueueOS) Register(fd int) (file bool, err error) {
 		_ = unix.SetNonblock(fd, false)
 		return true, nil
 	case unix.S_IFSOCK:
-		noSigpipe(fd)
+		unixsock.NoSigpipe(fd)
 	}
 	if err := unix.SetNonblock(fd, true); err != nil {
 		return false, err
@@ -190,14 +164,14 @@ func (o *kqueueOS) Try(s *readiness.Slot) (res int32, done bool) {
 		switch op.Kind {
 		case evpoll.Accept:
 			var sa unix.Sockaddr
-			n, sa, err = accept(s.Fd)
+			n, sa, err = unixsock.Accept(s.Fd)
 			if err == nil {
 				op.Addr = unixsock.FromSockaddr(sa)
 			}
 		case evpoll.Recv:
 			n, err = unix.Read(s.Fd, buf)
 		case evpoll.Send:
-			n, err = unix.SendmsgN(s.Fd, buf, nil, nil, sendFlags)
+			n, err = unix.SendmsgN(s.Fd, buf, nil, nil, unixsock.SendFlags)
 		case evpoll.Read:
 			if op.Offset < 0 {
 				n, err = unix.Read(s.Fd, buf)
@@ -249,16 +223,8 @@ func (o *kqueueOS) ConnectStart(s *readiness.Slot) (int32, bool) {
 // holds the outcome; a still-unconnected socket keeps waiting.
 func (o *kqueueOS) connectCheck(s *readiness.Slot) (int32, bool) {
 	o.ctr.Syscalls.Add(1)
-	v, err := unix.GetsockoptInt(s.Fd, unix.SOL_SOCKET, unix.SO_ERROR)
-	if err != nil {
-		return readiness.ErrRes(err), true
-	}
-	switch e := unix.Errno(v); e {
-	case 0:
-	case unix.EINPROGRESS, unix.EALREADY, unix.EINTR:
-		return 0, false
-	default:
-		return -int32(e), true
+	if res, done := readiness.SoError(s.Fd); !done || res < 0 {
+		return res, done
 	}
 	o.ctr.Syscalls.Add(1)
 	if _, err := unix.Getpeername(s.Fd); errors.Is(err, unix.ENOTCONN) {

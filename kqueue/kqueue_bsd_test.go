@@ -24,8 +24,8 @@ func opener(o Options) evpolltest.Opener {
 	return evpolltest.Named("kqueue", func() (evpoll.Backend, error) { return Open(o) })
 }
 
-// sockets are this package's socket helpers, for the conformance suite.
-var sockets = evpolltest.SocketFuncs{ListenFunc: Listen, SocketFunc: Socket, LocalAddrFunc: LocalAddr}
+// sockets make the sockets the tests drive, as package iosys does.
+var sockets = evpolltest.UnixSockets
 
 // assertClosed fails unless fd is closed.
 func assertClosed(t *testing.T, fd int) {

@@ -9,7 +9,7 @@ import (
 )
 
 // Open is only implemented on darwin and freebsd; elsewhere it returns an
-// error wrapping [ErrNotSupportedOnOS].
+// error wrapping [evpoll.ErrNotSupportedOnOS].
 func Open(Options) (evpoll.Backend, error) {
-	return nil, fmt.Errorf("kqueue: open: %w", ErrNotSupportedOnOS)
+	return nil, fmt.Errorf("kqueue: open: %w", evpoll.ErrNotSupportedOnOS)
 }

@@ -1,11 +1,5 @@
 package kqueue
 
-import (
-	"errors"
-	"fmt"
-	"runtime"
-)
-
 // Options configure [Open]. The zero value is a sensible default.
 type Options struct {
 	// MaxInFlight bounds the ops in flight (submitted and not yet returned
@@ -21,7 +15,3 @@ type Options struct {
 	// regular-file ops and Open (default 4).
 	PoolSize int
 }
-
-// ErrNotSupportedOnOS is returned (wrapped) by Open on systems without
-// kqueue support in this package. It wraps errors.ErrUnsupported.
-var ErrNotSupportedOnOS = fmt.Errorf("%w on %s", errors.ErrUnsupported, runtime.GOOS)

@@ -5,6 +5,7 @@ package kqueue
 import (
 	"testing"
 
+	"github.com/jadevm/jade/evpoll"
 	"github.com/jadevm/jade/evpoll/evpolltest"
 )
 
@@ -12,5 +13,5 @@ import (
 // fails cleanly instead of pretending to work.
 func TestOpenUnsupported(t *testing.T) {
 	b, err := Open(Options{})
-	evpolltest.Unsupported(t, b, err, ErrNotSupportedOnOS)
+	evpolltest.Unsupported(t, b, err, evpoll.ErrNotSupportedOnOS)
 }

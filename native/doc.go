@@ -38,8 +38,8 @@
 // it cost one load (the operand) and no arithmetic on the chain from one
 // instruction to the next (the loads use base + index addressing). With a
 // pointer, each taken branch added a shift and two adds to that chain, and
-// the branch-dense loops ran 10-20% slower (BenchmarkParse: 1.5x the Go
-// loop with byte offsets, 1.25x with pointers). A function of more than
+// the branch-dense loops ran slower (BenchmarkParse; figures in
+// docs/PERFORMANCE.md, "The VM loop"). A function of more than
 // about 2^27 instructions, too long for that encoding, keeps its target
 // pcs, runs them with handlers of their own and has no superinstructions.
 // The handler of an instruction may be a superinstruction, which runs it
@@ -129,9 +129,9 @@
 //
 // Handle operations (bget, blen, slen, array access ...) touch the task
 // heap, whose objects hold Go pointers ([]byte, strings), so C cannot read
-// the heap itself. An exit per instruction costs a cgo crossing (about 60
-// ns; measured on BenchmarkParse, a bget per byte made the C loop 5-8x
-// slower than the Go loop). So byte buffers get a table:
+// the heap itself. An exit per instruction costs a cgo crossing, and a
+// bget per byte made the C loop slower than the Go loop (BenchmarkParse;
+// figures in docs/PERFORMANCE.md, "The VM loop"). So byte buffers get a table:
 // vmhook.Bufs, up to 4 {handle, pointer, length} entries per call
 // into C. When C exits on a blen, bget or bset whose handle is not in the
 // table and names a live byte buffer, Go pins the buffer (runtime.Pinner),

@@ -91,8 +91,8 @@
 // task at a time while its ring is full. Completions reaped while the
 // inject queue holds tasks therefore go behind them (enqueue), not onto
 // the ring ahead of them: otherwise each reap refilled the ring and the
-// overflowed tasks waited for every later completion (tens of
-// milliseconds at 1,000 connections on one worker: echo_proc_1000). A
+// overflowed tasks waited for every later completion (measured by the
+// echo_proc_1000 scenario; figures in docs/PERFORMANCE.md). A
 // ring's newer half still runs before the older half moved out of it, a
 // wait bounded by the ring's size.
 //

@@ -78,7 +78,7 @@ func (e *Event) signal(s *Scheduler, from *Task) {
 }
 
 // bcastChunk is the most waiters one step of a broadcast from a task wakes
-// (about 50–80 ns each): the rest are woken in the broadcaster's next
+// (the cost of a wake is in docs/PERFORMANCE.md): the rest are woken in the broadcaster's next
 // dispatches, before it runs again (wakeMore).
 const bcastChunk = 4096
 

@@ -8,7 +8,9 @@ import (
 )
 
 // Descriptor lifetime and ownership (spec S-9: a task's resources die with
-// it, and only its own).
+// it, and only its own). Who opens a descriptor, who may use it and who
+// closes it is stated once, in package iosys's doc; this is how the
+// scheduler keeps that rule.
 //
 // The rule: a descriptor number is never freed while an operation that
 // names it is queued or in flight on any worker's backend. An io_uring SQE

@@ -108,7 +108,7 @@ func (e *Engine) reserveLive(w *worker) error {
 		e.closeBanksLocked()
 	}
 	if e.live >= lim {
-		return fmt.Errorf("sched: spawn: engine %q has %d live tasks (liveTasks limit %d): %w", e.name, e.live, lim, ErrLimit)
+		return fmt.Errorf("sched: spawn: engine %q has %d live %s (limit %d): %w", e.name, e.live, plural(int(e.live), "task"), lim, ErrLimit)
 	}
 	if !e.mem.Take(taskBytes) {
 		return fmt.Errorf("sched: spawn: engine %q: its tasks hold %d of its %d bytes of memory (memoryBytes limit; %d live tasks): %w", e.name, e.mem.Used(), e.mem.Limit(), e.live, ErrLimit)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jadevm/jade/evpoll"
+	"golang.org/x/sys/unix"
 )
 
 // BenchmarkWake measures Wake → Wait return: a helper goroutine calls
@@ -86,12 +87,12 @@ type echoPair struct {
 
 func newEchoPair(tb testing.TB, be evpoll.Backend, size int) *echoPair {
 	p := &echoPair{be: be, msg: make([]byte, size), bufZ: make([]byte, size), bufA: make([]byte, size)}
-	lfd, err := Listen("127.0.0.1:0")
+	lfd, err := sockets.Listen("127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ap, _ := LocalAddr(lfd)
-	a, err := Socket(ap)
+	ap, _ := sockets.LocalAddr(lfd)
+	a, err := sockets.Socket(ap)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func newEchoPair(tb testing.TB, be evpoll.Backend, size int) *echoPair {
 			got++
 		}
 	}
-	SetNoDelay(p.z)
+	unix.SetsockoptInt(p.z, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	p.recvA = evpoll.Op{Kind: evpoll.Recv, Fd: p.a, Buf: p.bufA}
 	p.sendA = evpoll.Op{Kind: evpoll.Send, Fd: p.a, Buf: p.msg}
 	p.recvZ = evpoll.Op{Kind: evpoll.Recv, Fd: p.z, Buf: p.bufZ}

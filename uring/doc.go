@@ -3,8 +3,10 @@
 // golang.org/x/sys/unix alone, and [Epoll], a readiness-based emulation of
 // the same [github.com/jadevm/jade/evpoll.Backend] contract. [Open] picks one. The package never
 // calls Go's net or os I/O (os only reads JADE_POLLER; a test enforces
-// it); sockets come from [Listen] and [Socket], which use x/sys/unix.
-// On other systems only [Open] exists, and it returns [ErrNotSupportedOnOS].
+// it). The package makes no socket: package iosys makes them (see its doc
+// for who owns a descriptor), and the backends only submit ops on them and
+// complete them. On other systems only [Open] exists, and it returns an
+// error wrapping [evpoll.ErrNotSupportedOnOS].
 //
 // # Selection
 //
@@ -118,8 +120,8 @@
 //
 // Submit only writes the SQE. Wait submits what is queued and waits in the
 // same io_uring_enter(GETEVENTS|EXT_ARG) call with a __kernel_timespec, so
-// timeouts have nanosecond resolution (a 2 ms Wait returns after about
-// 2.05 ms here); ETIME, EINTR, EAGAIN and EBUSY just loop. Wait(0) makes no
+// timeouts have nanosecond resolution (TestWaitTimeout; figures in
+// docs/PERFORMANCE.md); ETIME, EINTR, EAGAIN and EBUSY just loop. Wait(0) makes no
 // syscall unless SQEs are queued or the kernel flags task work
 // (TASKRUN_FLAG; needed under DEFER_TASKRUN, where completions are posted
 // only when the owner enters) or a CQ overflow. Blocking calls use

@@ -33,9 +33,9 @@ import (
 // Its errors name it ("epoll: submit: ..."), not the package, so a log
 // says which backend failed.
 type Epoll struct {
-	core   *readiness.Core
-	os     *epollOS
-	reason string
+	*readiness.Core // Submit, Cancel, Wait, Wake, Pending, Stats, Forget
+	os              *epollOS
+	reason          string
 }
 
 // epollOS is the epoll half of the readiness core: registration, the
@@ -88,7 +88,7 @@ func OpenEpoll(o Options, reason string) (*Epoll, error) {
 	if reason != "" {
 		reason = ": " + reason
 	}
-	return &Epoll{core: core, os: os, reason: fmt.Sprintf("epoll %s pool=%d%s", wait, core.PoolSize(), reason)}, nil
+	return &Epoll{Core: core, os: os, reason: fmt.Sprintf("epoll %s pool=%d%s", wait, core.PoolSize(), reason)}, nil
 }
 
 // Name implements evpoll.Backend.
@@ -97,38 +97,12 @@ func (b *Epoll) Name() string { return "epoll" }
 // Reason says how the backend waits and why epoll was chosen.
 func (b *Epoll) Reason() string { return b.reason }
 
-// Pending implements evpoll.Backend.
-func (b *Epoll) Pending() int { return b.core.Pending() }
-
-// Stats implements evpoll.Backend.
-func (b *Epoll) Stats() evpoll.Stats { return b.core.Stats() }
-
-// Submit implements evpoll.Backend. Socket ops are tried at once; file ops
-// and Open go to the pool.
-func (b *Epoll) Submit(op *evpoll.Op, tok evpoll.Token) (evpoll.OpID, error) {
-	return b.core.Submit(op, tok)
-}
-
-// Cancel implements evpoll.Backend. An op waiting for readiness, or
-// queued for the file pool and not started, completes at once with
-// -ECANCELED; an op whose system call runs on the pool cannot be
-// interrupted and completes with its real result.
-func (b *Epoll) Cancel(id evpoll.OpID) error { return b.core.Cancel(id) }
-
-// Wait implements evpoll.Backend with epoll_pwait2 and a timespec.
-func (b *Epoll) Wait(timeout time.Duration, out []evpoll.Completion) (int, error) {
-	return b.core.Wait(timeout, out)
-}
-
-// Wake implements evpoll.Backend with an eventfd write (coalesced).
-func (b *Epoll) Wake() error { return b.core.Wake() }
-
 // Close implements evpoll.Backend. Pool jobs already running finish first
 // (they are blocking syscalls); queued socket ops are dropped.
 // Descriptors accepted or opened for completions that were never returned
 // are closed; the descriptors the ops named belong to the caller.
 func (b *Epoll) Close() error {
-	if !b.core.Close() {
+	if !b.Core.Close() {
 		return nil
 	}
 	err := unix.Close(b.os.efd)
@@ -140,9 +114,6 @@ func (b *Epoll) Close() error {
 	}
 	return nil
 }
-
-// postPoolResult completes op id with res the way a pool job does.
-func (b *Epoll) postPoolResult(id evpoll.OpID, res int32) { b.core.PostPoolResult(id, res) }
 
 // Register implements readiness.OS: EPOLL_CTL_ADD, edge-triggered; EPERM
 // (regular files, directories, block devices and the character devices
@@ -237,16 +208,8 @@ func (o *epollOS) ConnectStart(s *readiness.Slot) (int32, bool) {
 // connectCheck runs when the connecting socket became writable: SO_ERROR
 // holds the outcome; a still-unconnected socket keeps waiting.
 func (o *epollOS) connectCheck(s *readiness.Slot) (int32, bool) {
-	v, err := unix.GetsockoptInt(s.Fd, unix.SOL_SOCKET, unix.SO_ERROR)
-	if err != nil {
-		return readiness.ErrRes(err), true
-	}
-	switch e := unix.Errno(v); e {
-	case 0:
-	case unix.EINPROGRESS, unix.EALREADY, unix.EINTR:
-		return 0, false
-	default:
-		return -int32(e), true
+	if res, done := readiness.SoError(s.Fd); !done || res < 0 {
+		return res, done
 	}
 	var sa unix.RawSockaddrAny
 	l := uint32(unix.SizeofSockaddrAny)

@@ -79,8 +79,8 @@ func caseOpener(c backendCase, adjust func(*Options)) evpolltest.Opener {
 	}
 }
 
-// sockets are this package's socket helpers, for the conformance suite.
-var sockets = evpolltest.SocketFuncs{ListenFunc: Listen, SocketFunc: Socket, LocalAddrFunc: LocalAddr}
+// sockets make the sockets the tests drive, as package iosys does.
+var sockets = evpolltest.UnixSockets
 
 // forEachCase runs fn as a subtest per backend case, with an opener for
 // the conformance suite. Cases with skip(c) true are left out.

@@ -18,9 +18,9 @@ import (
 // listen returns a backend-ready listening socket on a free loopback port.
 func listen(t *testing.T) (int, string) {
 	t.Helper()
-	fd, err := Listen("127.0.0.1:0")
+	fd, err := sockets.Listen("127.0.0.1:0")
 	require.NoError(t, err)
-	ap, err := LocalAddr(fd)
+	ap, err := sockets.LocalAddr(fd)
 	require.NoError(t, err)
 	return fd, ap.String()
 }

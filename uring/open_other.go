@@ -9,7 +9,7 @@ import (
 )
 
 // Open is only implemented on Linux; elsewhere it returns an error
-// wrapping ErrNotSupportedOnOS (kqueue and IOCP live in their own packages).
+// wrapping [evpoll.ErrNotSupportedOnOS] (kqueue and IOCP live in their own packages).
 func Open(Options) (evpoll.Backend, error) {
-	return nil, fmt.Errorf("uring: open: %w", ErrNotSupportedOnOS)
+	return nil, fmt.Errorf("uring: open: %w", evpoll.ErrNotSupportedOnOS)
 }

@@ -1,11 +1,5 @@
 package uring
 
-import (
-	"errors"
-	"fmt"
-	"runtime"
-)
-
 // Options configure Open, OpenRing and OpenEpoll. The zero value is a
 // sensible default.
 type Options struct {
@@ -50,7 +44,3 @@ type Options struct {
 	// pool for regular-file ops (default 4).
 	PoolSize int
 }
-
-// ErrNotSupportedOnOS is returned by Open on systems other than Linux. It
-// wraps errors.ErrUnsupported.
-var ErrNotSupportedOnOS = fmt.Errorf("%w on %s", errors.ErrUnsupported, runtime.GOOS)

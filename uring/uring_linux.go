@@ -15,6 +15,7 @@ import (
 
 	"github.com/jadevm/jade/evpoll"
 	"github.com/jadevm/jade/evpoll/readiness"
+	"github.com/jadevm/jade/evpoll/slots"
 	"github.com/jadevm/jade/evpoll/unixsock"
 	"golang.org/x/sys/unix"
 )
@@ -524,13 +525,10 @@ func (b *Ring) cancelLocked(ud uint64) error {
 // timespec. Wait(0) makes no syscall when nothing is queued, no task work
 // is flagged (TASKRUN_FLAG) and the CQ is empty.
 func (b *Ring) Wait(timeout time.Duration, out []evpoll.Completion) (int, error) {
-	if len(out) == 0 {
-		return 0, fmt.Errorf("uring: wait: empty completion buffer: %w", evpoll.ErrInvalidOp)
+	if err := slots.CheckWait("uring", out); err != nil {
+		return 0, err
 	}
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = time.Now().Add(timeout)
-	}
+	dl := slots.NewDeadline(timeout)
 	for {
 		b.mu.Lock()
 		if b.closed {
@@ -558,13 +556,11 @@ func (b *Ring) Wait(timeout time.Duration, out []evpoll.Completion) (int, error)
 			b.mu.Unlock()
 			return n, nil
 		}
-		var rem time.Duration = -1
-		if timeout > 0 {
-			if rem = time.Until(deadline); rem <= 0 {
-				b.flushLocked()
-				b.mu.Unlock()
-				return 0, nil
-			}
+		rem := dl.Left()
+		if rem == 0 { // the timeout has passed
+			b.flushLocked()
+			b.mu.Unlock()
+			return 0, nil
 		}
 		// Submission and the wait share one syscall. The kernel consumes at
 		// most toSubmit published SQEs, so Submits from other goroutines

@@ -91,7 +91,7 @@ func injectStale(t *testing.T, b evpoll.Backend, id evpoll.OpID) {
 		e.Opcode, e.Fd, e.UserData = opNop, -1, uint64(id)
 		b.r.publish()
 	case *Epoll:
-		b.postPoolResult(id, 0)
+		b.PostPoolResult(id, 0)
 	}
 }
 

@@ -119,10 +119,11 @@ func run(args []string) int {
 			c.settle = 3 * time.Second
 		}
 		if !set["heap-tolerance"] {
-			// One measured round of a ~4 MiB heap: between two settled
-			// GCs it moved by +1.6 % to +11.7 % over twelve legs of three
-			// short soaks with no leak (record pools and Exec spares land
-			// on different Ps); the full soak keeps 10 % over its rounds.
+			// A heap with no leak moves between two settled GCs (record
+			// pools and Exec spares land on different Ps): the bound is
+			// above what the short soak (make soak-short) measured, figures
+			// in docs/PERFORMANCE.md; the full soak keeps 10 % over its
+			// rounds.
 			c.heapTolerance = 0.15
 		}
 	}

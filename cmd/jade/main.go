@@ -39,6 +39,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bench"
+	"github.com/jadevm/jade/internal/errs"
 	"github.com/jadevm/jade/jtrace"
 	"github.com/jadevm/jade/native"
 	"github.com/jadevm/jade/sched"
@@ -91,11 +92,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // with it already: the errors of the jade package name it themselves
 // ("jade: new: ...").
 func printErr(stderr io.Writer, err error) {
-	msg := err.Error()
-	if !strings.HasPrefix(msg, "jade: ") {
-		msg = "jade: " + msg
-	}
-	fmt.Fprintln(stderr, msg)
+	fmt.Fprintln(stderr, "jade: "+errs.Cause(err.Error(), ""))
 }
 
 // helpOrUsage is the exit code of a failed flag parse: success for -h
@@ -356,7 +353,7 @@ func printVerifyError(stderr io.Writer, path string, err error) {
 		printErr(stderr, err)
 		return
 	}
-	fmt.Fprintf(stderr, "jade: %s: %v\n", path, err)
+	fmt.Fprintln(stderr, errs.Wrap("jade", path, err))
 }
 
 // describeRuntime prints the CPU (klauspost/cpuid), the workers, GOMAXPROCS

@@ -4,9 +4,10 @@
 // tests; backend-specific checks stay in the backend's package, usually on
 // the [evpoll.Stats] or [evpoll.Completion] a suite function returns.
 //
-// The package uses only the standard library and evpoll: socket set-up
-// goes through the backend's own helpers ([Sockets]), and all other I/O
-// goes through the backend under test.
+// The package uses only the standard library, evpoll and, on Unix,
+// evpoll/unixsock: socket set-up goes through [Sockets] made the way the
+// runtime makes them ([UnixSockets], [WinSockets]), and
+// all other I/O goes through the backend under test.
 package evpolltest
 
 import (
@@ -24,8 +25,8 @@ import (
 // open the backend fails or skips t.
 type Opener func(t *testing.T) evpoll.Backend
 
-// Sockets are the socket helpers a backend package exports: sockets made
-// the way the backend needs them (non-blocking, overlapped, close-on-exec).
+// Sockets make the sockets a backend's tests drive, the way the backend
+// needs them (non-blocking, overlapped, close-on-exec).
 type Sockets interface {
 	// Listen returns a listening TCP socket bound to addr ("ip:port").
 	Listen(addr string) (int, error)
@@ -35,16 +36,21 @@ type Sockets interface {
 	LocalAddr(fd int) (netip.AddrPort, error)
 }
 
-// SocketFuncs adapts a backend package's three socket functions to
-// [Sockets].
+// SocketFuncs adapts three socket functions to [Sockets].
 type SocketFuncs struct {
-	ListenFunc    func(addr string) (int, error)
+	ListenFunc    func(ap netip.AddrPort) (int, error)
 	SocketFunc    func(ap netip.AddrPort) (int, error)
 	LocalAddrFunc func(fd int) (netip.AddrPort, error)
 }
 
-// Listen calls f.ListenFunc.
-func (f SocketFuncs) Listen(addr string) (int, error) { return f.ListenFunc(addr) }
+// Listen parses addr and calls f.ListenFunc.
+func (f SocketFuncs) Listen(addr string) (int, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return -1, err
+	}
+	return f.ListenFunc(ap)
+}
 
 // Socket calls f.SocketFunc.
 func (f SocketFuncs) Socket(ap netip.AddrPort) (int, error) { return f.SocketFunc(ap) }

@@ -4,7 +4,6 @@ package readiness
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -78,22 +77,17 @@ type Config struct {
 // are safe for concurrent use; several goroutines may block in Wait at
 // once.
 type Core struct {
-	mu      sync.Mutex // guards the fields up to evbufs
-	slots   *slots.Table[Slot]
-	fds     map[int]*fdState
-	ready   []int32 // done slots, in completion order
-	closed  bool
-	waiters int  // goroutines blocked in OS.Poll
-	kicked  bool // an internal wake-event signal is outstanding
-	pool    *workpool.Pool[poolJob]
-	evbufs  []*[pollBatch]Event // free OS.Poll buffers (evbufLocked)
+	g      slots.Gate // g.Mu guards g's state and the fields up to evbufs
+	slots  *slots.Table[Slot]
+	fds    map[int]*fdState
+	ready  []int32 // done slots, in completion order
+	kicked bool    // an internal wake-event signal is outstanding
+	pool   *workpool.Pool[poolJob]
+	evbufs []*[pollBatch]Event // free OS.Poll buffers (evbufLocked)
 
 	os      OS
 	name    string
 	pollOp  string
-	woken   atomic.Bool // a Wake is outstanding
-	wakeMu  sync.Mutex  // guards wakeOff against Close
-	wakeOff bool
 	pending atomic.Int64
 	ctr     evpoll.Counters
 }
@@ -117,6 +111,18 @@ type Slot struct {
 	wait   uint8        // where an active op waits: waitNone, waitRead, waitWrite, waitPool, waitPoolRun
 	res    int32
 }
+
+// Completion is a finished slot's completion (slots.Deliver).
+func (s *Slot) Completion() evpoll.Completion {
+	var fl uint32
+	if s.cancel && s.res == -int32(unix.ECANCELED) {
+		fl = evpoll.FlagCancelled
+	}
+	return evpoll.Completion{Token: s.tok, Res: s.res, Flags: fl}
+}
+
+// Clear drops the slot's Go references before it is released.
+func (s *Slot) Clear() { *s = Slot{} }
 
 const (
 	slotFree   uint8 = iota
@@ -163,39 +169,12 @@ func (b *Core) Stats() evpoll.Stats { return b.ctr.Snapshot() }
 // Submit implements evpoll.Backend. Socket and pipe ops are tried at once;
 // file ops and Open go to the pool.
 func (b *Core) Submit(op *evpoll.Op, tok evpoll.Token) (evpoll.OpID, error) {
-	if err := evpoll.CheckOp(op); err != nil {
-		return 0, fmt.Errorf("%s: submit: %w", b.name, err)
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return 0, fmt.Errorf("%s: submit: %w", b.name, evpoll.ErrClosed)
-	}
-	idx, s, ok := b.slots.Alloc()
-	if !ok {
-		return 0, fmt.Errorf("%s: submit: %w", b.name, evpoll.ErrTooMany)
-	}
-	*s = Slot{Op: op, Fd: op.Fd, tok: tok, state: slotActive}
-	id := b.slots.ID(idx)
-	b.pending.Add(1)
-	b.ctr.Submitted.Add(1)
-	b.ctr.Ops[op.Kind].Add(1)
-	switch op.Kind {
-	case evpoll.Nop:
-		b.completeLocked(idx, 0)
-	case evpoll.Open:
-		b.toPoolLocked(idx, s)
-	case evpoll.Close:
-		b.closeLocked(idx, s)
-	default:
-		b.startLocked(idx, s)
-	}
-	return id, nil
+	return slots.Submit((*waiter)(b), b.name, &b.pending, &b.ctr, op, tok)
 }
 
 // release frees slot idx and drops its Go references.
 func (b *Core) release(idx int32) {
-	*b.slots.At(idx) = Slot{}
+	b.slots.At(idx).Clear()
 	b.slots.Release(idx)
 }
 
@@ -293,11 +272,14 @@ func (b *Core) closeLocked(idx int32, s *Slot) {
 // queued on it with -ECANCELED: what a Close op does, without closing the
 // descriptor. The kernel drops a closed descriptor's registration, so a
 // backend that kept it would take a later descriptor with the same number
-// for registered and never see its edges. Safe from any goroutine.
+// for registered and never see its edges. A scheduler with one backend
+// per worker calls it on every other worker's backend before one of them
+// closes fd (io_uring keeps no per-descriptor state and has no Forget).
+// Safe from any goroutine.
 func (b *Core) Forget(fd int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !b.closed {
+	b.g.Mu.Lock()
+	defer b.g.Mu.Unlock()
+	if !b.g.Closed {
 		b.forgetLocked(fd)
 	}
 }
@@ -335,7 +317,7 @@ func (b *Core) completeLocked(idx int32, res int32) {
 
 // kickLocked makes a goroutine blocked in OS.Poll notice b.ready.
 func (b *Core) kickLocked() {
-	if b.waiters > 0 && !b.kicked {
+	if b.g.Waiters > 0 && !b.kicked {
 		b.kicked = true
 		b.os.Kick()
 	}
@@ -348,9 +330,9 @@ func (b *Core) kickLocked() {
 // result. An op that has finished, its completion returned or not, is
 // ErrNotPending.
 func (b *Core) Cancel(id evpoll.OpID) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
+	b.g.Mu.Lock()
+	defer b.g.Mu.Unlock()
+	if b.g.Closed {
 		return fmt.Errorf("%s: cancel: %w", b.name, evpoll.ErrClosed)
 	}
 	idx, s := b.slots.Lookup(id)

@@ -218,8 +218,8 @@ func TestCancelQueuedPoolJob(t *testing.T) {
 	running := submit(t, c, &evpoll.Op{Kind: evpoll.Read, Fd: busy[0], Buf: make([]byte, 4), Offset: -1}, 1)
 	id := submit(t, c, &evpoll.Op{Kind: evpoll.Read, Fd: queued[0], Buf: make([]byte, 4), Offset: -1}, 2)
 	require.Eventually(t, func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
+		c.g.Mu.Lock()
+		defer c.g.Mu.Unlock()
 		_, s := c.slots.Lookup(running)
 		return s.wait == waitPoolRun
 	}, 5*time.Second, time.Millisecond, "the first read never started")

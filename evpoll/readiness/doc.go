@@ -7,7 +7,9 @@
 // pool for descriptors that cannot be polled. What differs between the
 // kernels (registration, the non-blocking system calls, the wake event and
 // the blocking poll) is the small [OS] interface that each backend
-// implements.
+// implements. The backends embed the Core, so its methods are theirs
+// (Submit, Cancel, Wait, Wake, Pending, Stats, Forget); the loop it
+// shares with IOCP is in package evpoll/slots.
 //
 // Each descriptor an op names is registered once, edge-triggered for read
 // and write readiness, so there is no registration call per op. Submit

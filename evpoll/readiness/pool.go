@@ -36,13 +36,13 @@ func (b *Core) toPoolLocked(idx int32, s *Slot) {
 // runPoolJob runs job j on a pool goroutine, unless its op was cancelled
 // while it was queued (its slot then completed, and may have moved on).
 func (b *Core) runPoolJob(j poolJob) {
-	b.mu.Lock()
+	b.g.Mu.Lock()
 	_, s := b.slots.Lookup(j.id)
 	run := s != nil && s.state == slotActive
 	if run {
 		s.wait = waitPoolRun
 	}
-	b.mu.Unlock()
+	b.g.Mu.Unlock()
 	if !run {
 		return
 	}
@@ -56,11 +56,11 @@ func (b *Core) runPoolJob(j poolJob) {
 // descriptor an Open returned is closed again, since nobody will ever
 // receive it.
 func (b *Core) PostPoolResult(id evpoll.OpID, res int32) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.g.Mu.Lock()
+	defer b.g.Mu.Unlock()
 	idx, s := b.slots.Lookup(id)
 	switch {
-	case b.closed:
+	case b.g.Closed:
 		if s != nil && s.state == slotActive {
 			if s.Op.Kind == evpoll.Open && res >= 0 {
 				_ = unix.Close(int(res))

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"time"
 
 	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/evpoll/slots"
 	"golang.org/x/sys/unix"
 )
 
@@ -17,53 +17,48 @@ import (
 const pollBatch = 128
 
 // Wait implements evpoll.Backend: it delivers ready completions, or blocks
-// in OS.Poll and runs the queues of the descriptors that reported edges.
+// in OS.Poll and runs the queues of the descriptors that reported edges
+// (the loop shared with IOCP, slots.Wait).
 func (b *Core) Wait(timeout time.Duration, out []evpoll.Completion) (int, error) {
-	if len(out) == 0 {
-		return 0, fmt.Errorf("%s: wait: empty completion buffer: %w", b.name, evpoll.ErrInvalidOp)
-	}
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = time.Now().Add(timeout)
-	}
-	for {
-		b.mu.Lock()
-		if b.closed {
-			b.mu.Unlock()
-			return 0, fmt.Errorf("%s: wait: %w", b.name, evpoll.ErrClosed)
-		}
-		if n := b.deliverLocked(out); n > 0 {
-			b.mu.Unlock()
-			return n, nil
-		}
-		rem := time.Duration(-1)
-		switch {
-		case timeout == 0:
-			rem = 0
-		case timeout > 0:
-			if rem = time.Until(deadline); rem < 0 {
-				rem = 0
-			}
-		}
-		b.waiters++
-		evs := b.evbufLocked()
-		b.mu.Unlock()
-		nev, err := b.os.Poll(evs[:], rem)
-		b.mu.Lock()
-		b.waiters--
-		if err != nil && !errors.Is(err, unix.EINTR) {
-			b.evbufs = append(b.evbufs, evs)
-			b.mu.Unlock()
-			return 0, fmt.Errorf("%s: %s: %w", b.name, b.pollOp, err)
-		}
-		woke := b.handleLocked(evs[:nev])
+	return slots.Wait((*waiter)(b), b.name, timeout, out)
+}
+
+// waiter is the Core as slots.Wait drives it; its methods are not the
+// Core's, so a backend that embeds the Core does not export them.
+type waiter Core
+
+func (w *waiter) Gate() *slots.Gate                         { return &w.g }
+func (w *waiter) DeliverLocked(out []evpoll.Completion) int { return (*Core)(w).deliverLocked(out) }
+func (w *waiter) KickLocked()                               { w.os.Kick() }
+func (w *waiter) Table() *slots.Table[Slot]                 { return w.slots }
+func (w *waiter) CompleteLocked(idx, res int32)             { (*Core)(w).completeLocked(idx, res) }
+func (w *waiter) PoolLocked(idx int32, s *Slot)             { (*Core)(w).toPoolLocked(idx, s) }
+func (w *waiter) CloseLocked(idx int32, s *Slot)            { (*Core)(w).closeLocked(idx, s) }
+func (w *waiter) StartLocked(idx int32, s *Slot)            { (*Core)(w).startLocked(idx, s) }
+
+// InitLocked readies slot s for op and tok.
+func (w *waiter) InitLocked(_ int32, s *Slot, op *evpoll.Op, tok evpoll.Token) error {
+	*s = Slot{Op: op, Fd: op.Fd, tok: tok, state: slotActive}
+	return nil
+}
+
+// PollLocked blocks in OS.Poll and runs the queues of the descriptors that
+// reported edges.
+func (w *waiter) PollLocked(rem time.Duration) (woke bool, err error) {
+	b := (*Core)(w)
+	b.g.Waiters++
+	evs := b.evbufLocked()
+	b.g.Mu.Unlock()
+	nev, err := b.os.Poll(evs[:], rem)
+	b.g.Mu.Lock()
+	b.g.Waiters--
+	if err != nil && !errors.Is(err, unix.EINTR) {
 		b.evbufs = append(b.evbufs, evs)
-		n := b.deliverLocked(out)
-		b.mu.Unlock()
-		if n > 0 || woke || rem == 0 {
-			return n, nil
-		}
+		return false, fmt.Errorf("%s: %s: %w", b.name, b.pollOp, err)
 	}
+	woke = b.handleLocked(evs[:nev])
+	b.evbufs = append(b.evbufs, evs)
+	return woke, nil
 }
 
 // evbufLocked takes a free event buffer for one OS.Poll. Buffers are
@@ -80,18 +75,8 @@ func (b *Core) evbufLocked() *[pollBatch]Event {
 
 // deliverLocked moves ready completions into out and releases their slots.
 func (b *Core) deliverLocked(out []evpoll.Completion) int {
-	n := min(len(out), len(b.ready))
-	for i, idx := range b.ready[:n] {
-		s := b.slots.At(idx)
-		var fl uint32
-		if s.cancel && s.res == -int32(unix.ECANCELED) {
-			fl = evpoll.FlagCancelled
-		}
-		out[i] = evpoll.Completion{Token: s.tok, Res: s.res, Flags: fl}
-		b.release(idx)
-	}
+	n := slots.Deliver(b.slots, &b.ready, out)
 	if n > 0 {
-		b.ready = b.ready[:copy(b.ready, b.ready[n:])]
 		b.pending.Add(-int64(n))
 		b.ctr.Completed.Add(uint64(n))
 	}
@@ -106,7 +91,7 @@ func (b *Core) handleLocked(evs []Event) (woke bool) {
 		if ev.Flags&EvWake != 0 {
 			b.os.Drain()
 			b.kicked = false
-			if b.woken.Swap(false) {
+			if b.g.Wake.Take() {
 				b.ctr.WakeUps.Add(1)
 				woke = true
 			}
@@ -143,19 +128,7 @@ func (b *Core) runQueueLocked(q *[]int32) {
 }
 
 // Wake implements evpoll.Backend by kicking the wake event (coalesced).
-func (b *Core) Wake() error {
-	if !b.woken.CompareAndSwap(false, true) {
-		return nil
-	}
-	b.wakeMu.Lock()
-	defer b.wakeMu.Unlock()
-	if b.wakeOff {
-		return fmt.Errorf("%s: wake: %w", b.name, evpoll.ErrClosed)
-	}
-	b.ctr.Wakes.Add(1)
-	b.os.Kick()
-	return nil
-}
+func (b *Core) Wake() error { return slots.Wake(&b.g.Wake, b.os, b.name, &b.ctr) }
 
 // Close is the shared part of evpoll.Backend's Close: it refuses further
 // calls, brings every goroutine back out of OS.Poll, unregisters the
@@ -166,23 +139,12 @@ func (b *Core) Wake() error {
 // reports false when the core was already closed; the caller then closes
 // its own descriptors only on true.
 func (b *Core) Close() bool {
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
+	b.g.Mu.Lock()
+	// Nobody may be in OS.Poll when the OS half closes its descriptors.
+	if !slots.BeginClose((*waiter)(b)) {
+		b.g.Mu.Unlock()
 		return false
 	}
-	b.closed = true
-	b.wakeMu.Lock()
-	b.wakeOff = true
-	b.wakeMu.Unlock()
-	// Nobody may be in OS.Poll when the OS half closes its descriptors.
-	// One kick may wake only one waiter, so kick again while any is left.
-	waitFor(&b.mu, func() bool {
-		if b.waiters > 0 {
-			b.os.Kick()
-		}
-		return b.waiters == 0
-	})
 	for fd, st := range b.fds {
 		if !st.file {
 			b.os.Unregister(fd)
@@ -195,20 +157,10 @@ func (b *Core) Close() bool {
 		}
 	}
 	b.fds, b.ready = nil, nil
-	b.mu.Unlock()
+	b.g.Mu.Unlock()
 	b.pool.Stop()
 	b.pending.Store(0)
 	return true
-}
-
-// waitFor releases mu until cond holds (or a second has passed), polling.
-// mu is held on entry and on return.
-func waitFor(mu *sync.Mutex, cond func() bool) {
-	for deadline := time.Now().Add(time.Second); !cond() && time.Now().Before(deadline); {
-		mu.Unlock()
-		time.Sleep(50 * time.Microsecond)
-		mu.Lock()
-	}
 }
 
 // ErrRes turns an error into a negative errno result (-EIO when err is
@@ -222,6 +174,25 @@ func ErrRes(err error) int32 {
 		return -int32(e)
 	}
 	return -int32(unix.EIO)
+}
+
+// SoError reads the outcome of a connect(2) in progress on the socket fd
+// from SO_ERROR: done with a negative errno when the connect failed, not
+// done while it is still in progress, and done with 0 when SO_ERROR is
+// clear (the OS half then checks that the socket is connected).
+func SoError(fd int) (res int32, done bool) {
+	v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err != nil {
+		return ErrRes(err), true
+	}
+	switch e := unix.Errno(v); e {
+	case 0:
+		return 0, true
+	case unix.EINPROGRESS, unix.EALREADY, unix.EINTR:
+		return 0, false
+	default:
+		return -int32(e), true
+	}
 }
 
 // ClampBuf bounds a buffer so that its byte count fits Completion.Res.

@@ -1,5 +1,10 @@
 // Package slots is the generation-checked slot table the evpoll backends
-// keep their in-flight ops in.
+// keep their in-flight ops in, and the skeleton that the backends whose
+// completions wait in a ready queue under one mutex (the readiness core of
+// epoll and kqueue, and IOCP) share around it: [Submit], the [Wait] loop,
+// [Deliver], the coalesced Wake ([WakeGate]) and the start of Close
+// ([BeginClose]). A backend plugs in through [Submitter], whose methods it
+// implements on an unexported type so that they stay out of its API.
 //
 // A [Table] holds up to a maximum number of entries, given to [New], with
 // a free list. It grows lazily, one chunk of [ChunkSize] entries at a

@@ -9,12 +9,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Socket returns a TCP socket for connecting to ap (matching its family),
-// with TCP_NODELAY. socket creates it for a family; the backends make it
-// non-blocking and close-on-exec. Errors start "socket: "; the caller
-// prefixes its package.
-func Socket(ap netip.AddrPort, socket func(family int) (int, error)) (int, error) {
-	fd, err := socket(Family(ap))
+// Socket returns a non-blocking, close-on-exec TCP socket for connecting
+// to ap (matching its family), with TCP_NODELAY ([NewSocket]). Errors
+// start "socket: "; the caller prefixes its package.
+func Socket(ap netip.AddrPort) (int, error) {
+	fd, err := NewSocket(Family(ap))
 	if err != nil {
 		return -1, fmt.Errorf("socket: %w", err)
 	}
@@ -25,15 +24,16 @@ func Socket(ap netip.AddrPort, socket func(family int) (int, error)) (int, error
 	return fd, nil
 }
 
-// Listen returns a TCP socket made by socket, bound to ap and listening,
-// with SO_REUSEADDR, and SO_REUSEPORT when reusePort is true. Errors start
-// "listen: "; the caller prefixes its package.
-func Listen(ap netip.AddrPort, reusePort bool, socket func(family int) (int, error)) (int, error) {
+// Listen returns a non-blocking, close-on-exec TCP socket ([NewSocket])
+// bound to ap and listening, with SO_REUSEADDR, and SO_REUSEPORT when
+// reusePort is true. Errors start "listen: "; the caller prefixes its
+// package.
+func Listen(ap netip.AddrPort, reusePort bool) (int, error) {
 	sa, err := ToSockaddr(ap)
 	if err != nil {
 		return -1, fmt.Errorf("listen: %w", err)
 	}
-	fd, err := socket(Family(ap))
+	fd, err := NewSocket(Family(ap))
 	if err != nil {
 		return -1, fmt.Errorf("listen: socket: %w", err)
 	}

@@ -50,24 +50,29 @@ func TestSockaddrRoundTrip(t *testing.T) {
 }
 
 func TestListenSocketLocalAddr(t *testing.T) {
-	socket := func(family int) (int, error) {
-		return unix.Socket(family, unix.SOCK_STREAM, unix.IPPROTO_TCP)
-	}
-	lfd, err := Listen(netip.MustParseAddrPort("127.0.0.1:0"), true, socket)
+	lfd, err := Listen(netip.MustParseAddrPort("127.0.0.1:0"), true)
 	require.NoError(t, err)
 	defer unix.Close(lfd)
 	ap, err := LocalAddr(lfd)
 	if err != nil || !ap.Addr().IsLoopback() || ap.Port() == 0 {
 		t.Fatalf("LocalAddr = %v, %v", ap, err)
 	}
-	if _, err := Listen(ap, false, socket); err == nil {
+	if _, err := Listen(ap, false); err == nil {
 		t.Fatal("a second listener on a bound port without SO_REUSEPORT")
 	}
-	fd, err := Socket(ap, socket)
+	fd, err := Socket(ap)
 	require.NoError(t, err)
 	defer unix.Close(fd)
 	sa, _ := ToSockaddr(ap)
-	require.NoError(t, unix.Connect(fd, sa))
+	if err := unix.Connect(fd, sa); err != nil {
+		require.ErrorIs(t, err, unix.EINPROGRESS, "connect of a non-blocking socket")
+	}
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	require.NoError(t, err)
+	require.NotZero(t, fl&unix.O_NONBLOCK, "Socket is non-blocking")
+	fdfl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+	require.NoError(t, err)
+	require.NotZero(t, fdfl&unix.FD_CLOEXEC, "Socket is close-on-exec")
 	if v, err := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY); err != nil || v == 0 {
 		t.Fatalf("TCP_NODELAY = %d, %v", v, err)
 	}

@@ -5,32 +5,13 @@ package uring
 import (
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade/evpoll"
 	"golang.org/x/sys/unix"
 )
-
-func TestParseAddr(t *testing.T) {
-	for in, want := range map[string]string{
-		"127.0.0.1:80":   "127.0.0.1:80",
-		":8080":          "0.0.0.0:8080",
-		"localhost:9":    "127.0.0.1:9",
-		"[::1]:443":      "[::1]:443",
-		"[fe80::1]:1234": "[fe80::1]:1234",
-	} {
-		got, err := ParseAddr(in)
-		if err != nil || got.String() != want {
-			t.Errorf("ParseAddr(%q) = %v, %v; want %s", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "example.com:80", "1.2.3.4", "1.2.3.4:99999"} {
-		if _, err := ParseAddr(bad); err == nil {
-			t.Errorf("ParseAddr(%q) accepted", bad)
-		}
-	}
-}
 
 func TestSockaddrRoundTrip(t *testing.T) {
 	for _, s := range []string{"10.1.2.3:4567", "[2001:db8::5]:80", "[::ffff:1.2.3.4]:9"} {
@@ -50,18 +31,44 @@ func TestSockaddrRoundTrip(t *testing.T) {
 	}
 }
 
+// TestNonblockingSocketsOnRing: the sockets the runtime makes are
+// non-blocking, as epoll needs, and on every backend a Recv on one with
+// nothing to read waits for the data instead of completing with EAGAIN:
+// io_uring ignores O_NONBLOCK for its socket ops (it arms its internal
+// poll), so one kind of socket serves both Linux backends.
+func TestNonblockingSocketsOnRing(t *testing.T) {
+	forEachBackend(t, nil, func(t *testing.T, h *harness) {
+		sfd, cfd := h.Pair(sockets, 1)
+		for _, fd := range []int{sfd, cfd} {
+			fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+			require.NoError(t, err)
+			require.NotZero(t, fl&unix.O_NONBLOCK, "fd %d is non-blocking", fd)
+		}
+		buf := make([]byte, 8)
+		h.Submit(&evpoll.Op{Kind: evpoll.Recv, Fd: sfd, Buf: buf}, 10)
+		h.Poll(50 * time.Millisecond)
+		_, done := h.Got[10]
+		require.False(t, done, "a Recv with nothing to read completed: %+v", h.Got[10])
+		h.Do(&evpoll.Op{Kind: evpoll.Send, Fd: cfd, Buf: []byte("late")}, 11)
+		require.Equal(t, "late", string(buf[:h.OK(10)]))
+		for i, fd := range []int{cfd, sfd} {
+			h.Do(&evpoll.Op{Kind: evpoll.Close, Fd: fd}, evpoll.Token(20+i))
+		}
+	})
+}
+
 // TestIPv6Echo: Listen, Connect and Accept over ::1 on every backend.
 func TestIPv6Echo(t *testing.T) {
-	probe, err := Listen("[::1]:0")
+	probe, err := sockets.Listen("[::1]:0")
 	if err != nil {
 		t.Skipf("no IPv6 loopback: %v", err)
 	}
 	unix.Close(probe)
 	forEachBackend(t, nil, func(t *testing.T, h *harness) {
-		lfd, err := Listen("[::1]:0")
+		lfd, err := sockets.Listen("[::1]:0")
 		require.NoError(t, err)
-		ap, _ := LocalAddr(lfd)
-		cfd, err := Socket(ap)
+		ap, _ := sockets.LocalAddr(lfd)
+		cfd, err := sockets.Socket(ap)
 		require.NoError(t, err)
 		accept := &evpoll.Op{Kind: evpoll.Accept, Fd: lfd}
 		h.Submit(accept, 1)
