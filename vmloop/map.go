@@ -129,9 +129,9 @@ type mapMigration struct {
 type hmap struct {
 	chunks [][]mapEntry
 	strs   [][]string // the keys of a map of string or bytes keys, chunk by chunk
-	chunkN []int32 // live entries of each chunk (iteration skips empty chunks)
-	top    int     // entry positions ever used (the high-water mark)
-	free   int     // first free position + 1, 0: none
+	chunkN []int32    // live entries of each chunk (iteration skips empty chunks)
+	top    int        // entry positions ever used (the high-water mark)
+	free   int        // first free position + 1, 0: none
 	live   int
 	idx    *mapIndex
 	mig    *mapMigration
