@@ -54,8 +54,10 @@ const (
 	slotTomb = 1
 
 	// mapEntryBytes and mapSlotBytes are what the heap accounts for an
-	// entry (its capacity, used or not) and an index slot.
+	// entry (its capacity, used or not; a string or bytes key's entry adds
+	// mapKeyBytes) and an index slot.
 	mapEntryBytes = int64(unsafe.Sizeof(mapEntry{}))
+	mapKeyBytes   = int64(unsafe.Sizeof(""))
 	mapSlotBytes  = 8
 
 	// mapMaxKey is the longest string or bytes key (a longer one traps):
@@ -66,53 +68,16 @@ const (
 
 // mapEntry is one key and its value. h is the key's hash with the top
 // bit set while the entry is live, 0 while its slot is free (then v links
-// the free list: the next free position + 1).
+// the free list: the next free position + 1). A string or bytes key's
+// bytes are in hmap.strs at the same position: an entry holds no pointer,
+// so the garbage collector does not scan the entries of a map of i64 keys.
 type mapEntry struct {
 	h uint64
 	k uint64 // an i64 key
 	v uint64 // the value's bits (a handle for ref values)
-	s string // a string or bytes key's bytes
 }
 
 const entryLive = 1 << 63
-
-// mapIndex is a table of slots in segments (nil: not written yet, all
-// empty).
-type mapIndex struct {
-	segs [][]uint64
-	mask uint64 // slots - 1
-	used int    // slots not empty (live and tombstones)
-	// fill is what the moves of the index go by: the live entries when the
-	// table was started plus the keys put since, an upper bound of used
-	// (used <= fill) that, unlike used, does not depend on the hash (where
-	// deletes fall relative to a move), so that every run of a program
-	// moves its indexes at the same operations and accounts the same bytes.
-	fill int
-}
-
-func newMapIndex(slots int) *mapIndex {
-	nseg := (slots + mapSeg - 1) / mapSeg
-	return &mapIndex{segs: make([][]uint64, nseg), mask: uint64(slots - 1)}
-}
-
-func (x *mapIndex) slots() int { return int(x.mask) + 1 }
-
-func (x *mapIndex) get(i uint64) uint64 {
-	s := x.segs[i>>mapSegShift]
-	if s == nil {
-		return 0
-	}
-	return s[i&(mapSeg-1)]
-}
-
-func (x *mapIndex) set(i, v uint64) {
-	s := x.segs[i>>mapSegShift]
-	if s == nil {
-		s = make([]uint64, min(mapSeg, x.slots()))
-		x.segs[i>>mapSegShift] = s
-	}
-	s[i&(mapSeg-1)] = v
-}
 
 // mapMigration is an index move under way: to is the new table, pos the
 // next slot of the old table to move, step the slots a put moves.
@@ -125,9 +90,10 @@ type mapMigration struct {
 // hmap is the table of a map object (object.x of a KindMap object).
 type hmap struct {
 	chunks [][]mapEntry
-	chunkN []int32 // live entries of each chunk (iteration skips empty chunks)
-	top    int     // entry positions ever used (the high-water mark)
-	free   int     // first free position + 1, 0: none
+	strs   [][]string // the keys of a map of string or bytes keys, chunk by chunk
+	chunkN []int32    // live entries of each chunk (iteration skips empty chunks)
+	top    int        // entry positions ever used (the high-water mark)
+	free   int        // first free position + 1, 0: none
 	live   int
 	idx    *mapIndex
 	mig    *mapMigration
@@ -189,14 +155,36 @@ func (m *hmap) entry(pos int) *mapEntry {
 	return &m.chunks[pos>>mapChunkShift][pos&(mapChunk-1)]
 }
 
-func (m *hmap) same(e *mapEntry, h uint64, key mapKey) bool {
+// str is the string or bytes key at pos.
+func (m *hmap) str(pos int) *string {
+	return &m.strs[pos>>mapChunkShift][pos&(mapChunk-1)]
+}
+
+// keyAt is the key of the live entry at pos.
+func (m *hmap) keyAt(pos int) mapKey {
+	if m.key == KindI64 {
+		return mapKey{k: m.entry(pos).k}
+	}
+	return mapKey{s: *m.str(pos)}
+}
+
+// entryBytes is what the heap accounts for one entry position.
+func (m *hmap) entryBytes() int64 {
+	if m.key == KindI64 {
+		return mapEntryBytes
+	}
+	return mapEntryBytes + mapKeyBytes
+}
+
+func (m *hmap) same(pos int, h uint64, key mapKey) bool {
+	e := m.entry(pos)
 	if e.h != h {
 		return false
 	}
 	if m.key == KindI64 {
 		return e.k == key.k
 	}
-	return e.s == key.s
+	return *m.str(pos) == key.s
 }
 
 // lookup returns the slot of x that names key and the entry's position,
@@ -212,53 +200,11 @@ func (m *hmap) lookup(x *mapIndex, h uint64, key mapKey) (slot uint64, pos int) 
 		}
 		if s != slotTomb && s>>32 == tag {
 			p := int(uint32(s)) - 2
-			if m.same(m.entry(p), h, key) {
+			if m.same(p, h, key) {
 				return i, p
 			}
 		}
 		i = (i + d) & x.mask
-	}
-}
-
-// place writes the slot of the entry at pos (hash h) into the first empty
-// slot of its probe sequence in x (tombstones stay until the next move
-// drops them) and returns the slot.
-func (m *hmap) place(x *mapIndex, h uint64, pos int) uint64 {
-	i := h & x.mask
-	for d := uint64(1); ; d++ {
-		m.probes++
-		if x.get(i) == 0 {
-			x.used++
-			x.set(i, slotOf(h, pos))
-			return i
-		}
-		i = (i + d) & x.mask
-	}
-}
-
-// slotOf is the slot naming the entry at pos whose hash is h: the hash's
-// low 32 bits (the tag), which hold every bit of h that picks a home slot
-// (a table has at most 2^32 slots), so that a move of the index reads the
-// old table alone, in order, and never the entries.
-func slotOf(h uint64, pos int) uint64 { return (h&slotTagMask)<<32 | uint64(pos+2) }
-
-// slotTagMask keeps the bits of a hash that a slot holds.
-const slotTagMask = 1<<32 - 1
-
-// unplace turns the slot of x that names the entry at pos into a
-// tombstone.
-func (m *hmap) unplace(x *mapIndex, h uint64, pos int) {
-	want := slotOf(h, pos)
-	for i, d := h&x.mask, uint64(1); ; i, d = (i+d)&x.mask, d+1 {
-		m.probes++
-		s := x.get(i)
-		if s == want {
-			x.set(i, slotTomb)
-			return
-		}
-		if s == 0 {
-			return
-		}
 	}
 }
 
@@ -281,7 +227,7 @@ func (m *hmap) get(key mapKey) (uint64, bool) {
 func (m *hmap) growth(keyLen int) int64 {
 	n := int64(0)
 	if m.free == 0 && m.top == m.capacity() {
-		n += mapEntryBytes * int64(m.nextCapacity()-m.capacity())
+		n += m.entryBytes() * int64(m.nextCapacity()-m.capacity())
 	}
 	if m.mig == nil && (m.idx.fill+1)*2 > m.idx.slots() {
 		n += mapSlotBytes * int64(m.nextSlots())
@@ -337,7 +283,7 @@ func (m *hmap) put(key mapKey, v uint64) int {
 	e := m.entry(pos)
 	e.h, e.k, e.v = h, key.k, v
 	if m.key != KindI64 {
-		e.s = key.s
+		*m.str(pos) = key.s
 		m.acct += int64(len(key.s))
 	}
 	m.live++
@@ -361,16 +307,26 @@ func (m *hmap) takePos() int {
 	}
 	if m.top == m.capacity() {
 		c := m.nextCapacity()
-		m.acct += mapEntryBytes * int64(c-m.capacity())
+		m.acct += m.entryBytes() * int64(c-m.capacity())
+		strs := m.key != KindI64
 		switch {
 		case len(m.chunks) == 0:
 			m.chunks = [][]mapEntry{make([]mapEntry, c)}
 			m.chunkN = []int32{0}
+			if strs {
+				m.strs = [][]string{make([]string, c)}
+			}
 		case len(m.chunks) == 1 && cap(m.chunks[0]) < mapChunk:
 			m.chunks[0] = append(make([]mapEntry, 0, c), m.chunks[0]...)[:c]
+			if strs {
+				m.strs[0] = append(make([]string, 0, c), m.strs[0]...)[:c]
+			}
 		default:
 			m.chunks = append(m.chunks, make([]mapEntry, mapChunk))
 			m.chunkN = append(m.chunkN, 0)
+			if strs {
+				m.strs = append(m.strs, make([]string, mapChunk))
+			}
 		}
 	}
 	m.top++
@@ -390,7 +346,8 @@ func (m *hmap) del(key mapKey) bool {
 	}
 	e := m.entry(pos)
 	if m.key != KindI64 {
-		m.acct -= int64(len(e.s))
+		m.acct -= int64(len(*m.str(pos)))
+		*m.str(pos) = ""
 	}
 	*e = mapEntry{v: uint64(m.free)}
 	m.free = pos + 1

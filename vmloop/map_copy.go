@@ -82,14 +82,14 @@ func exportMap(m *hmap, dst *Value) []uint64 {
 		vals = make([]uint64, 0, m.live)
 	}
 	for pos, _ := m.next(-1); pos >= 0; pos, _ = m.next(pos) {
-		e := m.entry(pos)
+		e, key := m.entry(pos), m.keyAt(pos)
 		switch m.key {
 		case KindI64:
 			arr = append(arr, Value{kind: KindI64, bits: e.k})
 		case KindString:
-			arr = append(arr, Value{kind: KindString, str: e.s})
+			arr = append(arr, Value{kind: KindString, str: key.s})
 		default:
-			arr = append(arr, Value{kind: KindBytes, b: []byte(e.s)})
+			arr = append(arr, Value{kind: KindBytes, b: []byte(key.s)})
 		}
 		switch m.val {
 		case TI64:
@@ -203,11 +203,11 @@ func (e *Exec) copyMapStep(src *Exec, c *spawnCopy, it *copyItem, owed *int64) (
 		it.i = pos + 1
 		en := m.entry(pos)
 		if !it.vals {
-			*owed += 2 * (mapEntryCopyCost + charge(int64(len(en.s))))
+			key, v := m.keyAt(pos), en.v
+			*owed += 2 * (mapEntryCopyCost + charge(int64(len(key.s))))
 			if it.dm == nil || c.refused != nil {
 				continue
 			}
-			key, v := mapKey{k: en.k, s: en.s}, en.v
 			if m.val == TRef {
 				v = 0
 			}

@@ -256,22 +256,22 @@ func (e *Exec) mapAt(id IntrinsicID, m *hmap, r regs, a uint8, left int64) (int6
 		r.setI(a, int64(en.k))
 	case IntrMapKeyRef:
 		var x uint64
-		left -= charge(int64(len(en.s)))
+		s := *m.str(int(cur))
+		left -= charge(int64(len(s)))
 		if m.key == KindString {
-			x = h.newString(en.s)
+			x = h.newString(s)
 		} else {
-			x = h.newBytes([]byte(en.s))
+			x = h.newBytes([]byte(s))
 		}
 		if x == 0 {
-			e.x().trap = h.allocFail(objSize(en.s, "", 0, 0))
+			e.x().trap = h.allocFail(objSize(s, "", 0, 0))
 			return left, opTrap
 		}
 		r.setRef(a, x)
 	case IntrMapValI64, IntrMapValF64, IntrMapValRef:
 		r.set(a, en.v, m.val)
 	case IntrMapDelAt:
-		key := mapKey{k: en.k, s: en.s}
-		m.del(key)
+		m.del(m.keyAt(int(cur)))
 	}
 	return left, opOK
 }

@@ -202,6 +202,12 @@ func TestMapCrossesBoundary(t *testing.T) {
 	require.ErrorContains(t, err, "twice")
 	_, err = vmloop.Map(vmloop.KindI64, vmloop.TRef, vmloop.I64(1), in)
 	require.ErrorContains(t, err, "value 0 is map")
+
+	// Maps do not nest: an array holding a map does not enter a heap.
+	arr, err := vmloop.Array(vmloop.KindArrayRef, in)
+	require.NoError(t, err)
+	_, err = vmloop.NewExec(p, p.FuncIndex("total"), []vmloop.Value{arr}, vmloop.DefaultLimits, 3)
+	require.ErrorContains(t, err, "array<ref> element 0 is map")
 }
 
 // TestMapHeapBalances: a task that puts and frees keys and frees its map

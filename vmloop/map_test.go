@@ -23,7 +23,7 @@ func checkModel(t *testing.T, m *hmap, model map[mapKey]uint64) {
 	seen := map[mapKey]bool{}
 	for pos, _ := m.next(-1); pos >= 0; pos, _ = m.next(pos) {
 		e := m.entry(pos)
-		k := mapKey{k: e.k, s: e.s}
+		k := m.keyAt(pos)
 		require.False(t, seen[k], "key %v visited twice", k)
 		seen[k] = true
 		require.Equal(t, model[k], e.v)
@@ -70,9 +70,8 @@ func TestMapModel(t *testing.T) {
 						delete(model, k)
 					default: // iterate, deleting about half, the current key each time
 						for pos, _ := m.next(-1); pos >= 0; pos, _ = m.next(pos) {
-							e := m.entry(pos)
 							if r.IntN(2) == 0 {
-								ek := mapKey{k: e.k, s: e.s}
+								ek := m.keyAt(pos)
 								require.True(t, m.del(ek))
 								delete(model, ek)
 							}

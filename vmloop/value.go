@@ -335,7 +335,9 @@ func (v Value) Size() int {
 		case KindMap:
 			n += int(mapEntryBytes)*len(x.arr)/2 + 2*mapSlotBytes*len(x.arr)/2
 			for i := 0; i < len(x.arr); i += 2 {
-				n += len(x.arr[i].str) + len(x.arr[i].b)
+				if k := &x.arr[i]; k.kind != KindI64 {
+					n += int(mapKeyBytes) + len(k.str) + len(k.b)
+				}
 			}
 			for i := 1; i < len(x.arr); i += 2 {
 				if x.arr[i].kind.Type() == TRef {
