@@ -226,10 +226,11 @@ func (b *Bus) spawnFromTask(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request)
 	return a
 }
 
-// spawnErr throws a failed spawn in the spawner: an engine limit as a
+// spawnErr throws a failed spawn in the spawner: an engine limit (or
+// arguments the child's heap or the engine's budget cannot take) as a
 // ResourceError, anything else as an Error.
 func spawnErr(ex *vmloop.Exec, err error) sched.Action {
-	if errors.Is(err, sched.ErrLimit) {
+	if errors.Is(err, sched.ErrLimit) || errors.Is(err, vmloop.ErrHeapLimit) {
 		return raise(ex, vmloop.Err(vmloop.ErrKindResource, err.Error()))
 	}
 	return raise(ex, vmloop.Err(vmloop.ErrKindError, err.Error()))

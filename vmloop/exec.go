@@ -259,8 +259,16 @@ func (e *Exec) ResetSpawn(src *Exec, lim Limits, owner uint32) error {
 // could not take (a TrapInfo from import: the heap limit).
 func argImportErr(f *Function, i int, err error) error {
 	ti := err.(TrapInfo)
+	if ti.Code == TrapHeapLimit {
+		return fmt.Errorf("vmloop: NewExec: argument %d of %s: %w: %s", i, f.Name, ErrHeapLimit, ti.Msg)
+	}
 	return fmt.Errorf("vmloop: NewExec: argument %d of %s: %s: %s", i, f.Name, ti.Code, ti.Msg)
 }
+
+// ErrHeapLimit is wrapped by the error of a new task whose arguments its
+// heap, or its engine's memory budget, cannot take: a resource limit, as
+// the engine's live-task and memory limits are.
+var ErrHeapLimit = errors.New(TrapHeapLimit.String())
 
 // start is Reset up to the arguments: it checks p, fn and the argument
 // count and makes e a fresh activation of fn.
