@@ -198,7 +198,13 @@ func waitAll(t *testing.T, cs []*chatClient, what string, f func(c *chatClient) 
 				for i, s := range last {
 					last[i] = s[:min(len(s), 60)]
 				}
-				t.Fatalf("client %s: %s: %d lines, the last %q, end %v", c.id, what, len(c.got), last, c.end)
+				var cuts []string
+				for _, s := range c.got {
+					if lineKind(s) == kindCut {
+						cuts = append(cuts, s)
+					}
+				}
+				t.Fatalf("client %s: %s: %d lines, the last %q, end %v; notices %q", c.id, what, len(c.got), last, c.end, cuts)
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
