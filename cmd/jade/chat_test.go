@@ -29,7 +29,14 @@ const (
 	chatLines   = 5   // lines each reading client sends
 	chatOutCap  = 128 // the outbound channels' capacity (OUTCAP)
 	chatMidLine = 10  // clients that disconnect mid-line
-	chatBatch   = 60  // flood lines the test sends before it waits for them
+	// chatBatch is the most lines the test lets be on their way to a
+	// reading client: it sends that many, then waits for them. Well under
+	// chatOutCap, so that a reading client is never cut off as slow
+	// however long a loaded machine keeps its connection task from
+	// running (a burst of OUTCAP lines from the hub while one task waits
+	// on a worker's thread that the OS took away would cut it off: a
+	// reading client and a slow one look the same to the server then).
+	chatBatch   = 60
 	floodLen    = 1024
 	chatBye     = "* the server is shutting down"
 	chatSlowCut = " was disconnected: it did not read"
@@ -69,7 +76,7 @@ const (
 	kindOther = iota
 	kindLine  // a reading client's line
 	kindFlood // a flood line
-	kindCut   // the notice of the slow client's disconnection
+	kindCut   // a notice of a disconnection (cutID: whose)
 )
 
 func lineKind(s string) int {
@@ -83,6 +90,11 @@ func lineKind(s string) int {
 		return kindLine
 	}
 	return kindOther
+}
+
+// cutID returns the id a notice of a disconnection names.
+func cutID(s string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(s, "* "), chatSlowCut)
 }
 
 func (c *chatClient) read(r *bufio.Reader) {
@@ -143,11 +155,11 @@ func (c *chatClient) kind(k int) int {
 	return c.kinds[k]
 }
 
-func startChat(t *testing.T, bin string, workers int) (*exec.Cmd, string, *bytes.Buffer) {
+func startChat(t *testing.T, bin string, workers, outcap int) (*exec.Cmd, string, *bytes.Buffer) {
 	t.Helper()
 	addr := testkit.FreeAddr(t)
 	cmd := exec.Command(bin, "run", "--workers", strconv.Itoa(workers), "--drain-timeout", "10s",
-		filepath.Join("..", "..", "examples", "chat.jasm"), addr, strconv.Itoa(chatOutCap))
+		filepath.Join("..", "..", "examples", "chat.jasm"), addr, strconv.Itoa(outcap))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())
@@ -178,10 +190,31 @@ func join(t *testing.T, addr string) (net.Conn, *bufio.Reader, string) {
 	r := bufio.NewReader(c)
 	w, err := r.ReadString('\n')
 	require.NoError(t, err)
+	return c, r, welcomeID(t, w)
+}
+
+// welcomeID returns the id the welcome w gives.
+func welcomeID(t *testing.T, w string) string {
+	t.Helper()
 	id, ok := strings.CutPrefix(w, "* welcome, you are ")
 	require.True(t, ok, "welcome %q", w)
 	id, _, _ = strings.Cut(id, ";")
-	return c, r, id
+	return id
+}
+
+// readWelcome reads the welcome from c a byte at a time (no more than
+// it) and returns the id it gives.
+func readWelcome(t *testing.T, c net.Conn) string {
+	t.Helper()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(30*time.Second)))
+	var w []byte
+	b := make([]byte, 1)
+	for len(w) == 0 || w[len(w)-1] != '\n' {
+		_, err := c.Read(b)
+		require.NoError(t, err, "the welcome so far: %q", w)
+		w = append(w, b[0])
+	}
+	return welcomeID(t, string(w))
 }
 
 // waitAll waits until every client satisfies f (a few seconds at most
@@ -198,7 +231,13 @@ func waitAll(t *testing.T, cs []*chatClient, what string, f func(c *chatClient) 
 				for i, s := range last {
 					last[i] = s[:min(len(s), 60)]
 				}
-				t.Fatalf("client %s: %s: %d lines, the last %q, end %v", c.id, what, len(c.got), last, c.end)
+				var cuts []string
+				for _, s := range c.got {
+					if lineKind(s) == kindCut {
+						cuts = append(cuts, s)
+					}
+				}
+				t.Fatalf("client %s: %s: %d lines, the last %q, end %v; notices %q", c.id, what, len(c.got), last, c.end, cuts)
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
@@ -208,7 +247,7 @@ func waitAll(t *testing.T, cs []*chatClient, what string, f func(c *chatClient) 
 func chatRoom(t *testing.T, bin string, workers int) {
 	t0 := time.Now()
 	lap := func(what string) { t.Logf("%v: %s", time.Since(t0).Round(time.Millisecond), what) }
-	cmd, addr, stderr := startChat(t, bin, workers)
+	cmd, addr, stderr := startChat(t, bin, workers, chatOutCap)
 	lap("started")
 	cs := make([]*chatClient, chatClients-1)
 	for i := range cs {
@@ -238,6 +277,7 @@ func chatRoom(t *testing.T, bin string, workers int) {
 	slow, err := d.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer slow.Close()
+	slowID := readWelcome(t, slow)
 	_, err = slow.Write([]byte("slow here\n"))
 	require.NoError(t, err)
 	waitAll(t, cs, "the slow client's line", func(c *chatClient) bool {
@@ -245,9 +285,14 @@ func chatRoom(t *testing.T, bin string, workers int) {
 	})
 
 	lap("slow joined")
-	// Clients that disconnect mid-line: a close, or a reset.
+	// Clients that disconnect mid-line: a close, or a reset. Until its
+	// connection task has seen the end, such a client is a member that
+	// does not read: it may be disconnected as slow, and its notice may
+	// come (at most once).
+	gone := map[string]bool{}
 	for i := range chatMidLine {
-		c, _, _ := join(t, addr)
+		c, _, id := join(t, addr)
+		gone[id] = true
 		_, err := c.Write([]byte("partial line, never ended"))
 		require.NoError(t, err)
 		if i%2 == 1 {
@@ -256,25 +301,36 @@ func chatRoom(t *testing.T, bin string, workers int) {
 		c.Close()
 	}
 
-	// Every reading client sends its lines at once.
-	var wg sync.WaitGroup
-	errs := make(chan error, len(cs))
-	for i, c := range cs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var b strings.Builder
-			for k := range chatLines {
-				fmt.Fprintf(&b, "c%d m%d\n", i, k)
+	// The reading clients send their lines, chatBatch/chatLines clients
+	// at once, then wait for every other one to receive them.
+	for lo := 0; lo < len(cs); lo += chatBatch / chatLines {
+		hi := min(lo+chatBatch/chatLines, len(cs))
+		var wg sync.WaitGroup
+		errs := make(chan error, hi-lo)
+		for i := lo; i < hi; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var b strings.Builder
+				for k := range chatLines {
+					fmt.Fprintf(&b, "c%d m%d\n", i, k)
+				}
+				_, err := cs[i].c.Write([]byte(b.String()))
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		for i, c := range cs {
+			want := hi * chatLines // from clients 0..hi-1 but itself
+			if i < hi {
+				want -= chatLines
 			}
-			_, err := c.c.Write([]byte(b.String()))
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
+			waitAll(t, []*chatClient{c}, "the lines", func(c *chatClient) bool { return c.kind(kindLine) >= want })
+		}
 	}
 
 	lap("sent")
@@ -283,7 +339,9 @@ func chatRoom(t *testing.T, bin string, workers int) {
 	// one falls behind.
 	flood := strings.Repeat("x", floodLen)
 	sent := 0
-	for cs[1].kind(kindCut) == 0 {
+	slowCut := "* " + slowID + chatSlowCut
+	isSlowCut := func(s string) bool { return s == slowCut }
+	for cs[1].count(isSlowCut) == 0 {
 		require.Less(t, sent, 20000, "the slow client was not disconnected")
 		var b strings.Builder
 		for k := range chatBatch {
@@ -294,7 +352,7 @@ func chatRoom(t *testing.T, bin string, workers int) {
 		sent += chatBatch
 		waitAll(t, cs[1:], "the flood", func(c *chatClient) bool { return c.kind(kindFlood) >= sent })
 	}
-	waitAll(t, cs, "the notice of the slow client's disconnection", func(c *chatClient) bool { return c.kind(kindCut) == 1 })
+	waitAll(t, cs, "the notice of the slow client's disconnection", func(c *chatClient) bool { return c.count(isSlowCut) >= 1 })
 	waitAll(t, cs, "every line", func(c *chatClient) bool { return c.kind(kindLine) == (len(cs)-1)*chatLines })
 
 	lap("flooded")
@@ -324,6 +382,7 @@ func chatRoom(t *testing.T, bin string, workers int) {
 		require.Equal(t, chatBye, got[len(got)-1], "client %s: the last line", c.id)
 		next := make([]int, len(cs)) // the next line expected from each sender
 		floods := 0
+		cuts := map[string]int{} // notices of disconnections by whom they name
 		for _, s := range got[:len(got)-1] {
 			_, text, _ := strings.Cut(s, ": ")
 			if strings.Contains(s, "partial") {
@@ -342,6 +401,16 @@ func chatRoom(t *testing.T, bin string, workers int) {
 					t.Fatalf("client %s (index %d): line %q out of place (want line %d of its sender): %v", c.id, i, text, next[from], err)
 				}
 				next[from]++
+			case kindCut:
+				cuts[cutID(s)]++
+			}
+		}
+		require.Equal(t, 1, cuts[slowID], "client %s: notices of the slow client's (%s) disconnection", c.id, slowID)
+		for id, n := range cuts {
+			// Only the slow client, and clients that disconnected
+			// mid-line before their connection task saw it, do not read.
+			if id != slowID && (!gone[id] || n != 1) {
+				t.Fatalf("client %s: %d notices of the disconnection of %s (not the slow client %s, nor one that disconnected mid-line)", c.id, n, id, slowID)
 			}
 		}
 		for from, n := range next {

@@ -271,7 +271,13 @@ func (s sender) msg() *Msg {
 	return s.m
 }
 
-func senderLive(s sender) bool { return s.w.Live() }
+// senderLive reports whether s still offers a message (mutex held). A
+// select's entry is its case's for every wait of the select, so an entry
+// left behind by a wait that another case won is live again in the next
+// wait; once its case's message was sent (by that wait, or by another
+// entry of the same case) the case is spent and the entry offers nothing,
+// even while the select waits.
+func senderLive(s sender) bool { return s.w.Live() && s.msg() != nil }
 
 // dropSender gives back the charge of a stale sender's message (a
 // select's case keeps its own). Mutex held.
@@ -493,6 +499,9 @@ func (c *Chan) takeSender(by any) (sender, bool) {
 			return sender{}, false
 		}
 		m := s.msg() // before the wake: once it wins, the select may go on
+		if m == nil {
+			continue // a spent select case's entry (senderLive)
+		}
 		m.sent = true
 		if s.w.Wake(Result{By: by}) {
 			return sender{s.w, m}, true

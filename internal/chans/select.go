@@ -38,7 +38,11 @@ import (
 //
 // A stale entry of an earlier wait of the same Select is the same case of
 // the same set: when it meets a later wait it ends that wait with that
-// case, as the fresh entry would (the wait's own wake token decides).
+// case, as the fresh entry would (the wait's own wake token decides) —
+// except a send case's entry once its case is spent (its message sent,
+// by that wait or by another entry of the same case, and no new one
+// set): it offers nothing and a receiver skips it (senderLive), even
+// while the Select waits again.
 //
 // # Messages of send cases
 //

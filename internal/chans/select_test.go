@@ -115,6 +115,63 @@ func TestSelectLosersKeep(t *testing.T) {
 	require.NotNil(t, s.Msg(i), "the send case keeps its message")
 }
 
+// TestSelectSpentSendEntry: a send case's entry left in its channel's
+// queue by a wait that another case won is met again in a later wait (a
+// select's entries are its own, reused by every wait). Once the case's
+// message was sent (by that wait, or by a second entry of the same case),
+// the entry offers nothing: a receiver skips it — also while the select
+// waits again with the case spent — and takes no message from it.
+func TestSelectSpentSendEntry(t *testing.T) {
+	cs := newChans(t, 2, 1)
+	s := NewSelect()
+	s.Recv(cs[0])
+	i := s.Send(cs[1])
+	require.NoError(t, s.SetMsg(i, msg(t, 7, nil)))
+	w := &fakeSel{}
+	sent, err := cs[1].Send(msg(t, 1, nil), nil, nil) // cs[1] is full
+	require.NoError(t, err)
+	require.True(t, sent)
+	// Wait 1 parks both cases; the receive case wins. The send case's
+	// entry stays in cs[1]'s queue.
+	f, err := s.Wait(w, nil)
+	require.NoError(t, err)
+	require.Equal(t, -1, f.Case)
+	sent, err = cs[0].Send(msg(t, 5, nil), nil, nil)
+	require.NoError(t, err)
+	require.True(t, sent)
+	require.Equal(t, 0, w.fired)
+	// Wait 2 parks both again: cs[1]'s queue holds the send case twice. A
+	// receive on cs[1] frees a place: the first entry sends 7.
+	f, err = s.Wait(w, nil)
+	require.NoError(t, err)
+	require.Equal(t, -1, f.Case)
+	m, err := cs[1].Recv(nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), m.Value().Int())
+	require.Equal(t, i, w.fired)
+	s.Sent(i)
+	// Wait 3 with the send case spent: only the receive case parks. The
+	// second entry of the send case is met while wait 3 is live: it must
+	// not fire the spent case, nor offer a message.
+	f, err = s.Wait(w, nil)
+	require.NoError(t, err)
+	require.Equal(t, -1, f.Case)
+	m, err = cs[1].Recv(nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, int64(7), m.Value().Int())
+	require.True(t, w.Live(), "the spent send case fired")
+	m, err = cs[1].Recv(nil, nil)
+	require.NoError(t, err)
+	require.Nil(t, m, "a message out of a spent send case's entry")
+	require.Zero(t, cs[1].Len())
+	// The wait goes on: a send on cs[0] ends it.
+	sent, err = cs[0].Send(msg(t, 6, nil), nil, nil)
+	require.NoError(t, err)
+	require.True(t, sent)
+	require.Equal(t, 0, w.fired)
+	require.Equal(t, int64(6), w.r.Msg.Value().Int())
+}
+
 // TestSelectRandom: with three ready cases each is chosen about a third
 // of the time.
 func TestSelectRandom(t *testing.T) {
