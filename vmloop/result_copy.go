@@ -94,6 +94,20 @@ func (e *Exec) chargeExport(ex *exporter) {
 // dropped between two calls (Recycle) frees what the import made with its
 // heap.
 func (e *Exec) CompleteIfRoomMore(v Value) (more, room bool, err error) {
+	return e.CompleteIfRoomMoreHeld(v, nil)
+}
+
+// ImportHolder is what a caller of CompleteIfRoomMoreHeld keeps with an
+// import in steps: DropImport is called (by the worker freeing the task)
+// when the task is dropped before the import ended, after what the
+// import made went with the heap.
+type ImportHolder interface{ DropImport() }
+
+// CompleteIfRoomMoreHeld is CompleteIfRoomMore that keeps held with an
+// import of more than one step until it ends (ImportHeld returns it
+// meanwhile), and tells it if the task is dropped first. held is not
+// kept for a result that completes in one call.
+func (e *Exec) CompleteIfRoomMoreHeld(v Value, held ImportHolder) (more, room bool, err error) {
 	var im *importer
 	if e.rare != nil {
 		im = e.rare.imp
@@ -105,6 +119,7 @@ func (e *Exec) CompleteIfRoomMore(v Value) (more, room bool, err error) {
 		}
 		im = new(importer)
 		e.heap.importStart(v, im)
+		im.held = held
 		e.x().imp = im
 	}
 	done := e.heap.importRun(im, copyStep)
@@ -128,6 +143,15 @@ func (e *Exec) CompleteIfRoomMore(v Value) (more, room bool, err error) {
 	return false, true, nil
 }
 
+// ImportHeld returns the holder given to CompleteIfRoomMoreHeld of the
+// import under way at the pending request, or nil when there is none.
+func (e *Exec) ImportHeld() ImportHolder {
+	if e.rare == nil || e.rare.imp == nil {
+		return nil
+	}
+	return e.rare.imp.held
+}
+
 // dropCopies ends the copies under way of a task that is being freed:
 // what an export reserved of the engine's budget is given back (what an
 // import made goes with the heap).
@@ -138,6 +162,13 @@ func (e *Exec) dropCopies() {
 	if ex := e.rare.exp; ex != nil {
 		e.heap.exportEnd(ex)
 		e.rare.exp = nil
+	}
+	if a := e.rare.arg; a != nil {
+		e.heap.exportEnd(&a.ex)
+		e.rare.arg = nil
+	}
+	if im := e.rare.imp; im != nil && im.held != nil {
+		im.held.DropImport()
 	}
 	e.rare.imp = nil
 }
