@@ -266,6 +266,11 @@ func (b *Bus) chanRecv(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 	if c == nil {
 		return a
 	}
+	if m, ok := ex.ImportHeld().(*chans.Msg); ok {
+		// The next step of the import of the message the task took: it
+		// is the task's, and the request goes on with it (deliver).
+		return b.deliverSteps(t, ex, req, c, m, vmloop.Void())
+	}
 	if try {
 		m, err := c.Recv(nil, t)
 		if err != nil {
@@ -321,7 +326,25 @@ func (b *Bus) deliver(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, c *ch
 			return trap(ex, err)
 		}
 	}
-	room, err := ex.CompleteIfRoom(v)
+	return b.deliverSteps(t, ex, req, c, m, v)
+}
+
+// deliverSteps imports v, the result of a receive of m from c, into the
+// task's heap in bounded steps (vmloop.Exec.CompleteIfRoomMoreHeld),
+// charged to t: while steps remain it answers ActMore, and the request,
+// dispatched again, finds the import under way (chanRecv) and goes on
+// with it, never taking another message. m is the task's from the moment
+// it took it: a task dropped before the import ends gives back what the
+// import made with its heap, and m's charge (m.DropImport).
+func (b *Bus) deliverSteps(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, c *chans.Chan, m *chans.Msg, v vmloop.Value) sched.Action {
+	var held vmloop.ImportHolder
+	if m != nil {
+		held = m
+	}
+	more, room, err := ex.CompleteIfRoomMoreHeld(v, held)
+	if more {
+		return sched.ActMore
+	}
 	if !room || err != nil {
 		if m != nil {
 			c.Requeue(m, t)

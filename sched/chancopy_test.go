@@ -79,7 +79,7 @@ fill:
 func TestChanCopyInSteps(t *testing.T) {
 	const n = 1_000_000
 	for _, goLoop := range []bool{false, true} {
-		for _, fn := range []string{"send"} {
+		for _, fn := range []string{"send", "recv"} {
 			t.Run(map[bool]string{false: "native", true: "goloop"}[goLoop]+"/"+fn, func(t *testing.T) {
 				rt := testkit.Runtime(t, jade.Options{Workers: 1, TaskStats: true, GoLoop: goLoop, ReductionLimit: 50_000})
 				p := testkit.Load(t, rt, srcChanCopy)
@@ -118,5 +118,29 @@ func TestChanSendCopyCancelled(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, sched.Cancelled, o.Kind, "%v", o)
 	require.Less(t, at, int64(2400), "cancelled during the copy")
+	testkit.WaitFor(t, func() bool { return eng.LiveTasks() == 0 && mem.MemoryBytes() == 0 })
+}
+
+// TestChanRecvCopyCancelled: a receiver cancelled while the message it
+// took is being imported into its heap ends Cancelled, and everything
+// goes back: what the import made goes with its heap, the message's
+// charge with the message, and the engine's memory count returns to zero.
+func TestChanRecvCopyCancelled(t *testing.T) {
+	const n = 1_000_000
+	rt := testkit.Runtime(t, jade.Options{Workers: 1, TaskStats: true, ReductionLimit: 5000})
+	p := testkit.Load(t, rt, srcChanCopy)
+	eng := rt.Bus().Scheduler()
+	tk, err := rt.Spawn(p, "recv", vmloop.I64(n))
+	require.NoError(t, err)
+	mem := tk.Sched().Engine()
+	// the sender's fill and copy take about 2,600 of its slices, then the
+	// import about 2,000 of the receiver's
+	testkit.WaitFor(t, func() bool { return eng.LiveTasks() == 1 && tk.Sched().Stats().Slices >= 100 })
+	at := tk.Sched().Stats().Slices
+	require.NoError(t, tk.Cancel())
+	o, err := tk.Wait(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, sched.Cancelled, o.Kind, "%v", o)
+	require.Less(t, at, int64(1500), "cancelled during the import")
 	testkit.WaitFor(t, func() bool { return eng.LiveTasks() == 0 && mem.MemoryBytes() == 0 })
 }

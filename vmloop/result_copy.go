@@ -98,9 +98,9 @@ func (e *Exec) CompleteIfRoomMore(v Value) (more, room bool, err error) {
 }
 
 // ImportHolder is what a caller of CompleteIfRoomMoreHeld keeps with an
-// import in steps: DropImport is called (by the worker freeing the task)
-// when the task is dropped before the import ended, after what the
-// import made went with the heap.
+// import in steps: DropImport is called (by whoever frees the task: Free,
+// Recycle) when the task is dropped before the import ended; what the
+// import made goes with the heap.
 type ImportHolder interface{ DropImport() }
 
 // CompleteIfRoomMoreHeld is CompleteIfRoomMore that keeps held with an
@@ -153,7 +153,8 @@ func (e *Exec) ImportHeld() ImportHolder {
 }
 
 // dropCopies ends the copies under way of a task that is being freed:
-// what an export reserved of the engine's budget is given back (what an
+// what an export (a result, a request's argument) reserved of the
+// engine's budget is given back, an import's holder is told (what the
 // import made goes with the heap).
 func (e *Exec) dropCopies() {
 	if e.rare == nil {

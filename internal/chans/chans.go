@@ -242,6 +242,11 @@ func (m *Msg) Release() {
 	m.cost = 0
 }
 
+// DropImport releases m (vmloop.ImportHolder): the task that took it was
+// dropped while its value was being imported into its heap in steps. The
+// message was its: its charge goes back and its cargo is closed.
+func (m *Msg) DropImport() { m.Release() }
+
 // Result is what ends a waiter's wait: for a receiver, Msg (the message,
 // whose ownership passes) or Closed; for a sender, Closed or not (sent).
 type Result struct {
