@@ -14,7 +14,8 @@ import (
 
 // srcChanCopy: send(n) sends an n-element ref array of one string to a
 // child that receives it and returns its length; recv(n) receives one
-// from a child that sends it. Each returns the length received.
+// from a child that sends it, selrecv(n) through a select. Each returns
+// the length received.
 const srcChanCopy = `
 .abi 1.5
 .func send(n:i64) -> i64
@@ -39,6 +40,19 @@ const srcChanCopy = `
   intr    ch, chan.new_ref, k
   spawn   c, sender, ch, n
   intr    a, chan.recv_ref, ch
+  alen    r, a
+  ret     r
+.end
+.func selrecv(n:i64) -> i64
+  .local ch:ref, c:ref, a:ref, r:i64, k:i64, s:ref
+  const   k, 1
+  intr    ch, chan.new_ref, k
+  spawn   c, sender, ch, n
+  intr    s, sel.new
+  intr    _, sel.recv, s, ch
+  const   k, -1
+  intr    r, sel.wait, s, k
+  intr    a, sel.value_ref, s
   alen    r, a
   ret     r
 .end
@@ -73,13 +87,13 @@ fill:
 // TestChanCopyInSteps: a 1M-element message is copied out of the
 // sender's heap over many of the sender's slices (before it is offered
 // to the channel) and into the receiver's heap over many of the
-// receiver's, in steps the worker takes between other tasks' slices, not
+// receiver's (a receive's or a select's value), in steps the worker takes between other tasks' slices, not
 // in one long step of each (each about 32M reductions' worth: 640 slices
 // of a 50,000 limit; they took 1 or 2); both VM loops.
 func TestChanCopyInSteps(t *testing.T) {
 	const n = 1_000_000
 	for _, goLoop := range []bool{false, true} {
-		for _, fn := range []string{"send", "recv"} {
+		for _, fn := range []string{"send", "recv", "selrecv"} {
 			t.Run(map[bool]string{false: "native", true: "goloop"}[goLoop]+"/"+fn, func(t *testing.T) {
 				rt := testkit.Runtime(t, jade.Options{Workers: 1, TaskStats: true, GoLoop: goLoop, ReductionLimit: 50_000})
 				p := testkit.Load(t, rt, srcChanCopy)

@@ -37,6 +37,7 @@ func (e *Exec) ArgValueMore(i int) (c ArgCopy, more bool, err error) {
 	if e.rare != nil {
 		a = e.rare.arg
 	}
+	var local argExport // the common case: a copy of one step
 	if a == nil {
 		ri := e.argReg(i, TVoid, "ArgValueMore")
 		t := e.reqParams()[i]
@@ -44,14 +45,13 @@ func (e *Exec) ArgValueMore(i int) (c ArgCopy, more bool, err error) {
 			v, err := e.ArgValue(i)
 			return ArgCopy{V: v, HostBytes: v.HostBytes()}, false, err
 		}
-		a = new(argExport)
+		a = &local
 		a.i = i
 		e.heap.exportStart(e.getAbs(ri, t), e.heap.limit, &a.ex)
 		a.ex.exts = true
 		if a.ex.err == nil && a.ex.root.kind == KindExt {
 			a.ex.ext = append(a.ex.ext, a.ex.root.ext) // set before exts
 		}
-		e.x().arg = a
 	} else if a.i != i {
 		return ArgCopy{}, false, errors.New("vmloop: ArgValueMore: another argument's copy is under way")
 	}
@@ -61,9 +61,15 @@ func (e *Exec) ArgValueMore(i int) (c ArgCopy, more bool, err error) {
 		a.ex.charged = a.ex.c.units
 	}
 	if !done {
+		if a == &local {
+			e.x().arg = new(argExport)
+			*e.rare.arg = local // its frames name the copy's arrays, not local
+		}
 		return ArgCopy{}, true, nil
 	}
-	e.rare.arg = nil
+	if e.rare != nil {
+		e.rare.arg = nil
+	}
 	v, _, err := e.heap.exportEnd(&a.ex)
 	if err != nil {
 		return ArgCopy{}, false, e.reqTrapInfo(err)
