@@ -508,6 +508,13 @@ func (c *Chan) takeSender(by any) (sender, bool) {
 			return sender{}, false
 		}
 		m := s.msg() // before the wake: once it wins, the select may go on
+		if m == nil {
+			// A select's case whose wait has ended (its message was sent
+			// through another entry, or its owner released it): a stale
+			// entry, with nothing to give back (a live case always has
+			// its message).
+			continue
+		}
 		m.sent = true
 		if s.w.Wake(Result{By: by}) {
 			return sender{s.w, m}, true
