@@ -3,8 +3,9 @@ package vmloop
 import "fmt"
 
 // Copies across the heap boundary in bounded steps: an export (a task's
-// reference result, copied out of its heap as a Value) and an import (a
-// joined task's result, copied into the joiner's heap) that a caller can
+// reference result or a request's argument, a channel's message, copied
+// out of its heap as a Value) and an import (a joined task's result or a
+// received message, copied into the task's heap) that a caller can
 // stop after any step and resume, the heap unchanged in between (the task
 // is stopped at its RET or its request). export and importValue run the
 // same walks to the end (heap_copy.go), so a copy in steps makes the same

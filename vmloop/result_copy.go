@@ -3,8 +3,9 @@ package vmloop
 // The results that cross the heap boundary in bounded steps (heap_steps.go):
 // a task's reference result, exported at its RET over as many Runs as it
 // takes, and a request's reference result (a joined task's value),
-// imported over as many calls as it takes. A spawn's arguments go heap
-// to heap in steps of their own (spawn_copy.go).
+// imported over as many calls as it takes (a channel's message too). A
+// request's argument goes out in arg_copy.go, a spawn's arguments heap to
+// heap in steps of their own (spawn_copy.go).
 
 // finState is how finish ended.
 type finState uint8
