@@ -18,18 +18,18 @@ import (
 // element graph, a throw through 9,000 frames of a function with 20,000
 // .try ranges, a bfind of a 4 MiB needle in 8 MiB, a spawn and join of a
 // task whose argument is a 1M-element ref array, a spawn and join of a
-// task whose result is one, a task that makes 4M objects and ends, an
+// task whose result is one, a send and receive of one on a channel, a task that makes 4M objects and ends, an
 // evbcast to 200,000 waiters), one per worker, and the ticker's lateness against its
 // schedule (start + i×1 ms, start being the first tick's nominal instant;
 // the scheduler's clock) is reported. A step that preemption cannot cut shows as lateness of about
 // its own duration.
 
 // LongSteps names the long steps LongStepTicker runs, in order.
-var LongSteps = []string{"none", "sconcat", "bnew", "anew", "asetr", "throw", "bfind", "spawnarg", "joinres", "objects", "evbcast"}
+var LongSteps = []string{"none", "sconcat", "bnew", "anew", "asetr", "throw", "bfind", "spawnarg", "joinres", "chanmsg", "objects", "evbcast"}
 
 // srcLongStep holds the programs of the long steps; main loops forever.
 const srcLongStep = `
-.abi 1.1
+.abi 1.5
 .func ticker(n:i64) -> i64
   .local job:ref, p:i64, pol:i64, i:i64, at:i64, now:i64, t0:i64, due:i64
   const   p, 1000000
@@ -159,6 +159,19 @@ loop:
   joinr   a, t
   alen    n, a
   ret     n
+.end
+
+.func chanmsg() -> i64
+  .local n:i64, ch:ref, a:ref, b:ref
+  const   n, 1
+  intr    ch, chan.new_ref, n
+  const   n, 1000000
+  call    a, mkres, n
+loop:
+  intr    _, chan.send_ref, ch, a
+  intr    b, chan.recv_ref, ch
+  free    b
+  jmp     loop
 .end
 
 .func mkres(n:i64) -> ref

@@ -145,22 +145,34 @@ func (b *Bus) chanNew(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched
 }
 
 // message copies argument 1 out of the heap and charges it to the
-// engine's memory budget; ok false: the action throws.
+// engine's memory budget; ok false: the action throws, or, for ActMore,
+// the copy has more steps.
 func (b *Bus) message(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, elem chans.Elem) (*chans.Msg, sched.Action, bool) {
 	return b.messageArg(t, ex, req, elem, 1)
 }
 
-// messageArg is message of argument ai.
+// messageArg is message of argument ai. A reference is copied out of the
+// heap in bounded steps (vmloop.Exec.ArgValueMore), charged to t: while
+// steps remain it answers ActMore, the request stays pending and is
+// dispatched again, and this handler runs again from the start (its
+// checks before the copy change nothing) until the copy is done. Only
+// then is the message made and offered, so a send is still all or
+// nothing.
 func (b *Bus) messageArg(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, elem chans.Elem, ai int) (*chans.Msg, sched.Action, bool) {
 	var v vmloop.Value
+	var hb int64
+	var exts []any
 	switch elem {
 	case chans.ElemI64:
 		v = vmloop.I64(ex.ArgI64(ai))
 	case chans.ElemF64:
 		v = vmloop.F64(ex.ArgF64(ai))
 	default:
-		var err error
-		if v, err = ex.ArgValue(ai); err != nil {
+		c, more, err := ex.ArgValueMore(ai)
+		if more {
+			return nil, sched.ActMore, false
+		}
+		if err != nil {
 			var ti vmloop.TrapInfo
 			if errors.As(err, &ti) && ti.Code == vmloop.TrapHeapLimit {
 				// The copy out of the heap did not fit the engine's
@@ -169,16 +181,17 @@ func (b *Bus) messageArg(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, el
 			}
 			return nil, trap(ex, err), false
 		}
+		v, hb, exts = c.V, c.HostBytes, c.Exts
 	}
 	mem := ex.Memory()
-	m, n, ok := chans.NewMsg(v, mem)
+	m, n, ok := chans.NewMsgSized(v, hb, mem)
 	if !ok {
 		return nil, raise(ex, vmloop.Err(vmloop.ErrKindResource, fmt.Sprintf("%s: a message of %d bytes exceeds engine %q's memory limit (%d of %d bytes in use; raise memoryBytes)",
 			req.Intr.Name, n, t.Engine().Name(), mem.Used(), mem.Limit()))), false
 	}
 	if elem == chans.ElemRef {
 		// Socket and file handles move to the receiver (chan_cargo.go).
-		if e := b.loadCargo(t, req, m, v); e != nil {
+		if e := b.loadCargo(t, req, m, exts); e != nil {
 			m.Release()
 			return nil, raise(ex, *e), false
 		}
@@ -253,6 +266,11 @@ func (b *Bus) chanRecv(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 	if c == nil {
 		return a
 	}
+	if m, ok := ex.ImportHeld().(*chans.Msg); ok {
+		// The next step of the import of the message the task took: it
+		// is the task's, and the request goes on with it (deliver).
+		return b.deliverSteps(t, ex, req, c, m, vmloop.Void())
+	}
 	if try {
 		m, err := c.Recv(nil, t)
 		if err != nil {
@@ -308,7 +326,25 @@ func (b *Bus) deliver(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, c *ch
 			return trap(ex, err)
 		}
 	}
-	room, err := ex.CompleteIfRoom(v)
+	return b.deliverSteps(t, ex, req, c, m, v)
+}
+
+// deliverSteps imports v, the result of a receive of m from c, into the
+// task's heap in bounded steps (vmloop.Exec.CompleteIfRoomMoreHeld),
+// charged to t: while steps remain it answers ActMore, and the request,
+// dispatched again, finds the import under way (chanRecv) and goes on
+// with it, never taking another message. m is the task's from the moment
+// it took it: a task dropped before the import ends gives back what the
+// import made with its heap, and m's charge (m.DropImport).
+func (b *Bus) deliverSteps(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, c *chans.Chan, m *chans.Msg, v vmloop.Value) sched.Action {
+	var held vmloop.ImportHolder
+	if m != nil {
+		held = m
+	}
+	more, room, err := ex.CompleteIfRoomMoreHeld(v, held)
+	if more {
+		return sched.ActMore
+	}
 	if !room || err != nil {
 		if m != nil {
 			c.Requeue(m, t)

@@ -41,21 +41,14 @@ func (c *fdCargo) Drop(sent bool) {
 	}
 }
 
-// ioHandles returns the distinct socket and file handles v holds, at any
-// depth.
-func ioHandles(v vmloop.Value) []*ioHandle {
+// ioHandles returns the distinct socket and file handles among exts (the
+// host objects of the KindExt objects a message's value holds:
+// vmloop.ArgCopy.Exts).
+func ioHandles(exts []any) []*ioHandle {
 	var out []*ioHandle
-	st := []vmloop.Value{v}
-	for len(st) > 0 {
-		x := st[len(st)-1]
-		st = st[:len(st)-1]
-		switch x.Kind() {
-		case vmloop.KindExt:
-			if h, ok := x.Obj().(*ioHandle); ok && !containsFD(out, h.fd) {
-				out = append(out, h)
-			}
-		case vmloop.KindArrayRef, vmloop.KindMap:
-			st = append(st, x.Elems()...)
+	for _, x := range exts {
+		if h, ok := x.(*ioHandle); ok && !containsFD(out, h.fd) {
+			out = append(out, h)
 		}
 	}
 	return out
@@ -74,8 +67,8 @@ func containsFD(hs []*ioHandle, f *sched.FD) bool {
 // and makes them m's cargo. A handle t does not own (passed on, sent in
 // another message) or that is closed refuses the send: err is the
 // IoError to throw, and nothing was taken.
-func (b *Bus) loadCargo(t *sched.Task, req *vmloop.Request, m *chans.Msg, v vmloop.Value) (err *vmloop.Value) {
-	hs := ioHandles(v)
+func (b *Bus) loadCargo(t *sched.Task, req *vmloop.Request, m *chans.Msg, exts []any) (err *vmloop.Value) {
+	hs := ioHandles(exts)
 	if len(hs) == 0 {
 		return nil
 	}

@@ -64,7 +64,7 @@ func (m *Member) Send(ctx context.Context, ch, v vmloop.Value) error {
 	if !c.Elem().Accepts(v.Kind()) {
 		return fmt.Errorf("bus: send: value is %s, the channel carries %s", v.Kind(), c.Elem())
 	}
-	if hs := ioHandles(v); len(hs) > 0 {
+	if hs := ioHandles(vmloop.ExtObjects(v)); len(hs) > 0 {
 		return fmt.Errorf("bus: send: %s cannot travel in a message from the host (the host owns no socket or file handle)", hs[0])
 	}
 	mem := m.e.Budget()

@@ -367,7 +367,14 @@ func (b *Bus) selValue(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 	if o.got.m == nil {
 		return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: case %d's value was already read", req.Intr.Name, o.fired)))
 	}
-	room, err := ex.CompleteIfRoom(o.got.m.Value())
+	// A large value is imported in steps (ActMore), as a receive's is
+	// (deliverSteps): the request, dispatched again, finds the same value
+	// under import. The select keeps the message until the import ends: a
+	// task dropped meanwhile leaves it to the select, as an unread value.
+	more, room, err := ex.CompleteIfRoomMore(o.got.m.Value())
+	if more {
+		return sched.ActMore
+	}
 	if !room || err != nil {
 		if !room {
 			var ti vmloop.TrapInfo

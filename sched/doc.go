@@ -11,7 +11,7 @@
 //	sched.go               Scheduler, Control, Config, New, Start, finish
 //	engine.go, livebank.go engines: configuration, registration, limits, live-task banks
 //	spawn.go               Prepare (host), PrepareSpawn (bytecode), Launch, Cancel
-//	spawn_copy.go          requests done in bounded steps (ActMore): a spawn's copy, a join's
+//	spawn_copy.go          requests done in bounded steps (ActMore): a spawn's copy, a join's, a message's
 //	task.go, reuse.go      the task record, its states, record reuse
 //	records.go             owner-only index tables (timers, I/O records)
 //	spares.go              recycled task records shared between workers

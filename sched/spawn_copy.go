@@ -8,8 +8,10 @@ import (
 
 // Requests done in bounded steps (ActMore): a spawn whose reference
 // arguments take more than one step to copy (vmloop.Exec.BeginSpawn,
-// SpawnMore), and a join whose result does (vmloop.Exec.
-// CompleteIfRoomMore; the join's first dispatch, or its Resume). The task
+// SpawnMore), a join whose result does (vmloop.Exec.
+// CompleteIfRoomMore; the join's first dispatch, or its Resume), and a
+// channel's send or receive whose message does (the dispatcher's). The
+// scheduler knows nothing of what the steps are. The task
 // stays stopped at its request while the dispatcher answers ActMore, and
 // the worker dispatches the request again (Dispatcher.Intrinsic, also
 // after a Resume) while the slice's budget lasts, then at the start of

@@ -96,6 +96,9 @@ type execRare struct {
 	// request's result (the task stopped at its request): result_copy.go.
 	exp *exporter
 	imp *importer
+	// arg is the export of a request's reference argument while it is
+	// under way (the task stopped at its request): arg_copy.go.
+	arg *argExport
 	// outHost is out.HostBytes() of a reference result (ResultHostBytes).
 	outHost int64
 }

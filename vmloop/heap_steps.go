@@ -3,8 +3,9 @@ package vmloop
 import "fmt"
 
 // Copies across the heap boundary in bounded steps: an export (a task's
-// reference result, copied out of its heap as a Value) and an import (a
-// joined task's result, copied into the joiner's heap) that a caller can
+// reference result or a request's argument, a channel's message, copied
+// out of its heap as a Value) and an import (a joined task's result or a
+// received message, copied into the task's heap) that a caller can
 // stop after any step and resume, the heap unchanged in between (the task
 // is stopped at its RET or its request). export and importValue run the
 // same walks to the end (heap_copy.go), so a copy in steps makes the same
@@ -38,6 +39,10 @@ type exporter struct {
 	charged int64
 	// hostBytes is root.HostBytes() of the copy so far.
 	hostBytes int64
+	// exts: the host objects of the KindExt objects met are kept in ext
+	// (once a reference), for a request's argument (ArgValueMore).
+	exts bool
+	ext  []any
 }
 
 // exportStart begins the export of the object named by x (max: as export).
@@ -144,6 +149,9 @@ func (h *heap) exportObj(x uint64, dst *Value, ex *exporter) error {
 		}
 	default: // task, event, ext
 		noteTask(o.kind, o.x, 0) // it may now be held anywhere
+		if ex.exts && o.kind == KindExt {
+			ex.ext = append(ex.ext, o.x)
+		}
 		*dst = Value{kind: o.kind, ext: o.x}
 	}
 	ex.hostBytes += int64(len(dst.str) + len(dst.aux) + cap(dst.b)) // as Value.HostBytes
@@ -171,6 +179,10 @@ type importer struct {
 	err   error    // the import failed: made is being released
 	// owed is what of units has been owed (Exec.owe) so far.
 	owed int64
+	// held is the caller's record of what the import delivers
+	// (CompleteIfRoomMoreHeld), told if the task is dropped before the
+	// import ends; nil for none.
+	held ImportHolder
 }
 
 // importStart begins the import of v, a ref array.

@@ -3,8 +3,9 @@ package vmloop
 // The results that cross the heap boundary in bounded steps (heap_steps.go):
 // a task's reference result, exported at its RET over as many Runs as it
 // takes, and a request's reference result (a joined task's value),
-// imported over as many calls as it takes. A spawn's arguments go heap
-// to heap in steps of their own (spawn_copy.go).
+// imported over as many calls as it takes (a channel's message too). A
+// request's argument goes out in arg_copy.go, a spawn's arguments heap to
+// heap in steps of their own (spawn_copy.go).
 
 // finState is how finish ended.
 type finState uint8
@@ -94,6 +95,20 @@ func (e *Exec) chargeExport(ex *exporter) {
 // dropped between two calls (Recycle) frees what the import made with its
 // heap.
 func (e *Exec) CompleteIfRoomMore(v Value) (more, room bool, err error) {
+	return e.CompleteIfRoomMoreHeld(v, nil)
+}
+
+// ImportHolder is what a caller of CompleteIfRoomMoreHeld keeps with an
+// import in steps: DropImport is called (by whoever frees the task: Free,
+// Recycle) when the task is dropped before the import ended; what the
+// import made goes with the heap.
+type ImportHolder interface{ DropImport() }
+
+// CompleteIfRoomMoreHeld is CompleteIfRoomMore that keeps held with an
+// import of more than one step until it ends (ImportHeld returns it
+// meanwhile), and tells it if the task is dropped first. held is not
+// kept for a result that completes in one call.
+func (e *Exec) CompleteIfRoomMoreHeld(v Value, held ImportHolder) (more, room bool, err error) {
 	var im *importer
 	if e.rare != nil {
 		im = e.rare.imp
@@ -105,6 +120,7 @@ func (e *Exec) CompleteIfRoomMore(v Value) (more, room bool, err error) {
 		}
 		im = new(importer)
 		e.heap.importStart(v, im)
+		im.held = held
 		e.x().imp = im
 	}
 	done := e.heap.importRun(im, copyStep)
@@ -128,8 +144,18 @@ func (e *Exec) CompleteIfRoomMore(v Value) (more, room bool, err error) {
 	return false, true, nil
 }
 
+// ImportHeld returns the holder given to CompleteIfRoomMoreHeld of the
+// import under way at the pending request, or nil when there is none.
+func (e *Exec) ImportHeld() ImportHolder {
+	if e.rare == nil || e.rare.imp == nil {
+		return nil
+	}
+	return e.rare.imp.held
+}
+
 // dropCopies ends the copies under way of a task that is being freed:
-// what an export reserved of the engine's budget is given back (what an
+// what an export (a result, a request's argument) reserved of the
+// engine's budget is given back, an import's holder is told (what the
 // import made goes with the heap).
 func (e *Exec) dropCopies() {
 	if e.rare == nil {
@@ -138,6 +164,13 @@ func (e *Exec) dropCopies() {
 	if ex := e.rare.exp; ex != nil {
 		e.heap.exportEnd(ex)
 		e.rare.exp = nil
+	}
+	if a := e.rare.arg; a != nil {
+		e.heap.exportEnd(&a.ex)
+		e.rare.arg = nil
+	}
+	if im := e.rare.imp; im != nil && im.held != nil {
+		im.held.DropImport()
 	}
 	e.rare.imp = nil
 }

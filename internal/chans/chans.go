@@ -168,6 +168,16 @@ func (m *Msg) TakeCargo() Cargo {
 // NewMsg charges v to mem (nil: no budget) and returns it as a message;
 // false when mem cannot take it (nothing is charged then).
 func NewMsg(v vmloop.Value, mem *vmloop.Budget) (*Msg, int64, bool) {
+	var hb int64
+	if k := v.Kind(); k != vmloop.KindI64 && k != vmloop.KindF64 {
+		hb = v.HostBytes()
+	}
+	return NewMsgSized(v, hb, mem)
+}
+
+// NewMsgSized is NewMsg of a v whose v.HostBytes() is hostBytes (counted
+// while it was copied out of a heap: no walk of v).
+func NewMsgSized(v vmloop.Value, hostBytes int64, mem *vmloop.Budget) (*Msg, int64, bool) {
 	n := msgOverhead
 	m := msgPool.Get().(*Msg)
 	m.kind = v.Kind()
@@ -177,7 +187,7 @@ func NewMsg(v vmloop.Value, mem *vmloop.Budget) (*Msg, int64, bool) {
 	case vmloop.KindF64:
 		m.bits = math.Float64bits(v.Float())
 	default:
-		n += v.HostBytes()    // the Value itself included
+		n += hostBytes        // the Value itself included
 		m.ref = &refMsg{v: v} // only a reference's Value goes to the heap
 	}
 	if mem != nil && !mem.Take(n) {
@@ -231,6 +241,11 @@ func (m *Msg) Release() {
 	}
 	m.cost = 0
 }
+
+// DropImport releases m (vmloop.ImportHolder): the task that took it was
+// dropped while its value was being imported into its heap in steps. The
+// message was its: its charge goes back and its cargo is closed.
+func (m *Msg) DropImport() { m.Release() }
 
 // Result is what ends a waiter's wait: for a receiver, Msg (the message,
 // whose ownership passes) or Closed; for a sender, Closed or not (sent).
