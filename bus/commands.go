@@ -47,6 +47,10 @@ type command struct {
 	// resume completes the request after ActSuspend; nil for a command
 	// that never suspends.
 	resume func(b *Bus, t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action
+	// io is the I/O part of a net.* or file.* row (io_table.go): its
+	// backend operation, argument handle, start, completion, failure and
+	// abandon; nil for every other row.
+	io *ioOp
 }
 
 // commands is indexed by central intrinsic ID (a slice, not a map: one
@@ -90,12 +94,10 @@ func init() {
 		vmloop.IntrTimeNow, vmloop.IntrTimeSleep, vmloop.IntrTimeSleepUntil, vmloop.IntrTimeTimeout, vmloop.IntrTimePeriodic)
 	row(command{grant: grantHandle, handle: (*Bus).timeCommand, resume: (*Bus).timeCommandResume},
 		vmloop.IntrTimeTick, vmloop.IntrTimeJobMetric, vmloop.IntrTimeJobStats)
-	// net.* and file.*: every row of an I/O family (vmloop.Family.IO),
-	// wherever its ID lies in the table.
-	for _, in := range vmloop.CentralIntrinsics() {
-		if in.Family().IO() {
-			row(command{grant: grantCap, need: CapIO, mutates: true, timed: ioTimed(in.ID), handle: (*Bus).ioCommand, resume: (*Bus).ioCommandResume}, in.ID)
-		}
+	// net.* and file.*: their rows are in io_table.go (ioRows), each
+	// with its I/O part.
+	for id, op := range ioRows {
+		row(ioCommandRow(op), id)
 	}
 	// chan.*: making a channel touches nothing shared; every other
 	// operation is granted by the channel handle (only a task given the
@@ -180,8 +182,8 @@ func (b *Bus) resumeCommand(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request)
 	return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: "unexpected resume of " + req.Intr.Name})
 }
 
-// timeCommand and the adapters below give the families with one handler
-// for several IDs (time.*, net.*, file.*) the row's signature.
+// timeCommand and timeCommandResume give time.*, one handler for several
+// IDs, the row's signature.
 func (b *Bus) timeCommand(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
 	a, _ := b.timeIntrinsic(t, ex, req)
 	return a
@@ -192,14 +194,4 @@ func (b *Bus) timeCommandResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Requ
 		return a
 	}
 	return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: "unexpected resume of " + req.Intr.Name})
-}
-
-func (b *Bus) ioCommand(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	a, _ := b.ioIntrinsic(t, ex, req)
-	return a
-}
-
-func (b *Bus) ioCommandResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	a, _ := b.ioResume(t, ex, req)
-	return a
 }

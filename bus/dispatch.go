@@ -154,7 +154,7 @@ func (d *dispatcher) Abandon(t *sched.Task, req *vmloop.Request, signalled bool)
 			b.ctl.EventSignal(t, obj.(*sched.Event))
 		}
 	case isIO(id):
-		b.ioAbandon(t)
+		b.ioAbandon(t, req)
 	case id == vmloop.IntrSelWait:
 		b.selAbandon(t)
 	case vmloop.FamilyOf(id) == vmloop.FamChan:
