@@ -14,7 +14,8 @@ import (
 // a family that runs in the VM loop: Family.InVM) has a row with a handler;
 // every row says what grants it; a row that names a capability names one;
 // a mutating row is guarded by a capability or a handle, never open to
-// any task; the families that suspend have a resume; every net.* and
+// any task; the families that suspend have a resume, and those whose
+// wait carries a resource an abandon; every net.* and
 // file.* intrinsic has a complete I/O row (checkIORow).
 func TestCommandTable(t *testing.T) {
 	suspends := map[vmloop.IntrinsicID]bool{
@@ -55,6 +56,12 @@ func TestCommandTable(t *testing.T) {
 		}
 		if in.Family() == vmloop.FamChan && in.ID != vmloop.IntrChanNewI64 && in.ID != vmloop.IntrChanNewF64 && in.ID != vmloop.IntrChanNewRef && in.ID != vmloop.IntrChanDrain {
 			require.Equal(t, grantHandle, c.grant, "%s: a channel operation is granted by the channel handle", in.Name)
+		}
+		if (in.Family() == vmloop.FamChan && c.resume != nil) || in.ID == vmloop.IntrEventWait || in.ID == vmloop.IntrSelWait {
+			require.NotNil(t, c.abandon, "%s: its wait carries a message, signal or case, but its row does not release it when the task is cancelled", in.Name)
+		}
+		if c.resume == nil {
+			require.Nil(t, c.abandon, "%s: never suspends, yet abandoned", in.Name)
 		}
 		if suspends[in.ID] {
 			require.NotNil(t, c.resume, "%s suspends but has no resume", in.Name)
@@ -98,6 +105,7 @@ func checkIORow(t *testing.T, name string, c *command) {
 	require.Less(t, op.kind, evpoll.NumKinds, name)
 	require.NotNil(t, op.done, "%s: submits a %s but has no done", name, op.kind)
 	require.Equal(t, funcPC((*Bus).ioResume), funcPC(c.resume), "%s: not resumed by its I/O row", name)
+	require.Equal(t, funcPC((*Bus).ioAbandon), funcPC(c.abandon), "%s: not abandoned by its I/O row", name)
 	switch op.kind {
 	case evpoll.Accept, evpoll.Open, evpoll.Connect:
 		require.NotNil(t, op.abandon, "%s: a %s's descriptor leaks when its task is cancelled", name, op.kind)

@@ -148,7 +148,7 @@ func (b *Bus) ioResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 // ioAbandon takes the completion of t's net.* or file.* request, whose
 // task was cancelled before it resumed, and lets the row's abandon
 // release what it produced.
-func (b *Bus) ioAbandon(t *sched.Task, req *vmloop.Request) {
+func (b *Bus) ioAbandon(t *sched.Task, req *vmloop.Request, _ bool) {
 	r := b.ctl.TakeIO(t)
 	if op := ioOpOf(req.Intr.ID); r.Done && op != nil && op.abandon != nil {
 		op.abandon(b, r)

@@ -88,7 +88,7 @@ var ioRows = map[vmloop.IntrinsicID]*ioOp{
 func ioCommandRow(op *ioOp) command {
 	c := command{grant: grantCap, need: CapIO, mutates: true, timed: op.timed, handle: (*Bus).ioCommand, io: op}
 	if op.kind != evpoll.Nop {
-		c.resume = (*Bus).ioResume
+		c.resume, c.abandon = (*Bus).ioResume, (*Bus).ioAbandon
 	}
 	return c
 }
