@@ -101,34 +101,32 @@ func (b *Bus) acceptFailed(c *ioCall, r sched.IOResult) (sched.Action, bool) {
 	return 0, false
 }
 
-// read is net.read and file.read h, buf, off: at most the rest of buf.
-func (b *Bus) read(c *ioCall) sched.Action {
+// netRead, netReadN, fileRead and fileReadN are net.read, net.read_n,
+// file.read and file.read_n h, buf, off (, max).
+func (b *Bus) netRead(c *ioCall) sched.Action   { return b.read(c, false, true) }
+func (b *Bus) netReadN(c *ioCall) sched.Action  { return b.read(c, true, true) }
+func (b *Bus) fileRead(c *ioCall) sched.Action  { return b.read(c, false, false) }
+func (b *Bus) fileReadN(c *ioCall) sched.Action { return b.read(c, true, false) }
+
+// read reads into buf (argument 1) from offset argument 2, at most max
+// bytes (argument 3) with withMax, else the rest of buf. A socket a
+// select found readable tries a non-blocking recv first.
+func (b *Bus) read(c *ioCall, withMax, socket bool) sched.Action {
 	buf, err := c.ex.ArgBytes(1)
 	if err != nil {
 		return trap(c.ex, err)
 	}
-	return b.readRange(c, buf, int64(len(buf))-c.ex.ArgI64(2))
-}
-
-// readN is net.read_n and file.read_n h, buf, off, max.
-func (b *Bus) readN(c *ioCall) sched.Action {
-	buf, err := c.ex.ArgBytes(1)
-	if err != nil {
-		return trap(c.ex, err)
-	}
-	return b.readRange(c, buf, c.ex.ArgI64(3))
-}
-
-// readRange reads at most max bytes into buf from offset argument 2. A
-// connection a select found readable tries a non-blocking recv first.
-func (b *Bus) readRange(c *ioCall, buf []byte, max int64) sched.Action {
 	off := c.ex.ArgI64(2)
+	max := int64(len(buf)) - off
+	if withMax {
+		max = c.ex.ArgI64(3)
+	}
 	if off < 0 || off > int64(len(buf)) || max < 1 || max > int64(len(buf))-off {
 		// An IoError, so that a server's one handler for a failed read
 		// sees a request too long for its buffer as well.
 		return raise(c.ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: no room: range [%d, %d+%d) in a buffer of %d bytes (want 0 <= offset, 1 <= max, offset+max <= length)", c.req.Intr.Name, off, off, max, len(buf))))
 	}
-	if c.row.kind == evpoll.Recv && c.h.ready {
+	if socket && c.h.ready {
 		c.h.ready = false
 		if n, ok := b.recvNow(c.h, buf[off:off+max]); ok {
 			return complete(c.ex, vmloop.I64(int64(n)), sched.ActContinue)
@@ -142,9 +140,13 @@ func (b *Bus) readDone(c *ioCall, r sched.IOResult) sched.Action {
 	return complete(c.ex, vmloop.I64(int64(r.Res)), sched.ActContinue)
 }
 
-// write is net.write and file.write h, buf, off, n. A socket tries a
-// non-blocking send first and submits the rest.
-func (b *Bus) write(c *ioCall) sched.Action {
+// netWrite and fileWrite are net.write and file.write h, buf, off, n.
+func (b *Bus) netWrite(c *ioCall) sched.Action  { return b.write(c, true) }
+func (b *Bus) fileWrite(c *ioCall) sched.Action { return b.write(c, false) }
+
+// write writes n bytes of buf from off. A socket tries a non-blocking
+// send first and submits the rest.
+func (b *Bus) write(c *ioCall, socket bool) sched.Action {
 	buf, err := c.ex.ArgBytes(1)
 	if err != nil {
 		return trap(c.ex, err)
@@ -156,7 +158,7 @@ func (b *Bus) write(c *ioCall) sched.Action {
 	if n == 0 {
 		return complete(c.ex, vmloop.I64(0), sched.ActContinue)
 	}
-	if c.row.kind == evpoll.Send {
+	if socket {
 		sent := b.sendNow(c.h, buf[off:off+n])
 		if int64(sent) == n {
 			return complete(c.ex, vmloop.I64(n), sched.ActContinue)
