@@ -47,6 +47,14 @@ type command struct {
 	// resume completes the request after ActSuspend; nil for a command
 	// that never suspends.
 	resume func(b *Bus, t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action
+	// abandon releases what a won wake delivered to a task cancelled
+	// before it resumed (a signal, a message, a select's case, a
+	// descriptor); nil for a wait that carries nothing.
+	abandon func(b *Bus, t *sched.Task, req *vmloop.Request, signalled bool)
+	// io is the I/O part of a net.* or file.* row (io_table.go): its
+	// backend operation, argument handle, start, completion, failure and
+	// abandon; nil for every other row.
+	io *ioOp
 }
 
 // commands is indexed by central intrinsic ID (a slice, not a map: one
@@ -81,7 +89,7 @@ func init() {
 	// the handle (checked in cancel through authorizeCap).
 	row(command{grant: grantHandle, mutates: true, handle: (*Bus).cancel}, vmloop.IntrCancel)
 	row(command{grant: grantSelf, handle: (*Bus).selfCommand}, vmloop.IntrEventNew)
-	row(command{grant: grantHandle, mutates: true, timed: true, handle: (*Bus).event, resume: (*Bus).eventResume}, vmloop.IntrEventWait)
+	row(command{grant: grantHandle, mutates: true, timed: true, handle: (*Bus).event, resume: (*Bus).eventResume, abandon: (*Bus).eventAbandon}, vmloop.IntrEventWait)
 	row(command{grant: grantHandle, mutates: true, handle: (*Bus).event}, vmloop.IntrEventSignal, vmloop.IntrEventBroadcast)
 	row(command{grant: grantSelf, handle: (*Bus).printCommand}, vmloop.IntrPrintI64, vmloop.IntrPrintF64, vmloop.IntrPrintStr)
 	// time.* use the engine's own timer wheel for the calling task;
@@ -90,12 +98,10 @@ func init() {
 		vmloop.IntrTimeNow, vmloop.IntrTimeSleep, vmloop.IntrTimeSleepUntil, vmloop.IntrTimeTimeout, vmloop.IntrTimePeriodic)
 	row(command{grant: grantHandle, handle: (*Bus).timeCommand, resume: (*Bus).timeCommandResume},
 		vmloop.IntrTimeTick, vmloop.IntrTimeJobMetric, vmloop.IntrTimeJobStats)
-	// net.* and file.*: every row of an I/O family (vmloop.Family.IO),
-	// wherever its ID lies in the table.
-	for _, in := range vmloop.CentralIntrinsics() {
-		if in.Family().IO() {
-			row(command{grant: grantCap, need: CapIO, mutates: true, timed: ioTimed(in.ID), handle: (*Bus).ioCommand, resume: (*Bus).ioCommandResume}, in.ID)
-		}
+	// net.* and file.*: their rows are in io_table.go (ioRows), each
+	// with its I/O part.
+	for id, op := range ioRows {
+		row(ioCommandRow(op), id)
 	}
 	// chan.*: making a channel touches nothing shared; every other
 	// operation is granted by the channel handle (only a task given the
@@ -103,11 +109,11 @@ func init() {
 	// whatever engine waits on it.
 	row(command{grant: grantSelf, handle: (*Bus).chanNew},
 		vmloop.IntrChanNewI64, vmloop.IntrChanNewF64, vmloop.IntrChanNewRef)
-	row(command{grant: grantHandle, mutates: true, timed: true, handle: (*Bus).chanSend, resume: (*Bus).chanSendResume},
+	row(command{grant: grantHandle, mutates: true, timed: true, handle: (*Bus).chanSend, resume: (*Bus).chanSendResume, abandon: (*Bus).chanAbandon},
 		vmloop.IntrChanSendI64, vmloop.IntrChanSendF64, vmloop.IntrChanSendRef)
 	row(command{grant: grantHandle, mutates: true, handle: (*Bus).chanSend},
 		vmloop.IntrChanTrySendI64, vmloop.IntrChanTrySendF64, vmloop.IntrChanTrySendRef)
-	row(command{grant: grantHandle, mutates: true, timed: true, handle: (*Bus).chanRecv, resume: (*Bus).chanRecvResume},
+	row(command{grant: grantHandle, mutates: true, timed: true, handle: (*Bus).chanRecv, resume: (*Bus).chanRecvResume, abandon: (*Bus).chanAbandon},
 		vmloop.IntrChanRecvI64, vmloop.IntrChanRecvF64, vmloop.IntrChanRecvRef)
 	row(command{grant: grantHandle, mutates: true, handle: (*Bus).chanRecv}, vmloop.IntrChanTryRecv)
 	row(command{grant: grantHandle, mutates: true, handle: (*Bus).chanClose}, vmloop.IntrChanClose)
@@ -124,7 +130,7 @@ func init() {
 		vmloop.IntrSelRecv, vmloop.IntrSelEvent, vmloop.IntrSelSendI64, vmloop.IntrSelSendF64, vmloop.IntrSelSendRef)
 	row(command{grant: grantHandle, handle: (*Bus).selSet},
 		vmloop.IntrSelSetI64, vmloop.IntrSelSetF64, vmloop.IntrSelSetRef)
-	row(command{grant: grantHandle, mutates: true, handle: (*Bus).selWait, resume: (*Bus).selWaitResume}, vmloop.IntrSelWait)
+	row(command{grant: grantHandle, mutates: true, handle: (*Bus).selWait, resume: (*Bus).selWaitResume, abandon: (*Bus).selWaitAbandon}, vmloop.IntrSelWait)
 	row(command{grant: grantHandle, handle: (*Bus).selValue},
 		vmloop.IntrSelValueI64, vmloop.IntrSelValueF64, vmloop.IntrSelValueRef)
 	row(command{grant: grantHandle, handle: (*Bus).selClosed}, vmloop.IntrSelClosed)
@@ -180,8 +186,8 @@ func (b *Bus) resumeCommand(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request)
 	return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: "unexpected resume of " + req.Intr.Name})
 }
 
-// timeCommand and the adapters below give the families with one handler
-// for several IDs (time.*, net.*, file.*) the row's signature.
+// timeCommand and timeCommandResume give time.*, one handler for several
+// IDs, the row's signature.
 func (b *Bus) timeCommand(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
 	a, _ := b.timeIntrinsic(t, ex, req)
 	return a
@@ -192,14 +198,4 @@ func (b *Bus) timeCommandResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Requ
 		return a
 	}
 	return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: "unexpected resume of " + req.Intr.Name})
-}
-
-func (b *Bus) ioCommand(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	a, _ := b.ioIntrinsic(t, ex, req)
-	return a
-}
-
-func (b *Bus) ioCommandResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	a, _ := b.ioResume(t, ex, req)
-	return a
 }

@@ -1,10 +1,12 @@
 package bus
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jadevm/jade/evpoll"
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -12,7 +14,9 @@ import (
 // a family that runs in the VM loop: Family.InVM) has a row with a handler;
 // every row says what grants it; a row that names a capability names one;
 // a mutating row is guarded by a capability or a handle, never open to
-// any task; the families that suspend have a resume.
+// any task; the families that suspend have a resume, and those whose
+// wait carries a resource an abandon; every net.* and
+// file.* intrinsic has a complete I/O row (checkIORow).
 func TestCommandTable(t *testing.T) {
 	suspends := map[vmloop.IntrinsicID]bool{
 		vmloop.IntrJoinI64: true, vmloop.IntrJoinF64: true, vmloop.IntrJoinRef: true, vmloop.IntrJoinVoid: true,
@@ -46,12 +50,20 @@ func TestCommandTable(t *testing.T) {
 		if in.Family().IO() {
 			require.Equal(t, CapIO, c.need, "%s: a socket or file intrinsic without the io capability", in.Name)
 			require.True(t, isIO(in.ID), "%s: not classified as I/O", in.Name)
+			checkIORow(t, in.Name, c)
+		} else {
+			require.Nil(t, c.io, "%s: an I/O part in a row outside net.* and file.*", in.Name)
 		}
 		if in.Family() == vmloop.FamChan && in.ID != vmloop.IntrChanNewI64 && in.ID != vmloop.IntrChanNewF64 && in.ID != vmloop.IntrChanNewRef && in.ID != vmloop.IntrChanDrain {
 			require.Equal(t, grantHandle, c.grant, "%s: a channel operation is granted by the channel handle", in.Name)
 		}
-		if suspends[in.ID] || (in.Family().IO() && in.ID != vmloop.IntrNetListen && in.ID != vmloop.IntrNetListenOpts &&
-			in.ID != vmloop.IntrNetShutdown && in.ID != vmloop.IntrNetLocalAddr && in.ID != vmloop.IntrNetPeerAddr) {
+		if (in.Family() == vmloop.FamChan && c.resume != nil) || in.ID == vmloop.IntrEventWait || in.ID == vmloop.IntrSelWait {
+			require.NotNil(t, c.abandon, "%s: its wait carries a message, signal or case, but its row does not release it when the task is cancelled", in.Name)
+		}
+		if c.resume == nil {
+			require.Nil(t, c.abandon, "%s: never suspends, yet abandoned", in.Name)
+		}
+		if suspends[in.ID] {
 			require.NotNil(t, c.resume, "%s suspends but has no resume", in.Name)
 		}
 	}
@@ -68,3 +80,36 @@ func TestCommandTable(t *testing.T) {
 	}
 	require.Equal(t, requests, rows, "a row for an ID that is not a central intrinsic")
 }
+
+// checkIORow: the I/O part of net.* or file.* row c is complete. The
+// command row is the one ioCommandRow makes (the dispatcher, resume and
+// abandon read the I/O part); the argument names a handle kind or none;
+// an operation that submits to a backend is completed by done and
+// resumed, one that produces a descriptor (accept, open, connect)
+// releases it when abandoned; one done on the worker (kind Nop) never
+// suspends, so has nothing to complete, time or release.
+func checkIORow(t *testing.T, name string, c *command) {
+	t.Helper()
+	op := c.io
+	require.NotNil(t, op, "%s: an I/O intrinsic without an I/O row (ioRows)", name)
+	require.NotNil(t, op.start, "%s: no start", name)
+	require.Contains(t, []string{"", "listener", "conn", "file", "socket"}, op.arg, "%s: argument handle %q", name, op.arg)
+	require.Equal(t, op.timed, c.timed, "%s: the command row's timed is not its I/O row's", name)
+	require.Equal(t, funcPC((*Bus).ioCommand), funcPC(c.handle), "%s: not dispatched by its I/O row", name)
+	if op.kind == evpoll.Nop {
+		require.Nil(t, c.resume, "%s: done on the worker, yet resumed", name)
+		require.False(t, op.timed, "%s: done on the worker, yet timed", name)
+		require.True(t, op.done == nil && op.failed == nil && op.abandon == nil, "%s: done on the worker, yet completes a backend operation", name)
+		return
+	}
+	require.Less(t, op.kind, evpoll.NumKinds, name)
+	require.NotNil(t, op.done, "%s: submits a %s but has no done", name, op.kind)
+	require.Equal(t, funcPC((*Bus).ioResume), funcPC(c.resume), "%s: not resumed by its I/O row", name)
+	require.Equal(t, funcPC((*Bus).ioAbandon), funcPC(c.abandon), "%s: not abandoned by its I/O row", name)
+	switch op.kind {
+	case evpoll.Accept, evpoll.Open, evpoll.Connect:
+		require.NotNil(t, op.abandon, "%s: a %s's descriptor leaks when its task is cancelled", name, op.kind)
+	}
+}
+
+func funcPC(f any) uintptr { return reflect.ValueOf(f).Pointer() }

@@ -67,9 +67,10 @@ func (b *Bus) describeIO(w *sched.Wait, ex *vmloop.Exec) {
 		}
 		obj, ok := ex.ArgExt(i)
 		if !ok {
-			// net.connect's address, file.open's path: strings (ArgObj of
-			// another kind would record a trap place in ex: not here).
-			if id := req.Intr.ID; (id == vmloop.IntrNetConnect || id == vmloop.IntrFileOpen) && w.For == "" {
+			// net.connect's address, file.open's path: argument 0 of a
+			// row that names no handle, a string (ArgObj of another kind
+			// would record a trap place in ex: not here).
+			if op := ioOpOf(req.Intr.ID); op != nil && op.arg == "" && i == 0 && w.For == "" {
 				if s, err := ex.ArgObj(i, vmloop.KindString); err == nil {
 					w.For = fmt.Sprintf("%q", s)
 				}

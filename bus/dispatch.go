@@ -141,32 +141,37 @@ func (b *Bus) printCommand(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) 
 }
 
 // Abandon releases what a won wake delivered to a task that was cancelled
-// before it resumed (sched.Dispatcher): every wait kind that carries a
-// resource is named here.
+// before it resumed (sched.Dispatcher): by the abandon of req's command
+// row, for a central intrinsic whose wait carries a resource. Joins,
+// outcome, sleeps and ticks carry nothing that outlives the task: their
+// rows have none.
 func (d *dispatcher) Abandon(t *sched.Task, req *vmloop.Request, signalled bool) {
 	b := (*Bus)(d)
-	id := req.Intr.ID
-	switch {
-	case id == vmloop.IntrEventWait:
-		// The signal was meant for a waiter that will not run: the next
-		// one gets it (or the event keeps it).
-		if obj, err := b.ctl.Exec(t).ArgObj(0, vmloop.KindEvent); err == nil && signalled {
-			b.ctl.EventSignal(t, obj.(*sched.Event))
-		}
-	case isIO(id):
-		b.ioAbandon(t)
-	case id == vmloop.IntrSelWait:
-		b.selAbandon(t)
-	case vmloop.FamilyOf(id) == vmloop.FamChan:
-		// A message handed over goes back to its channel's head (the
-		// release of taskWaiter.Wake); a sender's "sent" is just dropped.
-		b.ctl.DropHostResult(t)
-	case id >= vmloop.HostIntrinsicBase:
+	if req.Intr.ID >= vmloop.HostIntrinsicBase {
 		b.ctl.DropHostResult(t) // runs the host's release hook, if any
+		return
 	}
-	// Joins, outcome, sleeps and ticks carry nothing that outlives the
-	// task.
+	if c := commandOf(req.Intr.ID); c != nil && c.abandon != nil {
+		c.abandon(b, t, req, signalled)
+	}
 }
+
+// eventAbandon: the signal was meant for a waiter that will not run: the
+// next one gets it (or the event keeps it).
+func (b *Bus) eventAbandon(t *sched.Task, _ *vmloop.Request, signalled bool) {
+	if obj, err := b.ctl.Exec(t).ArgObj(0, vmloop.KindEvent); err == nil && signalled {
+		b.ctl.EventSignal(t, obj.(*sched.Event))
+	}
+}
+
+// chanAbandon: a message handed over goes back to its channel's head
+// (the release of taskWaiter.Wake); a sender's "sent" is just dropped.
+func (b *Bus) chanAbandon(t *sched.Task, _ *vmloop.Request, _ bool) {
+	b.ctl.DropHostResult(t)
+}
+
+// selWaitAbandon releases what a select's won case delivered.
+func (b *Bus) selWaitAbandon(t *sched.Task, _ *vmloop.Request, _ bool) { b.selAbandon(t) }
 
 // Resume completes the request of a task woken after ActSuspend.
 func (d *dispatcher) Resume(t *sched.Task, req *vmloop.Request) sched.Action {

@@ -2,6 +2,7 @@ package bus
 
 import (
 	"fmt"
+	"net/netip"
 
 	"github.com/jadevm/jade/iosys"
 	"github.com/jadevm/jade/sched"
@@ -40,46 +41,53 @@ func (b *Bus) listen(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, reuseP
 	return complete(ex, newHandle("listener", fd), sched.ActContinue)
 }
 
+// listenPlain is net.listen addr.
+func (b *Bus) listenPlain(c *ioCall) sched.Action { return b.listen(c.t, c.ex, c.req, false) }
+
 // listenOpts is net.listen_opts addr, flags.
-func (b *Bus) listenOpts(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	fl := ex.ArgI64(1)
+func (b *Bus) listenOpts(c *ioCall) sched.Action {
+	fl := c.ex.ArgI64(1)
 	if fl&^ListenReusePort != 0 {
-		return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: flags %d: want 0, or 1 for SO_REUSEPORT", req.Intr.Name, fl)))
+		return raise(c.ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: flags %d: want 0, or 1 for SO_REUSEPORT", c.req.Intr.Name, fl)))
 	}
-	return b.listen(t, ex, req, fl&ListenReusePort != 0)
+	return b.listen(c.t, c.ex, c.req, fl&ListenReusePort != 0)
 }
 
-// serverIO carries out net.shutdown, net.local_addr and net.peer_addr on
-// h, a handle its caller owns; ok is false for other intrinsics.
-func (b *Bus) serverIO(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, h *ioHandle) (sched.Action, bool) {
-	var res vmloop.Value
-	var err error
-	switch req.Intr.ID {
-	case vmloop.IntrNetShutdown:
-		how := ex.ArgI64(1)
-		if how < iosys.ShutRead || how > iosys.ShutBoth {
-			return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: how %d: want 0 read, 1 write or 2 both", req.Intr.Name, how))), true
-		}
-		err = b.ctl.UseFD(h.fd, func(num int) error { return iosys.Shutdown(num, int(how)) })
-		res = vmloop.Void()
-	case vmloop.IntrNetLocalAddr, vmloop.IntrNetPeerAddr:
-		err = b.ctl.UseFD(h.fd, func(num int) error {
-			get := iosys.LocalAddr
-			if req.Intr.ID == vmloop.IntrNetPeerAddr {
-				get = iosys.PeerAddr
-			}
-			ap, err := get(num)
-			res = vmloop.Str(ap.String())
-			return err
-		})
-	default:
-		return 0, false
+// shutdown is net.shutdown conn, how.
+func (b *Bus) shutdown(c *ioCall) sched.Action {
+	how := c.ex.ArgI64(1)
+	if how < iosys.ShutRead || how > iosys.ShutBoth {
+		return raise(c.ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: how %d: want 0 read, 1 write or 2 both", c.req.Intr.Name, how)))
 	}
+	err := b.ctl.UseFD(c.h.fd, func(num int) error { return iosys.Shutdown(num, int(how)) })
+	return b.syscallDone(c, vmloop.Void(), err)
+}
+
+// localAddr is net.local_addr socket: the address it is bound to.
+func (b *Bus) localAddr(c *ioCall) sched.Action { return b.sockAddr(c, iosys.LocalAddr) }
+
+// peerAddr is net.peer_addr conn: its peer's address.
+func (b *Bus) peerAddr(c *ioCall) sched.Action { return b.sockAddr(c, iosys.PeerAddr) }
+
+// sockAddr completes with the address get reads from the socket.
+func (b *Bus) sockAddr(c *ioCall, get func(int) (netip.AddrPort, error)) sched.Action {
+	var res vmloop.Value
+	err := b.ctl.UseFD(c.h.fd, func(num int) error {
+		ap, err := get(num)
+		res = vmloop.Str(ap.String())
+		return err
+	})
+	return b.syscallDone(c, res, err)
+}
+
+// syscallDone completes a request done by one syscall on the worker with
+// res, or throws its error.
+func (b *Bus) syscallDone(c *ioCall, res vmloop.Value, err error) sched.Action {
 	if err == sched.ErrFDClosed {
-		return raise(ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: %s is closed", req.Intr.Name, h))), true
+		return raise(c.ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: %s is closed", c.req.Intr.Name, c.h)))
 	}
 	if err != nil {
-		return raise(ex, ioErr(req, err)), true
+		return raise(c.ex, ioErr(c.req, err))
 	}
-	return complete(ex, res, sched.ActContinue), true
+	return complete(c.ex, res, sched.ActContinue)
 }
