@@ -24,11 +24,12 @@ unit:
 	JADE_WORKERS=1 $(GO) test -count=1 $(PKGS)
 	cd contrib/prometheus && $(GO) vet ./... && $(GO) test -count=1 ./...
 
-# The VM packages once more without cgo (pure-Go fallback of native/) and
+# The VM packages once more without cgo (pure-Go fallback of native/; the
+# examples run whole programs, I/O and the drain through the Go loop) and
 # with the checked loop (jadecheck: every register and handle access
 # bounds- and type-checked).
 unit-purego:
-	CGO_ENABLED=0 $(GO) test -count=1 ./vmloop/... ./native/... ./sched/... ./bus/... ./examples/...
+	CGO_ENABLED=0 $(GO) test -count=1 ./vmloop/... ./native/... ./examples/...
 	$(GO) test -count=1 -tags purego ./native/... .
 	$(GO) test -count=1 -tags jadecheck ./vmloop/...
 
@@ -44,7 +45,8 @@ unit-native:
 	else echo "unit-native: clang is not installed: the cgo loop was built with gcc only"; fi
 
 # The tests of the packages above the scheduler once per worker count
-# beyond unit's one:
+# beyond unit's one (2, and 8: more workers than CPUs; the tests that
+# name 4 run it themselves):
 # JADE_WORKERS sets the workers of every runtime a test makes without a
 # count of its own (the examples' tests run 1, 2, 4 and 8 workers
 # themselves, sched's tests choose theirs, and cmd/jade-soak's legs name
@@ -55,7 +57,7 @@ unit-native:
 # them once.
 WORKERS_SKIP := TestMemoryShapesStayUnder2GiB|TestMemoryShapesStayWithinTheirBudget|TestStalledWorkersTimersFireElsewhere|TestChanExactlyOnce|TestSelectExactlyOnce|TestSIGTERMServesTheAcceptQueue|TestSIGTERMBusyKeepAlive|TestSIGTERMIdleAndBusyKeepAlive|TestLoadCraftedBinaries|TestChatRoom
 workers:
-	@for n in 2 4 8; do echo "workers: JADE_WORKERS=$$n"; \
+	@for n in 2 8; do echo "workers: JADE_WORKERS=$$n"; \
 	  JADE_WORKERS=$$n $(GO) test -count=1 -skip '$(WORKERS_SKIP)' . ./bus/... ./cmd/jade/... ./cmd/resp-go/... ./debugsrv/... || exit 1; \
 	done
 
@@ -69,17 +71,23 @@ hammer:
 sanitize:
 	sh native/sanitize/run.sh
 
+# The VM loop's packages run -short under -race: their tests are mostly
+# one goroutine's programs, where the detector has nothing to find and
+# only multiplies the time; unit runs them whole.
 race:
-	$(GO) test -count=1 -race $(RACEPKG)
+	$(GO) test -count=1 -race $(filter-out ./vmloop/... ./native/...,$(RACEPKG))
+	$(GO) test -count=1 -race -short ./vmloop/... ./native/...
 
 # vet (which type-checks every package with its tests) for the platforms
 # CI cannot run, and a build of every package and command for each OS.
 # Without cgo no file of this module depends on the architecture, so one
-# build per OS compiles what the arm64 builds would (vet still type-checks
-# arm64, where x/sys types differ). Linking each package's test binary as
+# build per OS compiles what the arm64 builds would; vet type-checks
+# freebsd/arm64 too (darwin's and windows' x/sys types are the same on
+# both 64-bit architectures; `make cross-tests` covers all six). Linking each package's test binary as
 # well took ten minutes on a cold cache and finds nothing more without
 # cgo; `make cross-tests` still does it.
-CROSS := darwin/amd64 darwin/arm64 freebsd/amd64 freebsd/arm64 windows/amd64 windows/arm64
+CROSS := darwin/amd64 freebsd/amd64 freebsd/arm64 windows/amd64
+CROSS_ALL := darwin/amd64 darwin/arm64 freebsd/amd64 freebsd/arm64 windows/amd64 windows/arm64
 cross:
 	@for p in $(CROSS); do echo "cross: $$p"; \
 	  GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) vet $(PKGS) || exit 1; \
@@ -87,7 +95,7 @@ cross:
 	done
 
 cross-tests:
-	@for p in $(CROSS); do echo "cross-tests: $$p"; \
+	@for p in $(CROSS_ALL); do echo "cross-tests: $$p"; \
 	  for pkg in $$($(GO) list $(PKGS)); do \
 	    GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) test -c -o /dev/null $$pkg || exit 1; \
 	  done; \
