@@ -1,7 +1,7 @@
 # Jade VM scheduler — developer targets. `make test` is what CI runs.
 GO      ?= go
 PKGS    := ./...
-RACEPKG := ./sched/... ./bus/... ./vmloop/... ./timerwheel/... ./evpoll/... ./uring/... ./native/... ./debugsrv/...
+RACEPKG := ./sched/... ./bus/... ./vmloop/... ./timerwheel/... ./internal/evpoll/... ./uring/... ./native/... ./internal/debugsrv/...
 
 .PHONY: report-check peers all build test unit unit-purego unit-native workers hammer sanitize race cross cross-tests fuzz-smoke bench perf vet staticcheck clean soak soak-short windows arm64 platforms platforms-ci
 
@@ -58,7 +58,7 @@ unit-native:
 WORKERS_SKIP := TestMemoryShapesStayUnder2GiB|TestMemoryShapesStayWithinTheirBudget|TestStalledWorkersTimersFireElsewhere|TestChanExactlyOnce|TestSelectExactlyOnce|TestSIGTERMServesTheAcceptQueue|TestSIGTERMBusyKeepAlive|TestSIGTERMIdleAndBusyKeepAlive|TestLoadCraftedBinaries|TestChatRoom
 workers:
 	@for n in 2 8; do echo "workers: JADE_WORKERS=$$n"; \
-	  JADE_WORKERS=$$n $(GO) test -count=1 -skip '$(WORKERS_SKIP)' . ./bus/... ./cmd/jade/... ./cmd/resp-go/... ./debugsrv/... || exit 1; \
+	  JADE_WORKERS=$$n $(GO) test -count=1 -skip '$(WORKERS_SKIP)' . ./bus/... ./cmd/jade/... ./cmd/resp-go/... ./internal/debugsrv/... || exit 1; \
 	done
 
 # The exactly-once hammer with 1M tasks for 1, 2, 4 and 8 workers.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/jadevm/jade/internal/errs"
-	"github.com/jadevm/jade/jprof"
+	"github.com/jadevm/jade/internal/jprof"
 )
 
 // ErrNoProfile is the error (wrapped) of StopProfile and StopHeapProfile

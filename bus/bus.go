@@ -21,7 +21,7 @@ import (
 	"sync/atomic"
 
 	"github.com/jadevm/jade/internal/errs"
-	"github.com/jadevm/jade/iosys"
+	"github.com/jadevm/jade/internal/iosys"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )

@@ -3,7 +3,7 @@ package bus
 import (
 	"fmt"
 
-	"github.com/jadevm/jade/iosys"
+	"github.com/jadevm/jade/internal/iosys"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/jadevm/jade/iosys"
+	"github.com/jadevm/jade/internal/iosys"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/jadevm/jade/evpoll"
-	"github.com/jadevm/jade/iosys"
+	"github.com/jadevm/jade/internal/evpoll"
+	"github.com/jadevm/jade/internal/iosys"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )

@@ -1,5 +1,5 @@
 // Package iocp is the completion backend of the Jade scheduler for
-// Windows: the [github.com/jadevm/jade/evpoll.Backend] contract on an I/O
+// Windows: the [github.com/jadevm/jade/internal/evpoll.Backend] contract on an I/O
 // completion port. Unlike epoll and kqueue, IOCP is itself completion
 // based, so ops map one to one onto overlapped calls; it shares with the
 // readiness core the skeleton of a backend whose completions wait in a

@@ -12,9 +12,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/jadevm/jade/evpoll"
-	"github.com/jadevm/jade/evpoll/slots"
-	"github.com/jadevm/jade/evpoll/winsock"
+	"github.com/jadevm/jade/internal/evpoll"
+	"github.com/jadevm/jade/internal/evpoll/slots"
+	"github.com/jadevm/jade/internal/evpoll/winsock"
 	"golang.org/x/sys/windows"
 )
 

@@ -5,7 +5,7 @@ package iocp
 import (
 	"fmt"
 
-	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/internal/evpoll"
 )
 
 // Open is only implemented on Windows; elsewhere it returns an error

@@ -14,8 +14,8 @@ package iocp
 import (
 	"math"
 
-	"github.com/jadevm/jade/evpoll"
-	"github.com/jadevm/jade/evpoll/workpool"
+	"github.com/jadevm/jade/internal/evpoll"
+	"github.com/jadevm/jade/internal/evpoll/workpool"
 	"golang.org/x/sys/windows"
 )
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jadevm/jade/evpoll"
-	"github.com/jadevm/jade/evpoll/evpolltest"
+	"github.com/jadevm/jade/internal/evpoll"
+	"github.com/jadevm/jade/internal/evpoll/evpolltest"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/windows"
 )

@@ -3,8 +3,8 @@
 package iocp
 
 import (
-	"github.com/jadevm/jade/evpoll"
-	"github.com/jadevm/jade/evpoll/slots"
+	"github.com/jadevm/jade/internal/evpoll"
+	"github.com/jadevm/jade/internal/evpoll/slots"
 	"golang.org/x/sys/windows"
 )
 

@@ -1,6 +1,6 @@
 // Package kqueue is the completion backend of the Jade scheduler for
 // macOS and FreeBSD: a readiness-based emulation of the
-// [github.com/jadevm/jade/evpoll.Backend] contract on kqueue(2): the BSD OS
+// [github.com/jadevm/jade/internal/evpoll.Backend] contract on kqueue(2): the BSD OS
 // half of the readiness core (package evpoll/readiness) that it shares
 // with the Linux epoll backend in package uring. It imports only evpoll
 // and its subpackages, golang.org/x/sys/unix and the standard library, and

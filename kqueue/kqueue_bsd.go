@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jadevm/jade/evpoll"
-	"github.com/jadevm/jade/evpoll/readiness"
-	"github.com/jadevm/jade/evpoll/slots"
-	"github.com/jadevm/jade/evpoll/unixsock"
+	"github.com/jadevm/jade/internal/evpoll"
+	"github.com/jadevm/jade/internal/evpoll/readiness"
+	"github.com/jadevm/jade/internal/evpoll/slots"
+	"github.com/jadevm/jade/internal/evpoll/unixsock"
 	"golang.org/x/sys/unix"
 )
 

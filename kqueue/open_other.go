@@ -5,7 +5,7 @@ package kqueue
 import (
 	"fmt"
 
-	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/internal/evpoll"
 )
 
 // Open is only implemented on darwin and freebsd; elsewhere it returns an

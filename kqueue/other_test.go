@@ -5,8 +5,8 @@ package kqueue
 import (
 	"testing"
 
-	"github.com/jadevm/jade/evpoll"
-	"github.com/jadevm/jade/evpoll/evpolltest"
+	"github.com/jadevm/jade/internal/evpoll"
+	"github.com/jadevm/jade/internal/evpoll/evpolltest"
 )
 
 // TestOpenUnsupported: off darwin and freebsd the package exists, and Open

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/internal/evpoll"
 	"github.com/jadevm/jade/uring"
 )
 

@@ -19,7 +19,7 @@ import (
 
 	"github.com/klauspost/cpuid/v2"
 
-	"github.com/jadevm/jade/iosys"
+	"github.com/jadevm/jade/internal/iosys"
 )
 
 // Result is one measured (or absent) scenario metric.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/internal/evpoll"
 )
 
 // Descriptor lifetime and ownership (spec S-9: a task's resources die with

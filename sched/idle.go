@@ -3,7 +3,7 @@ package sched
 import (
 	"runtime"
 
-	"github.com/jadevm/jade/jtrace"
+	"github.com/jadevm/jade/internal/jtrace"
 )
 
 // The idle/search protocol: putting a woken task on a queue, waking a

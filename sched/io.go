@@ -6,8 +6,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jadevm/jade/evpoll"
-	"github.com/jadevm/jade/jtrace"
+	"github.com/jadevm/jade/internal/evpoll"
+	"github.com/jadevm/jade/internal/jtrace"
 	"github.com/jadevm/jade/vmloop"
 )
 

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jadevm/jade/evpoll"
-	"github.com/jadevm/jade/jtrace"
+	"github.com/jadevm/jade/internal/evpoll"
+	"github.com/jadevm/jade/internal/jtrace"
 )
 
 // Readiness polls: a wait on several things at once (a select above the

@@ -3,7 +3,7 @@ package sched
 import (
 	"math"
 
-	"github.com/jadevm/jade/jtrace"
+	"github.com/jadevm/jade/internal/jtrace"
 )
 
 // Run-queue latency sampling.

@@ -3,7 +3,7 @@ package sched
 import (
 	"sync/atomic"
 
-	"github.com/jadevm/jade/jtrace"
+	"github.com/jadevm/jade/internal/jtrace"
 )
 
 // Worker time accounting: where each worker's wall time goes, so that

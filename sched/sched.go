@@ -9,7 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/internal/evpoll"
 	"github.com/jadevm/jade/vmloop"
 )
 

@@ -3,7 +3,7 @@ package sched
 import (
 	"math/rand/v2"
 
-	"github.com/jadevm/jade/jtrace"
+	"github.com/jadevm/jade/internal/jtrace"
 )
 
 // A worker looking for work without blocking: its lifo slot and local

@@ -1,7 +1,7 @@
 package sched
 
 import (
-	"github.com/jadevm/jade/jtrace"
+	"github.com/jadevm/jade/internal/jtrace"
 	"github.com/jadevm/jade/vmloop"
 )
 

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jadevm/jade/jtrace"
+	"github.com/jadevm/jade/internal/jtrace"
 	"github.com/jadevm/jade/vmloop"
 )
 

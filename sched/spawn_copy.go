@@ -3,7 +3,7 @@ package sched
 import (
 	"errors"
 
-	"github.com/jadevm/jade/jtrace"
+	"github.com/jadevm/jade/internal/jtrace"
 )
 
 // Requests done in bounded steps (ActMore): a spawn whose reference

@@ -11,7 +11,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/jadevm/jade/jtrace"
+	"github.com/jadevm/jade/internal/jtrace"
 	"github.com/jadevm/jade/vmloop"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jadevm/jade/jtrace"
+	"github.com/jadevm/jade/internal/jtrace"
 	"github.com/jadevm/jade/vmloop"
 )
 

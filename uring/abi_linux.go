@@ -11,7 +11,7 @@ package uring
 import (
 	"time"
 
-	"github.com/jadevm/jade/evpoll/slots"
+	"github.com/jadevm/jade/internal/evpoll/slots"
 
 	"golang.org/x/sys/unix"
 )

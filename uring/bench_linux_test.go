@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/internal/evpoll"
 	"golang.org/x/sys/unix"
 )
 

@@ -9,8 +9,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/jadevm/jade/evpoll"
-	"github.com/jadevm/jade/evpoll/evpolltest"
+	"github.com/jadevm/jade/internal/evpoll"
+	"github.com/jadevm/jade/internal/evpoll/evpolltest"
 	"golang.org/x/sys/unix"
 )
 

@@ -1,7 +1,7 @@
 // Package uring holds the Linux completion backends of the Jade scheduler:
 // [Ring], io_uring driven through its rings by this package on
 // golang.org/x/sys/unix alone, and [Epoll], a readiness-based emulation of
-// the same [github.com/jadevm/jade/evpoll.Backend] contract. [Open] picks one. The package never
+// the same [github.com/jadevm/jade/internal/evpoll.Backend] contract. [Open] picks one. The package never
 // calls Go's net or os I/O (os only reads JADE_POLLER; a test enforces
 // it). The package makes no socket: package iosys makes them (see its doc
 // for who owns a descriptor), and the backends only submit ops on them and

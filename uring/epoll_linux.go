@@ -23,8 +23,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/jadevm/jade/evpoll"
-	"github.com/jadevm/jade/evpoll/readiness"
+	"github.com/jadevm/jade/internal/evpoll"
+	"github.com/jadevm/jade/internal/evpoll/readiness"
 	"golang.org/x/sys/unix"
 )
 

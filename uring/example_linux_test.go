@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/internal/evpoll"
 	"github.com/jadevm/jade/uring"
 )
 

@@ -9,8 +9,8 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/jadevm/jade/evpoll"
-	"github.com/jadevm/jade/evpoll/evpolltest"
+	"github.com/jadevm/jade/internal/evpoll"
+	"github.com/jadevm/jade/internal/evpoll/evpolltest"
 	"github.com/jadevm/jade/internal/feature"
 	"golang.org/x/sys/unix"
 )

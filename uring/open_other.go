@@ -5,7 +5,7 @@ package uring
 import (
 	"fmt"
 
-	"github.com/jadevm/jade/evpoll"
+	"github.com/jadevm/jade/internal/evpoll"
 )
 
 // Open is only implemented on Linux; elsewhere it returns an error

@@ -11,7 +11,7 @@ import (
 	"runtime/pprof"
 
 	"github.com/jadevm/jade"
-	"github.com/jadevm/jade/debugsrv"
+	"github.com/jadevm/jade/internal/debugsrv"
 )
 
 // startDebug serves the debug endpoints on addr (if set) and dumps the

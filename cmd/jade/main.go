@@ -40,7 +40,7 @@ import (
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bench"
 	"github.com/jadevm/jade/internal/errs"
-	"github.com/jadevm/jade/jtrace"
+	"github.com/jadevm/jade/internal/jtrace"
 	"github.com/jadevm/jade/native"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/uring"
