@@ -3,6 +3,7 @@ package jade
 import (
 	"github.com/jadevm/jade/bus"
 	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/timerwheel"
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -26,8 +27,6 @@ type (
 	// BlockingFunc is a host intrinsic that may block; it runs on the
 	// runtime's pool of goroutines (RegisterBlockingIntrinsic).
 	BlockingFunc = bus.BlockingFunc
-	// Engine is the host's token for one registered engine.
-	Engine = bus.Member
 	// EngineConfig is an engine's runtime configuration: reduction limit,
 	// timer wheel, resource limits, overrun policy.
 	EngineConfig = sched.EngineRuntimeConfig
@@ -39,8 +38,25 @@ type (
 	OutcomeKind = sched.OutcomeKind
 	// Metrics is a read-only snapshot of the scheduler.
 	Metrics = sched.Metrics
+	// WorkerMetrics are one worker's counters and times in Metrics.
+	WorkerMetrics = sched.WorkerMetrics
+	// EngineMetrics are one engine's gauges, jobs and latency histograms
+	// in Metrics.
+	EngineMetrics = sched.EngineMetrics
+	// Histogram is a latency histogram in Metrics.
+	Histogram = sched.Histogram
 	// TaskReport describes one live task (id, engine, state, where).
 	TaskReport = sched.TaskReport
+	// TaskState is a task's state in a TaskReport (Runnable, Running,
+	// Waiting, ...).
+	TaskState = sched.State
+	// LongRun is a long slice, host call or run-queue wait that crossed
+	// an engine's threshold (Options.OnLong).
+	LongRun = sched.LongRun
+	// TimerWheelConfig is an engine's timer wheel geometry.
+	TimerWheelConfig = timerwheel.TimerWheelConfig
+	// OverrunPolicy says what a periodic job does when it falls behind.
+	OverrunPolicy = timerwheel.OverrunPolicy
 )
 
 // Register types.
@@ -94,3 +110,36 @@ func (r *Runtime) Metrics() Metrics { return r.bus.Scheduler().Metrics() }
 
 // Tasks lists the live tasks by id.
 func (r *Runtime) Tasks() []TaskReport { return r.bus.Scheduler().Tasks() }
+
+// Task states (TaskReport.State).
+const (
+	Runnable  = sched.Runnable
+	Running   = sched.Running
+	Waiting   = sched.Waiting
+	Completed = sched.Completed
+)
+
+// Overrun policies of periodic jobs (Options.OverrunPolicy).
+const (
+	PolicyInherit = timerwheel.PolicyInherit
+	Drift         = timerwheel.Drift
+	Skip          = timerwheel.Skip
+	Queue         = timerwheel.Queue
+)
+
+// Errors a host matches with errors.Is.
+var (
+	// ErrConfig: an engine configuration or option is invalid.
+	ErrConfig = sched.ErrConfig
+	// ErrLimit: a resource limit (live tasks, memory, blocking calls,
+	// ...) was reached.
+	ErrLimit = sched.ErrLimit
+	// ErrStopped: the runtime is stopping or stopped.
+	ErrStopped = sched.ErrStopped
+	// ErrDenied: the engine lacks a capability the command needs.
+	ErrDenied = bus.ErrDenied
+	// ErrForeign: a value (event, channel, task) of another runtime.
+	ErrForeign = bus.ErrForeign
+	// ErrChanMemory: a message from the host exceeds the memory budget.
+	ErrChanMemory = bus.ErrChanMemory
+)

@@ -58,7 +58,7 @@ func TestEmbeddingRefusesBadInput(t *testing.T) {
 	require.Error(t, rt.Verify(nil))
 	_, err := rt.Spawn(nil, "main")
 	require.EqualError(t, err, "jade: spawn: nil program")
-	_, err = rt.SpawnNamed("n", nil, "main")
+	_, err = rt.SpawnWith(jade.SpawnOptions{Name: "n"}, nil, "main")
 	require.Error(t, err)
 	_, err = rt.Run(context.Background(), nil, "main")
 	require.Error(t, err)

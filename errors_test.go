@@ -11,6 +11,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/sched"
 )
 
@@ -61,13 +62,13 @@ func TestErrorsHaveOnePrefix(t *testing.T) {
 
 	lim, err := rt.RegisterEngine("lim", sched.EngineRuntimeConfig{Limits: sched.ResourceLimits{LiveTasks: 1}}, bus.CapAll)
 	require.NoError(t, err)
-	task, err := rt.SpawnOn(lim, p, "wait")
+	task, err := rt.SpawnWith(jade.SpawnOptions{Engine: lim}, p, "wait")
 	require.NoError(t, err)
-	_, err = rt.SpawnOn(lim, p, "wait")
+	_, err = rt.SpawnWith(jade.SpawnOptions{Engine: lim}, p, "wait")
 	requireOnePrefix(t, "spawn over the live-task limit", "jade", err)
 	require.ErrorIs(t, err, sched.ErrLimit)
 	require.Contains(t, err.Error(), `engine "lim" has 1 live task (limit 1)`)
-	_, err = rt.Main().Spawn(lim, p, "wait")
+	_, err = hostbus.Member(rt).Spawn(hostbus.Member(lim), p, "wait")
 	requireOnePrefix(t, "bus spawn over the live-task limit", "bus", err)
 	require.NoError(t, task.Cancel())
 
@@ -75,10 +76,11 @@ func TestErrorsHaveOnePrefix(t *testing.T) {
 	requireOnePrefix(t, "register a bad engine config", "jade", err)
 	require.ErrorIs(t, err, sched.ErrConfig)
 	require.Contains(t, err.Error(), `"bad"`)
-	_, err = rt.Bus().RegisterEngine("bad", sched.EngineRuntimeConfig{ReductionLimit: -1}, bus.CapAll)
+	_, err = hostbus.Bus(rt).RegisterEngine("bad", sched.EngineRuntimeConfig{ReductionLimit: -1}, bus.CapAll)
 	requireOnePrefix(t, "bus: register a bad engine config", "bus", err)
-	require.ErrorIs(t, rt.Main().UpdateConfig(lim, sched.EngineRuntimeConfig{ReductionLimit: -1}), sched.ErrConfig)
-	requireOnePrefix(t, "update to a bad engine config", "bus", rt.Main().UpdateConfig(lim, sched.EngineRuntimeConfig{ReductionLimit: -1}))
+	require.ErrorIs(t, lim.Update(jade.EngineConfig{ReductionLimit: -1}), jade.ErrConfig)
+	requireOnePrefix(t, "update to a bad engine config", "jade", lim.Update(jade.EngineConfig{ReductionLimit: -1}))
+	requireOnePrefix(t, "bus: update to a bad engine config", "bus", hostbus.Member(rt).UpdateConfig(hostbus.Member(lim), sched.EngineRuntimeConfig{ReductionLimit: -1}))
 
 	_, err = rt.Load("bad.jasm", []byte(".abi 1.2\n.func f() -> i64\n  nosuchop\n.end\n"))
 	requireOnePrefix(t, "load a program that does not assemble", "jade", err)

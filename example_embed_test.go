@@ -59,7 +59,7 @@ func Example_embed() {
 	if err != nil {
 		panic(err)
 	}
-	t2, err := rt.SpawnOn(eng, p, "add", jade.I64(1), jade.I64(2))
+	t2, err := rt.SpawnWith(jade.SpawnOptions{Engine: eng}, p, "add", jade.I64(1), jade.I64(2))
 	if err != nil {
 		panic(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/jadevm/jade"
-	"github.com/jadevm/jade/vmloop"
 )
 
 // A CPU profile of the Jade code, read back with the pprof library (or
@@ -36,7 +35,7 @@ func ExampleRuntime_StartProfile() {
 		if err := rt.StartProfile(&buf); err != nil {
 			panic(err)
 		}
-		if _, err := rt.Run(context.Background(), p, "main", vmloop.StrArray(nil)); err != nil {
+		if _, err := rt.Run(context.Background(), p, "main", jade.StrArray(nil)); err != nil {
 			panic(err)
 		}
 		if err := rt.StopProfile(); err != nil {

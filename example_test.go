@@ -7,9 +7,6 @@ import (
 	"time"
 
 	"github.com/jadevm/jade"
-	"github.com/jadevm/jade/bus"
-	"github.com/jadevm/jade/sched"
-	"github.com/jadevm/jade/vmloop"
 )
 
 // Load a program, start a runtime, spawn a task with JadeValue arguments
@@ -30,7 +27,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	task, err := rt.Spawn(p, "add", vmloop.I64(40), vmloop.I64(2))
+	task, err := rt.Spawn(p, "add", jade.I64(40), jade.I64(2))
 	if err != nil {
 		panic(err)
 	}
@@ -54,10 +51,10 @@ func ExampleAssemble() {
 func ExampleRuntime_RegisterIntrinsic() {
 	rt, _ := jade.New(jade.Options{Stdout: os.Stdout})
 	defer rt.Close(context.Background())
-	rt.RegisterIntrinsic("host.square", []vmloop.Type{vmloop.TI64}, vmloop.TI64, bus.CapHost,
-		func(c *bus.Call) (vmloop.Value, error) {
+	rt.RegisterIntrinsic("host.square", []jade.Type{jade.TI64}, jade.TI64, jade.CapHost,
+		func(c *jade.Call) (jade.Value, error) {
 			x := c.Args()[0].Int()
-			return vmloop.I64(x * x), nil
+			return jade.I64(x * x), nil
 		})
 	p, err := rt.Load("sq.jasm", []byte(`
 .func main(x:i64) -> i64
@@ -69,7 +66,7 @@ func ExampleRuntime_RegisterIntrinsic() {
 	if err != nil {
 		panic(err)
 	}
-	rt.Run(context.Background(), p, "main", vmloop.I64(12))
+	rt.Run(context.Background(), p, "main", jade.I64(12))
 	// Output: 144
 }
 
@@ -79,13 +76,13 @@ func ExampleRuntime_RegisterIntrinsic() {
 func ExampleRuntime_RegisterBlockingIntrinsic() {
 	rt, _ := jade.New(jade.Options{Stdout: os.Stdout, BlockingPool: 8})
 	defer rt.Close(context.Background())
-	rt.RegisterBlockingIntrinsic("db.lookup", []vmloop.Type{vmloop.TI64}, vmloop.TI64, bus.CapHost,
-		func(ctx context.Context, args []vmloop.Value) (vmloop.Value, error) {
+	rt.RegisterBlockingIntrinsic("db.lookup", []jade.Type{jade.TI64}, jade.TI64, jade.CapHost,
+		func(ctx context.Context, args []jade.Value) (jade.Value, error) {
 			select {
 			case <-time.After(10 * time.Millisecond): // the blocking call
-				return vmloop.I64(args[0].Int() * 10), nil
+				return jade.I64(args[0].Int() * 10), nil
 			case <-ctx.Done():
-				return vmloop.Void(), ctx.Err()
+				return jade.Void(), ctx.Err()
 			}
 		})
 	p, err := rt.Load("db.jasm", []byte(`
@@ -98,7 +95,7 @@ func ExampleRuntime_RegisterBlockingIntrinsic() {
 	if err != nil {
 		panic(err)
 	}
-	rt.Run(context.Background(), p, "main", vmloop.I64(7))
+	rt.Run(context.Background(), p, "main", jade.I64(7))
 	// Output: 70
 }
 
@@ -128,10 +125,10 @@ func ExampleRuntime_RegisterEngine() {
 		panic(err)
 	}
 	defer rt.Close(context.Background())
-	events, err := rt.RegisterEngine("events", sched.EngineRuntimeConfig{
+	events, err := rt.RegisterEngine("events", jade.EngineConfig{
 		ReductionLimit: 10_000,
-		Limits:         sched.ResourceLimits{LiveTasks: 100},
-	}, bus.CapSpawn)
+		Limits:         jade.ResourceLimits{LiveTasks: 100},
+	}, jade.CapSpawn)
 	if err != nil {
 		panic(err)
 	}
@@ -153,13 +150,13 @@ h:
 	if err != nil {
 		panic(err)
 	}
-	for _, m := range []*bus.Member{rt.Main(), events} {
-		task, err := rt.SpawnOn(m, p, "nap")
+	for _, e := range []*jade.Engine{rt.Main(), events} {
+		task, err := rt.SpawnWith(jade.SpawnOptions{Engine: e}, p, "nap")
 		if err != nil {
 			panic(err)
 		}
 		o, _ := task.Wait(context.Background())
-		fmt.Println(m.Engine().Name()+":", o.Value)
+		fmt.Println(e.Name()+":", o.Value)
 	}
 	// Output:
 	// main: slept
@@ -189,7 +186,7 @@ h:
 	if err != nil {
 		panic(err)
 	}
-	task, _ := rt.Spawn(p, "main", vmloop.Str("127.0.0.1:0"))
+	task, _ := rt.Spawn(p, "main", jade.Str("127.0.0.1:0"))
 	time.Sleep(10 * time.Millisecond) // main is in net.accept (or, if not yet, its net.listen throws the same)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

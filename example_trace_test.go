@@ -8,7 +8,6 @@ import (
 	"os"
 
 	"github.com/jadevm/jade"
-	"github.com/jadevm/jade/vmloop"
 )
 
 // A trace of the scheduler's events while fanout(100) runs, in Chrome
@@ -32,7 +31,7 @@ func ExampleRuntime_StartTrace() {
 	if err := rt.StartTrace(&buf); err != nil {
 		panic(err)
 	}
-	o, err := rt.Run(context.Background(), p, "fanout", vmloop.I64(100))
+	o, err := rt.Run(context.Background(), p, "fanout", jade.I64(100))
 	if err != nil {
 		panic(err)
 	}

@@ -1,10 +1,30 @@
 // Package jade is the embedding API of the Jade VM scheduler for Go hosts:
 // load and verify a program, start a runtime, spawn tasks with JadeValue
-// arguments, await their outcomes, and register host intrinsics.
+// arguments on engines of their own, await their outcomes, exchange
+// messages with them, register host intrinsics, read the metrics and the
+// task list, and take CPU and heap profiles and traces. A host needs no
+// other package of the module: the types it names are here, most of them
+// aliases of the implementation packages' types.
 //
-// A Runtime owns a RuntimeBus (package bus) and the scheduler under it
-// (package sched); tasks run on the VM of package vmloop. See
-// ARCHITECTURE.md for the layers and README.md for a tour.
+// A Runtime owns a RuntimeBus and the scheduler under it; it hands out
+// neither. Every change to scheduler state goes through the bus, checked
+// against the acting engine's capabilities (spec S-16, S-20): a host's
+// commands act as the default engine, "main", which holds every
+// capability. See ARCHITECTURE.md for the layers and README.md for a tour.
+//
+// # Compatibility
+//
+// The module follows semantic versioning for two things: this package's
+// API, and the program model (the ISA and ABI versions of docs/ISA.md, the
+// assembly language of docs/JASM.md, and the spec's invariants S-1…S-20).
+// Within a major version, an exported name here keeps its meaning, a
+// program that verifies keeps verifying and behaving as documented, and
+// intrinsics and opcodes are only appended under a new ABI minor version.
+// Before v1.0.0 a minor version may still break this package's API; the
+// CHANGELOG names every such change. The other packages of the module
+// (bus, sched, vmloop, native, timerwheel, uring, kqueue, iocp, perf,
+// bench) are implementation packages with no compatibility promise, and
+// the packages under internal/ cannot be imported from outside it.
 package jade
 
 import (
@@ -16,6 +36,7 @@ import (
 
 	"github.com/jadevm/jade/bus"
 	"github.com/jadevm/jade/internal/errs"
+	"github.com/jadevm/jade/internal/hostbus"
 	_ "github.com/jadevm/jade/native" // the cgo VM loop, on by default where cgo is available
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/timerwheel"
@@ -43,12 +64,12 @@ type Options struct {
 	ReductionLimit int64
 	// Limits are the default engine's resource limits (zero fields:
 	// defaults).
-	Limits sched.ResourceLimits
+	Limits ResourceLimits
 	// TimerWheel is the default engine's timer wheel geometry (nil:
 	// timerwheel.DefaultConfig(); the default engine always has a wheel).
-	TimerWheel *timerwheel.TimerWheelConfig
+	TimerWheel *TimerWheelConfig
 	// OverrunPolicy is the default engine's policy for periodic jobs.
-	OverrunPolicy timerwheel.OverrunPolicy
+	OverrunPolicy OverrunPolicy
 	// Stdout receives io.print_* output (default os.Stdout).
 	Stdout io.Writer
 	// GoLoop runs the default engine on the pure-Go VM loop instead of the
@@ -82,7 +103,7 @@ type Options struct {
 	// logged with the standard log package and, with the flight
 	// recorder on, a dump is written to FlightDir (at most one every
 	// 10 s) and its file named in the log.
-	OnLong func(sched.LongRun)
+	OnLong func(LongRun)
 	// FlightDir is where automatic flight-recorder dumps go (default
 	// os.TempDir()).
 	FlightDir string
@@ -91,8 +112,9 @@ type Options struct {
 // Runtime is a running Jade VM: a bus, a scheduler with its workers and a
 // default engine ("main") holding every capability.
 type Runtime struct {
-	bus *bus.Bus
-	def *bus.Member
+	bus  *bus.Bus
+	def  *bus.Member // the default engine's token: the host's commands go through it
+	main *Engine     // def, as the host sees it
 
 	prof profiles // StartProfile, StartHeapProfile (profile.go)
 	tr   tracing  // automatic flight-recorder dumps (trace.go)
@@ -128,24 +150,32 @@ func New(opts Options) (*Runtime, error) {
 		return nil, errs.Wrap("jade", "new", err)
 	}
 	r.bus, r.def = b, def
+	r.main = &Engine{m: def, rt: r}
 	return r, nil
 }
 
-// Bus returns the runtime's RuntimeBus (to register more engines).
-func (r *Runtime) Bus() *bus.Bus { return r.bus }
-
-// Main returns the host's token for the default engine.
-func (r *Runtime) Main() *bus.Member { return r.def }
+func init() {
+	hostbus.Set(hostbus.Hooks{
+		Bus: func(rt any) *bus.Bus { return rt.(*Runtime).bus },
+		Member: func(v any) *bus.Member {
+			if e, ok := v.(*Engine); ok {
+				return e.m
+			}
+			return v.(*Runtime).def
+		},
+		Task: func(t any) *sched.Task { return t.(*Task).t },
+	})
+}
 
 // Assemble assembles .jasm source (errors name file:line:col). The result
 // still has to be verified: use Runtime.Load, or vmloop.Verify.
-func Assemble(filename string, src []byte) (*vmloop.Program, error) {
+func Assemble(filename string, src []byte) (*Program, error) {
 	return jasm.Assemble(filename, src)
 }
 
 // Load assembles and verifies a program against the central intrinsic
 // table and this runtime's host intrinsics.
-func (r *Runtime) Load(filename string, src []byte) (*vmloop.Program, error) {
+func (r *Runtime) Load(filename string, src []byte) (*Program, error) {
 	p, err := jasm.Assemble(filename, src)
 	if err != nil {
 		return nil, errs.Relabel("jade", "load", err)
@@ -157,46 +187,12 @@ func (r *Runtime) Load(filename string, src []byte) (*vmloop.Program, error) {
 }
 
 // Verify verifies an already built or decoded program for this runtime.
-func (r *Runtime) Verify(p *vmloop.Program) error {
+func (r *Runtime) Verify(p *Program) error {
 	return errs.Relabel("jade", "verify", r.bus.Load(p))
 }
 
-// Spawn starts function fn of p as a task of the default engine.
-func (r *Runtime) Spawn(p *vmloop.Program, fn string, args ...Value) (*Task, error) {
-	return r.SpawnOn(r.def, p, fn, args...)
-}
-
-// RegisterEngine declares another engine with its runtime configuration
-// and capabilities (through the bus); spawn on it with SpawnOn.
-func (r *Runtime) RegisterEngine(name string, cfg sched.EngineRuntimeConfig, caps bus.Capability) (*bus.Member, error) {
-	m, err := r.bus.RegisterEngine(name, cfg, caps)
-	return m, errs.Relabel("jade", "register engine", err)
-}
-
-// SpawnOn starts function fn of p as a task of engine m (a Member of this
-// runtime's bus). The default engine spawns it, so it needs no capability
-// of m.
-func (r *Runtime) SpawnOn(m *bus.Member, p *vmloop.Program, fn string, args ...Value) (*Task, error) {
-	t, err := r.def.Spawn(m, p, fn, args...)
-	if err != nil {
-		return nil, errs.Relabel("jade", "spawn", err)
-	}
-	return &Task{t: t, rt: r}, nil
-}
-
-// SpawnNamed is Spawn giving the task a name: it labels the task's CPU
-// profile samples, shows in task dumps, /debug/tasks and shutdown
-// reports, and is inherited by the tasks it spawns.
-func (r *Runtime) SpawnNamed(name string, p *vmloop.Program, fn string, args ...Value) (*Task, error) {
-	t, err := r.def.SpawnNamed(r.def, name, p, fn, args...)
-	if err != nil {
-		return nil, errs.Relabel("jade", "spawn", err)
-	}
-	return &Task{t: t, rt: r}, nil
-}
-
 // Run spawns fn and waits for its outcome.
-func (r *Runtime) Run(ctx context.Context, p *vmloop.Program, fn string, args ...Value) (Outcome, error) {
+func (r *Runtime) Run(ctx context.Context, p *Program, fn string, args ...Value) (Outcome, error) {
 	t, err := r.Spawn(p, fn, args...)
 	if err != nil {
 		return Outcome{Kind: sched.NoOutcome}, err
@@ -207,7 +203,7 @@ func (r *Runtime) Run(ctx context.Context, p *vmloop.Program, fn string, args ..
 // RegisterIntrinsic registers a host intrinsic (see bus.HostFunc). Tasks
 // of the default engine hold every capability; other engines need the
 // capability need.
-func (r *Runtime) RegisterIntrinsic(name string, params []vmloop.Type, result vmloop.Type, need bus.Capability, fn bus.HostFunc) error {
+func (r *Runtime) RegisterIntrinsic(name string, params []Type, result Type, need Capability, fn HostFunc) error {
 	return errs.Relabel("jade", "register intrinsic", r.bus.RegisterIntrinsic(name, params, result, need, fn))
 }
 
@@ -215,7 +211,7 @@ func (r *Runtime) RegisterIntrinsic(name string, params []vmloop.Type, result vm
 // database driver, DNS, a file system): it runs on the bus's blocking
 // pool, never on a worker, while its task waits (see
 // bus.Bus.RegisterBlockingIntrinsic).
-func (r *Runtime) RegisterBlockingIntrinsic(name string, params []vmloop.Type, result vmloop.Type, need bus.Capability, fn bus.BlockingFunc) error {
+func (r *Runtime) RegisterBlockingIntrinsic(name string, params []Type, result Type, need Capability, fn BlockingFunc) error {
 	return errs.Relabel("jade", "register intrinsic", r.bus.RegisterBlockingIntrinsic(name, params, result, need, fn))
 }
 
@@ -236,35 +232,6 @@ func (r *Runtime) Shutdown(ctx context.Context) error {
 	}
 	return errors.Join(fmt.Errorf("jade: shutdown: abandoned at the deadline: %s", sched.SummarizeReports(stuck, sched.MaxListedReports)), perr)
 }
-
-// Task is a handle on a spawned task.
-type Task struct {
-	t  *sched.Task
-	rt *Runtime
-}
-
-// ID returns the task id.
-func (t *Task) ID() uint64 { return t.t.ID() }
-
-// Wait waits for the task's outcome or the end of ctx.
-func (t *Task) Wait(ctx context.Context) (Outcome, error) {
-	o, err := bus.Await(ctx, t.t)
-	return o, errs.Relabel("jade", "wait", err)
-}
-
-// Cancel requests cancellation (sticky).
-func (t *Task) Cancel() error { return errs.Relabel("jade", "cancel", t.rt.def.Cancel(t.t)) }
-
-// Done is closed when the task has completed.
-func (t *Task) Done() <-chan struct{} { return t.t.Done() }
-
-// Outcome returns the task's outcome once it has completed (ok false
-// before).
-func (t *Task) Outcome() (Outcome, bool) { return t.t.Outcome() }
-
-// Sched returns the scheduler's record of the task: a read-only view (its
-// state, outcome and location); changes go through the Runtime.
-func (t *Task) Sched() *sched.Task { return t.t }
 
 // NewEvent makes an event that the host can pass to tasks and signal.
 func (r *Runtime) NewEvent() Value { return r.def.NewEvent() }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -77,12 +78,12 @@ func TestMapCrossesTasks(t *testing.T) {
 		require.Equal(t, `map{"z": void, "b": bytes"two"}`, o.Value.String())
 
 		big := testkit.Load(t, rt, mapFillSrc)
-		e := rt.Main().Engine()
+		e := hostbus.Member(rt).Engine()
 		o = testkit.Run(t, rt, big, "main", vmloop.I64(100_000))
 		require.Equal(t, sched.Success, o.Kind, "%v", o)
 		require.Equal(t, int64(100_000), o.Value.Int())
 		testkit.WaitFor(t, func() bool {
-			return rt.Bus().Scheduler().LiveTasks() == 0 && e.LiveTasks() == 0 && e.MemoryBytes() == 0
+			return hostbus.Scheduler(rt).LiveTasks() == 0 && e.LiveTasks() == 0 && e.MemoryBytes() == 0
 		})
 	})
 }

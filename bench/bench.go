@@ -14,6 +14,7 @@ import (
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
 	"github.com/jadevm/jade/examples"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/native"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -63,7 +64,7 @@ func NewEnv(workers int) (*Env, error) {
 		}
 		return vmloop.Void(), nil
 	})
-	if e.goEng, err = rt.Bus().RegisterEngine("goloop", sched.EngineRuntimeConfig{GoLoop: true}, bus.CapAll); err != nil {
+	if e.goEng, err = hostbus.Bus(rt).RegisterEngine("goloop", sched.EngineRuntimeConfig{GoLoop: true}, bus.CapAll); err != nil {
 		rt.Shutdown(context.Background())
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -60,7 +61,7 @@ func (e *Env) BlockingTickerJade(calls int, d time.Duration, ticks int) (Blockin
 		if err != nil {
 			return r, err
 		}
-		tasks = append(tasks, t.Sched())
+		tasks = append(tasks, hostbus.Task(t))
 	}
 	var err error
 	if r.Ticker, err = e.ticker(ticks); err != nil {

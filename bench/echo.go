@@ -12,6 +12,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/examples"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -74,8 +75,8 @@ func startJadeServer(name string, src []byte, workers int) (*EchoServer, error) 
 			return &EchoServer{Addr: addr, stop: stop}, nil
 		}
 		select {
-		case <-main.Sched().Done():
-			o, _ := main.Sched().Outcome()
+		case <-hostbus.Task(main).Done():
+			o, _ := hostbus.Task(main).Outcome()
 			stop()
 			return nil, fmt.Errorf("bench: %s: main ended before listening: %s", name, o)
 		default:

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -65,7 +66,7 @@ func (e *Env) SliceTime() (time.Duration, error) {
 		ds = append(ds, stamps[i].Sub(stamps[i-1]))
 	}
 	perReduction := float64(Summarize(ds).P99) / (3<<20 + 3)
-	limit := e.RT.Main().Engine().Config().ReductionLimit
+	limit := hostbus.Member(e.RT).Engine().Config().ReductionLimit
 	return time.Duration(perReduction * float64(limit)), nil
 }
 
@@ -85,9 +86,9 @@ func (e *Env) startHogs(n int) (stop func() float64, err error) {
 	var hs []*sched.Task
 	cancel := func() {
 		for _, h := range hs {
-			e.RT.Main().Cancel(h)
+			hostbus.Member(e.RT).Cancel(h)
 		}
-		for e.RT.Bus().Scheduler().LiveTasks() > 0 {
+		for hostbus.Scheduler(e.RT).LiveTasks() > 0 {
 			time.Sleep(time.Millisecond)
 		}
 	}
@@ -97,7 +98,7 @@ func (e *Env) startHogs(n int) (stop func() float64, err error) {
 			cancel()
 			return nil, err
 		}
-		hs = append(hs, t.Sched())
+		hs = append(hs, hostbus.Task(t))
 	}
 	e.ticks.Store(0)
 	t0 := time.Now()

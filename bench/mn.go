@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -86,7 +87,7 @@ func (e *Env) WakeLatencyJade(n int) (Latencies, error) {
 	if err != nil {
 		return Latencies{}, err
 	}
-	s := e.RT.Bus().Scheduler()
+	s := hostbus.Scheduler(e.RT)
 	ds := make([]time.Duration, 0, n)
 	for i := 0; i < n; i++ {
 		for s.WaitingTasks() != 1 {
@@ -186,7 +187,7 @@ func (e *Env) IdleWakeups(period time.Duration) (perWorker []int64, process int6
 		return nil, 0, err
 	}
 	time.Sleep(100 * time.Millisecond)
-	tids := e.RT.Bus().Scheduler().WorkerThreads()
+	tids := hostbus.Scheduler(e.RT).WorkerThreads()
 	before := make([]int64, len(tids))
 	for i, tid := range tids {
 		if before[i], err = threadSwitches(tid); err != nil {

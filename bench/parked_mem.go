@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -38,7 +39,7 @@ func (e *Env) ParkedJadeMem(n int) (ParkedMem, error) {
 		if _, err := e.Run("parked", vmloop.I64(int64(n)), gate); err != nil {
 			return err
 		}
-		s := e.RT.Bus().Scheduler()
+		s := hostbus.Scheduler(e.RT)
 		deadline := time.Now().Add(time.Minute)
 		for s.WaitingTasks() < int64(n) {
 			if time.Now().After(deadline) {
@@ -49,7 +50,7 @@ func (e *Env) ParkedJadeMem(n int) (ParkedMem, error) {
 		return nil
 	}, func() {
 		e.RT.Broadcast(gate)
-		s := e.RT.Bus().Scheduler()
+		s := hostbus.Scheduler(e.RT)
 		for s.LiveTasks() > 0 {
 			time.Sleep(time.Millisecond)
 		}

@@ -2,6 +2,14 @@
 // workload next to its Go (or gopher-lua) baseline. The go test benchmarks
 // in this package and the `jade perf` harness both call these bodies, so
 // the two always measure the same thing.
+//
+// # Compatibility
+//
+// This is an implementation package of the Jade runtime, with no
+// compatibility promise between versions: its API changes whenever the
+// runtime needs it to. A Go host imports the root package,
+// github.com/jadevm/jade, whose API and program model are what the
+// module's version promises.
 package bench
 
 // Jade programs of the benchmarks. Each main takes the iteration count.

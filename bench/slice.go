@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -69,7 +70,7 @@ func (e *Env) SliceTimeOf(prog string, n int) (time.Duration, error) {
 // dispatches sums the slices every worker has run.
 func (e *Env) dispatches() uint64 {
 	var n uint64
-	for _, w := range e.RT.Bus().Scheduler().Metrics().Workers {
+	for _, w := range hostbus.Scheduler(e.RT).Metrics().Workers {
 		n += w.Dispatches
 	}
 	return n

@@ -126,7 +126,7 @@ func (b *Bus) RegisterBlockingIntrinsic(name string, params []vmloop.Type, resul
 // under callHost's timedWait (time.timeout bounds the wait).
 func (b *Bus) startBlocking(c *Call, ex *vmloop.Exec, req *vmloop.Request, h *hostIntrinsic) sched.Action {
 	e := c.t.Engine()
-	if err := e.ReserveBlocking(); err != nil {
+	if err := b.ctl.ReserveBlocking(e); err != nil {
 		return raise(ex, vmloop.Err(vmloop.ErrKindResource, fmt.Sprintf("%s: %v", h.desc.Name, err)))
 	}
 	// The copied arguments live until the call ends, queued or running:
@@ -136,8 +136,8 @@ func (b *Bus) startBlocking(c *Call, ex *vmloop.Exec, req *vmloop.Request, h *ho
 	for _, v := range c.args {
 		argBytes += v.HostBytes()
 	}
-	if err := e.ReserveMemory(argBytes, "the arguments of a blocking host call"); err != nil {
-		e.ReleaseBlocking()
+	if err := b.ctl.ReserveMemory(e, argBytes, "the arguments of a blocking host call"); err != nil {
+		b.ctl.ReleaseBlocking(e)
 		c.args = nil
 		return raise(ex, vmloop.Err(vmloop.ErrKindResource, fmt.Sprintf("%s: %v", h.desc.Name, err)))
 	}
@@ -162,10 +162,10 @@ func (b *Bus) startBlocking(c *Call, ex *vmloop.Exec, req *vmloop.Request, h *ho
 		defer close(ended)
 		defer cancel()
 		defer p.cancels.CompareAndDelete(id, call)
-		defer e.ReleaseBlocking()
+		defer b.ctl.ReleaseBlocking(e)
 		defer func() {
 			c.args = nil // the host function may keep them; the call does not
-			e.ReleaseMemory(argBytes)
+			b.ctl.ReleaseMemory(e, argBytes)
 		}()
 		select {
 		case p.sem <- struct{}{}:

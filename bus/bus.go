@@ -7,6 +7,14 @@
 // The bus knows who asks from the calling task's record (bytecode) or from
 // the Member token the host got when it registered an engine — never from
 // an argument of the command.
+//
+// # Compatibility
+//
+// This is an implementation package of the Jade runtime, with no
+// compatibility promise between versions: its API changes whenever the
+// runtime needs it to. A Go host imports the root package,
+// github.com/jadevm/jade, whose API and program model are what the
+// module's version promises.
 package bus
 
 import (

@@ -67,7 +67,7 @@ func (m *Member) Send(ctx context.Context, ch, v vmloop.Value) error {
 	if hs := ioHandles(vmloop.ExtObjects(v)); len(hs) > 0 {
 		return fmt.Errorf("bus: send: %s cannot travel in a message from the host (the host owns no socket or file handle)", hs[0])
 	}
-	mem := m.e.Budget()
+	mem := m.b.ctl.Budget(m.e)
 	msg, n, ok := chans.NewMsg(v, mem)
 	if !ok {
 		return fmt.Errorf("bus: send: a message of %d bytes exceeds engine %q's memory limit (%d of %d bytes in use): %w", n, m.e.Name(), mem.Used(), mem.Limit(), ErrChanMemory)

@@ -208,8 +208,8 @@ func closeAll(ctl *sched.Control, fds []*sched.FD) {
 	}
 }
 
-// Listening reports whether StopListening has not run yet.
-func (b *Bus) Listening() bool {
+// listening reports whether StopListening has not run yet.
+func (b *Bus) listening() bool {
 	b.listeners.mu.Lock()
 	defer b.listeners.mu.Unlock()
 	return !b.listeners.stopped

@@ -26,7 +26,7 @@ func (b *Bus) listen(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, reuseP
 	if a != sched.ActContinue {
 		return a
 	}
-	if !b.Listening() {
+	if !b.listening() {
 		return raise(ex, shutdownErr(req, "no new listener is opened"))
 	}
 	num, err := iosys.ListenWith(b.ctl.IOName(t), addr, reusePort)

@@ -55,9 +55,9 @@ func TestTaskNameInJoinError(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, o.String(), "task.set_name: argument is array<i64>, want string")
 	long := strings.Repeat("x", bus.MaxTaskName+10)
-	task, err := rt.SpawnNamed(long, p, "bad")
+	task, err := rt.SpawnWith(jade.SpawnOptions{Name: long}, p, "bad")
 	require.NoError(t, err)
-	require.Equal(t, long[:bus.MaxTaskName], task.Sched().Name())
+	require.Equal(t, long[:bus.MaxTaskName], task.Name())
 	_, err = task.Wait(ctx)
 	require.NoError(t, err)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/internal/draintest"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -68,7 +69,7 @@ func TestCloseServesTheAcceptQueue(t *testing.T) {
 			closed := make(chan error, 1)
 			draintest.DriveQueued(t, addr, conns, func() {
 				t0 := time.Now()
-				require.Equal(t, 1, rt.Bus().StopListening())
+				require.Equal(t, 1, hostbus.Bus(rt).StopListening())
 				t.Logf("StopListening with %d connections queued: %v", conns, time.Since(t0))
 				go func() {
 					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -148,8 +149,8 @@ h:
 .end
 `))
 	require.NoError(t, err)
-	require.Equal(t, 0, rt.Bus().StopListening())
-	require.Equal(t, 0, rt.Bus().StopListening(), "idempotent")
+	require.Equal(t, 0, hostbus.Bus(rt).StopListening())
+	require.Equal(t, 0, hostbus.Bus(rt).StopListening(), "idempotent")
 	task, err := rt.Spawn(p, "main", vmloop.Str(testkit.FreeAddr(t)))
 	require.NoError(t, err)
 	o, err := task.Wait(context.Background())

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 )
 
@@ -46,7 +47,7 @@ func TestEchoRoundTripWakes(t *testing.T) {
 			for range 100 { // the connection task is running and warm
 				roundTrip()
 			}
-			sc := s.rt.Bus().Scheduler()
+			sc := hostbus.Scheduler(s.rt)
 			st0, parks0 := sc.IOStats(), sc.Parks()
 			for range rounds {
 				roundTrip()

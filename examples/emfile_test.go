@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 )
 
@@ -90,8 +91,8 @@ func testAcceptEMFILE(t *testing.T, file string, req, want func(i int) []byte) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	select {
-	case <-s.main.Sched().Done():
-		o, _ := s.main.Sched().Outcome()
+	case <-hostbus.Task(s.main).Done():
+		o, _ := hostbus.Task(s.main).Outcome()
 		t.Fatalf("main ended while accepts failed: %s", o)
 	default:
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -61,8 +62,8 @@ func startServer(t testing.TB, file string, workers int, args ...string) *ioServ
 			return s
 		}
 		select {
-		case <-s.main.Sched().Done():
-			o, _ := s.main.Sched().Outcome()
+		case <-hostbus.Task(s.main).Done():
+			o, _ := hostbus.Task(s.main).Outcome()
 			t.Fatalf("%s: main ended before listening: %s", file, o)
 		default:
 		}
@@ -97,7 +98,7 @@ func (s *ioServer) stop(t testing.TB) {
 }
 
 // liveTasks is the number of live tasks of the runtime.
-func (s *ioServer) liveTasks() int64 { return s.rt.Bus().Scheduler().LiveTasks() }
+func (s *ioServer) liveTasks() int64 { return hostbus.Scheduler(s.rt).LiveTasks() }
 
 // waitLive waits until at most n tasks are live (main and the connection
 // tasks of clients still connected).

@@ -106,4 +106,12 @@
 // Stats.Kernel counts overlapped calls started, Stats.Pool the Opens run
 // on the pool, Stats.Syscalls the Windows calls made for ops and waits;
 // Overflows stays zero.
+//
+// # Compatibility
+//
+// This is an implementation package of the Jade runtime, with no
+// compatibility promise between versions: its API changes whenever the
+// runtime needs it to. A Go host imports the root package,
+// github.com/jadevm/jade, whose API and program model are what the
+// module's version promises.
 package iocp

@@ -65,4 +65,12 @@
 //
 // Stats.Syscalls counts kevent and I/O system calls, Stats.Pool the ops
 // run on the pool; Kernel and Overflows stay zero (they are io_uring's).
+//
+// # Compatibility
+//
+// This is an implementation package of the Jade runtime, with no
+// compatibility promise between versions: its API changes whenever the
+// runtime needs it to. A Go host imports the root package,
+// github.com/jadevm/jade, whose API and program model are what the
+// module's version promises.
 package kqueue

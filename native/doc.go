@@ -204,4 +204,12 @@
 // random verified programs (TestRandomDiff and FuzzNative: go test -fuzz
 // FuzzNative ./native), which report opcode coverage. sanitize/driver.c
 // runs loop.c alone under AddressSanitizer and UndefinedBehaviorSanitizer.
+//
+// # Compatibility
+//
+// This is an implementation package of the Jade runtime, with no
+// compatibility promise between versions: its API changes whenever the
+// runtime needs it to. A Go host imports the root package,
+// github.com/jadevm/jade, whose API and program model are what the
+// module's version promises.
 package native

@@ -4,6 +4,14 @@
 // package bench, and reports the ratio against each scenario's target.
 // Pass/fail is information for people, never a CI gate. A scenario whose
 // capability has not landed yet is reported as absent, never faked.
+//
+// # Compatibility
+//
+// This is an implementation package of the Jade runtime, with no
+// compatibility promise between versions: its API changes whenever the
+// runtime needs it to. A Go host imports the root package,
+// github.com/jadevm/jade, whose API and program model are what the
+// module's version promises.
 package perf
 
 import (

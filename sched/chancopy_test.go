@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -103,7 +104,7 @@ func TestChanCopyInSteps(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, sched.Success, o.Kind, "%v", o)
 				require.Equal(t, int64(n), o.Value.Int())
-				st := tk.Sched().Stats()
+				st := hostbus.Task(tk).Stats()
 				require.NotNil(t, st)
 				// the fill (send) is about 60 slices, the copy about 640
 				require.GreaterOrEqual(t, st.Slices, int64(300), "the copy is spread over the task's slices")
@@ -120,13 +121,13 @@ func TestChanSendCopyCancelled(t *testing.T) {
 	const n = 1_000_000
 	rt := testkit.Runtime(t, jade.Options{Workers: 1, TaskStats: true, ReductionLimit: 5000})
 	p := testkit.Load(t, rt, srcChanCopy)
-	eng := rt.Bus().Scheduler()
+	eng := hostbus.Scheduler(rt)
 	tk, err := rt.Spawn(p, "keep", vmloop.I64(n))
 	require.NoError(t, err)
-	mem := tk.Sched().Engine()
+	mem := hostbus.Task(tk).Engine()
 	// the fill takes about 600 slices, then the copy about 2,000
-	testkit.WaitFor(t, func() bool { return tk.Sched().Stats().Slices >= 1000 })
-	at := tk.Sched().Stats().Slices
+	testkit.WaitFor(t, func() bool { return hostbus.Task(tk).Stats().Slices >= 1000 })
+	at := hostbus.Task(tk).Stats().Slices
 	require.NoError(t, tk.Cancel())
 	o, err := tk.Wait(context.Background())
 	require.NoError(t, err)
@@ -143,14 +144,14 @@ func TestChanRecvCopyCancelled(t *testing.T) {
 	const n = 1_000_000
 	rt := testkit.Runtime(t, jade.Options{Workers: 1, TaskStats: true, ReductionLimit: 5000})
 	p := testkit.Load(t, rt, srcChanCopy)
-	eng := rt.Bus().Scheduler()
+	eng := hostbus.Scheduler(rt)
 	tk, err := rt.Spawn(p, "recv", vmloop.I64(n))
 	require.NoError(t, err)
-	mem := tk.Sched().Engine()
+	mem := hostbus.Task(tk).Engine()
 	// the sender's fill and copy take about 2,600 of its slices, then the
 	// import about 2,000 of the receiver's
-	testkit.WaitFor(t, func() bool { return eng.LiveTasks() == 1 && tk.Sched().Stats().Slices >= 100 })
-	at := tk.Sched().Stats().Slices
+	testkit.WaitFor(t, func() bool { return eng.LiveTasks() == 1 && hostbus.Task(tk).Stats().Slices >= 100 })
+	at := hostbus.Task(tk).Stats().Slices
 	require.NoError(t, tk.Cancel())
 	o, err := tk.Wait(context.Background())
 	require.NoError(t, err)

@@ -227,4 +227,12 @@
 //
 // The wait word itself (wait.go) is the one CAS protocol: exactly one waker
 // wins a wait, and the phase it writes says what it carried.
+//
+// # Compatibility
+//
+// This is an implementation package of the Jade runtime, with no
+// compatibility promise between versions: its API changes whenever the
+// runtime needs it to. A Go host imports the root package,
+// github.com/jadevm/jade, whose API and program model are what the
+// module's version promises.
 package sched

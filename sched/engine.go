@@ -300,20 +300,20 @@ func (e *Engine) MemoryBytes() int64 {
 	return e.mem.Used()
 }
 
-// Budget returns the engine's memory budget (ResourceLimits.MemoryBytes),
+// Budget returns engine e's memory budget (ResourceLimits.MemoryBytes),
 // for what the layers above charge on the engine's behalf (messages a
 // host sends into a channel).
-func (e *Engine) Budget() *vmloop.Budget { return e.mem }
+func (c *Control) Budget(e *Engine) *vmloop.Budget { return e.mem }
 
-// ReserveBlocking takes a place for one blocking host call under the
-// engine's blockingCalls limit; the error wraps ErrLimit. ReleaseBlocking
+// ReserveBlocking takes a place for one blocking host call under engine
+// e's blockingCalls limit; the error wraps ErrLimit. ReleaseBlocking
 // gives it back when the call has ended.
-func (e *Engine) ReserveBlocking() error {
+func (c *Control) ReserveBlocking(e *Engine) error {
 	return e.reserve(&e.blocking, e.cfg.Load().Limits.BlockingCalls, "blocking host call", "blocking host calls queued or running", "blockingCalls limit")
 }
 
-// ReleaseBlocking gives back a place taken by ReserveBlocking.
-func (e *Engine) ReleaseBlocking() { e.blocking.Add(-1) }
+// ReleaseBlocking gives back a place of engine e taken by ReserveBlocking.
+func (c *Control) ReleaseBlocking(e *Engine) { e.blocking.Add(-1) }
 
 // BlockingCalls returns the engine's blocking host calls queued or running.
 func (e *Engine) BlockingCalls() int64 { return e.blocking.Load() }

@@ -108,8 +108,8 @@ func (f *FD) Detached() bool {
 	return f.detached
 }
 
-// InTransit returns the number of descriptors in transit (DetachFD) now.
-func (c *Control) InTransit() int {
+// inTransit returns the number of descriptors in transit (DetachFD) now.
+func (c *Control) inTransit() int {
 	ts := &c.s.transit
 	ts.mu.Lock()
 	defer ts.mu.Unlock()

@@ -65,7 +65,7 @@ func TestFDTransitClosesExactlyOnce(t *testing.T) {
 	require.True(t, f.Detached())
 	ok, _ = c.DetachFD(snd, f) // a stale copy
 	require.False(t, ok)
-	require.Equal(t, 1, c.InTransit())
+	require.Equal(t, 1, c.inTransit())
 	run(snd)
 	require.Zero(t, count(2001), "the sender's end closed a descriptor in transit")
 	c.PassFD(rcv, f)
@@ -117,12 +117,12 @@ func TestFDTransitClosesExactlyOnce(t *testing.T) {
 	require.True(t, ok)
 	run(snd)
 	require.Zero(t, count(2005))
-	require.Equal(t, 1, c.InTransit())
+	require.Equal(t, 1, c.inTransit())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	require.Empty(t, c.Shutdown(ctx))
 	require.Equal(t, 1, count(2005))
-	require.Zero(t, c.InTransit())
+	require.Zero(t, c.inTransit())
 	for fd := 2001; fd <= 2005; fd++ {
 		require.Equal(t, 1, count(fd), "fd %d", fd)
 	}

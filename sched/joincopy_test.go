@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -50,7 +51,7 @@ func TestJoinCopyInSteps(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, sched.Success, o.Kind, "%v", o)
 			require.Equal(t, int64(n), o.Value.Int())
-			st := tk.Sched().Stats()
+			st := hostbus.Task(tk).Stats()
 			require.NotNil(t, st)
 			// the import owes 33M reductions: about 1,000 slices of the
 			// default limit (it took 2 or 3)
@@ -68,14 +69,14 @@ func TestJoinCopyCancelled(t *testing.T) {
 	const n = 1_000_000
 	rt := testkit.Runtime(t, jade.Options{Workers: 1, TaskStats: true, ReductionLimit: 5000})
 	p := testkit.Load(t, rt, srcJoinCopy)
-	eng := rt.Bus().Scheduler()
+	eng := hostbus.Scheduler(rt)
 	tk, err := rt.Spawn(p, "main", vmloop.I64(n))
 	require.NoError(t, err)
-	mem := tk.Sched().Engine()
+	mem := hostbus.Task(tk).Engine()
 	// the child's fill and export take about 7,000 slices, then the
 	// import about 6,600 of main's
-	testkit.WaitFor(t, func() bool { return eng.LiveTasks() == 1 && tk.Sched().Stats().Slices >= 100 })
-	at := tk.Sched().Stats().Slices
+	testkit.WaitFor(t, func() bool { return eng.LiveTasks() == 1 && hostbus.Task(tk).Stats().Slices >= 100 })
+	at := hostbus.Task(tk).Stats().Slices
 	require.NoError(t, tk.Cancel())
 	o, err := tk.Wait(context.Background())
 	require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -42,13 +43,13 @@ func TestBroadcastChunked(t *testing.T) {
 			ws[i], err = rt.Spawn(p, "waiter", ev)
 			require.NoError(t, err)
 		}
-		testkit.WaitFor(t, func() bool { return rt.Bus().Scheduler().WaitingTasks() == n })
+		testkit.WaitFor(t, func() bool { return hostbus.Scheduler(rt).WaitingTasks() == n })
 		b, err := rt.Spawn(p, "bcast", ev)
 		require.NoError(t, err)
 		o, err := b.Wait(context.Background())
 		require.NoError(t, err)
 		require.Equal(t, sched.Success, o.Kind, "%v", o)
-		st := b.Sched().Stats()
+		st := hostbus.Task(b).Stats()
 		require.NotNil(t, st)
 		require.GreaterOrEqual(t, st.Slices, int64(chunks+1), "one dispatch per chunk of 4,096 wakes")
 		for _, w := range ws {
@@ -96,7 +97,7 @@ spin:
 	require.NoError(t, err)
 	require.Equal(t, sched.Success, o.Kind, "%v", o)
 	require.Equal(t, int64(3), o.Value.Int())
-	st := tk.Sched().Stats()
+	st := hostbus.Task(tk).Stats()
 	require.NotNil(t, st)
 	// the reductions as published where its last slice but one ended
 	require.GreaterOrEqual(t, st.Reductions, uint64(2*n*32-1<<20), "charged the copy")

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -93,7 +94,7 @@ func TestMemoryBudgetBalances(t *testing.T) {
 	testkit.Workers(t, []int{1, 2, 4}, func(t *testing.T, w int) {
 		rt := testkit.Runtime(t, jade.Options{Workers: w})
 		p := testkit.Load(t, rt, memoryProg)
-		e := rt.Main().Engine()
+		e := hostbus.Member(rt).Engine()
 		for range 3 {
 			o := testkit.Run(t, rt, p, "main", vmloop.I64(300))
 			require.Equal(t, sched.Success, o.Kind, "workers=%d: %v", w, o)
@@ -101,7 +102,7 @@ func TestMemoryBudgetBalances(t *testing.T) {
 			// place and, at its record's last reference, its outcome's
 			// bytes: wait for all three; a leak fails the wait.
 			testkit.WaitFor(t, func() bool {
-				return rt.Bus().Scheduler().LiveTasks() == 0 && e.LiveTasks() == 0 && e.MemoryBytes() == 0
+				return hostbus.Scheduler(rt).LiveTasks() == 0 && e.LiveTasks() == 0 && e.MemoryBytes() == 0
 			})
 		}
 	})
@@ -147,6 +148,6 @@ h:
 	require.Contains(t, o.Trap.Msg, "exceeds the engine's memory limit")
 	// As in TestMemoryBudgetBalances: the registry count drops before the
 	// live place and the outcome's bytes come back; a leak fails the wait.
-	e := rt.Main().Engine()
-	testkit.WaitFor(t, func() bool { return rt.Bus().Scheduler().LiveTasks() == 0 && e.MemoryBytes() == 0 })
+	e := hostbus.Member(rt).Engine()
+	testkit.WaitFor(t, func() bool { return hostbus.Scheduler(rt).LiveTasks() == 0 && e.MemoryBytes() == 0 })
 }

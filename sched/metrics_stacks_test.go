@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 )
@@ -46,11 +47,11 @@ func TestTasksWithStacks(t *testing.T) {
 		p, err := rt.Load("stacks.jasm", []byte(stacksSrc))
 		require.NoError(t, err)
 		gate := rt.NewEvent()
-		main, err := rt.SpawnNamed("nested", p, "main", gate)
+		main, err := rt.SpawnWith(jade.SpawnOptions{Name: "nested"}, p, "main", gate)
 		require.NoError(t, err)
 		hog, err := rt.Spawn(p, "hog")
 		require.NoError(t, err)
-		s := rt.Bus().Scheduler()
+		s := hostbus.Scheduler(rt)
 		testkit.WaitFor(t, func() bool { return s.WaitingTasks() == 1 })
 		for range 3 {
 			rs, err := s.TasksWithStacks(10 * time.Second)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -77,7 +78,7 @@ func TestLatencyHistogramsCountDispatches(t *testing.T) {
 		const n = 50
 		o := testkit.Run(t, rt, p, "main", vmloop.I64(n))
 		require.Equal(t, int64(n*(n-1)/2), o.Value.Int())
-		m := rt.Bus().Scheduler().Metrics()
+		m := hostbus.Scheduler(rt).Metrics()
 		lat := engineMetrics(t, m, "main").Latency
 		require.Equal(t, 1, lat.SampleEvery)
 		require.Equal(t, dispatches(m), lat.RunQueue.Count, "workers %d", workers)
@@ -111,7 +112,7 @@ func TestLatencySampling(t *testing.T) {
 		p := testkit.Load(t, rt, latencyProgram)
 		const n = 200
 		testkit.Run(t, rt, p, "main", vmloop.I64(n))
-		m := rt.Bus().Scheduler().Metrics()
+		m := hostbus.Scheduler(rt).Metrics()
 		lat := engineMetrics(t, m, "main").Latency
 		require.Equal(t, c.every, lat.SampleEvery)
 		d := dispatches(m)
@@ -144,7 +145,7 @@ func TestWorkerTimes(t *testing.T) {
   ret   z
 .end`)
 	testkit.Run(t, rt, p, "main")
-	s := rt.Bus().Scheduler()
+	s := hostbus.Scheduler(rt)
 	// Idle workers park (an idle list entry may still be on its way in).
 	testkit.WaitFor(t, func() bool {
 		for _, w := range s.Metrics().Workers {
@@ -196,9 +197,9 @@ func TestTaskNames(t *testing.T) {
 	gate := rt.NewEvent()
 	main, err := rt.Spawn(p, "main", gate)
 	require.NoError(t, err)
-	named, err := rt.SpawnNamed("host-side", p, "waiter", gate)
+	named, err := rt.SpawnWith(jade.SpawnOptions{Name: "host-side"}, p, "waiter", gate)
 	require.NoError(t, err)
-	s := rt.Bus().Scheduler()
+	s := hostbus.Scheduler(rt)
 	testkit.WaitFor(t, func() bool { return s.WaitingTasks() == 3 })
 	names := map[string]int{}
 	var texts []string
@@ -254,7 +255,7 @@ w:
 	const k = 5
 	task, err := rt.Spawn(p, "main", vmloop.I64(k), gate)
 	require.NoError(t, err)
-	s := rt.Bus().Scheduler()
+	s := hostbus.Scheduler(rt)
 	testkit.WaitFor(t, func() bool { return s.WaitingTasks() == 1 })
 	rs := s.Tasks()
 	require.Len(t, rs, 1)
@@ -300,9 +301,9 @@ func TestSpawnNamedChildrenUnnamed(t *testing.T) {
   ret   z
 .end`)
 	gate := rt.NewEvent()
-	acc, err := rt.SpawnNamed("acceptor", p, "acceptor", gate)
+	acc, err := rt.SpawnWith(jade.SpawnOptions{Name: "acceptor"}, p, "acceptor", gate)
 	require.NoError(t, err)
-	s := rt.Bus().Scheduler()
+	s := hostbus.Scheduler(rt)
 	testkit.WaitFor(t, func() bool { return s.WaitingTasks() == 3 })
 	byFunc := map[string]string{}
 	for _, r := range s.Tasks() {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -49,14 +50,14 @@ l:
 d:
   ret  x
 .end`)
-	s := rt.Bus().Scheduler()
+	s := hostbus.Scheduler(rt)
 	main, err := rt.Spawn(p, "main", vmloop.I64(100))
 	require.NoError(t, err)
 	t.Cleanup(func() { main.Cancel() })
 	// Every child ran (one slice each, after main's first) and completed.
 	testkit.WaitFor(t, func() bool { return s.Dispatches() >= 101 && s.LiveTasks() == 1 })
 	require.NotZero(t, s.Steals(), "children completed without any steal")
-	require.NotEqual(t, sched.Completed, main.Sched().State(), "hog state")
+	require.NotEqual(t, sched.Completed, hostbus.Task(main).State(), "hog state")
 	main.Cancel()
 	o, _ := main.Wait(context.Background())
 	require.Equal(t, sched.Cancelled, o.Kind, "hog: %v", o)
@@ -69,7 +70,7 @@ func TestIdleWorkersPark(t *testing.T) {
 	p := testkit.Load(t, rt, testkit.Fanout)
 	o := testkit.RunFanout(t, rt, p, 2000)
 	require.Equal(t, sched.Success, o.Kind, "%v", o)
-	s := rt.Bus().Scheduler()
+	s := hostbus.Scheduler(rt)
 	testkit.WaitFor(t, func() bool { return s.IdleWorkers() == 4 })
 	d, pk := s.Dispatches(), s.Parks()
 	time.Sleep(200 * time.Millisecond)
@@ -87,7 +88,7 @@ func TestGCWhileIdle(t *testing.T) {
 	rt := testkit.Runtime(t, jade.Options{Workers: 4})
 	p := testkit.Load(t, rt, testkit.Fanout)
 	testkit.RunFanout(t, rt, p, 100)
-	s := rt.Bus().Scheduler()
+	s := hostbus.Scheduler(rt)
 	testkit.WaitFor(t, func() bool { return s.IdleWorkers() == 4 })
 	done := make(chan struct{})
 	go func() {
@@ -113,7 +114,7 @@ func TestDefaultWorkers(t *testing.T) {
 	require.Equal(t, 3, sched.DefaultWorkers(), "DefaultWorkers with JADE_WORKERS=3")
 	rt3, err := jade.New(jade.Options{})
 	require.NoError(t, err)
-	if n := rt3.Bus().Scheduler().Workers(); n != 3 {
+	if n := hostbus.Scheduler(rt3).Workers(); n != 3 {
 		t.Errorf("%d workers with JADE_WORKERS=3", n)
 	}
 	require.NoError(t, rt3.Close(context.Background()))
@@ -132,7 +133,7 @@ func TestDefaultWorkers(t *testing.T) {
 	rt, err := jade.New(jade.Options{Workers: procs + 2})
 	require.NoError(t, err)
 	require.Equal(t, procs+3, runtime.GOMAXPROCS(0), "GOMAXPROCS with %d workers", procs+2)
-	require.NotEmpty(t, rt.Bus().Scheduler().Note(), "no note about the raised GOMAXPROCS")
+	require.NotEmpty(t, hostbus.Scheduler(rt).Note(), "no note about the raised GOMAXPROCS")
 	require.NoError(t, rt.Close(context.Background()))
 	require.Equal(t, procs, runtime.GOMAXPROCS(0), "GOMAXPROCS after close")
 }
@@ -147,7 +148,7 @@ type marks struct {
 
 func addMarks(t *testing.T, rt *jade.Runtime) *marks {
 	m := &marks{}
-	s := rt.Bus().Scheduler()
+	s := hostbus.Scheduler(rt)
 	err := rt.RegisterIntrinsic("test.mark", []vmloop.Type{vmloop.TI64}, vmloop.TVoid, 0, func(c *bus.Call) (vmloop.Value, error) {
 		m.mu.Lock()
 		m.arg = append(m.arg, c.Args()[0].Int())
@@ -302,7 +303,7 @@ l:
 // worker's lifo slot; Metrics counts it as runnable, not in the ring.
 func TestLIFOSlotInMetrics(t *testing.T) {
 	rt := testkit.Runtime(t, jade.Options{Workers: 1})
-	s := rt.Bus().Scheduler()
+	s := hostbus.Scheduler(rt)
 	var got sched.Metrics
 	err := rt.RegisterIntrinsic("test.metrics", nil, vmloop.TVoid, 0, func(*bus.Call) (vmloop.Value, error) {
 		got = s.Metrics()
@@ -339,7 +340,7 @@ func TestOutcomeWhileDone(t *testing.T) {
 	for i := 0; i < 50; i++ {
 		jt, err := rt.Spawn(p, "main")
 		require.NoError(t, err)
-		task := jt.Sched()
+		task := hostbus.Task(jt)
 		for {
 			if _, ok := task.Outcome(); ok {
 				break
@@ -401,7 +402,7 @@ l:
 		hog, err := rt.Spawn(p, "hog")
 		require.NoError(t, err)
 		testkit.WaitFor(t, func() bool { return started.Load() == 1 })
-		kicks := rt.Bus().Scheduler().Metrics().InjectKicks
+		kicks := hostbus.Scheduler(rt).Metrics().InjectKicks
 		_, err = rt.Spawn(p, "setter")
 		require.NoError(t, err)
 		o, err := hog.Wait(context.Background())
@@ -411,7 +412,7 @@ l:
 		if n := o.Value.Int(); n > sched.MaxReductionLimit/3/4 {
 			t.Fatalf("round %d: the hog ran %d iterations (%d in a whole slice) before the outside task ran", round, n, sched.MaxReductionLimit/3)
 		}
-		if k := rt.Bus().Scheduler().Metrics().InjectKicks; k <= kicks {
+		if k := hostbus.Scheduler(rt).Metrics().InjectKicks; k <= kicks {
 			t.Fatalf("round %d: InjectKicks %d -> %d", round, kicks, k)
 		}
 	}
@@ -444,7 +445,7 @@ l:
   const r, 0
   ret   r
 .end`)
-	yields := func() uint64 { return rt.Bus().Scheduler().Metrics().Workers[0].GoYields }
+	yields := func() uint64 { return hostbus.Scheduler(rt).Metrics().Workers[0].GoYields }
 	// Busy: one hog on default slices, never parking.
 	hog, err := rt.Spawn(p, "hog")
 	require.NoError(t, err)
@@ -453,7 +454,7 @@ l:
 	// It has run whole slices: its stacks share no cache line with
 	// another task's (vmloop.Exec.Isolate; read after the yields, which
 	// the worker counted after isolating them).
-	if !sched.ExecOf(hog.Sched()).Isolated() {
+	if !sched.ExecOf(hostbus.Task(hog)).Isolated() {
 		t.Error("a task that ran whole slices still has stacks that may share cache lines")
 	}
 	stop.Store(1)
@@ -463,7 +464,7 @@ l:
 	// Parking: a short task every 10 ms, the worker parked in between. The
 	// hand-overs counted are those made on the way into a park (a busy
 	// worker's every-64-picks check would also fire here).
-	s := rt.Bus().Scheduler()
+	s := hostbus.Scheduler(rt)
 	y0 = s.ParkYields(0)
 	for i := 0; i < 200 && s.ParkYields(0) < y0+3; i++ {
 		time.Sleep(10 * time.Millisecond)

@@ -84,19 +84,20 @@ func clipText(s string, max int) string {
 	return fmt.Sprintf("%s... (%d bytes)", s[:cut], len(s))
 }
 
-// ReserveMemory counts n bytes of host memory held for the engine's tasks
+// ReserveMemory counts n bytes of host memory held for engine e's tasks
 // outside their heaps (the arguments of a blocking host call, for as long
 // as the call is queued or running) in the engine's memory budget; the
-// error wraps ErrLimit. ReleaseMemory gives them back.
-func (e *Engine) ReserveMemory(n int64, what string) error {
+// error wraps ErrLimit. ReleaseMemory gives them back. They are Control's
+// because the budget is scheduler state (S-16).
+func (c *Control) ReserveMemory(e *Engine, n int64, what string) error {
 	if e.mem.Take(n) {
 		return nil
 	}
 	return fmt.Errorf("sched: %s: %d bytes exceed engine %q's memory limit (%d of %d bytes in use; raise memoryBytes): %w", what, n, e.name, e.mem.Used(), e.mem.Limit(), ErrLimit)
 }
 
-// ReleaseMemory gives back n bytes counted with ReserveMemory.
-func (e *Engine) ReleaseMemory(n int64) { e.mem.Give(n) }
+// ReleaseMemory gives back n bytes of engine e counted with ReserveMemory.
+func (c *Control) ReleaseMemory(e *Engine, n int64) { e.mem.Give(n) }
 
 // An ended task's record outlives it while heap objects name it (a parent
 // that keeps its children's handles): its live share (taskBytes) goes

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -49,7 +50,7 @@ func TestParkedTaskParts(t *testing.T) {
 	rt := testkit.ForcedRuntime(t, jade.Options{Workers: 1})
 	p := testkit.Load(t, rt, parkedProg)
 	gate := rt.NewEvent()
-	s := rt.Bus().Scheduler()
+	s := hostbus.Scheduler(rt)
 	heap0 := heapInUse()
 	o := testkit.Run(t, rt, p, "main", vmloop.I64(n), gate)
 	require.Equal(t, sched.Success, o.Kind, "%v", o)
@@ -102,8 +103,8 @@ more:
 	o, err := task.Wait(t.Context())
 	require.NoError(t, err)
 	require.Equal(t, sched.Success, o.Kind, "%v", o)
-	require.Zero(t, sched.ExecOf(task.Sched()).Footprint(), "an ended record the host holds keeps no stacks")
-	require.Equal(t, "main", task.Sched().Program().FuncName(0))
+	require.Zero(t, sched.ExecOf(hostbus.Task(task)).Footprint(), "an ended record the host holds keeps no stacks")
+	require.Equal(t, "main", hostbus.Task(task).Program().FuncName(0))
 }
 
 // TestParkedAfterDeepTasks: a parked task holds the stacks it needs, not
@@ -147,7 +148,7 @@ more:
   call    r, down, d1
   ret     r
 .end`)
-	s := rt.Bus().Scheduler()
+	s := hostbus.Scheduler(rt)
 	deepGate := rt.NewEvent()
 	o := testkit.Run(t, rt, p, "deepMain", vmloop.I64(n), deepGate)
 	require.Equal(t, sched.Success, o.Kind, "%v", o)

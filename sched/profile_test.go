@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -64,7 +65,7 @@ func hammer(s *sched.Scheduler, stop chan struct{}) *sync.WaitGroup {
 // cases one by one).
 func TestSamplesKeepSlices(t *testing.T) {
 	rt := testkit.Runtime(t, jade.Options{Workers: 2, ReductionLimit: sched.MaxReductionLimit})
-	s := rt.Bus().Scheduler()
+	s := hostbus.Scheduler(rt)
 	p := testkit.Load(t, rt, spinSrc)
 	c := &countSampler{fns: map[string]int{}, tids: map[uint64]bool{}}
 	require.NoError(t, s.StartSampling(c))
@@ -111,7 +112,7 @@ func TestSamplesKeepSlices(t *testing.T) {
 // sampler nobody is.
 func TestSampleIdleWorkers(t *testing.T) {
 	rt := testkit.Runtime(t, jade.Options{Workers: 2})
-	s := rt.Bus().Scheduler()
+	s := hostbus.Scheduler(rt)
 	require.Equal(t, 0, s.RequestSamples(), "asked without a sampler")
 	c := &countSampler{fns: map[string]int{}, tids: map[uint64]bool{}}
 	require.NoError(t, s.StartSampling(c))

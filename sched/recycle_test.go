@@ -11,6 +11,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -147,7 +148,7 @@ func staleCompletions(t *testing.T, workers int) {
 				return
 			default:
 			}
-			_ = rt.Bus().Scheduler().Tasks()
+			_ = hostbus.Scheduler(rt).Tasks()
 			time.Sleep(50 * time.Microsecond)
 		}
 	}()

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -120,7 +121,7 @@ func TestReportsNameWhatIsAwaited(t *testing.T) {
 		}
 		var ws map[string]sched.TaskReport
 		testkit.WaitFor(t, func() bool {
-			rs, err := rt.Bus().Scheduler().TasksWithStacks(10 * time.Second)
+			rs, err := hostbus.Scheduler(rt).TasksWithStacks(10 * time.Second)
 			require.NoError(t, err)
 			ws = byFunc(rs)
 			return len(ws) == 6 && ws["acceptor"].Line == markerLine(t, "accept")
@@ -173,7 +174,7 @@ func TestReportsNameWhatIsAwaited(t *testing.T) {
 			require.Empty(t, r.Wait.Peer, fn)
 		}
 		// Detail completes the reports it is asked for (a drain report's).
-		require.NoError(t, rt.Bus().Scheduler().Detail(all, len(all), 10*time.Second))
+		require.NoError(t, hostbus.Scheduler(rt).Detail(all, len(all), 10*time.Second))
 		detailed := byFunc(all)
 		require.Equal(t, ws["reader"].Wait.Peer, detailed["reader"].Wait.Peer)
 		require.Equal(t, ws["main"].Wait.Task, detailed["main"].Wait.Task)

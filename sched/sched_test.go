@@ -18,6 +18,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -64,7 +65,7 @@ func TestExactlyOnce(t *testing.T) {
 		require.Equal(t, int64(n*(n-1)/2), o.Value.Int(), "workers=%d: %v, want Success(%d)", workers, o, n*(n-1)/2)
 		// main's outcome is published before its worker decrements the
 		// live count: wait for the count, do not sample it.
-		testkit.WaitFor(t, func() bool { return rt.Bus().Scheduler().LiveTasks() == 0 })
+		testkit.WaitFor(t, func() bool { return hostbus.Scheduler(rt).LiveTasks() == 0 })
 	})
 }
 
@@ -97,12 +98,12 @@ d:
 		n = 20_000
 	}
 	testkit.Run(t, rt, p, "main", vmloop.I64(n), gate)
-	testkit.WaitFor(t, func() bool { return rt.Bus().Scheduler().WaitingTasks() == n })
+	testkit.WaitFor(t, func() bool { return hostbus.Scheduler(rt).WaitingTasks() == n })
 	if g := runtime.NumGoroutine(); g > before+2 {
 		t.Fatalf("%d goroutines with %d parked tasks (was %d before)", g, n, before)
 	}
 	require.NoError(t, rt.Broadcast(gate))
-	testkit.WaitFor(t, func() bool { return rt.Bus().Scheduler().LiveTasks() == 0 })
+	testkit.WaitFor(t, func() bool { return hostbus.Scheduler(rt).LiveTasks() == 0 })
 }
 
 // TestHogDoesNotStarve: an endless loop and a counting task share one
@@ -205,7 +206,7 @@ h:
 		require.NoError(t, err)
 		o, err := task.Wait(context.Background())
 		require.NoError(t, err)
-		require.Equal(t, sched.Completed, task.Sched().State(), "%s: state %s after Wait", c.fn, task.Sched().State())
+		require.Equal(t, sched.Completed, hostbus.Task(task).State(), "%s: state %s after Wait", c.fn, hostbus.Task(task).State())
 		if o.Kind != c.want || (c.val != "" && o.Value.String() != c.val) {
 			t.Fatalf("%s: outcome %v, want %s(%s)", c.fn, o, c.want, c.val)
 		}
@@ -217,11 +218,11 @@ h:
 	ev := rt.NewEvent()
 	task, err := rt.Spawn(p, "waiter", ev)
 	require.NoError(t, err)
-	testkit.WaitFor(t, func() bool { return task.Sched().State() == sched.Waiting })
+	testkit.WaitFor(t, func() bool { return hostbus.Task(task).State() == sched.Waiting })
 	require.NoError(t, task.Cancel())
 	o, _ := task.Wait(context.Background())
 	require.Equal(t, sched.Cancelled, o.Kind, "cancelled waiter: %v", o)
-	require.True(t, task.Sched().CancelRequested(), "cancel flag not sticky")
+	require.True(t, hostbus.Task(task).CancelRequested(), "cancel flag not sticky")
 }
 
 // TestEventSemantics: a signal before the wait is kept (once); broadcast
@@ -241,9 +242,9 @@ func TestEventSemantics(t *testing.T) {
 	require.Equal(t, sched.Success, o.Kind, "kept signal: %v", o)
 	// The kept signal was consumed: the next waiter parks.
 	task, _ := rt.Spawn(p, "main", ev)
-	testkit.WaitFor(t, func() bool { return task.Sched().State() == sched.Waiting })
+	testkit.WaitFor(t, func() bool { return hostbus.Task(task).State() == sched.Waiting })
 	task2, _ := rt.Spawn(p, "main", ev)
-	testkit.WaitFor(t, func() bool { return rt.Bus().Scheduler().WaitingTasks() == 2 })
+	testkit.WaitFor(t, func() bool { return hostbus.Scheduler(rt).WaitingTasks() == 2 })
 	rt.Broadcast(ev)
 	for _, tk := range []*jade.Task{task, task2} {
 		o, _ := tk.Wait(context.Background())
@@ -251,7 +252,7 @@ func TestEventSemantics(t *testing.T) {
 	}
 	// Broadcast kept nothing: a new waiter parks.
 	task3, _ := rt.Spawn(p, "main", ev)
-	testkit.WaitFor(t, func() bool { return task3.Sched().State() == sched.Waiting })
+	testkit.WaitFor(t, func() bool { return hostbus.Task(task3).State() == sched.Waiting })
 	task3.Cancel()
 	task3.Wait(context.Background())
 }
@@ -499,7 +500,7 @@ func TestDrainWaitsForEveryTask(t *testing.T) {
 	drain := func(d time.Duration) error {
 		ctx, cancel := context.WithTimeout(context.Background(), d)
 		defer cancel()
-		return rt.Bus().Drain(ctx)
+		return hostbus.Bus(rt).Drain(ctx)
 	}
 	require.NoError(t, drain(time.Minute), "drain of an idle runtime")
 	const chains, links = 8, 2000
@@ -533,13 +534,13 @@ func TestDrainWaitsForEveryTask(t *testing.T) {
 		for err := range errs {
 			require.NoError(t, err)
 		}
-		require.Zero(t, rt.Bus().Scheduler().LiveTasks(), "round %d: tasks live after Drain", round)
+		require.Zero(t, hostbus.Scheduler(rt).LiveTasks(), "round %d: tasks live after Drain", round)
 	}
 	ev := rt.NewEvent()
 	_, err := rt.Spawn(p, "wait", ev)
 	require.NoError(t, err)
 	require.ErrorContains(t, drain(20*time.Millisecond), "1 tasks still live", "drain with a waiting task")
-	require.False(t, rt.Bus().Scheduler().Draining(), "a timed-out Drain left completions looking for the last task")
+	require.False(t, hostbus.Scheduler(rt).Draining(), "a timed-out Drain left completions looking for the last task")
 	done := make(chan error, 1)
 	go func() { done <- drain(time.Minute) }()
 	time.Sleep(10 * time.Millisecond)
@@ -556,7 +557,7 @@ func TestLiveTasksNeverZeroWhileChainLive(t *testing.T) {
 		rt := testkit.Runtime(t, jade.Options{Workers: workers})
 		var ended atomic.Bool
 		p := loadChain(t, rt, func() { ended.Store(true) }, "")
-		s := rt.Bus().Scheduler()
+		s := hostbus.Scheduler(rt)
 		zeros := 0
 		links := int64(100_000)
 		if raceEnabled {
@@ -647,7 +648,7 @@ more:
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
-				drained <- rt.Bus().Drain(ctx)
+				drained <- hostbus.Bus(rt).Drain(ctx)
 			}()
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -659,7 +660,7 @@ more:
 		for range 4 {
 			require.NoError(t, <-drained, "iter %d: drain", iter)
 		}
-		require.Zero(t, rt.Bus().Scheduler().LiveTasks(), "iter %d: live after shutdown", iter)
+		require.Zero(t, hostbus.Scheduler(rt).LiveTasks(), "iter %d: live after shutdown", iter)
 	}
 }
 
@@ -709,9 +710,9 @@ func TestHostSpawnRacingShutdownEnds(t *testing.T) {
 		require.NoError(t, err, "iter %d: shutdown", iter)
 		for _, jt := range spawned {
 			select {
-			case <-jt.Sched().Done():
+			case <-hostbus.Task(jt).Done():
 			case <-time.After(10 * time.Second):
-				t.Fatalf("iter %d: a spawn accepted around Shutdown never ended (%d live)", iter, rt.Bus().Scheduler().LiveTasks())
+				t.Fatalf("iter %d: a spawn accepted around Shutdown never ended (%d live)", iter, hostbus.Scheduler(rt).LiveTasks())
 			}
 		}
 	}

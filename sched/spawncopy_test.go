@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -54,7 +55,7 @@ func TestSpawnCopyInSteps(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, sched.Success, o.Kind, "%v", o)
 			require.Equal(t, int64(n), o.Value.Int())
-			st := tk.Sched().Stats()
+			st := hostbus.Task(tk).Stats()
 			require.NotNil(t, st)
 			// the fill takes about 160 slices of the default limit, the
 			// copy (64M reductions owed) about 2,560
@@ -71,12 +72,12 @@ func TestSpawnCopyCancelled(t *testing.T) {
 	const n = 1_000_000
 	rt := testkit.Runtime(t, jade.Options{Workers: 1, TaskStats: true, ReductionLimit: 5000})
 	p := testkit.Load(t, rt, srcSpawnCopy)
-	eng := rt.Bus().Scheduler()
+	eng := hostbus.Scheduler(rt)
 	tk, err := rt.Spawn(p, "main", vmloop.I64(n), vmloop.I64(1))
 	require.NoError(t, err)
-	mem := tk.Sched().Engine()
+	mem := hostbus.Task(tk).Engine()
 	// the fill takes about 800 slices, the copy about 12,800 more
-	testkit.WaitFor(t, func() bool { return tk.Sched().Stats().Slices >= 2000 })
+	testkit.WaitFor(t, func() bool { return hostbus.Task(tk).Stats().Slices >= 2000 })
 	require.NoError(t, tk.Cancel())
 	o, err := tk.Wait(context.Background())
 	require.NoError(t, err)

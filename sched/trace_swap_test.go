@@ -11,6 +11,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -74,7 +75,7 @@ func TestTraceSpawnBeforeStolenChild(t *testing.T) {
 		ev := rt.NewEvent()
 		w, err := rt.Spawn(p, "waiter", ev)
 		require.NoError(t, err)
-		testkit.WaitFor(t, func() bool { return w.Sched().State() == sched.Waiting }, "the waiter waits")
+		testkit.WaitFor(t, func() bool { return hostbus.Task(w).State() == sched.Waiting }, "the waiter waits")
 		o, err := rt.Run(context.Background(), p, "main", ev)
 		require.NoError(t, err)
 		require.Equal(t, int64(1), o.Value.Int(), "the child ran while main's slice went on: %v", o)

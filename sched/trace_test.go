@@ -16,6 +16,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -178,7 +179,7 @@ func TestLongCallReported(t *testing.T) {
 func TestFlightDumpOnLongSlice(t *testing.T) {
 	dir := t.TempDir()
 	rt := testkit.Runtime(t, jade.Options{Workers: 2, FlightEvents: 4096, LongSlice: 10 * time.Millisecond, FlightDir: dir})
-	require.True(t, rt.Bus().Scheduler().FlightRecorder())
+	require.True(t, hostbus.Scheduler(rt).FlightRecorder())
 	registerSpin(t, rt)
 	p := testkit.Load(t, rt, spinProgram)
 	require.Equal(t, sched.Success, testkit.Run(t, rt, p, "main", vmloop.I64(30)).Kind)

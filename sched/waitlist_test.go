@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -90,7 +91,7 @@ d:
 	require.NoError(t, err)
 	evLoop, err := rt.Spawn(p, "ev_loop", ev, vmloop.I64(n))
 	require.NoError(t, err)
-	joinLoop, err := rt.Spawn(p, "join_loop", vmloop.Ext(vmloop.KindTask, target.Sched()), vmloop.I64(n))
+	joinLoop, err := rt.Spawn(p, "join_loop", vmloop.Ext(vmloop.KindTask, hostbus.Task(target)), vmloop.I64(n))
 	require.NoError(t, err)
 	for _, tk := range []*jade.Task{evLoop, joinLoop} {
 		o, err := tk.Wait(context.Background())
@@ -100,7 +101,7 @@ d:
 	}
 	evObj := ev.Obj().(*sched.Event)
 	require.LessOrEqual(t, sched.EventWaiters(evObj), max(16, 2*(len(live)+1)), "event waiter tokens after %d timed-out waits", n)
-	require.LessOrEqual(t, sched.Joiners(target.Sched()), 16, "joiner tokens after %d timed-out joins", n)
+	require.LessOrEqual(t, sched.Joiners(hostbus.Task(target)), 16, "joiner tokens after %d timed-out joins", n)
 	for _, tk := range append(live, target) {
 		tk.Cancel()
 		tk.Wait(context.Background())

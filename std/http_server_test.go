@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -49,7 +50,7 @@ func startHTTP(t *testing.T, workers int) *httpServer {
 // waitConns waits until only main is live: every connection task ended.
 func (s *httpServer) waitConns(t *testing.T) {
 	t.Helper()
-	testkit.WaitFor(t, func() bool { return s.rt.Bus().Scheduler().LiveTasks() <= 1 },
+	testkit.WaitFor(t, func() bool { return hostbus.Scheduler(s.rt).LiveTasks() <= 1 },
 		"connection tasks did not end")
 }
 

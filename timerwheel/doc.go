@@ -183,4 +183,12 @@
 // OverrunCount = runs whose handler took longer than Period (or that met a
 // refused Start); plus skipped, dropped and backlog counts and the last
 // start's lateness.
+//
+// # Compatibility
+//
+// This is an implementation package of the Jade runtime, with no
+// compatibility promise between versions: its API changes whenever the
+// runtime needs it to. A Go host imports the root package,
+// github.com/jadevm/jade, whose API and program model are what the
+// module's version promises.
 package timerwheel

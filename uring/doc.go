@@ -229,4 +229,12 @@
 // BenchmarkWake, BenchmarkTopology and BenchmarkEchoRoundTrip (64-byte
 // messages, both ends on the backend, one goroutine, beside Go net); their
 // figures are in docs/PERFORMANCE.md.
+//
+// # Compatibility
+//
+// This is an implementation package of the Jade runtime, with no
+// compatibility promise between versions: its API changes whenever the
+// runtime needs it to. A Go host imports the root package,
+// github.com/jadevm/jade, whose API and program model are what the
+// module's version promises.
 package uring

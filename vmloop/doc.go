@@ -79,4 +79,12 @@
 // handed back only when the heap is freed (heap.go). The scheduler learns
 // of the heap objects that name a task through vmhook.TaskRefs, which
 // keeps task records alive while a handle names them.
+//
+// # Compatibility
+//
+// This is an implementation package of the Jade runtime, with no
+// compatibility promise between versions: its API changes whenever the
+// runtime needs it to. A Go host imports the root package,
+// github.com/jadevm/jade, whose API and program model are what the
+// module's version promises.
 package vmloop

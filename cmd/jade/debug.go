@@ -12,12 +12,13 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/internal/debugsrv"
+	"github.com/jadevm/jade/internal/hostbus"
 )
 
 // startDebug serves the debug endpoints on addr (if set) and dumps the
 // tasks to stderr on SIGUSR1. The returned function stops both.
 func startDebug(rt *jade.Runtime, addr string, stderr io.Writer) (stop func(), err error) {
-	s := rt.Bus().Scheduler()
+	s := hostbus.Scheduler(rt)
 	debugsrv.Publish("jade", s)
 	var srv *http.Server
 	if addr != "" {

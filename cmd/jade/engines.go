@@ -164,7 +164,7 @@ func (d engineDecl) config() (sched.EngineRuntimeConfig, bus.Capability, error) 
 // applyEngines registers the declared engines on rt (an engine named
 // "main" reconfigures the default engine) and returns the member that runs
 // main.
-func applyEngines(rt *jade.Runtime, f *engineFile) (*bus.Member, error) {
+func applyEngines(rt *jade.Runtime, f *engineFile) (*jade.Engine, error) {
 	main := rt.Main()
 	for _, d := range f.Engines {
 		cfg, caps, err := d.config()
@@ -172,7 +172,7 @@ func applyEngines(rt *jade.Runtime, f *engineFile) (*bus.Member, error) {
 			return nil, fmt.Errorf("engine config: %w", err)
 		}
 		if d.Name == "main" {
-			old := rt.Main().Engine().Config()
+			old := rt.Main().Config()
 			if cfg.TimerWheel == nil {
 				cfg.TimerWheel = old.TimerWheel
 			}
@@ -185,7 +185,7 @@ func applyEngines(rt *jade.Runtime, f *engineFile) (*bus.Member, error) {
 			if d.LongWait == "" {
 				cfg.LongWait = old.LongWait
 			}
-			if err := rt.Main().UpdateConfig(nil, cfg); err != nil {
+			if err := rt.Main().Update(cfg); err != nil {
 				return nil, fmt.Errorf("engine config: engine %q: %w", d.Name, err)
 			}
 			continue

@@ -40,6 +40,7 @@ import (
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bench"
 	"github.com/jadevm/jade/internal/errs"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/jtrace"
 	"github.com/jadevm/jade/native"
 	"github.com/jadevm/jade/sched"
@@ -251,7 +252,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	// Registered before the spawn, so a signal never meets the default.
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	task, err := rt.SpawnOn(mainEngine, p, "main", callArgs...)
+	task, err := rt.SpawnWith(jade.SpawnOptions{Engine: mainEngine}, p, "main", callArgs...)
 	if err != nil {
 		signal.Stop(sig)
 		printErr(stderr, err)
@@ -362,19 +363,19 @@ func describeRuntime(w io.Writer, rt *jade.Runtime) {
 	c := &cpuid.CPU
 	fmt.Fprintf(w, "jade: CPU %s: %d physical cores, %d threads, %d-byte cache line\n",
 		c.BrandName, c.PhysicalCores, c.LogicalCores, c.CacheLine)
-	s := rt.Bus().Scheduler()
+	s := hostbus.Scheduler(rt)
 	pin := ""
 	if s.Pinned() {
 		pin = ", pinned"
 	}
 	fmt.Fprintf(w, "jade: %d worker(s)%s, GOMAXPROCS %d, reduction limit %d, ABI %s\n",
-		s.Workers(), pin, runtime.GOMAXPROCS(0), rt.Main().Engine().Config().ReductionLimit, vmloop.ABI)
+		s.Workers(), pin, runtime.GOMAXPROCS(0), hostbus.Member(rt).Engine().Config().ReductionLimit, vmloop.ABI)
 	if note := s.Note(); note != "" {
 		fmt.Fprintf(w, "jade: %s\n", note)
 	}
 	loop := "Go loop (cgo loop unavailable: CGO_ENABLED=0, -tags purego or JADE_NATIVE=0)"
 	switch {
-	case rt.Main().Engine().Config().GoLoop:
+	case hostbus.Member(rt).Engine().Config().GoLoop:
 		loop = "Go loop (--go-loop)"
 	case native.Enabled():
 		loop = "cgo loop (package native) for the hot subset, Go loop for the rest"

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/hostbus"
 )
 
 // startTrace records a full trace of the run to path (if set) and, while
@@ -28,7 +29,7 @@ func startTrace(rt *jade.Runtime, path string, stderr io.Writer) (stop func() er
 	sig := make(chan os.Signal, 1)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	if len(traceSignals) > 0 && rt.Bus().Scheduler().FlightRecorder() {
+	if len(traceSignals) > 0 && hostbus.Scheduler(rt).FlightRecorder() {
 		signal.Notify(sig, traceSignals...)
 		wg.Add(1)
 		go func() {

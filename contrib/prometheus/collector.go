@@ -8,12 +8,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade"
 )
 
-// Source is the scheduler to read (jade.Runtime.Bus().Scheduler()).
+// Source is what the collector reads: a *jade.Runtime.
 type Source interface {
-	Metrics() sched.Metrics
+	Metrics() jade.Metrics
 }
 
 // Collector is a prometheus.Collector over a scheduler snapshot. Each
@@ -160,7 +160,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 // bucket boundary at every power of two nanoseconds of h (its fine
 // buckets split each octave; summing them at octave bounds keeps a
 // scrape to ~31 series per histogram).
-func histogram(d *prometheus.Desc, h sched.Histogram, labels ...string) prometheus.Metric {
+func histogram(d *prometheus.Desc, h jade.Histogram, labels ...string) prometheus.Metric {
 	buckets := map[float64]uint64{}
 	var cum uint64
 	for i, c := range h.Counts {

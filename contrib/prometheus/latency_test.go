@@ -42,7 +42,7 @@ func TestLatencyHistograms(t *testing.T) {
 	_, err = rt.Run(context.Background(), p, "main")
 	require.NoError(t, err)
 	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register(jadeprom.NewCollector(rt.Bus().Scheduler())))
+	require.NoError(t, reg.Register(jadeprom.NewCollector(rt)))
 	mfs, err := reg.Gather()
 	require.NoError(t, err)
 	found := map[string]bool{}

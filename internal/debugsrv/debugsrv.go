@@ -25,7 +25,7 @@ import (
 )
 
 // Source is what the server reads: the scheduler of a runtime
-// (jade.Runtime.Bus().Scheduler()).
+// (the scheduler under a jade.Runtime).
 type Source interface {
 	Metrics() sched.Metrics
 	Tasks() []sched.TaskReport

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/internal/debugsrv"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -33,7 +34,7 @@ func TestDebugServer(t *testing.T) {
 		_, err := rt.Spawn(p, "waiter", ev)
 		require.NoError(t, err)
 	}
-	s := rt.Bus().Scheduler()
+	s := hostbus.Scheduler(rt)
 	deadline := time.Now().Add(10 * time.Second)
 	for s.WaitingTasks() != 3 {
 		if time.Now().After(deadline) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/internal/debugsrv"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 )
@@ -30,9 +31,9 @@ func TestTaskDumpAndMetrics(t *testing.T) {
 .end`))
 	require.NoError(t, err)
 	ev := rt.NewEvent()
-	_, err = rt.SpawnNamed("conn-7", p, "waiter", ev)
+	_, err = rt.SpawnWith(jade.SpawnOptions{Name: "conn-7"}, p, "waiter", ev)
 	require.NoError(t, err)
-	s := rt.Bus().Scheduler()
+	s := hostbus.Scheduler(rt)
 	deadline := time.Now().Add(time.Minute)
 	for s.WaitingTasks() != 1 {
 		require.False(t, time.Now().After(deadline), "the task did not park")

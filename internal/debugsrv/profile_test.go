@@ -11,6 +11,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/internal/debugsrv"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/jprof"
 	"github.com/jadevm/jade/internal/testkit"
 )
@@ -31,7 +32,7 @@ l:
 	task, err := rt.Spawn(p, "spin")
 	require.NoError(t, err)
 	defer task.Cancel()
-	srv := httptest.NewServer(debugsrv.Handler(rt.Bus().Scheduler()))
+	srv := httptest.NewServer(debugsrv.Handler(hostbus.Scheduler(rt)))
 	defer srv.Close()
 
 	resp, err := srv.Client().Get(srv.URL + "/debug/jade/profile?seconds=x")
@@ -72,7 +73,7 @@ l:
 	task, err := rt.Spawn(p, "churn")
 	require.NoError(t, err)
 	defer task.Cancel()
-	srv := httptest.NewServer(debugsrv.Handler(rt.Bus().Scheduler()))
+	srv := httptest.NewServer(debugsrv.Handler(hostbus.Scheduler(rt)))
 	defer srv.Close()
 
 	resp, err := srv.Client().Get(srv.URL + "/debug/jade/heap?seconds=0")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/internal/debugsrv"
+	"github.com/jadevm/jade/internal/hostbus"
 )
 
 // TestJadeTraceEndpoint: /debug/jade/trace dumps the flight recorder and
@@ -48,7 +49,7 @@ func TestJadeTraceEndpoint(t *testing.T) {
 	require.NoError(t, err)
 	_, err = rt.Run(context.Background(), p, "main")
 	require.NoError(t, err)
-	srv := httptest.NewServer(debugsrv.Handler(rt.Bus().Scheduler()))
+	srv := httptest.NewServer(debugsrv.Handler(hostbus.Scheduler(rt)))
 	defer srv.Close()
 	code, b := get(srv, "/debug/jade/trace")
 	require.Equal(t, http.StatusOK, code, string(b))
@@ -63,7 +64,7 @@ func TestJadeTraceEndpoint(t *testing.T) {
 	off, err := jade.New(jade.Options{Workers: 1})
 	require.NoError(t, err)
 	defer off.Shutdown(context.Background())
-	srv2 := httptest.NewServer(debugsrv.Handler(off.Bus().Scheduler()))
+	srv2 := httptest.NewServer(debugsrv.Handler(hostbus.Scheduler(off)))
 	defer srv2.Close()
 	code, _ = get(srv2, "/debug/jade/trace")
 	require.Equal(t, http.StatusConflict, code)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/jprof"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
@@ -103,7 +104,7 @@ func near(got, want int64) bool { return got > want*7/10 && got < want*13/10 }
 func TestHeapProfile(t *testing.T) {
 	rt := testkit.Runtime(t, jade.Options{Workers: 1})
 	p := loadAlloc(t, rt)
-	hp, err := jprof.StartHeap(rt.Bus().Scheduler(), 16<<10)
+	hp, err := jprof.StartHeap(hostbus.Scheduler(rt), 16<<10)
 	require.NoError(t, err)
 	defer hp.Stop()
 	_, err = jprof.StartHeap(nil, 0)
@@ -118,7 +119,7 @@ func TestHeapProfile(t *testing.T) {
 	ev := rt.NewEvent()
 	keep, err := rt.Spawn(p, "keep", vmloop.I64(n), ev)
 	require.NoError(t, err)
-	for deadline := time.Now().Add(10 * time.Second); keep.Sched().State() != sched.Waiting; {
+	for deadline := time.Now().Add(10 * time.Second); hostbus.Task(keep).State() != sched.Waiting; {
 		require.True(t, time.Now().Before(deadline), "keep never waited")
 		time.Sleep(time.Millisecond)
 	}
@@ -158,10 +159,10 @@ func TestHeapProfile(t *testing.T) {
 func TestHeapProfileTaskNames(t *testing.T) {
 	rt := testkit.Runtime(t, jade.Options{Workers: 2})
 	p := loadAlloc(t, rt)
-	hp, err := jprof.StartHeap(rt.Bus().Scheduler(), 16<<10)
+	hp, err := jprof.StartHeap(hostbus.Scheduler(rt), 16<<10)
 	require.NoError(t, err)
 	defer hp.Stop()
-	named, err := rt.SpawnNamed("churner", p, "churn", vmloop.I64(2000))
+	named, err := rt.SpawnWith(jade.SpawnOptions{Name: "churner"}, p, "churn", vmloop.I64(2000))
 	require.NoError(t, err)
 	plain, err := rt.Spawn(p, "churn", vmloop.I64(2000))
 	require.NoError(t, err)

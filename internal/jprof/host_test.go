@@ -10,6 +10,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/jprof"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
@@ -43,7 +44,7 @@ loop:
 .end`))
 	require.NoError(t, err)
 	var buf bytes.Buffer
-	cpu, err := jprof.StartCPU(rt.Bus().Scheduler(), &buf, jprof.Options{Period: 2 * time.Millisecond})
+	cpu, err := jprof.StartCPU(hostbus.Scheduler(rt), &buf, jprof.Options{Period: 2 * time.Millisecond})
 	require.NoError(t, err)
 	start := time.Now()
 	o := testkit.Run(t, rt, p, "main", vmloop.I64(40)) // 200 ms in host.square

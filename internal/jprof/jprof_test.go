@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/jprof"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/native"
@@ -35,7 +36,7 @@ func profileFib(t *testing.T, rt *jade.Runtime, opts jprof.Options, want int64) 
 	p := loadFib(t, rt)
 	var buf bytes.Buffer
 	opts.Period = time.Millisecond
-	cpu, err := jprof.StartCPU(rt.Bus().Scheduler(), &buf, opts)
+	cpu, err := jprof.StartCPU(hostbus.Scheduler(rt), &buf, opts)
 	require.NoError(t, err)
 	ids := map[uint64]bool{}
 	for deadline := time.Now().Add(20 * time.Second); cpu.Samples() < want && time.Now().Before(deadline); {
@@ -146,7 +147,7 @@ func TestCPUProfileTaskName(t *testing.T) {
 // second Stop fails, and a profile can start again after Stop.
 func TestCPUProfileStartStop(t *testing.T) {
 	rt := testkit.Runtime(t, jade.Options{Workers: 1})
-	s := rt.Bus().Scheduler()
+	s := hostbus.Scheduler(rt)
 	for i := 0; i < 2; i++ {
 		var buf bytes.Buffer
 		cpu, err := jprof.StartCPU(s, &buf, jprof.Options{})
@@ -174,7 +175,7 @@ func TestCPUProfileStartStop(t *testing.T) {
 // nothing (no sampler), and heap allocations reach no sampler.
 func TestProfilingOff(t *testing.T) {
 	rt := testkit.Runtime(t, jade.Options{Workers: 1})
-	s := rt.Bus().Scheduler()
+	s := hostbus.Scheduler(rt)
 	cpu, err := jprof.StartCPU(s, &bytes.Buffer{}, jprof.Options{})
 	require.NoError(t, err)
 	require.NoError(t, cpu.Stop())

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/jprof"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/vmloop"
@@ -21,10 +22,10 @@ func TestCPUProfileTaskNameDefault(t *testing.T) {
 	rt := testkit.Runtime(t, jade.Options{Workers: 1})
 	p := loadFib(t, rt)
 	var buf bytes.Buffer
-	cpu, err := jprof.StartCPU(rt.Bus().Scheduler(), &buf, jprof.Options{Period: time.Millisecond})
+	cpu, err := jprof.StartCPU(hostbus.Scheduler(rt), &buf, jprof.Options{Period: time.Millisecond})
 	require.NoError(t, err)
 	for deadline := time.Now().Add(20 * time.Second); cpu.Samples() < 5 && time.Now().Before(deadline); {
-		task, err := rt.SpawnNamed("fib-job", p, "main", vmloop.StrArray(nil))
+		task, err := rt.SpawnWith(jade.SpawnOptions{Name: "fib-job"}, p, "main", vmloop.StrArray(nil))
 		require.NoError(t, err)
 		_, err = task.Wait(context.Background())
 		require.NoError(t, err)

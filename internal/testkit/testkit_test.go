@@ -8,6 +8,7 @@ import (
 
 	"github.com/jadevm/jade"
 	"github.com/jadevm/jade/bus"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -27,7 +28,7 @@ func TestRuntimeRunsTheCanonicalPrograms(t *testing.T) {
 		o = testkit.RunFanout(t, rt, fan, 1000)
 		require.Equal(t, sched.Success, o.Kind, "%v", o)
 		require.Equal(t, int64(1000*999/2), o.Value.Int())
-		testkit.WaitFor(t, func() bool { return rt.Bus().Scheduler().LiveTasks() == 0 }, "live tasks")
+		testkit.WaitFor(t, func() bool { return hostbus.Scheduler(rt).LiveTasks() == 0 }, "live tasks")
 	})
 }
 
@@ -42,7 +43,7 @@ func TestForcedRuntimeCancelsWaiters(t *testing.T) {
 .end`)
 	_, err := rt.Spawn(p, "wait", rt.NewEvent())
 	require.NoError(t, err)
-	testkit.WaitFor(t, func() bool { return rt.Bus().Scheduler().WaitingTasks() == 1 })
+	testkit.WaitFor(t, func() bool { return hostbus.Scheduler(rt).WaitingTasks() == 1 })
 }
 
 // TestBusSpawnAwait: a bus of the kit with an engine registered in its

@@ -9,4 +9,12 @@
 //
 // Assemble does not verify: run vmloop.Verify on its result. Disassemble
 // prints text that Assemble turns back into the same program.
+//
+// # Compatibility
+//
+// This is an implementation package of the Jade runtime, with no
+// compatibility promise between versions: its API changes whenever the
+// runtime needs it to. A Go host imports the root package,
+// github.com/jadevm/jade, whose API and program model are what the
+// module's version promises.
 package jasm
