@@ -105,11 +105,20 @@ func StrArray(ss []string) Value { return vmloop.StrArray(ss) }
 // Void is the value of no value (a void function's result).
 func Void() Value { return vmloop.Void() }
 
+// Observer reads a runtime without changing its tasks: the metrics, the
+// task list, CPU and heap profiles of the Jade code, the scheduler trace
+// and the flight recorder (spec §4.5, docs/OBSERVABILITY.md).
+// Runtime.Observe returns it.
+type Observer struct{ r *Runtime }
+
+// Observe returns the runtime's observer.
+func (r *Runtime) Observe() *Observer { return &r.obs }
+
 // Metrics returns a snapshot of the scheduler's metrics.
-func (r *Runtime) Metrics() Metrics { return r.bus.Scheduler().Metrics() }
+func (o *Observer) Metrics() Metrics { return o.r.bus.Scheduler().Metrics() }
 
 // Tasks lists the live tasks by id.
-func (r *Runtime) Tasks() []TaskReport { return r.bus.Scheduler().Tasks() }
+func (o *Observer) Tasks() []TaskReport { return o.r.bus.Scheduler().Tasks() }
 
 // Task states (TaskReport.State).
 const (

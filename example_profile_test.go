@@ -15,7 +15,7 @@ import (
 // A CPU profile of the Jade code, read back with the pprof library (or
 // `go tool pprof -top FILE`): the function and .jasm line of the
 // innermost frame of the heaviest sample.
-func ExampleRuntime_StartProfile() {
+func ExampleObserver_StartProfile() {
 	rt, err := jade.New(jade.Options{Workers: 1, ProfilePeriod: time.Millisecond})
 	if err != nil {
 		panic(err)
@@ -32,13 +32,13 @@ func ExampleRuntime_StartProfile() {
 	var prof *profile.Profile
 	for prof == nil || len(prof.Sample) == 0 { // fib(30) may end between two samples
 		var buf bytes.Buffer
-		if err := rt.StartProfile(&buf); err != nil {
+		if err := rt.Observe().StartProfile(&buf); err != nil {
 			panic(err)
 		}
 		if _, err := rt.Run(context.Background(), p, "main", jade.StrArray(nil)); err != nil {
 			panic(err)
 		}
-		if err := rt.StopProfile(); err != nil {
+		if err := rt.Observe().StopProfile(); err != nil {
 			panic(err)
 		}
 		if prof, err = profile.Parse(&buf); err != nil {

@@ -13,7 +13,7 @@ import (
 // A trace of the scheduler's events while fanout(100) runs, in Chrome
 // trace-event JSON: write buf to a file and open it in ui.perfetto.dev.
 // Here it is read back: each child's slices on the worker tracks.
-func ExampleRuntime_StartTrace() {
+func ExampleObserver_StartTrace() {
 	rt, err := jade.New(jade.Options{Workers: 2})
 	if err != nil {
 		panic(err)
@@ -28,14 +28,14 @@ func ExampleRuntime_StartTrace() {
 		panic(err)
 	}
 	var buf bytes.Buffer
-	if err := rt.StartTrace(&buf); err != nil {
+	if err := rt.Observe().StartTrace(&buf); err != nil {
 		panic(err)
 	}
 	o, err := rt.Run(context.Background(), p, "fanout", jade.I64(100))
 	if err != nil {
 		panic(err)
 	}
-	if err := rt.StopTrace(); err != nil {
+	if err := rt.Observe().StopTrace(); err != nil {
 		panic(err)
 	}
 	var trace struct {

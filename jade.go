@@ -116,6 +116,7 @@ type Runtime struct {
 	def  *bus.Member // the default engine's token: the host's commands go through it
 	main *Engine     // def, as the host sees it
 
+	obs  Observer // Observe; obs.r is the runtime itself
 	prof profiles // StartProfile, StartHeapProfile (profile.go)
 	tr   tracing  // automatic flight-recorder dumps (trace.go)
 }
@@ -151,6 +152,7 @@ func New(opts Options) (*Runtime, error) {
 	}
 	r.bus, r.def = b, def
 	r.main = &Engine{m: def, rt: r}
+	r.obs.r = r
 	return r, nil
 }
 

@@ -31,7 +31,8 @@ type profiles struct {
 // (package jprof). StopProfile writes it to w in pprof's format; Close and
 // Shutdown stop and write a profile still running. It fails while a
 // profile of this runtime is running.
-func (r *Runtime) StartProfile(w io.Writer) error {
+func (o *Observer) StartProfile(w io.Writer) error {
+	r := o.r
 	r.prof.mu.Lock()
 	defer r.prof.mu.Unlock()
 	if r.prof.cpu != nil {
@@ -47,7 +48,8 @@ func (r *Runtime) StartProfile(w io.Writer) error {
 
 // StopProfile stops the CPU profile started by StartProfile and writes
 // it. It fails when none is running.
-func (r *Runtime) StopProfile() error {
+func (o *Observer) StopProfile() error {
+	r := o.r
 	p := r.prof.takeCPU()
 	if p == nil {
 		return errs.Wrap("jade", "stop profile: no CPU profile is running", ErrNoProfile)
@@ -76,7 +78,8 @@ func stopCPU(p *jprof.CPUProfile) error {
 // by allocation site to w in pprof's format (Close and Shutdown write one
 // still running). Heap sampling is process-wide: it fails while any heap
 // profile runs in the process.
-func (r *Runtime) StartHeapProfile(w io.Writer) error {
+func (o *Observer) StartHeapProfile(w io.Writer) error {
+	r := o.r
 	r.prof.mu.Lock()
 	defer r.prof.mu.Unlock()
 	if r.prof.heap != nil {
@@ -92,7 +95,8 @@ func (r *Runtime) StartHeapProfile(w io.Writer) error {
 
 // StopHeapProfile stops the heap profile started by StartHeapProfile and
 // writes it. It fails when none is running.
-func (r *Runtime) StopHeapProfile() error {
+func (o *Observer) StopHeapProfile() error {
+	r := o.r
 	p, w := r.prof.takeHeap()
 	if p == nil {
 		return errs.Wrap("jade", "stop heap profile: no heap profile is running", ErrNoProfile)

@@ -31,8 +31,8 @@ func TestCloseWritesRunningProfiles(t *testing.T) {
 			p, err := rt.Load("fib.jasm", examples.Fib)
 			require.NoError(t, err)
 			var cpu, heap bytes.Buffer
-			require.NoError(t, rt.StartProfile(&cpu))
-			require.NoError(t, rt.StartHeapProfile(&heap))
+			require.NoError(t, rt.Observe().StartProfile(&cpu))
+			require.NoError(t, rt.Observe().StartHeapProfile(&heap))
 			_, err = rt.Run(context.Background(), p, "main", vmloop.StrArray(nil))
 			require.NoError(t, err)
 			require.NoError(t, end.stop(rt))
@@ -41,8 +41,8 @@ func TestCloseWritesRunningProfiles(t *testing.T) {
 				require.NoError(t, err, "the %s profile was written", name)
 				require.NoError(t, prof.CheckValid())
 			}
-			require.ErrorIs(t, rt.StopProfile(), jade.ErrNoProfile)
-			require.ErrorIs(t, rt.StopHeapProfile(), jade.ErrNoProfile)
+			require.ErrorIs(t, rt.Observe().StopProfile(), jade.ErrNoProfile)
+			require.ErrorIs(t, rt.Observe().StopHeapProfile(), jade.ErrNoProfile)
 		})
 	}
 }

@@ -34,7 +34,8 @@ type tracing struct {
 // (docs/TRACE.md). Installing it stops the workers for a moment; it
 // fails while a trace runs. Close and Shutdown leave it running:
 // StopTrace after them writes it, once the workers have returned.
-func (r *Runtime) StartTrace(w io.Writer) error {
+func (o *Observer) StartTrace(w io.Writer) error {
+	r := o.r
 	if err := r.bus.Scheduler().StartTrace(w); err != nil {
 		return errs.Wrap("jade", "start trace", err)
 	}
@@ -42,7 +43,8 @@ func (r *Runtime) StartTrace(w io.Writer) error {
 }
 
 // StopTrace ends the trace StartTrace began and writes the rest of it.
-func (r *Runtime) StopTrace() error {
+func (o *Observer) StopTrace() error {
+	r := o.r
 	if err := r.bus.Scheduler().StopTrace(); err != nil {
 		return errs.Wrap("jade", "stop trace", err)
 	}
@@ -52,7 +54,8 @@ func (r *Runtime) StopTrace() error {
 // DumpTrace writes the flight recorder's last events of every worker to
 // w, in the format of StartTrace. It fails when the flight recorder is
 // off (Options.FlightEvents, JADE_FLIGHT=1).
-func (r *Runtime) DumpTrace(w io.Writer) error {
+func (o *Observer) DumpTrace(w io.Writer) error {
+	r := o.r
 	if err := r.bus.Scheduler().DumpTrace(w); err != nil {
 		return errs.Wrap("jade", "dump trace", err)
 	}
@@ -77,7 +80,7 @@ func (r *Runtime) reportLong(run sched.LongRun) {
 	}
 	go func() {
 		defer r.tr.dumping.Store(false)
-		path, err := r.DumpFlight()
+		path, err := r.obs.DumpFlight()
 		if err != nil {
 			log.Print(err) // "jade: dump flight: ..."
 			return
@@ -88,7 +91,8 @@ func (r *Runtime) reportLong(run sched.LongRun) {
 
 // DumpFlight writes a flight-recorder dump (DumpTrace) to a new file
 // jade-flight-PID-N.json in Options.FlightDir and returns its path.
-func (r *Runtime) DumpFlight() (string, error) {
+func (o *Observer) DumpFlight() (string, error) {
+	r := o.r
 	dir := r.tr.dir
 	if dir == "" {
 		dir = os.TempDir()
@@ -111,7 +115,8 @@ func (r *Runtime) DumpFlight() (string, error) {
 
 // LastFlightDump returns the file of the last flight-recorder dump
 // DumpFlight wrote (automatic or not), or "" when none was written.
-func (r *Runtime) LastFlightDump() string {
+func (o *Observer) LastFlightDump() string {
+	r := o.r
 	if p := r.tr.lastFile.Load(); p != nil {
 		return *p
 	}

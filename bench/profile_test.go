@@ -20,11 +20,11 @@ func BenchmarkChainedSpawnProfiled(b *testing.B) {
 			var err error
 			switch mode {
 			case "cpu":
-				err = e.RT.StartProfile(io.Discard)
-				defer e.RT.StopProfile()
+				err = e.RT.Observe().StartProfile(io.Discard)
+				defer e.RT.Observe().StopProfile()
 			case "heap":
-				err = e.RT.StartHeapProfile(io.Discard)
-				defer e.RT.StopHeapProfile()
+				err = e.RT.Observe().StartHeapProfile(io.Discard)
+				defer e.RT.Observe().StopHeapProfile()
 			}
 			if err != nil {
 				b.Fatal(err)

@@ -12,7 +12,7 @@ import (
 func BenchmarkChainedSpawnTraced(b *testing.B) {
 	const n = 10_000
 	e := envN(b, mnWorkers)
-	if err := e.RT.StartTrace(io.Discard); err != nil {
+	if err := e.RT.Observe().StartTrace(io.Discard); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
@@ -22,7 +22,7 @@ func BenchmarkChainedSpawnTraced(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/task")
 	b.StopTimer()
-	if err := e.RT.StopTrace(); err != nil {
+	if err := e.RT.Observe().StopTrace(); err != nil {
 		b.Fatal(err)
 	}
 }

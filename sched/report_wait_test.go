@@ -163,7 +163,7 @@ func TestReportsNameWhatIsAwaited(t *testing.T) {
 		require.Contains(t, ws["reader"].String(), "(local "+addr+", peer "+conn.LocalAddr().String()+")")
 
 		// Without stopping the world: where, and in what.
-		all := rt.Tasks()
+		all := rt.Observe().Tasks()
 		plain := byFunc(all)
 		require.Len(t, plain, 6)
 		for fn, r := range plain {

@@ -28,9 +28,9 @@ func TestTraceNamesLines(t *testing.T) {
   ret v
 .end`)
 	var buf bytes.Buffer
-	require.NoError(t, rt.StartTrace(&buf))
+	require.NoError(t, rt.Observe().StartTrace(&buf))
 	require.Equal(t, sched.Success, testkit.Run(t, rt, p, "main").Kind)
-	require.NoError(t, rt.StopTrace())
+	require.NoError(t, rt.Observe().StopTrace())
 	file := t.Name() + ".jasm"
 	var suspended bool
 	for _, e := range parseTrace(t, buf.Bytes()).TraceEvents {

@@ -67,7 +67,7 @@ func TestTraceSpawnBeforeStolenChild(t *testing.T) {
 	p, err := rt.Load("swap.jasm", []byte(swapSrc))
 	require.NoError(t, err)
 	var buf bytes.Buffer
-	require.NoError(t, rt.StartTrace(&buf))
+	require.NoError(t, rt.Observe().StartTrace(&buf))
 	const rounds = 5
 	for range rounds {
 		ran.Store(0)
@@ -83,7 +83,7 @@ func TestTraceSpawnBeforeStolenChild(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, int64(2), o.Value.Int(), "%v", o)
 	}
-	require.NoError(t, rt.StopTrace())
+	require.NoError(t, rt.Observe().StopTrace())
 
 	tr := parseTrace(t, buf.Bytes())
 	require.Zero(t, tr.OtherData.DroppedEvents)

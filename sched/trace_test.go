@@ -54,13 +54,13 @@ func TestTraceFanout(t *testing.T) {
 	rt := testkit.Runtime(t, jade.Options{Workers: 2})
 	p := testkit.Load(t, rt, testkit.Fanout)
 	var buf bytes.Buffer
-	require.NoError(t, rt.StartTrace(&buf))
-	require.Error(t, rt.StartTrace(&buf), "a second trace started")
+	require.NoError(t, rt.Observe().StartTrace(&buf))
+	require.Error(t, rt.Observe().StartTrace(&buf), "a second trace started")
 	o := testkit.RunFanout(t, rt, p, 10_000)
 	require.Equal(t, sched.Success, o.Kind)
 	require.Equal(t, int64(49_995_000), o.Value.Int())
-	require.NoError(t, rt.StopTrace())
-	require.Error(t, rt.StopTrace(), "stopped twice")
+	require.NoError(t, rt.Observe().StopTrace())
+	require.Error(t, rt.Observe().StopTrace(), "stopped twice")
 
 	tr := parseTrace(t, buf.Bytes())
 	require.Zero(t, tr.OtherData.DroppedEvents)
@@ -166,11 +166,11 @@ func TestLongCallReported(t *testing.T) {
 	require.Contains(t, r.String(), "long host call: engine main task ")
 	require.Positive(t, r.Line)
 	require.Contains(t, r.String(), fmt.Sprintf(" at TestLongCallReported.jasm:%d (main) ran ", r.Line))
-	require.Equal(t, uint64(1), rt.Metrics().Engines[0].LongCalls)
-	require.Zero(t, rt.Metrics().Engines[0].LongSlices, "long slices are off")
+	require.Equal(t, uint64(1), rt.Observe().Metrics().Engines[0].LongCalls)
+	require.Zero(t, rt.Observe().Metrics().Engines[0].LongSlices, "long slices are off")
 
 	require.Equal(t, sched.Success, testkit.Run(t, rt, p, "main", vmloop.I64(1)).Kind)
-	require.Equal(t, uint64(1), rt.Metrics().Engines[0].LongCalls, "a 1 ms call is not long")
+	require.Equal(t, uint64(1), rt.Observe().Metrics().Engines[0].LongCalls, "a 1 ms call is not long")
 }
 
 // TestFlightDumpOnLongSlice: with the flight recorder on, a slice longer
@@ -183,10 +183,10 @@ func TestFlightDumpOnLongSlice(t *testing.T) {
 	registerSpin(t, rt)
 	p := testkit.Load(t, rt, spinProgram)
 	require.Equal(t, sched.Success, testkit.Run(t, rt, p, "main", vmloop.I64(30)).Kind)
-	testkit.WaitFor(t, func() bool { return rt.LastFlightDump() != "" })
-	b, err := os.ReadFile(rt.LastFlightDump())
+	testkit.WaitFor(t, func() bool { return rt.Observe().LastFlightDump() != "" })
+	b, err := os.ReadFile(rt.Observe().LastFlightDump())
 	require.NoError(t, err)
-	require.True(t, strings.HasPrefix(rt.LastFlightDump(), dir))
+	require.True(t, strings.HasPrefix(rt.Observe().LastFlightDump(), dir))
 	tr := parseTrace(t, b)
 	var long, slice bool
 	for _, e := range tr.TraceEvents {
@@ -199,11 +199,11 @@ func TestFlightDumpOnLongSlice(t *testing.T) {
 	}
 	require.True(t, long, "no long-slice event in the dump")
 	require.True(t, slice, "no 30 ms slice of main in the dump")
-	require.Equal(t, uint64(1), rt.Metrics().Engines[0].LongSlices)
+	require.Equal(t, uint64(1), rt.Observe().Metrics().Engines[0].LongSlices)
 
 	// On demand too, and the dump is a valid trace.
 	var buf bytes.Buffer
-	require.NoError(t, rt.DumpTrace(&buf))
+	require.NoError(t, rt.Observe().DumpTrace(&buf))
 	parseTrace(t, buf.Bytes())
 }
 
@@ -211,7 +211,7 @@ func TestFlightDumpOnLongSlice(t *testing.T) {
 func TestDumpTraceOff(t *testing.T) {
 	t.Setenv(sched.FlightEnv, "")
 	rt := testkit.Runtime(t, jade.Options{Workers: 1})
-	require.ErrorContains(t, rt.DumpTrace(&bytes.Buffer{}), "flight recorder is off")
+	require.ErrorContains(t, rt.Observe().DumpTrace(&bytes.Buffer{}), "flight recorder is off")
 }
 
 // TestDumpWhileRunning dumps the flight recorder again and again while
@@ -238,13 +238,13 @@ func TestDumpWhileRunning(t *testing.T) {
 		default:
 		}
 		var buf bytes.Buffer
-		require.NoError(t, rt.DumpTrace(&buf))
+		require.NoError(t, rt.Observe().DumpTrace(&buf))
 		parseTrace(t, buf.Bytes())
 		if i%4 == 0 {
 			var tb bytes.Buffer
-			require.NoError(t, rt.StartTrace(&tb))
+			require.NoError(t, rt.Observe().StartTrace(&tb))
 			time.Sleep(time.Millisecond)
-			require.NoError(t, rt.StopTrace())
+			require.NoError(t, rt.Observe().StopTrace())
 			parseTrace(t, tb.Bytes())
 		}
 	}
@@ -255,11 +255,11 @@ func TestTraceGC(t *testing.T) {
 	rt := testkit.Runtime(t, jade.Options{Workers: 1})
 	for try := 0; try < 5; try++ {
 		var buf bytes.Buffer
-		require.NoError(t, rt.StartTrace(&buf))
+		require.NoError(t, rt.Observe().StartTrace(&buf))
 		runtime.GC()
 		runtime.GC() // the first cycle's cleanup reports it after this one
 		time.Sleep(20 * time.Millisecond)
-		require.NoError(t, rt.StopTrace())
+		require.NoError(t, rt.Observe().StopTrace())
 		if bytes.Contains(buf.Bytes(), []byte(`"cat":"gc"`)) {
 			return
 		}
@@ -278,7 +278,7 @@ func TestLongWaitReported(t *testing.T) {
 	p := testkit.Load(t, rt, spinProgram)
 	hog, err := rt.Spawn(p, "main", vmloop.I64(30))
 	require.NoError(t, err)
-	testkit.WaitFor(t, func() bool { return rt.Metrics().RunnableTasks == 0 }) // the hog is running
+	testkit.WaitFor(t, func() bool { return rt.Observe().Metrics().RunnableTasks == 0 }) // the hog is running
 	time.Sleep(5 * time.Millisecond)
 	quick, err := rt.Spawn(p, "main", vmloop.I64(0))
 	require.NoError(t, err)
@@ -297,7 +297,7 @@ func TestLongWaitReported(t *testing.T) {
 	require.Equal(t, quick.ID(), r.Task)
 	require.GreaterOrEqual(t, r.Duration, 5*time.Millisecond)
 	require.Contains(t, r.String(), "long run-queue wait: engine main task ")
-	require.GreaterOrEqual(t, rt.Metrics().Engines[0].LongWaits, uint64(1))
+	require.GreaterOrEqual(t, rt.Observe().Metrics().Engines[0].LongWaits, uint64(1))
 }
 
 // TestTraceChainSpawns traces a chain of spawns, where each link's spawn
@@ -311,10 +311,10 @@ func TestTraceChainSpawns(t *testing.T) {
 	p, err := rt.Load("chained.jasm", []byte(chainedSrc))
 	require.NoError(t, err)
 	var buf bytes.Buffer
-	require.NoError(t, rt.StartTrace(&buf))
+	require.NoError(t, rt.Observe().StartTrace(&buf))
 	_, err = rt.Run(context.Background(), p, "main", vmloop.I64(links), rt.NewEvent())
 	require.NoError(t, err)
-	require.NoError(t, rt.StopTrace())
+	require.NoError(t, rt.Observe().StopTrace())
 
 	tr := parseTrace(t, buf.Bytes())
 	type slice struct {

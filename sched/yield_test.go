@@ -47,7 +47,7 @@ func yieldDispatches(t *testing.T, n, k int64) uint64 {
 	o, err := rt.Run(context.Background(), p, "main", vmloop.I64(n), vmloop.I64(k))
 	require.NoError(t, err)
 	require.Equal(t, n*k, o.Value.Int())
-	return rt.Metrics().Workers[0].Dispatches
+	return rt.Observe().Metrics().Workers[0].Dispatches
 }
 
 // TestYieldInPlace: a yield with nothing else to run on its worker goes

@@ -36,15 +36,15 @@ func startJadeProfiles(rt *jade.Runtime, cpu, heap string) (stop func() error, e
 		}
 	}
 	if cf != nil {
-		if err := rt.StartProfile(cf); err != nil {
+		if err := rt.Observe().StartProfile(cf); err != nil {
 			closeAll()
 			return nil, fmt.Errorf("jade-cpuprofile: %w", err)
 		}
 	}
 	if hf != nil {
-		if err := rt.StartHeapProfile(hf); err != nil {
+		if err := rt.Observe().StartHeapProfile(hf); err != nil {
 			if cf != nil {
-				rt.StopProfile()
+				rt.Observe().StopProfile()
 			}
 			closeAll()
 			return nil, fmt.Errorf("jade-heapprofile: %w", err)
@@ -56,7 +56,7 @@ func startJadeProfiles(rt *jade.Runtime, cpu, heap string) (stop func() error, e
 		once.Do(func() {
 			if cf != nil {
 				// Close and Shutdown have written it already (ErrNoProfile).
-				if err := rt.StopProfile(); err != nil && !errors.Is(err, jade.ErrNoProfile) {
+				if err := rt.Observe().StopProfile(); err != nil && !errors.Is(err, jade.ErrNoProfile) {
 					serr = fmt.Errorf("jade-cpuprofile: %w", err)
 				}
 				if err := cf.Close(); err != nil && serr == nil {
@@ -64,7 +64,7 @@ func startJadeProfiles(rt *jade.Runtime, cpu, heap string) (stop func() error, e
 				}
 			}
 			if hf != nil {
-				err := rt.StopHeapProfile()
+				err := rt.Observe().StopHeapProfile()
 				if errors.Is(err, jade.ErrNoProfile) {
 					err = nil
 				}

@@ -21,7 +21,7 @@ func startTrace(rt *jade.Runtime, path string, stderr io.Writer) (stop func() er
 		if f, err = os.Create(path); err != nil {
 			return nil, fmt.Errorf("trace: %w", err)
 		}
-		if err := rt.StartTrace(f); err != nil {
+		if err := rt.Observe().StartTrace(f); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("trace: %w", err)
 		}
@@ -37,7 +37,7 @@ func startTrace(rt *jade.Runtime, path string, stderr io.Writer) (stop func() er
 			for {
 				select {
 				case <-sig:
-					if p, err := rt.DumpFlight(); err != nil {
+					if p, err := rt.Observe().DumpFlight(); err != nil {
 						printErr(stderr, err) // "jade: dump flight: ..."
 					} else {
 						fmt.Fprintf(stderr, "jade: flight recorder dumped to %s (open it in ui.perfetto.dev)\n", p)
@@ -58,7 +58,7 @@ func startTrace(rt *jade.Runtime, path string, stderr io.Writer) (stop func() er
 			if f == nil {
 				return
 			}
-			if err := rt.StopTrace(); err != nil {
+			if err := rt.Observe().StopTrace(); err != nil {
 				serr = fmt.Errorf("trace: %w", err)
 			}
 			if err := f.Close(); err != nil && serr == nil {

@@ -11,7 +11,8 @@ import (
 	"github.com/jadevm/jade"
 )
 
-// Source is what the collector reads: a *jade.Runtime.
+// Source is what the collector reads: a runtime's *jade.Observer
+// (Runtime.Observe).
 type Source interface {
 	Metrics() jade.Metrics
 }

@@ -17,7 +17,7 @@ import (
 
 func TestCollector(t *testing.T) {
 	rt := testkit.Runtime(t, jade.Options{Workers: 2})
-	c := jadeprom.NewCollector(rt)
+	c := jadeprom.NewCollector(rt.Observe())
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(c))
 	n, err := testutil.GatherAndCount(reg, "jade_live_tasks", "jade_worker_dispatches_total", "jade_engine_reduction_limit")
@@ -57,7 +57,7 @@ l:
 	_, err = rt.Spawn(p, "main")
 	require.NoError(t, err)
 	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register(jadeprom.NewCollector(rt)))
+	require.NoError(t, reg.Register(jadeprom.NewCollector(rt.Observe())))
 	for i := 0; ; i++ {
 		n, err := testutil.GatherAndCount(reg, "jade_job_target_rate")
 		require.NoError(t, err)

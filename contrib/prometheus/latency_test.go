@@ -42,7 +42,7 @@ func TestLatencyHistograms(t *testing.T) {
 	_, err = rt.Run(context.Background(), p, "main")
 	require.NoError(t, err)
 	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register(jadeprom.NewCollector(rt)))
+	require.NoError(t, reg.Register(jadeprom.NewCollector(rt.Observe())))
 	mfs, err := reg.Gather()
 	require.NoError(t, err)
 	found := map[string]bool{}
@@ -52,7 +52,7 @@ func TestLatencyHistograms(t *testing.T) {
 			continue
 		}
 		h := mf.GetMetric()[0].GetHistogram()
-		if d := rt.Metrics().Workers[0].Dispatches; h.GetSampleCount() != d || d < 4 {
+		if d := rt.Observe().Metrics().Workers[0].Dispatches; h.GetSampleCount() != d || d < 4 {
 			t.Errorf("%d samples, want one per dispatch (%d, at least 4)", h.GetSampleCount(), d)
 		}
 		bs := h.GetBucket()

@@ -162,11 +162,11 @@ func TestCPUProfileStartStop(t *testing.T) {
 	}
 	// The host API: the same rules.
 	var buf bytes.Buffer
-	require.Error(t, rt.StopProfile())
-	require.NoError(t, rt.StartProfile(&buf))
-	require.Error(t, rt.StartProfile(&buf))
-	require.NoError(t, rt.StopProfile())
-	require.Error(t, rt.StopProfile())
+	require.Error(t, rt.Observe().StopProfile())
+	require.NoError(t, rt.Observe().StartProfile(&buf))
+	require.Error(t, rt.Observe().StartProfile(&buf))
+	require.NoError(t, rt.Observe().StopProfile())
+	require.Error(t, rt.Observe().StopProfile())
 	_, err := profile.Parse(&buf)
 	require.NoError(t, err)
 }

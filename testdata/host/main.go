@@ -64,9 +64,9 @@ func main() {
 	check("load", err)
 
 	var cpu, heap, trace bytes.Buffer
-	check("start profile", rt.StartProfile(&cpu))
-	check("start heap profile", rt.StartHeapProfile(&heap))
-	check("start trace", rt.StartTrace(&trace))
+	check("start profile", rt.Observe().StartProfile(&cpu))
+	check("start heap profile", rt.Observe().StartHeapProfile(&heap))
+	check("start trace", rt.Observe().StartTrace(&trace))
 
 	o, err := rt.Run(ctx, p, "add", jade.I64(40), jade.I64(2))
 	check("run", err)
@@ -90,7 +90,7 @@ func main() {
 	check("wait spin", err)
 	fmt.Println("spin:", o.Kind, o.Value.Int(), spin.Name())
 
-	m := rt.Metrics()
+	m := rt.Observe().Metrics()
 	engines := 0
 	for _, e := range m.Engines {
 		if e.Name == "main" || e.Name == "batch" {
@@ -98,11 +98,11 @@ func main() {
 		}
 	}
 	fmt.Println("metrics:", len(m.Workers), "workers,", engines, "engines,", m.IOBackend != "")
-	fmt.Println("engine:", eng.Name(), eng.Config().ReductionLimit, len(rt.Tasks()) <= 2)
+	fmt.Println("engine:", eng.Name(), eng.Config().ReductionLimit, len(rt.Observe().Tasks()) <= 2)
 
-	check("stop trace", rt.StopTrace())
-	check("stop heap profile", rt.StopHeapProfile())
-	check("stop profile", rt.StopProfile())
+	check("stop trace", rt.Observe().StopTrace())
+	check("stop heap profile", rt.Observe().StopHeapProfile())
+	check("stop profile", rt.Observe().StopProfile())
 	fmt.Println("profiles:", cpu.Len() > 0, heap.Len() > 0, bytes.Contains(trace.Bytes(), []byte("traceEvents")))
 	check("close", rt.Close(ctx))
 }
