@@ -496,6 +496,10 @@ func (b *Port) closeLocked(idx int32, s *slot) {
 	b.finishLocked(idx, res)
 }
 
+// errCancelNotPending is Cancel's error for an op that has finished, made
+// once (the scheduler cancels finished polls routinely).
+var errCancelNotPending = fmt.Errorf("iocp: cancel: %w", evpoll.ErrNotPending)
+
 // Cancel implements evpoll.Backend with CancelIoEx on the op's own
 // OVERLAPPED. The op completes when its packet arrives: -ECANCELED with
 // FlagCancelled if the cancellation took, else its real result. An op
@@ -509,7 +513,7 @@ func (b *Port) Cancel(id evpoll.OpID) error {
 	}
 	idx, s := b.slots.Lookup(id)
 	if s == nil || s.state == slotDone {
-		return fmt.Errorf("iocp: cancel: %w", evpoll.ErrNotPending)
+		return errCancelNotPending
 	}
 	if s.cancel {
 		return nil

@@ -474,13 +474,18 @@ func (b *Ring) Cancel(id evpoll.OpID) error {
 	return err
 }
 
+// errCancelNotPending is Cancel's error for an op that has finished, made
+// once: the scheduler cancels the polls a select left behind at every
+// dispatch after one, and most have finished (the one that ended the wait).
+var errCancelNotPending = fmt.Errorf("uring: cancel: %w", evpoll.ErrNotPending)
+
 func (b *Ring) cancelOpLocked(id evpoll.OpID) error {
 	if b.closed {
 		return fmt.Errorf("uring: cancel: %w", evpoll.ErrClosed)
 	}
 	_, s := b.slots.lookup(id)
 	if s == nil {
-		return fmt.Errorf("uring: cancel: %w", evpoll.ErrNotPending)
+		return errCancelNotPending
 	}
 	if s.cancel {
 		return nil

@@ -88,6 +88,10 @@ type Core struct {
 	os      OS
 	name    string
 	pollOp  string
+	// notPending is Cancel's error for an op that has finished, made once:
+	// the scheduler cancels the polls a select left behind at every
+	// dispatch after one, mostly finished ones.
+	notPending error
 	pending atomic.Int64
 	ctr     evpoll.Counters
 }
@@ -148,6 +152,8 @@ func New(c Config, os OS) *Core {
 		os:     os,
 		name:   c.Name,
 		pollOp: c.PollOp,
+
+		notPending: fmt.Errorf("%s: cancel: %w", c.Name, evpoll.ErrNotPending),
 	}
 	b.pool = workpool.New(c.PoolSize, b.runPoolJob)
 	return b
@@ -337,7 +343,7 @@ func (b *Core) Cancel(id evpoll.OpID) error {
 	}
 	idx, s := b.slots.Lookup(id)
 	if s == nil || s.state == slotDone {
-		return fmt.Errorf("%s: cancel: %w", b.name, evpoll.ErrNotPending)
+		return b.notPending
 	}
 	if s.cancel {
 		return nil
