@@ -6,7 +6,7 @@ import (
 )
 
 // BenchmarkChainedSpawnTraced is BenchmarkChainedSpawn's Jade side with a
-// full scheduler trace (jade.Runtime.StartTrace) encoded to io.Discard
+// full scheduler trace (jade.Observer.StartTrace) encoded to io.Discard
 // meanwhile: the cost of a trace (docs/PERFORMANCE.md, "The scheduler trace and the flight recorder"). The flight
 // recorder's cost is BenchmarkChainedSpawn under JADE_FLIGHT=1.
 func BenchmarkChainedSpawnTraced(b *testing.B) {

@@ -17,7 +17,7 @@ import (
 )
 
 // TestCPUProfileTaskNameDefault: without a TaskName hook, the samples of
-// a named task carry its name (Runtime.SpawnNamed).
+// a named task carry its name (Runtime.SpawnWith with a name).
 func TestCPUProfileTaskNameDefault(t *testing.T) {
 	rt := testkit.Runtime(t, jade.Options{Workers: 1})
 	p := loadFib(t, rt)
