@@ -377,17 +377,32 @@ func FamilyOf(id IntrinsicID) Family {
 
 var (
 	famByID    []Family
-	intrByName = map[string]*Intrinsic{}
-	intrByID   = map[IntrinsicID]*Intrinsic{}
+	intrByName map[string]*Intrinsic
+	intrByID   map[IntrinsicID]*Intrinsic
 	intrByOp   [NumOps]*Intrinsic
 )
 
-func init() {
+func init() { indexIntrinsics() }
+
+// indexIntrinsics (re)builds the lookups from centralTable: by name, by
+// ID, by builtin opcode, and each row's family. Everything that knows an
+// intrinsic (the assembler and linker, the verifier, the VM loop, the
+// docs, the bus) finds it through these, so a row appended to the table
+// is known everywhere (TestTestRowIsKnownEverywhere).
+func indexIntrinsics() {
+	famByID = famByID[:0]
+	intrByName = make(map[string]*Intrinsic, len(centralTable))
+	intrByID = make(map[IntrinsicID]*Intrinsic, len(centralTable))
+	intrByOp = [NumOps]*Intrinsic{}
 	for i := range centralTable {
 		in := &centralTable[i]
+		if intrByName[in.Name] != nil || intrByID[in.ID] != nil {
+			panic("vmloop: intrinsic " + in.Name + " is in the table twice (by name or by ID)")
+		}
 		intrByName[in.Name] = in
 		intrByID[in.ID] = in
-		fam, ok := famNames[in.Name[:strings.IndexByte(in.Name, '.')]]
+		dot := strings.IndexByte(in.Name, '.')
+		fam, ok := famNames[in.Name[:max(dot, 0)]]
 		if !ok {
 			panic("vmloop: intrinsic " + in.Name + " has no family")
 		}
