@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade/internal/evpoll"
+	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -49,7 +50,9 @@ func TestCommandTable(t *testing.T) {
 		}
 		if in.Family().IO() {
 			require.Equal(t, CapIO, c.need, "%s: a socket or file intrinsic without the io capability", in.Name)
-			require.True(t, isIO(in.ID), "%s: not classified as I/O", in.Name)
+			if c.resume != nil {
+				require.Equal(t, sched.WaitIO, c.wait, "%s: a stalled task waiting in it is not reported as waiting for I/O", in.Name)
+			}
 			checkIORow(t, in.Name, c)
 		} else {
 			require.Nil(t, c.io, "%s: an I/O part in a row outside net.* and file.*", in.Name)
@@ -65,6 +68,16 @@ func TestCommandTable(t *testing.T) {
 		}
 		if suspends[in.ID] {
 			require.NotNil(t, c.resume, "%s suspends but has no resume", in.Name)
+		}
+		if c.wait != "" || c.describe != nil {
+			require.NotNil(t, c.resume, "%s: describes a wait but never suspends", in.Name)
+		}
+		// A handler shared by several rows that tells them apart by ID
+		// serves only the IDs it knows: completeJoin tells task.outcome
+		// and task.join_void from the value joins.
+		if funcPC(c.handle) == funcPC((*Bus).join) {
+			require.Contains(t, []vmloop.IntrinsicID{vmloop.IntrJoinI64, vmloop.IntrJoinF64, vmloop.IntrJoinRef, vmloop.IntrJoinVoid, vmloop.IntrOutcome},
+				in.ID, "%s: a new row of the join handler (completeJoin tells the joins apart by ID)", in.Name)
 		}
 	}
 	rows, requests := 0, 0
