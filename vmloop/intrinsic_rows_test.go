@@ -159,9 +159,9 @@ func TestTestRowIsKnownEverywhere(t *testing.T) {
 	require.Contains(t, e.Trap().Msg, "no in-VM implementation of map.probe")
 
 	// With it: run by its function.
-	mapRows[probe.ID] = mapRow{key: KindI64, run: func(_ *Exec, c *mapCall) opStatus {
+	mapRows[probe.ID] = mapRow{key: KindI64, run: func(_ *Exec, c mapCall) (int64, opStatus) {
 		c.r.setI(c.a, 1000*int64(c.m.live))
-		return opOK
+		return 0, opOK
 	}}
 	indexMapRows()
 	require.Empty(t, mapRowProblems())

@@ -128,39 +128,41 @@ func (e *Exec) mapOp(id IntrinsicID, ins Instr, r regs, left int64) (int64, opSt
 		return left, opTrap
 	}
 	moved, acct := m.moved, m.acct
-	c := mapCall{id: id, m: m, r: r, a: a, left: left}
-	st := e.mapArg(row, &c)
+	c := mapCall{id: id, m: m, r: r, a: a}
+	cost, st := e.mapArg(row, &c)
 	if st == opOK {
-		st = row.run(e, &c)
+		var more int64
+		more, st = row.run(e, c)
+		cost += more
 	}
-	left = c.left - mapOpCost - int64(m.moved-moved)
+	left -= cost + mapOpCost + int64(m.moved-moved)
 	h.mapAcct(m, acct) // a put's growth (mapPutAcct checked it fits), a delete's key bytes, an old index freed
 	return left, st
 }
 
-// mapArg decodes argument 1 of a map operation as its row says: a key
-// (an i64, or a string or bytes object, charged by its bytes) or a
-// cursor (an entry position from map.next).
-func (e *Exec) mapArg(row *mapRow, c *mapCall) opStatus {
+// mapArg decodes argument 1 of a map operation as its row says, and
+// returns what that costs: a key (an i64, or a string or bytes object,
+// charged by its bytes) or a cursor (an entry position from map.next).
+func (e *Exec) mapArg(row *mapRow, c *mapCall) (int64, opStatus) {
 	switch row.arg {
 	case mapArgKey:
 		if row.key == KindI64 {
 			c.key.k = uint64(c.r.i(c.a + 1))
-			return opOK
+			return 0, opOK
 		}
 		var ok bool
 		if c.key, c.shared, ok = e.refKey(c.r.ref(c.a + 1)); !ok {
-			return opTrap
+			return 0, opTrap
 		}
-		c.left -= charge(int64(len(c.key.s)))
+		return charge(int64(len(c.key.s))), opOK
 	case mapArgCursor:
 		c.cur = c.r.i(c.a + 1)
 		if c.en = c.m.at(c.cur); c.en == nil {
 			e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("%s: no entry at cursor %d (of %d positions)", intrByID[c.id].Name, c.cur, c.m.top)}
-			return opTrap
+			return 0, opTrap
 		}
 	}
-	return opOK
+	return 0, opOK
 }
 
 // mapPut puts key and v into m, within the heap limit and the engine's

@@ -32,13 +32,16 @@ type mapRow struct {
 	val Type
 	// arg is what argument 1 is (mapArg decodes it into the call).
 	arg mapArgKind
-	// run does the operation (nil for makes).
-	run func(e *Exec, c *mapCall) opStatus
+	// run does the operation (nil for makes) and returns the reductions
+	// it costs beyond the lookup. The call is passed by value: through a
+	// function value, a pointer to it would move it to the heap on every
+	// map operation.
+	run func(e *Exec, c mapCall) (int64, opStatus)
 }
 
 // mapCall is one map operation as its row's run sees it: the map that
-// fits the row, argument 1 decoded, the registers, the result register
-// a, and the budget left (run charges what it does beyond the lookup).
+// fits the row, argument 1 decoded, the registers and the result
+// register a.
 type mapCall struct {
 	id     IntrinsicID
 	m      *hmap
@@ -48,7 +51,6 @@ type mapCall struct {
 	en     *mapEntry // the entry at cur
 	r      regs
 	a      uint8
-	left   int64
 }
 
 var mapRows = map[IntrinsicID]mapRow{
@@ -114,25 +116,25 @@ func mapRowOf(id IntrinsicID) *mapRow {
 	return nil
 }
 
-func mapGet(_ *Exec, c *mapCall) opStatus {
+func mapGet(_ *Exec, c mapCall) (int64, opStatus) {
 	v, found := c.m.get(c.key)
 	c.m.found = found
 	c.r.set(c.a, v, c.m.val)
-	return opOK
+	return 0, opOK
 }
 
-func (e *Exec) mapPutOp(c *mapCall) opStatus {
+func (e *Exec) mapPutOp(c mapCall) (int64, opStatus) {
 	m := c.m
 	v := c.r.get(c.a+2, m.val)
 	if m.val == TRef && v != 0 {
 		vo := e.heap.getLive(v)
 		if vo == nil {
 			e.badHandle(v, KindVoid)
-			return opTrap
+			return 0, opTrap
 		}
 		if vo.kind == KindMap {
 			e.x().trap = TrapInfo{Code: TrapHandle, Msg: intrByID[c.id].Name + ": a map cannot be a map's value (maps do not nest)"}
-			return opTrap
+			return 0, opTrap
 		}
 	}
 	key := c.key
@@ -140,47 +142,46 @@ func (e *Exec) mapPutOp(c *mapCall) opStatus {
 		key.s = strings.Clone(key.s) // stored: the bytes object may change
 	}
 	if !e.mapPut(m, key, v) {
-		return opTrap
+		return 0, opTrap
 	}
-	return opOK
+	return 0, opOK
 }
 
-func mapDel(_ *Exec, c *mapCall) opStatus {
+func mapDel(_ *Exec, c mapCall) (int64, opStatus) {
 	c.r.setI(c.a, b2i(c.m.del(c.key)))
-	return opOK
+	return 0, opOK
 }
 
-func mapHas(_ *Exec, c *mapCall) opStatus {
+func mapHas(_ *Exec, c mapCall) (int64, opStatus) {
 	c.r.setI(c.a, b2i(c.m.find(c.key) >= 0))
-	return opOK
+	return 0, opOK
 }
 
-func mapFound(_ *Exec, c *mapCall) opStatus {
+func mapFound(_ *Exec, c mapCall) (int64, opStatus) {
 	c.r.setI(c.a, b2i(c.m.found))
-	return opOK
+	return 0, opOK
 }
 
-func mapLen(_ *Exec, c *mapCall) opStatus {
+func mapLen(_ *Exec, c mapCall) (int64, opStatus) {
 	c.r.setI(c.a, int64(c.m.live))
-	return opOK
+	return 0, opOK
 }
 
-func mapNext(_ *Exec, c *mapCall) opStatus {
+func mapNext(_ *Exec, c mapCall) (int64, opStatus) {
 	pos, skipped := c.m.next(int(max(c.r.i(c.a+1), -1)))
-	c.left -= int64(skipped)
 	c.r.setI(c.a, int64(pos))
-	return opOK
+	return int64(skipped), opOK
 }
 
-func mapKeyI64(_ *Exec, c *mapCall) opStatus {
+func mapKeyI64(_ *Exec, c mapCall) (int64, opStatus) {
 	c.r.setI(c.a, int64(c.en.k))
-	return opOK
+	return 0, opOK
 }
 
-func (e *Exec) mapKeyRef(c *mapCall) opStatus {
+func (e *Exec) mapKeyRef(c mapCall) (int64, opStatus) {
 	h := &e.heap
 	s := *c.m.str(int(c.cur))
-	c.left -= charge(int64(len(s)))
+	cost := charge(int64(len(s)))
 	var x uint64
 	if c.m.key == KindString {
 		x = h.newString(s)
@@ -189,18 +190,18 @@ func (e *Exec) mapKeyRef(c *mapCall) opStatus {
 	}
 	if x == 0 {
 		e.x().trap = h.allocFail(objSize(s, "", 0, 0))
-		return opTrap
+		return cost, opTrap
 	}
 	c.r.setRef(c.a, x)
-	return opOK
+	return cost, opOK
 }
 
-func mapVal(_ *Exec, c *mapCall) opStatus {
+func mapVal(_ *Exec, c mapCall) (int64, opStatus) {
 	c.r.set(c.a, c.en.v, c.m.val)
-	return opOK
+	return 0, opOK
 }
 
-func mapDelAt(_ *Exec, c *mapCall) opStatus {
+func mapDelAt(_ *Exec, c mapCall) (int64, opStatus) {
 	c.m.del(c.m.keyAt(int(c.cur)))
-	return opOK
+	return 0, opOK
 }
