@@ -31,29 +31,10 @@ var chanRows = map[IntrinsicID]chanRow{
 }
 
 // chanRowByID indexes chanRows by ID (one load per channel operation).
-var chanRowByID []*chanRow
-
-func init() { indexChanRows() }
-
-// indexChanRows (re)builds chanRowByID from chanRows.
-func indexChanRows() {
-	chanRowByID = chanRowByID[:0]
-	for id := range chanRows {
-		for int(id) >= len(chanRowByID) {
-			chanRowByID = append(chanRowByID, nil)
-		}
-		row := chanRows[id]
-		chanRowByID[id] = &row
-	}
-}
+var chanRowByID = indexRows(chanRows)
 
 // chanRowOf returns id's channel row, or nil.
-func chanRowOf(id IntrinsicID) *chanRow {
-	if int(id) < len(chanRowByID) {
-		return chanRowByID[id]
-	}
-	return nil
-}
+func chanRowOf(id IntrinsicID) *chanRow { return rowOf(chanRowByID, id) }
 
 // Elem returns the element type a typed channel or select intrinsic
 // works on (chan.send_f64: TF64; sel.value_ref: TRef), or TVoid for an

@@ -104,12 +104,12 @@ func withTestRow(t *testing.T, in Intrinsic, mr *mapRow) {
 		mapRows[in.ID] = *mr
 	}
 	indexIntrinsics()
-	indexMapRows()
+	mapRowByID = indexRows(mapRows)
 	t.Cleanup(func() {
 		centralTable = table
 		delete(mapRows, in.ID)
 		indexIntrinsics()
-		indexMapRows()
+		mapRowByID = indexRows(mapRows)
 	})
 }
 
@@ -141,16 +141,7 @@ func TestTestRowIsKnownEverywhere(t *testing.T) {
 	imports := func() *Program {
 		return &Program{Intrinsics: []Import{{Name: "map.new_i64_i64"}, {Name: "map.iput_i64"}, {Name: "map.probe"}, {Name: "map.new_str_i64"}}}
 	}
-	count := itFn("count", "(i64)->i64", 6, `
-		intr r1, 0, 0
-		ldi r2, 0
-		loop: jge r2, r0, done
-		movr r3, r1; movi r4, r2; movi r5, r2
-		intr r3, 3, 1
-		addi r2, r2, 1
-		jmp loop
-		done: movr r5, r1; intr r5, 1, 2; ret r5`)
-
+	count := mapFillFn("count") // its import 2 is map.probe
 	// Without its map row: the loop traps at the call.
 	p := itProg(t, imports(), count)
 	sig, e := itCall(t, p, "count", I64(3))
@@ -163,7 +154,7 @@ func TestTestRowIsKnownEverywhere(t *testing.T) {
 		c.r.setI(c.a, 1000*int64(c.m.live))
 		return 0, opOK
 	}}
-	indexMapRows()
+	mapRowByID = indexRows(mapRows)
 	require.Empty(t, mapRowProblems())
 	p = itProg(t, imports(), count)
 	sig, e = itCall(t, p, "count", I64(3))

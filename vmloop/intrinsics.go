@@ -419,6 +419,27 @@ func indexIntrinsics() {
 	}
 }
 
+// indexRows indexes a family's rows (chan_rows.go, map_rows.go) by ID:
+// one load per lookup, where the family's operations run.
+func indexRows[R any](rows map[IntrinsicID]R) []*R {
+	var idx []*R
+	for id, row := range rows {
+		for int(id) >= len(idx) {
+			idx = append(idx, nil)
+		}
+		idx[id] = &row
+	}
+	return idx
+}
+
+// rowOf returns id's row in idx, or nil.
+func rowOf[R any](idx []*R, id IntrinsicID) *R {
+	if int(id) < len(idx) {
+		return idx[id]
+	}
+	return nil
+}
+
 // CentralIntrinsics returns a copy of the central intrinsic table.
 func CentralIntrinsics() []Intrinsic { return append([]Intrinsic(nil), centralTable...) }
 

@@ -13,18 +13,25 @@ import (
 func mapFillProg(t testing.TB) *Program {
 	p := &Program{Intrinsics: []Import{{Name: "map.new_i64_i64"}, {Name: "map.iput_i64"}, {Name: "map.len"}}}
 	return itProg(t, p,
-		itFn("fill", "(i64)->i64", 7, `
-			intr r1, 0, 0
-			ldi r2, 0
-			loop: jge r2, r0, done
-			movr r3, r1; movi r4, r2; movi r5, r2
-			intr r3, 3, 1
-			addi r2, r2, 1
-			jmp loop
-			done: movr r6, r1; intr r6, 1, 2; ret r6`),
+		mapFillFn("fill"),
 		itFn("spawner", "(ref)->ref", 1, "spawn r0, 1, 2; ret r0"),
 		itFn("child", "(ref)->i64", 1, "intr r0, 1, 2; ret r0"),
 	)
+}
+
+// mapFillFn is function name(n): it puts keys 0..n-1 (value = key) into a
+// map made by import 0 with import 1 (map.iput_i64) and returns import 2
+// of the map (map.len).
+func mapFillFn(name string) Function {
+	return itFn(name, "(i64)->i64", 7, `
+		intr r1, 0, 0
+		ldi r2, 0
+		loop: jge r2, r0, done
+		movr r3, r1; movi r4, r2; movi r5, r2
+		intr r3, 3, 1
+		addi r2, r2, 1
+		jmp loop
+		done: movr r6, r1; intr r6, 1, 2; ret r6`)
 }
 
 // TestMapRehashIsIncremental: 10M puts into one map, run with a budget of

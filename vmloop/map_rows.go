@@ -92,29 +92,10 @@ var mapRows = map[IntrinsicID]mapRow{
 }
 
 // mapRowByID indexes mapRows by ID (one load per map operation).
-var mapRowByID []*mapRow
-
-func init() { indexMapRows() }
-
-// indexMapRows (re)builds mapRowByID from mapRows.
-func indexMapRows() {
-	mapRowByID = mapRowByID[:0]
-	for id := range mapRows {
-		for int(id) >= len(mapRowByID) {
-			mapRowByID = append(mapRowByID, nil)
-		}
-		row := mapRows[id]
-		mapRowByID[id] = &row
-	}
-}
+var mapRowByID = indexRows(mapRows)
 
 // mapRowOf returns id's map row, or nil.
-func mapRowOf(id IntrinsicID) *mapRow {
-	if int(id) < len(mapRowByID) {
-		return mapRowByID[id]
-	}
-	return nil
-}
+func mapRowOf(id IntrinsicID) *mapRow { return rowOf(mapRowByID, id) }
 
 func mapGet(_ *Exec, c mapCall) (int64, opStatus) {
 	v, found := c.m.get(c.key)
