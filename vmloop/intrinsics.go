@@ -324,11 +324,14 @@ var centralTable = []Intrinsic{
 	{IntrSelJoin, "sel.join", []Type{TRef, TRef}, TI64, v16, NOP, true},
 }
 
-// Family is the group an intrinsic belongs to, a property of its row:
-// the bus routes and classifies requests by it (which need the io
-// capability, which carry a result a cancelled waiter must give back), never
-// by ranges of IDs, so an intrinsic appended to the table is classified
-// by the row that adds it.
+// Family is the group an intrinsic belongs to, a property of its row
+// (never a range of IDs, so an intrinsic appended to the table is
+// classified by the row that adds it): the VM loop runs the InVM family
+// itself, by the family's rows (map_rows.go), and the bus's command
+// table keeps the I/O families' rows apart (bus/io_table.go). What else
+// an intrinsic does is the row of its family's table that names it;
+// TestMapRows, TestChanRows and the bus's TestCommandTable fail for an
+// intrinsic of this table without its rows.
 type Family uint8
 
 // Families. A row's family is the prefix of its name ("net.read" is
