@@ -173,3 +173,33 @@ func TestTestRowIsKnownEverywhere(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "intr map.probe: r0 holds a map of string or bytes keys")
 }
+
+// TestTestRowIsARequest: a test-only task.probe appended to the central
+// table (outside the VM loop's families) leaves the loop as a request
+// that names its row, with its argument typed by the row: what the bus's
+// dispatcher reads (its command row is looked up by the request's ID;
+// bus.TestCommandCoverageFindsGaps shows an intrinsic without one is
+// reported).
+func TestTestRowIsARequest(t *testing.T) {
+	last := centralTable[len(centralTable)-1].ID
+	withTestRow(t, Intrinsic{ID: last + 1, Name: "task.probe", Params: []Type{TF64}, Result: TI64, Since: ABI, Builtin: NOP, IntrOK: true}, nil)
+	in, ok := LookupIntrinsic("task.probe")
+	require.True(t, ok)
+	require.Equal(t, FamTask, in.Family())
+	require.False(t, in.Family().InVM())
+
+	p := itProg(t, &Program{Intrinsics: []Import{{Name: "task.probe"}}},
+		itFn("main", "(f64)->i64", 1, "intr r0, 1, 0; ret r0"))
+	e := itStart(t, p, "main", F64(2.5))
+	require.Equal(t, SigIntrinsic, e.Run(1000))
+	req := e.Request()
+	require.Same(t, in, req.Intr, "the request names the row")
+	require.Equal(t, 2.5, e.ArgF64(0))
+	require.NoError(t, e.Complete(I64(7)))
+	require.Equal(t, SigCompleted, e.Run(1000))
+	require.Equal(t, int64(7), e.Result().Int())
+
+	bad := &Program{ABI: ABI, Intrinsics: []Import{{Name: "task.probe"}}, Funcs: []Function{
+		itFn("main", "(i64)->i64", 1, "intr r0, 1, 0; ret r0")}}
+	require.ErrorContains(t, Verify(bad, nil), "intr task.probe, argument 0: r0 is read as f64 but holds i64")
+}
