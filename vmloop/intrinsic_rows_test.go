@@ -29,14 +29,18 @@ func mapRowProblems() []string {
 			bad = append(bad, in.Name+": no map row (map_rows.go)")
 			continue
 		}
-		if row.makes {
-			if len(in.Params) != 0 || in.Result != TRef || row.run != nil || row.val == TVoid || row.key == KindVoid {
+		if row.op >= numMapOps {
+			bad = append(bad, fmt.Sprintf("%s: map operation %d, which mapRun does not run", in.Name, row.op))
+			continue
+		}
+		if row.op == mapOpNew {
+			if len(in.Params) != 0 || in.Result != TRef || row.val == TVoid || row.key == KindVoid {
 				bad = append(bad, in.Name+": a map.new_* row that is not (no params) -> ref of a key kind and value type")
 			}
 			continue
 		}
-		if row.run == nil || len(in.Params) == 0 || in.Params[0] != TRef {
-			bad = append(bad, in.Name+": an operation without a run or without the map as argument 0")
+		if len(in.Params) == 0 || in.Params[0] != TRef {
+			bad = append(bad, in.Name+": an operation without the map as argument 0")
 			continue
 		}
 		switch row.arg {
@@ -117,10 +121,11 @@ func withTestRow(t *testing.T, in Intrinsic, mr *mapRow) {
 // map.probe appended to the central table (the next ID, as a new
 // intrinsic would be) is found by name and ID, classified by its family,
 // typed by the verifier from its row and listed in docs/ISA.md's table;
-// with no map row it is reported by the coverage check and traps when
-// run (never a silent no-op); with its map row (i64 keys: the verifier
-// refuses it on a map of string keys) the VM loop runs it through the
-// row's function. Nothing else is edited.
+// with no map row, or a row of an operation the loop does not run, it is
+// reported by the coverage check and traps when run (never a silent
+// no-op); with its map row (the length of a map of i64 keys: the
+// verifier refuses it on a map of string keys) the VM loop runs it as
+// its row says. Nothing else is edited.
 func TestTestRowIsKnownEverywhere(t *testing.T) {
 	last := centralTable[len(centralTable)-1].ID
 	probe := Intrinsic{ID: last + 1, Name: "map.probe", Params: []Type{TRef}, Result: TI64, Since: ABI, Builtin: NOP, IntrOK: true}
@@ -149,17 +154,22 @@ func TestTestRowIsKnownEverywhere(t *testing.T) {
 	require.Equal(t, TrapIntrinsic, e.Trap().Code)
 	require.Contains(t, e.Trap().Msg, "no in-VM implementation of map.probe")
 
-	// With it: run by its function.
-	mapRows[probe.ID] = mapRow{key: KindI64, run: func(_ *Exec, c mapCall) (int64, opStatus) {
-		c.r.setI(c.a, 1000*int64(c.m.live))
-		return 0, opOK
-	}}
+	// A row of an operation mapRun does not run: reported, and a trap.
+	mapRows[probe.ID] = mapRow{op: numMapOps, key: KindI64}
+	mapRowByID = indexRows(mapRows)
+	require.Equal(t, []string{fmt.Sprintf("map.probe: map operation %d, which mapRun does not run", numMapOps)}, mapRowProblems())
+	sig, e = itCall(t, p, "count", I64(3))
+	require.Equal(t, SigTrapped, sig)
+	require.Contains(t, e.Trap().Msg, "no in-VM implementation of map.probe")
+
+	// With its row: run as the row says.
+	mapRows[probe.ID] = mapRow{op: mapOpLen, key: KindI64}
 	mapRowByID = indexRows(mapRows)
 	require.Empty(t, mapRowProblems())
 	p = itProg(t, imports(), count)
 	sig, e = itCall(t, p, "count", I64(3))
 	require.Equal(t, SigCompleted, sig, "%v", e.Trap())
-	require.Equal(t, int64(3000), e.Result().Int())
+	require.Equal(t, int64(3), e.Result().Int())
 
 	// The verifier types it from its row: its parameter is a ref, and the
 	// row's i64 keys refuse a map of string keys.

@@ -2,6 +2,7 @@ package vmloop
 
 import (
 	"fmt"
+	"strings"
 	"unsafe"
 )
 
@@ -114,7 +115,7 @@ func (e *Exec) mapOp(id IntrinsicID, ins Instr, r regs, left int64) (int64, opSt
 		e.x().trap = TrapInfo{Code: TrapIntrinsic, Msg: "no in-VM implementation of " + intrByID[id].Name}
 		return left, opTrap
 	}
-	if row.makes {
+	if row.op == mapOpNew {
 		x := h.newMap(row.key, row.val)
 		if x == 0 {
 			e.x().trap = h.allocFail(objHeader + mapMinSlots*mapSlotBytes)
@@ -128,41 +129,106 @@ func (e *Exec) mapOp(id IntrinsicID, ins Instr, r regs, left int64) (int64, opSt
 		return left, opTrap
 	}
 	moved, acct := m.moved, m.acct
-	c := mapCall{id: id, m: m, r: r, a: a}
-	cost, st := e.mapArg(row, &c)
-	if st == opOK {
-		var more int64
-		more, st = row.run(e, c)
-		cost += more
-	}
-	left -= cost + mapOpCost + int64(m.moved-moved)
+	left, st := e.mapRun(id, row, m, r, a, left)
+	left -= mapOpCost + int64(m.moved-moved)
 	h.mapAcct(m, acct) // a put's growth (mapPutAcct checked it fits), a delete's key bytes, an old index freed
 	return left, st
 }
 
-// mapArg decodes argument 1 of a map operation as its row says, and
-// returns what that costs: a key (an i64, or a string or bytes object,
-// charged by its bytes) or a cursor (an entry position from map.next).
-func (e *Exec) mapArg(row *mapRow, c *mapCall) (int64, opStatus) {
+// mapRun runs the operation of row on the map m, which fits it: it
+// decodes argument 1 as the row says (a key, charged by its bytes, or a
+// cursor) and does the row's operation.
+func (e *Exec) mapRun(id IntrinsicID, row *mapRow, m *hmap, r regs, a uint8, left int64) (int64, opStatus) {
+	var key mapKey
+	var en *mapEntry
+	var cur int64
+	shared := false
 	switch row.arg {
 	case mapArgKey:
 		if row.key == KindI64 {
-			c.key.k = uint64(c.r.i(c.a + 1))
-			return 0, opOK
+			key.k = uint64(r.i(a + 1))
+			break
 		}
 		var ok bool
-		if c.key, c.shared, ok = e.refKey(c.r.ref(c.a + 1)); !ok {
-			return 0, opTrap
+		if key, shared, ok = e.refKey(r.ref(a + 1)); !ok {
+			return left, opTrap
 		}
-		return charge(int64(len(c.key.s))), opOK
+		left -= charge(int64(len(key.s)))
 	case mapArgCursor:
-		c.cur = c.r.i(c.a + 1)
-		if c.en = c.m.at(c.cur); c.en == nil {
-			e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("%s: no entry at cursor %d (of %d positions)", intrByID[c.id].Name, c.cur, c.m.top)}
-			return 0, opTrap
+		cur = r.i(a + 1)
+		if en = m.at(cur); en == nil {
+			e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("%s: no entry at cursor %d (of %d positions)", intrByID[id].Name, cur, m.top)}
+			return left, opTrap
 		}
 	}
-	return 0, opOK
+	switch row.op {
+	case mapOpGet:
+		v, found := m.get(key)
+		m.found = found
+		r.set(a, v, m.val)
+	case mapOpPut:
+		return left, e.mapPutOp(id, m, key, shared, r.get(a+2, m.val))
+	case mapOpDel:
+		r.setI(a, b2i(m.del(key)))
+	case mapOpHas:
+		r.setI(a, b2i(m.find(key) >= 0))
+	case mapOpFound:
+		r.setI(a, b2i(m.found))
+	case mapOpLen:
+		r.setI(a, int64(m.live))
+	case mapOpNext:
+		pos, skipped := m.next(int(max(r.i(a+1), -1)))
+		left -= int64(skipped)
+		r.setI(a, int64(pos))
+	case mapOpKeyI64:
+		r.setI(a, int64(en.k))
+	case mapOpKeyRef:
+		s := *m.str(int(cur))
+		left -= charge(int64(len(s)))
+		var x uint64
+		if m.key == KindString {
+			x = e.heap.newString(s)
+		} else {
+			x = e.heap.newBytes([]byte(s))
+		}
+		if x == 0 {
+			e.x().trap = e.heap.allocFail(objSize(s, "", 0, 0))
+			return left, opTrap
+		}
+		r.setRef(a, x)
+	case mapOpVal:
+		r.set(a, en.v, m.val)
+	case mapOpDelAt:
+		m.del(m.keyAt(int(cur)))
+	default:
+		e.x().trap = TrapInfo{Code: TrapIntrinsic, Msg: fmt.Sprintf("no in-VM implementation of %s (map operation %d)", intrByID[id].Name, row.op)}
+		return left, opTrap
+	}
+	return left, opOK
+}
+
+// mapPutOp puts v under key into m: a ref value is a live object and no
+// map (maps do not nest); a key of string or bytes is cloned unless it
+// aliases an immutable string (shared).
+func (e *Exec) mapPutOp(id IntrinsicID, m *hmap, key mapKey, shared bool, v uint64) opStatus {
+	if m.val == TRef && v != 0 {
+		vo := e.heap.getLive(v)
+		if vo == nil {
+			e.badHandle(v, KindVoid)
+			return opTrap
+		}
+		if vo.kind == KindMap {
+			e.x().trap = TrapInfo{Code: TrapHandle, Msg: intrByID[id].Name + ": a map cannot be a map's value (maps do not nest)"}
+			return opTrap
+		}
+	}
+	if m.key != KindI64 && !shared {
+		key.s = strings.Clone(key.s) // stored: the bytes object may change
+	}
+	if !e.mapPut(m, key, v) {
+		return opTrap
+	}
+	return opOK
 }
 
 // mapPut puts key and v into m, within the heap limit and the engine's

@@ -1,14 +1,14 @@
 package vmloop
 
-import "strings"
-
 // The rows of the map family: one per map.* intrinsic, naming what it
 // needs of the map (its key kind and value type), what its argument 1 is
-// and the function that runs it. The VM loop (mapOp), the verifier's
+// and the operation it runs. The VM loop (mapOp), the verifier's
 // map-type pass (verify_map.go) and the run-time check (mapFits) read
 // the row and switch on no ID, so a new map intrinsic is its row in
-// centralTable plus its row here; TestMapRows fails for a map.*
-// intrinsic without one, or a row its signature contradicts.
+// centralTable plus its row here (and, for an operation no row runs yet,
+// its case in mapRun); TestMapRows fails for a map.* intrinsic without
+// a row, a row of an operation mapRun does not run, or a row its
+// signature contradicts.
 
 // mapArgKind is what argument 1 of a map operation is.
 type mapArgKind uint8
@@ -19,76 +19,78 @@ const (
 	mapArgCursor                   // an entry position from map.next
 )
 
+// mapOpKind is the operation a map row runs (mapRun). The operations are
+// a closed set: mapRun has a case for each, and traps for any other, so
+// a row of an operation it does not run fails loudly (and TestMapRows).
+type mapOpKind uint8
+
+const (
+	mapOpNew    mapOpKind = iota // map.new_*: an empty map of key kind key and value type val
+	mapOpGet                     // the value of the key (0 if absent; map.found tells)
+	mapOpPut                     // put the value of argument 2 under the key
+	mapOpDel                     // delete the key: 1 if it was there
+	mapOpHas                     // 1 if the key is there
+	mapOpFound                   // whether the last get found its key
+	mapOpLen                     // the number of entries
+	mapOpNext                    // the next entry position after argument 1 (-1: none)
+	mapOpKeyI64                  // the i64 key at the cursor
+	mapOpKeyRef                  // the string or bytes key at the cursor (a new object)
+	mapOpVal                     // the value at the cursor
+	mapOpDelAt                   // delete the entry at the cursor
+	numMapOps
+)
+
 // mapRow is one map intrinsic's row.
 type mapRow struct {
-	// makes: a map.new_*, which makes an empty map of key kind key
-	// (KindI64, KindString or KindBytes) and value type val.
-	makes bool
+	op mapOpKind
 	// key is the key kind an operation needs of the map: KindI64, or
 	// KindString for string or bytes keys (the operations do not tell
-	// them apart); KindVoid for any.
+	// them apart); KindVoid for any. For mapOpNew, the new map's key
+	// kind (KindI64, KindString or KindBytes).
 	key Kind
-	// val is the value type an operation needs of the map (TVoid: any).
+	// val is the value type an operation needs of the map (TVoid: any);
+	// for mapOpNew, the new map's value type.
 	val Type
-	// arg is what argument 1 is (mapArg decodes it into the call).
+	// arg is what argument 1 is (mapRun decodes it).
 	arg mapArgKind
-	// run does the operation (nil for makes) and returns the reductions
-	// it costs beyond the lookup. The call is passed by value: through a
-	// function value, a pointer to it would move it to the heap on every
-	// map operation.
-	run func(e *Exec, c mapCall) (int64, opStatus)
-}
-
-// mapCall is one map operation as its row's run sees it: the map that
-// fits the row, argument 1 decoded, the registers and the result
-// register a.
-type mapCall struct {
-	id     IntrinsicID
-	m      *hmap
-	key    mapKey    // with mapArgKey
-	shared bool      // key aliases an immutable string
-	cur    int64     // with mapArgCursor
-	en     *mapEntry // the entry at cur
-	r      regs
-	a      uint8
 }
 
 var mapRows = map[IntrinsicID]mapRow{
-	IntrMapNewI64I64:   {makes: true, key: KindI64, val: TI64},
-	IntrMapNewI64F64:   {makes: true, key: KindI64, val: TF64},
-	IntrMapNewI64Ref:   {makes: true, key: KindI64, val: TRef},
-	IntrMapNewStrI64:   {makes: true, key: KindString, val: TI64},
-	IntrMapNewStrF64:   {makes: true, key: KindString, val: TF64},
-	IntrMapNewStrRef:   {makes: true, key: KindString, val: TRef},
-	IntrMapNewBytesI64: {makes: true, key: KindBytes, val: TI64},
-	IntrMapNewBytesF64: {makes: true, key: KindBytes, val: TF64},
-	IntrMapNewBytesRef: {makes: true, key: KindBytes, val: TRef},
+	IntrMapNewI64I64:   {op: mapOpNew, key: KindI64, val: TI64},
+	IntrMapNewI64F64:   {op: mapOpNew, key: KindI64, val: TF64},
+	IntrMapNewI64Ref:   {op: mapOpNew, key: KindI64, val: TRef},
+	IntrMapNewStrI64:   {op: mapOpNew, key: KindString, val: TI64},
+	IntrMapNewStrF64:   {op: mapOpNew, key: KindString, val: TF64},
+	IntrMapNewStrRef:   {op: mapOpNew, key: KindString, val: TRef},
+	IntrMapNewBytesI64: {op: mapOpNew, key: KindBytes, val: TI64},
+	IntrMapNewBytesF64: {op: mapOpNew, key: KindBytes, val: TF64},
+	IntrMapNewBytesRef: {op: mapOpNew, key: KindBytes, val: TRef},
 
-	IntrMapIGetI64: {key: KindI64, val: TI64, arg: mapArgKey, run: mapGet},
-	IntrMapIGetF64: {key: KindI64, val: TF64, arg: mapArgKey, run: mapGet},
-	IntrMapIGetRef: {key: KindI64, val: TRef, arg: mapArgKey, run: mapGet},
-	IntrMapSGetI64: {key: KindString, val: TI64, arg: mapArgKey, run: mapGet},
-	IntrMapSGetF64: {key: KindString, val: TF64, arg: mapArgKey, run: mapGet},
-	IntrMapSGetRef: {key: KindString, val: TRef, arg: mapArgKey, run: mapGet},
-	IntrMapIPutI64: {key: KindI64, val: TI64, arg: mapArgKey, run: (*Exec).mapPutOp},
-	IntrMapIPutF64: {key: KindI64, val: TF64, arg: mapArgKey, run: (*Exec).mapPutOp},
-	IntrMapIPutRef: {key: KindI64, val: TRef, arg: mapArgKey, run: (*Exec).mapPutOp},
-	IntrMapSPutI64: {key: KindString, val: TI64, arg: mapArgKey, run: (*Exec).mapPutOp},
-	IntrMapSPutF64: {key: KindString, val: TF64, arg: mapArgKey, run: (*Exec).mapPutOp},
-	IntrMapSPutRef: {key: KindString, val: TRef, arg: mapArgKey, run: (*Exec).mapPutOp},
-	IntrMapIDel:    {key: KindI64, arg: mapArgKey, run: mapDel},
-	IntrMapSDel:    {key: KindString, arg: mapArgKey, run: mapDel},
-	IntrMapIHas:    {key: KindI64, arg: mapArgKey, run: mapHas},
-	IntrMapSHas:    {key: KindString, arg: mapArgKey, run: mapHas},
-	IntrMapFound:   {run: mapFound},
-	IntrMapLen:     {run: mapLen},
-	IntrMapNext:    {run: mapNext},
-	IntrMapKeyI64:  {key: KindI64, arg: mapArgCursor, run: mapKeyI64},
-	IntrMapKeyRef:  {key: KindString, arg: mapArgCursor, run: (*Exec).mapKeyRef},
-	IntrMapValI64:  {val: TI64, arg: mapArgCursor, run: mapVal},
-	IntrMapValF64:  {val: TF64, arg: mapArgCursor, run: mapVal},
-	IntrMapValRef:  {val: TRef, arg: mapArgCursor, run: mapVal},
-	IntrMapDelAt:   {arg: mapArgCursor, run: mapDelAt},
+	IntrMapIGetI64: {op: mapOpGet, key: KindI64, val: TI64, arg: mapArgKey},
+	IntrMapIGetF64: {op: mapOpGet, key: KindI64, val: TF64, arg: mapArgKey},
+	IntrMapIGetRef: {op: mapOpGet, key: KindI64, val: TRef, arg: mapArgKey},
+	IntrMapSGetI64: {op: mapOpGet, key: KindString, val: TI64, arg: mapArgKey},
+	IntrMapSGetF64: {op: mapOpGet, key: KindString, val: TF64, arg: mapArgKey},
+	IntrMapSGetRef: {op: mapOpGet, key: KindString, val: TRef, arg: mapArgKey},
+	IntrMapIPutI64: {op: mapOpPut, key: KindI64, val: TI64, arg: mapArgKey},
+	IntrMapIPutF64: {op: mapOpPut, key: KindI64, val: TF64, arg: mapArgKey},
+	IntrMapIPutRef: {op: mapOpPut, key: KindI64, val: TRef, arg: mapArgKey},
+	IntrMapSPutI64: {op: mapOpPut, key: KindString, val: TI64, arg: mapArgKey},
+	IntrMapSPutF64: {op: mapOpPut, key: KindString, val: TF64, arg: mapArgKey},
+	IntrMapSPutRef: {op: mapOpPut, key: KindString, val: TRef, arg: mapArgKey},
+	IntrMapIDel:    {op: mapOpDel, key: KindI64, arg: mapArgKey},
+	IntrMapSDel:    {op: mapOpDel, key: KindString, arg: mapArgKey},
+	IntrMapIHas:    {op: mapOpHas, key: KindI64, arg: mapArgKey},
+	IntrMapSHas:    {op: mapOpHas, key: KindString, arg: mapArgKey},
+	IntrMapFound:   {op: mapOpFound},
+	IntrMapLen:     {op: mapOpLen},
+	IntrMapNext:    {op: mapOpNext},
+	IntrMapKeyI64:  {op: mapOpKeyI64, key: KindI64, arg: mapArgCursor},
+	IntrMapKeyRef:  {op: mapOpKeyRef, key: KindString, arg: mapArgCursor},
+	IntrMapValI64:  {op: mapOpVal, val: TI64, arg: mapArgCursor},
+	IntrMapValF64:  {op: mapOpVal, val: TF64, arg: mapArgCursor},
+	IntrMapValRef:  {op: mapOpVal, val: TRef, arg: mapArgCursor},
+	IntrMapDelAt:   {op: mapOpDelAt, arg: mapArgCursor},
 }
 
 // mapRowByID indexes mapRows by ID (one load per map operation).
@@ -96,93 +98,3 @@ var mapRowByID = indexRows(mapRows)
 
 // mapRowOf returns id's map row, or nil.
 func mapRowOf(id IntrinsicID) *mapRow { return rowOf(mapRowByID, id) }
-
-func mapGet(_ *Exec, c mapCall) (int64, opStatus) {
-	v, found := c.m.get(c.key)
-	c.m.found = found
-	c.r.set(c.a, v, c.m.val)
-	return 0, opOK
-}
-
-func (e *Exec) mapPutOp(c mapCall) (int64, opStatus) {
-	m := c.m
-	v := c.r.get(c.a+2, m.val)
-	if m.val == TRef && v != 0 {
-		vo := e.heap.getLive(v)
-		if vo == nil {
-			e.badHandle(v, KindVoid)
-			return 0, opTrap
-		}
-		if vo.kind == KindMap {
-			e.x().trap = TrapInfo{Code: TrapHandle, Msg: intrByID[c.id].Name + ": a map cannot be a map's value (maps do not nest)"}
-			return 0, opTrap
-		}
-	}
-	key := c.key
-	if m.key != KindI64 && !c.shared {
-		key.s = strings.Clone(key.s) // stored: the bytes object may change
-	}
-	if !e.mapPut(m, key, v) {
-		return 0, opTrap
-	}
-	return 0, opOK
-}
-
-func mapDel(_ *Exec, c mapCall) (int64, opStatus) {
-	c.r.setI(c.a, b2i(c.m.del(c.key)))
-	return 0, opOK
-}
-
-func mapHas(_ *Exec, c mapCall) (int64, opStatus) {
-	c.r.setI(c.a, b2i(c.m.find(c.key) >= 0))
-	return 0, opOK
-}
-
-func mapFound(_ *Exec, c mapCall) (int64, opStatus) {
-	c.r.setI(c.a, b2i(c.m.found))
-	return 0, opOK
-}
-
-func mapLen(_ *Exec, c mapCall) (int64, opStatus) {
-	c.r.setI(c.a, int64(c.m.live))
-	return 0, opOK
-}
-
-func mapNext(_ *Exec, c mapCall) (int64, opStatus) {
-	pos, skipped := c.m.next(int(max(c.r.i(c.a+1), -1)))
-	c.r.setI(c.a, int64(pos))
-	return int64(skipped), opOK
-}
-
-func mapKeyI64(_ *Exec, c mapCall) (int64, opStatus) {
-	c.r.setI(c.a, int64(c.en.k))
-	return 0, opOK
-}
-
-func (e *Exec) mapKeyRef(c mapCall) (int64, opStatus) {
-	h := &e.heap
-	s := *c.m.str(int(c.cur))
-	cost := charge(int64(len(s)))
-	var x uint64
-	if c.m.key == KindString {
-		x = h.newString(s)
-	} else {
-		x = h.newBytes([]byte(s))
-	}
-	if x == 0 {
-		e.x().trap = h.allocFail(objSize(s, "", 0, 0))
-		return cost, opTrap
-	}
-	c.r.setRef(c.a, x)
-	return cost, opOK
-}
-
-func mapVal(_ *Exec, c mapCall) (int64, opStatus) {
-	c.r.set(c.a, c.en.v, c.m.val)
-	return 0, opOK
-}
-
-func mapDelAt(_ *Exec, c mapCall) (int64, opStatus) {
-	c.m.del(c.m.keyAt(int(c.cur)))
-	return 0, opOK
-}

@@ -30,7 +30,7 @@ var mapRules = elemRules{newOf: vmOfNew, opOf: vmOfOp, other: vmOther, refuse: v
 
 func vmOfNew(id IntrinsicID) uint8 {
 	row := mapRowOf(id)
-	if row == nil || !row.makes {
+	if row == nil || row.op != mapOpNew {
 		return 0
 	}
 	return vmBit(row.key == KindI64, row.val)
@@ -53,7 +53,7 @@ func vmBit(ikey bool, val Type) uint8 {
 
 func vmOfOp(id IntrinsicID) (uint8, int) {
 	row := mapRowOf(id)
-	if row == nil || row.makes {
+	if row == nil || row.op == mapOpNew {
 		return 0, 0
 	}
 	key, val := row.key, row.val
