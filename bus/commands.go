@@ -106,7 +106,7 @@ var commandRows = map[vmloop.IntrinsicID]command{
 	vmloop.IntrTimeTimeout:    {grant: grantSelf, handle: (*Bus).timeTimeout},
 	vmloop.IntrTimePeriodic:   {grant: grantSelf, handle: (*Bus).timePeriodic},
 	vmloop.IntrTimeTick: {grant: grantHandle, handle: (*Bus).timeTick, resume: (*Bus).tickResume,
-		wait: sched.WaitTimer, describe: describeTick},
+		wait: sched.WaitTimer, describe: (*Bus).describeTick},
 	vmloop.IntrTimeJobMetric: {grant: grantHandle, handle: (*Bus).timeJobMetric},
 	vmloop.IntrTimeJobStats:  {grant: grantHandle, handle: (*Bus).timeJobStats},
 
@@ -165,7 +165,7 @@ var commandRows = map[vmloop.IntrinsicID]command{
 var (
 	// joinRow: task.join_* and task.outcome (completeJoin reads which).
 	joinRow = command{grant: grantHandle, timed: true, handle: (*Bus).join, resume: (*Bus).joinResume,
-		wait: sched.WaitJoin, describe: describeJoin}
+		wait: sched.WaitJoin, describe: (*Bus).describeJoin}
 	chanSendRow = command{grant: grantHandle, mutates: true, timed: true, handle: (*Bus).chanSend, resume: (*Bus).chanSendResume, abandon: (*Bus).chanAbandon}
 	chanRecvRow = command{grant: grantHandle, mutates: true, timed: true, handle: (*Bus).chanRecv, resume: (*Bus).chanRecvResume, abandon: (*Bus).chanAbandon}
 )

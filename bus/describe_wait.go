@@ -40,7 +40,7 @@ func (d *dispatcher) DescribeWait(t *sched.Task, in *vmloop.Intrinsic, ex *vmloo
 }
 
 // describeJoin: the joined task (task.join_*, task.outcome).
-func describeJoin(_ *Bus, w *sched.Wait, ex *vmloop.Exec) {
+func (b *Bus) describeJoin(w *sched.Wait, ex *vmloop.Exec) {
 	if ex == nil {
 		return
 	}
@@ -61,7 +61,7 @@ func (b *Bus) describeEvent(w *sched.Wait, ex *vmloop.Exec) {
 }
 
 // describeTick: time.tick.
-func describeTick(_ *Bus, w *sched.Wait, _ *vmloop.Exec) {
+func (b *Bus) describeTick(w *sched.Wait, _ *vmloop.Exec) {
 	w.For = "the next tick of a periodic job"
 }
 
