@@ -22,6 +22,9 @@ const (
 // mapOpKind is the operation a map row runs (mapRun). The operations are
 // a closed set: mapRun has a case for each, and traps for any other, so
 // a row of an operation it does not run fails loudly (and TestMapRows).
+// A case, not a function value per row: a call through one, with the
+// operation's arguments, cost a third of a map.iget_i64
+// (BenchmarkMapGet).
 type mapOpKind uint8
 
 const (
