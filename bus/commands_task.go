@@ -94,13 +94,24 @@ func (b *Bus) printF64(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 
 // printStr: io.print_str.
 func (b *Bus) printStr(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	s, a, ok := stringArg0(ex, req)
+	if !ok {
+		return a
+	}
+	b.print(s + "\n")
+	return complete(ex, vmloop.Void(), sched.ActContinue)
+}
+
+// stringArg0 is argument 0 as a string: any other value traps (a handle
+// error naming the intrinsic), as the verifier cannot always tell a
+// string from a byte buffer.
+func stringArg0(ex *vmloop.Exec, req *vmloop.Request) (string, sched.Action, bool) {
 	v, err := ex.ArgValue(0)
 	if err != nil {
-		return trap(ex, err)
+		return "", trap(ex, err), false
 	}
 	if v.Kind() != vmloop.KindString {
-		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: "io.print_str: argument is " + v.Kind().String() + ", want string"})
+		return "", trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: req.Intr.Name + ": argument is " + v.Kind().String() + ", want string"}), false
 	}
-	b.print(v.String() + "\n")
-	return complete(ex, vmloop.Void(), sched.ActContinue)
+	return v.String(), sched.ActContinue, true
 }
