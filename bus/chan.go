@@ -101,16 +101,23 @@ func requeueHanded(v vmloop.Value) {
 	w.ch.Requeue(w.msg, nil)
 }
 
-// chanElem is the element type an intrinsic works on.
-func chanElem(id vmloop.IntrinsicID) chans.Elem {
-	switch id {
-	case vmloop.IntrChanNewF64, vmloop.IntrChanSendF64, vmloop.IntrChanRecvF64, vmloop.IntrChanTrySendF64:
+// chanElem is the element type of typed channel or select intrinsic in,
+// from its row (vmloop chan_rows.go), or elemNone for one of none (no
+// channel carries it: a typed check against it fails).
+func chanElem(in *vmloop.Intrinsic) chans.Elem {
+	switch in.Elem() {
+	case vmloop.TI64:
+		return chans.ElemI64
+	case vmloop.TF64:
 		return chans.ElemF64
-	case vmloop.IntrChanNewRef, vmloop.IntrChanSendRef, vmloop.IntrChanRecvRef, vmloop.IntrChanTrySendRef:
+	case vmloop.TRef:
 		return chans.ElemRef
 	}
-	return chans.ElemI64
+	return elemNone
 }
+
+// elemNone is the element type of no channel.
+const elemNone chans.Elem = 255
 
 // chanArg is argument 0 as a channel whose element type fits the
 // intrinsic (any for the untyped ones); a mismatch traps, as a typed join
@@ -124,7 +131,7 @@ func chanArg(ex *vmloop.Exec, req *vmloop.Request, typed bool) (*chans.Chan, sch
 	if !ok {
 		return nil, trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: fmt.Sprintf("%s: argument is %s, want a channel", req.Intr.Name, extName(obj))})
 	}
-	if typed && c.Elem() != chanElem(req.Intr.ID) {
+	if typed && c.Elem() != chanElem(req.Intr) {
 		return nil, trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: fmt.Sprintf("%s: wrong element type: the channel carries %s", req.Intr.Name, c.Elem())})
 	}
 	return c, sched.ActContinue
@@ -137,7 +144,11 @@ func closedErr(req *vmloop.Request, what string) vmloop.Value {
 // chanNew: chan.new_i64/f64/ref cap.
 func (b *Bus) chanNew(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
 	n := ex.ArgI64(0)
-	c, err := chans.New(chanElem(req.Intr.ID), n)
+	elem := chanElem(req.Intr)
+	if elem == elemNone {
+		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: req.Intr.Name + ": no element type in its row"})
+	}
+	c, err := chans.New(elem, n)
 	if err != nil {
 		return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: capacity %d is negative (0 makes a rendezvous channel)", req.Intr.Name, n)))
 	}
@@ -199,9 +210,17 @@ func (b *Bus) messageArg(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, el
 	return m, sched.ActContinue, true
 }
 
-// chanSend: chan.send_* (waits while full) and chan.try_send_* (returns
-// 1 sent, 0 full).
+// chanSend: chan.send_* (waits while full).
 func (b *Bus) chanSend(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	return b.send(t, ex, req, false)
+}
+
+// chanTrySend: chan.try_send_* (returns 1 sent, 0 full).
+func (b *Bus) chanTrySend(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	return b.send(t, ex, req, true)
+}
+
+func (b *Bus) send(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, try bool) sched.Action {
 	c, a := chanArg(ex, req, true)
 	if c == nil {
 		return a
@@ -213,8 +232,6 @@ func (b *Bus) chanSend(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 	if !ok {
 		return a
 	}
-	id := req.Intr.ID
-	try := id == vmloop.IntrChanTrySendI64 || id == vmloop.IntrChanTrySendF64 || id == vmloop.IntrChanTrySendRef
 	if try {
 		sent, err := c.Send(m, nil, t)
 		if err != nil {
@@ -258,10 +275,17 @@ func (b *Bus) chanSendResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request
 	return complete(ex, vmloop.Void(), sched.ActContinue)
 }
 
-// chanRecv: chan.recv_* (waits while empty) and chan.try_recv (an array
-// of the message, or empty).
+// chanRecv: chan.recv_* (waits while empty).
 func (b *Bus) chanRecv(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	try := req.Intr.ID == vmloop.IntrChanTryRecv
+	return b.recv(t, ex, req, false)
+}
+
+// chanTryRecv: chan.try_recv (an array of the message, or empty).
+func (b *Bus) chanTryRecv(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	return b.recv(t, ex, req, true)
+}
+
+func (b *Bus) recv(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, try bool) sched.Action {
 	c, a := chanArg(ex, req, !try)
 	if c == nil {
 		return a
@@ -276,7 +300,7 @@ func (b *Bus) chanRecv(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 		if err != nil {
 			return raise(ex, closedErr(req, "the channel is closed and drained"))
 		}
-		return b.deliver(t, ex, req, c, m)
+		return b.deliver(t, ex, req, c, m, true)
 	}
 	// A waiting receive: timed like a send (timedWait).
 	m, err := c.Recv(func() chans.Waiter { return b.newWaiter(t) }, t)
@@ -284,7 +308,7 @@ func (b *Bus) chanRecv(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 	case err != nil:
 		return raise(ex, closedErr(req, "the channel is closed and drained"))
 	case m != nil:
-		return b.deliver(t, ex, req, c, m)
+		return b.deliver(t, ex, req, c, m, false)
 	}
 	return sched.ActSuspend
 }
@@ -301,19 +325,19 @@ func (b *Bus) chanRecvResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request
 	if closed {
 		return raise(ex, closedErr(req, "the channel is closed and drained"))
 	}
-	return b.deliver(t, ex, req, c, m)
+	return b.deliver(t, ex, req, c, m, false)
 }
 
 // deliver puts message m (nil: none, for try_recv) into the task's heap
-// as the request's result. A message that does not fit the heap goes
+// as the request's result (for try_recv, an array of it or empty). A message that does not fit the heap goes
 // back to the head of the channel and a ResourceError is thrown: the
 // receiver took nothing.
-func (b *Bus) deliver(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, c *chans.Chan, m *chans.Msg) sched.Action {
+func (b *Bus) deliver(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, c *chans.Chan, m *chans.Msg, try bool) sched.Action {
 	v := vmloop.Void()
 	if m != nil {
 		v = m.Value()
 	}
-	if req.Intr.ID == vmloop.IntrChanTryRecv {
+	if try {
 		var elems []vmloop.Value
 		if m != nil {
 			elems = []vmloop.Value{m.Value()}
@@ -378,16 +402,22 @@ func (b *Bus) chanClose(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sch
 	return complete(ex, vmloop.Void(), sched.ActContinue)
 }
 
-func (b *Bus) chanInfo(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+// chanLen: chan.len, the messages queued.
+func (b *Bus) chanLen(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
 	c, a := chanArg(ex, req, false)
 	if c == nil {
 		return a
 	}
-	n := c.Cap()
-	if req.Intr.ID == vmloop.IntrChanLen {
-		n = c.Len()
+	return complete(ex, vmloop.I64(c.Len()), sched.ActContinue)
+}
+
+// chanCap: chan.cap, the capacity.
+func (b *Bus) chanCap(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	c, a := chanArg(ex, req, false)
+	if c == nil {
+		return a
 	}
-	return complete(ex, vmloop.I64(n), sched.ActContinue)
+	return complete(ex, vmloop.I64(c.Cap()), sched.ActContinue)
 }
 
 // drainSendErr is the error of a send on the drain channel.

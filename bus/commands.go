@@ -8,11 +8,16 @@ import (
 )
 
 // The table of bytecode commands: one row per central intrinsic, naming
-// the capability it needs, its handler and, for one that suspends, what
-// resumes it. Every request from bytecode passes one check (authorize)
-// before its handler runs, so a new intrinsic gets the check by getting a
-// row, and TestCommandTable fails for an intrinsic without one or a
-// mutating row that names no grant.
+// what grants it (the capability it needs, the calling task itself, or
+// the handle it names), its handler and, for one that suspends, what
+// resumes it, what releases what its wait carried, and how a stalled
+// task's report describes the wait. Every request from bytecode passes
+// one check (authorize) before its handler runs, and the dispatcher, the
+// resume, the abandon and DescribeWait read the row and switch on no ID:
+// a new intrinsic is its row in vmloop's table (ID, name, types, since),
+// its row here, or in io_table.go for net.* and file.*, and its handler.
+// TestCommandTable fails for an intrinsic without a row or a mutating
+// row that names no grant.
 
 // grant says what entitles a task to a command.
 type grant uint8
@@ -51,14 +56,123 @@ type command struct {
 	// before it resumed (a signal, a message, a select's case, a
 	// descriptor); nil for a wait that carries nothing.
 	abandon func(b *Bus, t *sched.Task, req *vmloop.Request, signalled bool)
+	// wait is the kind of wait a task suspended in the command is
+	// reported as (sched.Wait.Kind; "" for sched.WaitOther), and
+	// describe, if not nil, fills in what it waits for (with ex: the
+	// world stopped, the request pending; it only reads).
+	wait     string
+	describe func(b *Bus, w *sched.Wait, ex *vmloop.Exec)
 	// io is the I/O part of a net.* or file.* row (io_table.go): its
 	// backend operation, argument handle, start, completion, failure and
 	// abandon; nil for every other row.
 	io *ioOp
 }
 
+// commandRows are the rows of every central intrinsic but net.* and
+// file.* (ioRows) and the map.* family, which runs in the VM loop.
+var commandRows = map[vmloop.IntrinsicID]command{
+	// task.*
+	vmloop.IntrSpawn:    {grant: grantCap, need: CapSpawn, mutates: true, handle: (*Bus).spawnFromTask},
+	vmloop.IntrJoinI64:  joinRow,
+	vmloop.IntrJoinF64:  joinRow,
+	vmloop.IntrJoinRef:  joinRow,
+	vmloop.IntrJoinVoid: joinRow,
+	vmloop.IntrOutcome:  joinRow,
+	// Cancelling a task of another engine needs CapCancelOther on top of
+	// the handle (checked in cancel through authorizeCap).
+	vmloop.IntrCancel:      {grant: grantHandle, mutates: true, handle: (*Bus).cancel},
+	vmloop.IntrYield:       {grant: grantSelf, handle: (*Bus).yield},
+	vmloop.IntrCancelled:   {grant: grantSelf, handle: (*Bus).cancelled},
+	vmloop.IntrTaskID:      {grant: grantSelf, handle: (*Bus).taskID},
+	vmloop.IntrTaskSetName: {grant: grantSelf, handle: (*Bus).setTaskName},
+
+	// event.*
+	vmloop.IntrEventNew: {grant: grantSelf, handle: (*Bus).eventNew},
+	vmloop.IntrEventWait: {grant: grantHandle, mutates: true, timed: true, handle: (*Bus).eventWait, resume: (*Bus).eventResume,
+		abandon: (*Bus).eventAbandon, wait: sched.WaitEvent, describe: (*Bus).describeEvent},
+	vmloop.IntrEventSignal:    {grant: grantHandle, mutates: true, handle: (*Bus).eventSignal},
+	vmloop.IntrEventBroadcast: {grant: grantHandle, mutates: true, handle: (*Bus).eventBroadcast},
+
+	// io.print_*
+	vmloop.IntrPrintI64: {grant: grantSelf, handle: (*Bus).printI64},
+	vmloop.IntrPrintF64: {grant: grantSelf, handle: (*Bus).printF64},
+	vmloop.IntrPrintStr: {grant: grantSelf, handle: (*Bus).printStr},
+
+	// time.* use the engine's own timer wheel for the calling task;
+	// periodic jobs are engine-local timers the task owns.
+	vmloop.IntrTimeNow:        {grant: grantSelf, handle: (*Bus).timeNow},
+	vmloop.IntrTimeSleep:      {grant: grantSelf, handle: (*Bus).timeSleep, resume: (*Bus).sleepResume, wait: sched.WaitTimer},
+	vmloop.IntrTimeSleepUntil: {grant: grantSelf, handle: (*Bus).timeSleepUntil, resume: (*Bus).sleepResume, wait: sched.WaitTimer},
+	vmloop.IntrTimeTimeout:    {grant: grantSelf, handle: (*Bus).timeTimeout},
+	vmloop.IntrTimePeriodic:   {grant: grantSelf, handle: (*Bus).timePeriodic},
+	vmloop.IntrTimeTick: {grant: grantHandle, handle: (*Bus).timeTick, resume: (*Bus).tickResume,
+		wait: sched.WaitTimer, describe: (*Bus).describeTick},
+	vmloop.IntrTimeJobMetric: {grant: grantHandle, handle: (*Bus).timeJobMetric},
+	vmloop.IntrTimeJobStats:  {grant: grantHandle, handle: (*Bus).timeJobStats},
+
+	// chan.*: making a channel touches nothing shared; every other
+	// operation is granted by the channel handle (only a task given the
+	// handle can name the channel), and a send or receive wakes tasks of
+	// whatever engine waits on it. The element type of a typed one is in
+	// its vmloop row (Intrinsic.Elem).
+	vmloop.IntrChanNewI64:     {grant: grantSelf, handle: (*Bus).chanNew},
+	vmloop.IntrChanNewF64:     {grant: grantSelf, handle: (*Bus).chanNew},
+	vmloop.IntrChanNewRef:     {grant: grantSelf, handle: (*Bus).chanNew},
+	vmloop.IntrChanSendI64:    chanSendRow,
+	vmloop.IntrChanSendF64:    chanSendRow,
+	vmloop.IntrChanSendRef:    chanSendRow,
+	vmloop.IntrChanTrySendI64: {grant: grantHandle, mutates: true, handle: (*Bus).chanTrySend},
+	vmloop.IntrChanTrySendF64: {grant: grantHandle, mutates: true, handle: (*Bus).chanTrySend},
+	vmloop.IntrChanTrySendRef: {grant: grantHandle, mutates: true, handle: (*Bus).chanTrySend},
+	vmloop.IntrChanRecvI64:    chanRecvRow,
+	vmloop.IntrChanRecvF64:    chanRecvRow,
+	vmloop.IntrChanRecvRef:    chanRecvRow,
+	vmloop.IntrChanTryRecv:    {grant: grantHandle, mutates: true, handle: (*Bus).chanTryRecv},
+	vmloop.IntrChanClose:      {grant: grantHandle, mutates: true, handle: (*Bus).chanClose},
+	vmloop.IntrChanLen:        {grant: grantHandle, handle: (*Bus).chanLen},
+	vmloop.IntrChanCap:        {grant: grantHandle, handle: (*Bus).chanCap},
+	// The drain channel is the runtime's, open to every task: it only
+	// closes, and nothing can be sent on it or close it.
+	vmloop.IntrChanDrain: {grant: grantSelf, handle: (*Bus).chanDrain},
+
+	// sel.*: a select belongs to the task that made it (selArg checks);
+	// its cases are granted by the channel handles they name. sel.wait
+	// is not a timed row: it takes time.timeout itself, through
+	// timedWaitOwn, beside its own deadline operand.
+	vmloop.IntrSelNew:      {grant: grantSelf, handle: (*Bus).selNew},
+	vmloop.IntrSelRecv:     {grant: grantHandle, handle: (*Bus).selRecv},
+	vmloop.IntrSelEvent:    {grant: grantHandle, handle: (*Bus).selEvent},
+	vmloop.IntrSelSendI64:  {grant: grantHandle, handle: (*Bus).selSend},
+	vmloop.IntrSelSendF64:  {grant: grantHandle, handle: (*Bus).selSend},
+	vmloop.IntrSelSendRef:  {grant: grantHandle, handle: (*Bus).selSend},
+	vmloop.IntrSelSetI64:   {grant: grantHandle, handle: (*Bus).selSet},
+	vmloop.IntrSelSetF64:   {grant: grantHandle, handle: (*Bus).selSet},
+	vmloop.IntrSelSetRef:   {grant: grantHandle, handle: (*Bus).selSet},
+	vmloop.IntrSelWait:     {grant: grantHandle, mutates: true, handle: (*Bus).selWait, resume: (*Bus).selWaitResume, abandon: (*Bus).selWaitAbandon},
+	vmloop.IntrSelValueI64: {grant: grantHandle, handle: (*Bus).selValue},
+	vmloop.IntrSelValueF64: {grant: grantHandle, handle: (*Bus).selValue},
+	vmloop.IntrSelValueRef: {grant: grantHandle, handle: (*Bus).selValue},
+	vmloop.IntrSelClosed:   {grant: grantHandle, handle: (*Bus).selClosed},
+	// A socket's case names a handle only its owner may use (selAddIO
+	// checks), under the engine's io capability as every socket use.
+	vmloop.IntrSelReadable:   {grant: grantCap, need: CapIO, handle: (*Bus).selReadable},
+	vmloop.IntrSelAcceptable: {grant: grantCap, need: CapIO, handle: (*Bus).selAcceptable},
+	vmloop.IntrSelJoin:       {grant: grantHandle, handle: (*Bus).selAddJoin},
+}
+
+// Rows shared by the typed forms of one operation (the handler reads the
+// type from the request's intrinsic).
+var (
+	// joinRow: task.join_* and task.outcome (completeJoin reads which).
+	joinRow = command{grant: grantHandle, timed: true, handle: (*Bus).join, resume: (*Bus).joinResume,
+		wait: sched.WaitJoin, describe: (*Bus).describeJoin}
+	chanSendRow = command{grant: grantHandle, mutates: true, timed: true, handle: (*Bus).chanSend, resume: (*Bus).chanSendResume, abandon: (*Bus).chanAbandon}
+	chanRecvRow = command{grant: grantHandle, mutates: true, timed: true, handle: (*Bus).chanRecv, resume: (*Bus).chanRecvResume, abandon: (*Bus).chanAbandon}
+)
+
 // commands is indexed by central intrinsic ID (a slice, not a map: one
-// lookup per intrinsic call); built once at init.
+// lookup per intrinsic call); built once at init from commandRows and
+// ioRows.
 var commands []*command
 
 // commandOf returns id's row, or nil.
@@ -70,74 +184,21 @@ func commandOf(id vmloop.IntrinsicID) *command {
 }
 
 func init() {
-	row := func(c command, ids ...vmloop.IntrinsicID) {
-		for _, id := range ids {
-			c := c
-			for int(id) >= len(commands) {
-				commands = append(commands, nil)
-			}
-			commands[id] = &c
+	set := func(id vmloop.IntrinsicID, c command) {
+		for int(id) >= len(commands) {
+			commands = append(commands, nil)
 		}
+		if commands[id] != nil {
+			panic(fmt.Sprintf("bus: intrinsic %d has two command rows", id))
+		}
+		commands[id] = &c
 	}
-	row(command{grant: grantCap, need: CapSpawn, mutates: true, handle: (*Bus).spawnFromTask}, vmloop.IntrSpawn)
-	row(command{grant: grantHandle, timed: true, handle: (*Bus).join, resume: (*Bus).joinResume},
-		vmloop.IntrJoinI64, vmloop.IntrJoinF64, vmloop.IntrJoinRef, vmloop.IntrJoinVoid, vmloop.IntrOutcome)
-	row(command{grant: grantSelf, handle: (*Bus).selfCommand},
-		vmloop.IntrYield, vmloop.IntrCancelled, vmloop.IntrTaskID)
-	row(command{grant: grantSelf, handle: (*Bus).setTaskName}, vmloop.IntrTaskSetName)
-	// Cancelling a task of another engine needs CapCancelOther on top of
-	// the handle (checked in cancel through authorizeCap).
-	row(command{grant: grantHandle, mutates: true, handle: (*Bus).cancel}, vmloop.IntrCancel)
-	row(command{grant: grantSelf, handle: (*Bus).selfCommand}, vmloop.IntrEventNew)
-	row(command{grant: grantHandle, mutates: true, timed: true, handle: (*Bus).event, resume: (*Bus).eventResume, abandon: (*Bus).eventAbandon}, vmloop.IntrEventWait)
-	row(command{grant: grantHandle, mutates: true, handle: (*Bus).event}, vmloop.IntrEventSignal, vmloop.IntrEventBroadcast)
-	row(command{grant: grantSelf, handle: (*Bus).printCommand}, vmloop.IntrPrintI64, vmloop.IntrPrintF64, vmloop.IntrPrintStr)
-	// time.* use the engine's own timer wheel for the calling task;
-	// periodic jobs are engine-local timers the task owns.
-	row(command{grant: grantSelf, handle: (*Bus).timeCommand, resume: (*Bus).timeCommandResume},
-		vmloop.IntrTimeNow, vmloop.IntrTimeSleep, vmloop.IntrTimeSleepUntil, vmloop.IntrTimeTimeout, vmloop.IntrTimePeriodic)
-	row(command{grant: grantHandle, handle: (*Bus).timeCommand, resume: (*Bus).timeCommandResume},
-		vmloop.IntrTimeTick, vmloop.IntrTimeJobMetric, vmloop.IntrTimeJobStats)
-	// net.* and file.*: their rows are in io_table.go (ioRows), each
-	// with its I/O part.
+	for id, c := range commandRows {
+		set(id, c)
+	}
 	for id, op := range ioRows {
-		row(ioCommandRow(op), id)
+		set(id, ioCommandRow(op))
 	}
-	// chan.*: making a channel touches nothing shared; every other
-	// operation is granted by the channel handle (only a task given the
-	// handle can name the channel), and a send or receive wakes tasks of
-	// whatever engine waits on it.
-	row(command{grant: grantSelf, handle: (*Bus).chanNew},
-		vmloop.IntrChanNewI64, vmloop.IntrChanNewF64, vmloop.IntrChanNewRef)
-	row(command{grant: grantHandle, mutates: true, timed: true, handle: (*Bus).chanSend, resume: (*Bus).chanSendResume, abandon: (*Bus).chanAbandon},
-		vmloop.IntrChanSendI64, vmloop.IntrChanSendF64, vmloop.IntrChanSendRef)
-	row(command{grant: grantHandle, mutates: true, handle: (*Bus).chanSend},
-		vmloop.IntrChanTrySendI64, vmloop.IntrChanTrySendF64, vmloop.IntrChanTrySendRef)
-	row(command{grant: grantHandle, mutates: true, timed: true, handle: (*Bus).chanRecv, resume: (*Bus).chanRecvResume, abandon: (*Bus).chanAbandon},
-		vmloop.IntrChanRecvI64, vmloop.IntrChanRecvF64, vmloop.IntrChanRecvRef)
-	row(command{grant: grantHandle, mutates: true, handle: (*Bus).chanRecv}, vmloop.IntrChanTryRecv)
-	row(command{grant: grantHandle, mutates: true, handle: (*Bus).chanClose}, vmloop.IntrChanClose)
-	row(command{grant: grantHandle, handle: (*Bus).chanInfo}, vmloop.IntrChanLen, vmloop.IntrChanCap)
-	// The drain channel is the runtime's, open to every task: it only
-	// closes, and nothing can be sent on it or close it.
-	row(command{grant: grantSelf, handle: (*Bus).chanDrain}, vmloop.IntrChanDrain)
-	// sel.*: a select belongs to the task that made it (selArg checks);
-	// its cases are granted by the channel handles they name. sel.wait
-	// is not a timed row: it takes time.timeout itself, through
-	// timedWaitOwn, beside its own deadline operand.
-	row(command{grant: grantSelf, handle: (*Bus).selNew}, vmloop.IntrSelNew)
-	row(command{grant: grantHandle, handle: (*Bus).selAdd},
-		vmloop.IntrSelRecv, vmloop.IntrSelEvent, vmloop.IntrSelSendI64, vmloop.IntrSelSendF64, vmloop.IntrSelSendRef)
-	row(command{grant: grantHandle, handle: (*Bus).selSet},
-		vmloop.IntrSelSetI64, vmloop.IntrSelSetF64, vmloop.IntrSelSetRef)
-	row(command{grant: grantHandle, mutates: true, handle: (*Bus).selWait, resume: (*Bus).selWaitResume, abandon: (*Bus).selWaitAbandon}, vmloop.IntrSelWait)
-	row(command{grant: grantHandle, handle: (*Bus).selValue},
-		vmloop.IntrSelValueI64, vmloop.IntrSelValueF64, vmloop.IntrSelValueRef)
-	row(command{grant: grantHandle, handle: (*Bus).selClosed}, vmloop.IntrSelClosed)
-	// A socket's case names a handle only its owner may use (selAddIO
-	// checks), under the engine's io capability as every socket use.
-	row(command{grant: grantCap, need: CapIO, handle: (*Bus).selAddIO}, vmloop.IntrSelReadable, vmloop.IntrSelAcceptable)
-	row(command{grant: grantHandle, handle: (*Bus).selAddJoin}, vmloop.IntrSelJoin)
 }
 
 // authorize checks the calling engine's grant for a command of capability
@@ -182,20 +243,6 @@ func (b *Bus) dispatch(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 func (b *Bus) resumeCommand(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
 	if c := commandOf(req.Intr.ID); c != nil && c.resume != nil {
 		return c.resume(b, t, ex, req)
-	}
-	return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: "unexpected resume of " + req.Intr.Name})
-}
-
-// timeCommand and timeCommandResume give time.*, one handler for several
-// IDs, the row's signature.
-func (b *Bus) timeCommand(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	a, _ := b.timeIntrinsic(t, ex, req)
-	return a
-}
-
-func (b *Bus) timeCommandResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	if a, ok := b.timeResume(t, ex, req); ok {
-		return a
 	}
 	return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: "unexpected resume of " + req.Intr.Name})
 }

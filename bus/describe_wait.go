@@ -11,47 +11,65 @@ import (
 var _ sched.WaitDescriber = (*dispatcher)(nil)
 
 // DescribeWait says what task t waits for in intrinsic in
-// (sched.WaitDescriber): the kind from the intrinsic alone, and with ex
-// (the world stopped, the request pending) the joined task, the event's
-// register, the socket or file and its addresses. It only reads: a
-// handle that does not resolve leaves the description at the kind.
+// (sched.WaitDescriber): the kind from the intrinsic's command row alone
+// (command.wait), and with ex (the world stopped, the request pending)
+// what the row's describe finds: the joined task, the event's register,
+// the socket or file and its addresses. It only reads: a handle that
+// does not resolve leaves the description at the kind.
 func (d *dispatcher) DescribeWait(t *sched.Task, in *vmloop.Intrinsic, ex *vmloop.Exec) sched.Wait {
 	b := (*Bus)(d)
 	w := sched.Wait{Op: in.Name, Kind: sched.WaitOther}
-	id := in.ID
-	switch {
-	case id == vmloop.IntrJoinI64 || id == vmloop.IntrJoinF64 || id == vmloop.IntrJoinRef ||
-		id == vmloop.IntrJoinVoid || id == vmloop.IntrOutcome:
-		w.Kind = sched.WaitJoin
-		if ex != nil {
-			if obj, err := ex.ArgObj(0, vmloop.KindTask); err == nil {
-				target := obj.(*sched.Task)
-				w.Task, w.For = target.ID(), taskLabel(target)
-			}
-		}
-	case id == vmloop.IntrEventWait:
-		w.Kind, w.For = sched.WaitEvent, "an event"
-		if ex != nil {
-			if n := ex.ArgName(0); n != "" {
-				w.For = "event " + n
-			}
-		}
-	case id == vmloop.IntrTimeSleep || id == vmloop.IntrTimeSleepUntil:
-		w.Kind = sched.WaitTimer
-	case id == vmloop.IntrTimeTick:
-		w.Kind, w.For = sched.WaitTimer, "the next tick of a periodic job"
-	case isIO(id):
-		w.Kind = sched.WaitIO
-		if ex != nil {
-			b.describeIO(&w, ex)
-		}
-	case id >= vmloop.HostIntrinsicBase:
+	if in.ID >= vmloop.HostIntrinsicBase {
 		w.Kind, w.For = sched.WaitHost, "the host's result"
-		if h := b.hostIntrinsic(id); h != nil && h.blocking != nil {
+		if h := b.hostIntrinsic(in.ID); h != nil && h.blocking != nil {
 			w.For = "a blocking host call"
 		}
+		return w
+	}
+	c := commandOf(in.ID)
+	if c == nil {
+		return w
+	}
+	if c.wait != "" {
+		w.Kind = c.wait
+	}
+	if c.describe != nil {
+		c.describe(b, &w, ex)
 	}
 	return w
+}
+
+// describeJoin: the joined task (task.join_*, task.outcome).
+func (b *Bus) describeJoin(w *sched.Wait, ex *vmloop.Exec) {
+	if ex == nil {
+		return
+	}
+	if obj, err := ex.ArgObj(0, vmloop.KindTask); err == nil {
+		target := obj.(*sched.Task)
+		w.Task, w.For = target.ID(), taskLabel(target)
+	}
+}
+
+// describeEvent: the event, by the name of its register if known.
+func (b *Bus) describeEvent(w *sched.Wait, ex *vmloop.Exec) {
+	w.For = "an event"
+	if ex != nil {
+		if n := ex.ArgName(0); n != "" {
+			w.For = "event " + n
+		}
+	}
+}
+
+// describeTick: time.tick.
+func (b *Bus) describeTick(w *sched.Wait, _ *vmloop.Exec) {
+	w.For = "the next tick of a periodic job"
+}
+
+// describeIOWait: the socket or file of a net.* or file.* row.
+func (b *Bus) describeIOWait(w *sched.Wait, ex *vmloop.Exec) {
+	if ex != nil {
+		b.describeIO(w, ex)
+	}
 }
 
 // describeIO fills w from the socket or file handle among the pending

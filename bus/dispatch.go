@@ -3,7 +3,6 @@ package bus
 import (
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -56,24 +55,6 @@ func (b *Bus) joinResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sc
 	return b.completeJoin(ex, req, target)
 }
 
-// selfCommand: yield, task.cancelled, task.id, event.new.
-func (b *Bus) selfCommand(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	switch req.Intr.ID {
-	case vmloop.IntrYield:
-		return complete(ex, vmloop.Void(), sched.ActYield)
-	case vmloop.IntrCancelled:
-		v := int64(0)
-		if t.CancelRequested() {
-			v = 1
-		}
-		return complete(ex, vmloop.I64(v), sched.ActContinue)
-	case vmloop.IntrTaskID:
-		return complete(ex, vmloop.I64(int64(t.ID())), sched.ActContinue)
-	default: // event.new
-		return complete(ex, vmloop.Ext(vmloop.KindEvent, b.ctl.NewEvent()), sched.ActContinue)
-	}
-}
-
 // cancel: the handle is the grant within the engine; a task of another
 // engine needs CapCancelOther as well.
 func (b *Bus) cancel(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
@@ -91,51 +72,9 @@ func (b *Bus) cancel(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.
 	return complete(ex, vmloop.Void(), sched.ActContinue)
 }
 
-func (b *Bus) event(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	obj, err := ex.ArgObj(0, vmloop.KindEvent)
-	if err != nil {
-		return trap(ex, err)
-	}
-	ev := obj.(*sched.Event)
-	switch req.Intr.ID {
-	case vmloop.IntrEventWait:
-		if !b.ctl.EventWait(t, ev) {
-			return sched.ActSuspend
-		}
-	case vmloop.IntrEventSignal:
-		b.ctl.EventSignal(t, ev)
-	default:
-		if b.ctl.EventBroadcast(t, ev) {
-			// more waiters than one step wakes: the rest are woken
-			// in t's next dispatches, before it runs again
-			return complete(ex, vmloop.Void(), sched.ActYield)
-		}
-	}
-	return complete(ex, vmloop.Void(), sched.ActContinue)
-}
-
 func (b *Bus) eventResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
 	if b.ctl.TimedOut(t) {
 		return timedOut(ex, req, "the event")
-	}
-	return complete(ex, vmloop.Void(), sched.ActContinue)
-}
-
-func (b *Bus) printCommand(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	switch req.Intr.ID {
-	case vmloop.IntrPrintI64:
-		b.print(strconv.FormatInt(ex.ArgI64(0), 10) + "\n")
-	case vmloop.IntrPrintF64:
-		b.print(strconv.FormatFloat(ex.ArgF64(0), 'g', -1, 64) + "\n")
-	default:
-		v, err := ex.ArgValue(0)
-		if err != nil {
-			return trap(ex, err)
-		}
-		if v.Kind() != vmloop.KindString {
-			return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: "io.print_str: argument is " + v.Kind().String() + ", want string"})
-		}
-		b.print(v.String() + "\n")
 	}
 	return complete(ex, vmloop.Void(), sched.ActContinue)
 }

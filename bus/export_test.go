@@ -36,3 +36,19 @@ func ProbeIORow(id vmloop.IntrinsicID) (starts, dones *atomic.Int64, restore fun
 	commands[id] = &c
 	return starts, dones, func() { commands[id] = old }
 }
+
+// ProbeRow replaces the command row of central intrinsic id by a probe
+// row declared here and nowhere else: granted by capability need, it
+// completes with 4242 and counts its calls. restore puts the real row
+// back. A program that sees 4242, or the CapabilityError of an engine
+// without need, shows that the dispatcher and the capability check read
+// the row and nothing else.
+func ProbeRow(id vmloop.IntrinsicID, need Capability) (calls *atomic.Int64, restore func()) {
+	calls = new(atomic.Int64)
+	old := commands[id]
+	commands[id] = &command{grant: grantCap, need: need, handle: func(b *Bus, t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+		calls.Add(1)
+		return complete(ex, vmloop.I64(4242), sched.ActContinue)
+	}}
+	return calls, func() { commands[id] = old }
+}

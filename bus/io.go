@@ -66,10 +66,6 @@ func (b *Bus) passHandle(child *sched.Task, obj any) {
 
 func (h *ioHandle) String() string { return fmt.Sprintf("%s(fd %d)", h.kind, h.fd.Num()) }
 
-// isIO reports whether id is a socket or file intrinsic, by its row's
-// family (vmloop.Family), not by a range of IDs.
-func isIO(id vmloop.IntrinsicID) bool { return vmloop.FamilyOf(id).IO() }
-
 // submitIO submits op on f for t; the caller's timedWait arms the
 // timeout, if any, once the task suspends.
 func (b *Bus) submitIO(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, op *evpoll.Op, f *sched.FD) sched.Action {

@@ -89,6 +89,7 @@ func ioCommandRow(op *ioOp) command {
 	c := command{grant: grantCap, need: CapIO, mutates: true, timed: op.timed, handle: (*Bus).ioCommand, io: op}
 	if op.kind != evpoll.Nop {
 		c.resume, c.abandon = (*Bus).ioResume, (*Bus).ioAbandon
+		c.wait, c.describe = sched.WaitIO, (*Bus).describeIOWait
 	}
 	return c
 }

@@ -43,15 +43,12 @@ func clipName(name string) string {
 
 // setTaskName is task.set_name: t names itself (a string; "" removes the
 // name). The tasks it spawns do not inherit the name.
-func (b *Bus) setTaskName(t *sched.Task, ex *vmloop.Exec, _ *vmloop.Request) sched.Action {
-	v, err := ex.ArgValue(0)
-	if err != nil {
-		return trap(ex, err)
+func (b *Bus) setTaskName(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	name, a, ok := stringArg0(ex, req)
+	if !ok {
+		return a
 	}
-	if v.Kind() != vmloop.KindString {
-		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: "task.set_name: argument is " + v.Kind().String() + ", want string"})
-	}
-	b.ctl.SetTaskName(t, clipName(v.String()))
+	b.ctl.SetTaskName(t, clipName(name))
 	return complete(ex, vmloop.Void(), sched.ActContinue)
 }
 

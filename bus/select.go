@@ -101,47 +101,57 @@ func selArg(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (*selObj, sched
 	return o, sched.ActContinue
 }
 
-// selElem is the element type of a typed sel.* intrinsic.
-func selElem(id vmloop.IntrinsicID) chans.Elem {
-	switch id {
-	case vmloop.IntrSelSendF64, vmloop.IntrSelSetF64, vmloop.IntrSelValueF64:
-		return chans.ElemF64
-	case vmloop.IntrSelSendRef, vmloop.IntrSelSetRef, vmloop.IntrSelValueRef:
-		return chans.ElemRef
-	}
-	return chans.ElemI64
-}
-
 func (b *Bus) selNew(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
 	return complete(ex, vmloop.Ext(vmloop.KindExt, newSelObj(b, t)), sched.ActContinue)
 }
 
-// selAdd: sel.recv sel, ch and sel.send_* sel, ch, v; the result is the
-// new case's index.
-func (b *Bus) selAdd(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+// selEvent: sel.event sel, ev; the result is the new case's index.
+func (b *Bus) selEvent(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
 	o, a := selArg(t, ex, req)
 	if o == nil {
 		return a
 	}
-	if req.Intr.ID == vmloop.IntrSelEvent {
-		obj, err := ex.ArgObj(1, vmloop.KindEvent)
-		if err != nil {
-			return trap(ex, err)
-		}
-		return complete(ex, vmloop.I64(int64(o.s.AddOther(&evCase{obj.(*sched.Event), o}))), sched.ActContinue)
-	}
-	obj, err := ex.ArgObj(1, vmloop.KindExt)
+	obj, err := ex.ArgObj(1, vmloop.KindEvent)
 	if err != nil {
 		return trap(ex, err)
 	}
+	return complete(ex, vmloop.I64(int64(o.s.AddOther(&evCase{obj.(*sched.Event), o}))), sched.ActContinue)
+}
+
+// selChanArgs is the select and the channel of sel.recv sel, ch and
+// sel.send_* sel, ch, v.
+func selChanArgs(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (*selObj, *chans.Chan, sched.Action) {
+	o, a := selArg(t, ex, req)
+	if o == nil {
+		return nil, nil, a
+	}
+	obj, err := ex.ArgObj(1, vmloop.KindExt)
+	if err != nil {
+		return nil, nil, trap(ex, err)
+	}
 	c, ok := obj.(*chans.Chan)
 	if !ok {
-		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: fmt.Sprintf("%s: argument 2 is %s, want a channel", req.Intr.Name, extName(obj))})
+		return nil, nil, trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: fmt.Sprintf("%s: argument 2 is %s, want a channel", req.Intr.Name, extName(obj))})
 	}
-	if req.Intr.ID == vmloop.IntrSelRecv {
-		return complete(ex, vmloop.I64(int64(o.s.Recv(c))), sched.ActContinue)
+	return o, c, sched.ActContinue
+}
+
+// selRecv: sel.recv sel, ch; the result is the new case's index.
+func (b *Bus) selRecv(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	o, c, a := selChanArgs(t, ex, req)
+	if o == nil {
+		return a
 	}
-	if c.Elem() != selElem(req.Intr.ID) {
+	return complete(ex, vmloop.I64(int64(o.s.Recv(c))), sched.ActContinue)
+}
+
+// selSend: sel.send_* sel, ch, v; the result is the new case's index.
+func (b *Bus) selSend(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	o, c, a := selChanArgs(t, ex, req)
+	if o == nil {
+		return a
+	}
+	if c.Elem() != chanElem(req.Intr) {
 		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: fmt.Sprintf("%s: wrong element type: the channel carries %s", req.Intr.Name, c.Elem())})
 	}
 	if c == b.drain {
@@ -173,7 +183,7 @@ func (b *Bus) selSet(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.
 	if !send {
 		return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: case %d is not a send case", req.Intr.Name, i)))
 	}
-	if c.Elem() != selElem(req.Intr.ID) {
+	if c.Elem() != chanElem(req.Intr) {
 		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: fmt.Sprintf("%s: wrong element type: case %d's channel carries %s", req.Intr.Name, i, c.Elem())})
 	}
 	m, a, ok := b.messageArg(t, ex, req, c.Elem(), 2)
@@ -358,7 +368,7 @@ func (b *Bus) selValue(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 	if send {
 		return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: the last sel.wait fired case %d, a send case: there is no value", req.Intr.Name, o.fired)))
 	}
-	if c.Elem() != selElem(req.Intr.ID) {
+	if c.Elem() != chanElem(req.Intr) {
 		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapHandle, Msg: fmt.Sprintf("%s: wrong element type: case %d's channel carries %s", req.Intr.Name, o.fired, c.Elem())})
 	}
 	if o.closed {

@@ -84,16 +84,22 @@ func (c *ioCase) ParkLocked(i int) {
 	}
 }
 
-// selAddIO: sel.readable sel, conn and sel.acceptable sel, listener. The
-// handle must be the caller's own.
-func (b *Bus) selAddIO(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+// selReadable: sel.readable sel, conn.
+func (b *Bus) selReadable(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	return b.selAddIO(t, ex, req, "conn")
+}
+
+// selAcceptable: sel.acceptable sel, listener.
+func (b *Bus) selAcceptable(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	return b.selAddIO(t, ex, req, "listener")
+}
+
+// selAddIO adds the case of sel.readable or sel.acceptable: argument 1
+// is a handle of kind want, and must be the caller's own.
+func (b *Bus) selAddIO(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, want string) sched.Action {
 	o, a := selArg(t, ex, req)
 	if o == nil {
 		return a
-	}
-	want := "conn"
-	if req.Intr.ID == vmloop.IntrSelAcceptable {
-		want = "listener"
 	}
 	obj, err := ex.ArgObj(1, vmloop.KindExt)
 	if err != nil {

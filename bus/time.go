@@ -27,72 +27,88 @@ const (
 	jobLastLatenessNs
 )
 
-// timeIntrinsic handles a time.* request; ok is false for other IDs.
-func (b *Bus) timeIntrinsic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (a sched.Action, ok bool) {
-	s := b.s
-	switch req.Intr.ID {
-	case vmloop.IntrTimeNow:
-		return complete(ex, vmloop.I64(s.Now()), sched.ActContinue), true
-	case vmloop.IntrTimeSleep:
-		return b.sleepUntil(t, ex, req, sched.DeadlineAfter(s.Now(), ex.ArgI64(0)), ex.ArgI64(0) <= 0), true
-	case vmloop.IntrTimeSleepUntil:
-		d := ex.ArgI64(0)
-		return b.sleepUntil(t, ex, req, d, d <= s.Now()), true
-	case vmloop.IntrTimeTimeout:
-		if !t.Engine().HasWheel() {
-			return raise(ex, noWheel(t, req)), true
-		}
-		b.ctl.SetTimeout(t, ex.ArgI64(0))
-		return complete(ex, vmloop.Void(), sched.ActContinue), true
-	case vmloop.IntrTimePeriodic:
-		period, pol := ex.ArgI64(0), ex.ArgI64(1)
-		if period <= 0 || pol < 0 || pol > int64(timerwheel.Queue) {
-			return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("time.periodic: period %d ns must be positive and policy %d one of 0 (engine's), 1 drift, 2 skip, 3 queue", period, pol))), true
-		}
-		j, err := b.ctl.NewJob(t, time.Duration(period), timerwheel.OverrunPolicy(pol))
-		if err != nil {
-			return raise(ex, reqError(req, err, vmloop.ErrKindError)), true
-		}
-		return complete(ex, vmloop.Ext(vmloop.KindExt, j), sched.ActContinue), true
-	case vmloop.IntrTimeTick:
-		j, a := jobArg(ex, req)
-		if j == nil {
-			return a, true
-		}
-		return b.tick(t, ex, req, j, false), true
-	case vmloop.IntrTimeJobMetric:
-		j, a := jobArg(ex, req)
-		if j == nil {
-			return a, true
-		}
-		v, err := jobMetric(j, ex.ArgI64(1))
-		if err != nil {
-			return raise(ex, vmloop.Err(vmloop.ErrKindError, err.Error())), true
-		}
-		return complete(ex, vmloop.F64(v), sched.ActContinue), true
-	case vmloop.IntrTimeJobStats:
-		j, a := jobArg(ex, req)
-		if j == nil {
-			return a, true
-		}
-		return complete(ex, vmloop.Str(jobStats(j)), sched.ActContinue), true
-	}
-	return 0, false
+// timeNow: time.now, the engine's monotonic clock in nanoseconds.
+func (b *Bus) timeNow(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	return complete(ex, vmloop.I64(b.s.Now()), sched.ActContinue)
 }
 
-// timeResume completes a time.* request of a woken task.
-func (b *Bus) timeResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) (a sched.Action, ok bool) {
-	switch req.Intr.ID {
-	case vmloop.IntrTimeSleep, vmloop.IntrTimeSleepUntil:
-		return complete(ex, vmloop.Void(), sched.ActContinue), true
-	case vmloop.IntrTimeTick:
-		j, a := jobArg(ex, req)
-		if j == nil {
-			return a, true
-		}
-		return b.tick(t, ex, req, j, true), true
+// timeSleep: time.sleep ns.
+func (b *Bus) timeSleep(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	return b.sleepUntil(t, ex, req, sched.DeadlineAfter(b.s.Now(), ex.ArgI64(0)), ex.ArgI64(0) <= 0)
+}
+
+// timeSleepUntil: time.sleep_until deadline.
+func (b *Bus) timeSleepUntil(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	d := ex.ArgI64(0)
+	return b.sleepUntil(t, ex, req, d, d <= b.s.Now())
+}
+
+// sleepResume completes a sleep.
+func (b *Bus) sleepResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	return complete(ex, vmloop.Void(), sched.ActContinue)
+}
+
+// timeTimeout: time.timeout ns, the one-shot timeout of the task's next
+// wait.
+func (b *Bus) timeTimeout(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	if !t.Engine().HasWheel() {
+		return raise(ex, noWheel(t, req))
 	}
-	return 0, false
+	b.ctl.SetTimeout(t, ex.ArgI64(0))
+	return complete(ex, vmloop.Void(), sched.ActContinue)
+}
+
+// timePeriodic: time.periodic period, policy, a job the task owns.
+func (b *Bus) timePeriodic(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	period, pol := ex.ArgI64(0), ex.ArgI64(1)
+	if period <= 0 || pol < 0 || pol > int64(timerwheel.Queue) {
+		return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("time.periodic: period %d ns must be positive and policy %d one of 0 (engine's), 1 drift, 2 skip, 3 queue", period, pol)))
+	}
+	j, err := b.ctl.NewJob(t, time.Duration(period), timerwheel.OverrunPolicy(pol))
+	if err != nil {
+		return raise(ex, reqError(req, err, vmloop.ErrKindError))
+	}
+	return complete(ex, vmloop.Ext(vmloop.KindExt, j), sched.ActContinue)
+}
+
+// timeTick: time.tick job, waits for the job's next tick.
+func (b *Bus) timeTick(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	j, a := jobArg(ex, req)
+	if j == nil {
+		return a
+	}
+	return b.tick(t, ex, req, j, false)
+}
+
+// tickResume completes a tick of a woken task.
+func (b *Bus) tickResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	j, a := jobArg(ex, req)
+	if j == nil {
+		return a
+	}
+	return b.tick(t, ex, req, j, true)
+}
+
+// timeJobMetric: time.job_metric job, selector.
+func (b *Bus) timeJobMetric(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	j, a := jobArg(ex, req)
+	if j == nil {
+		return a
+	}
+	v, err := jobMetric(j, ex.ArgI64(1))
+	if err != nil {
+		return raise(ex, vmloop.Err(vmloop.ErrKindError, err.Error()))
+	}
+	return complete(ex, vmloop.F64(v), sched.ActContinue)
+}
+
+// timeJobStats: time.job_stats job, a line of the job's statistics.
+func (b *Bus) timeJobStats(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
+	j, a := jobArg(ex, req)
+	if j == nil {
+		return a
+	}
+	return complete(ex, vmloop.Str(jobStats(j)), sched.ActContinue)
 }
 
 func (b *Bus) sleepUntil(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, deadline int64, now bool) sched.Action {

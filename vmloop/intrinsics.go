@@ -324,11 +324,14 @@ var centralTable = []Intrinsic{
 	{IntrSelJoin, "sel.join", []Type{TRef, TRef}, TI64, v16, NOP, true},
 }
 
-// Family is the group an intrinsic belongs to, a property of its row:
-// the bus routes and classifies requests by it (which need the io
-// capability, which carry a result a cancelled waiter must give back), never
-// by ranges of IDs, so an intrinsic appended to the table is classified
-// by the row that adds it.
+// Family is the group an intrinsic belongs to, a property of its row
+// (never a range of IDs, so an intrinsic appended to the table is
+// classified by the row that adds it): the VM loop runs the InVM family
+// itself, by the family's rows (map_rows.go), and the bus's command
+// table keeps the I/O families' rows apart (bus/io_table.go). What else
+// an intrinsic does is the row of its family's table that names it;
+// TestMapRows, TestChanRows and the bus's TestCommandTable fail for an
+// intrinsic of this table without its rows.
 type Family uint8
 
 // Families. A row's family is the prefix of its name ("net.read" is
@@ -377,17 +380,32 @@ func FamilyOf(id IntrinsicID) Family {
 
 var (
 	famByID    []Family
-	intrByName = map[string]*Intrinsic{}
-	intrByID   = map[IntrinsicID]*Intrinsic{}
+	intrByName map[string]*Intrinsic
+	intrByID   map[IntrinsicID]*Intrinsic
 	intrByOp   [NumOps]*Intrinsic
 )
 
-func init() {
+func init() { indexIntrinsics() }
+
+// indexIntrinsics (re)builds the lookups from centralTable: by name, by
+// ID, by builtin opcode, and each row's family. Everything that knows an
+// intrinsic (the assembler and linker, the verifier, the VM loop, the
+// docs, the bus) finds it through these, so a row appended to the table
+// is known everywhere (TestTestRowIsKnownEverywhere).
+func indexIntrinsics() {
+	famByID = famByID[:0]
+	intrByName = make(map[string]*Intrinsic, len(centralTable))
+	intrByID = make(map[IntrinsicID]*Intrinsic, len(centralTable))
+	intrByOp = [NumOps]*Intrinsic{}
 	for i := range centralTable {
 		in := &centralTable[i]
+		if intrByName[in.Name] != nil || intrByID[in.ID] != nil {
+			panic("vmloop: intrinsic " + in.Name + " is in the table twice (by name or by ID)")
+		}
 		intrByName[in.Name] = in
 		intrByID[in.ID] = in
-		fam, ok := famNames[in.Name[:strings.IndexByte(in.Name, '.')]]
+		dot := strings.IndexByte(in.Name, '.')
+		fam, ok := famNames[in.Name[:max(dot, 0)]]
 		if !ok {
 			panic("vmloop: intrinsic " + in.Name + " has no family")
 		}
@@ -402,6 +420,27 @@ func init() {
 			}
 		}
 	}
+}
+
+// indexRows indexes a family's rows (chan_rows.go, map_rows.go) by ID:
+// one load per lookup, where the family's operations run.
+func indexRows[R any](rows map[IntrinsicID]R) []*R {
+	var idx []*R
+	for id, row := range rows {
+		for int(id) >= len(idx) {
+			idx = append(idx, nil)
+		}
+		idx[id] = &row
+	}
+	return idx
+}
+
+// rowOf returns id's row in idx, or nil.
+func rowOf[R any](idx []*R, id IntrinsicID) *R {
+	if int(id) < len(idx) {
+		return idx[id]
+	}
+	return nil
 }
 
 // CentralIntrinsics returns a copy of the central intrinsic table.

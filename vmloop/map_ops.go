@@ -23,16 +23,6 @@ import (
 // (TestMapPutIsBounded, TestMapFloodingIsLinear).
 const mapOpCost = 2
 
-// mapNewKinds gives the key kind and value type of each map.new_*.
-var mapNewKinds = map[IntrinsicID]struct {
-	key Kind
-	val Type
-}{
-	IntrMapNewI64I64: {KindI64, TI64}, IntrMapNewI64F64: {KindI64, TF64}, IntrMapNewI64Ref: {KindI64, TRef},
-	IntrMapNewStrI64: {KindString, TI64}, IntrMapNewStrF64: {KindString, TF64}, IntrMapNewStrRef: {KindString, TRef},
-	IntrMapNewBytesI64: {KindBytes, TI64}, IntrMapNewBytesF64: {KindBytes, TF64}, IntrMapNewBytesRef: {KindBytes, TRef},
-}
-
 // newMap makes an empty map object (0: the heap is full).
 func (h *heap) newMap(key Kind, val Type) uint64 {
 	m := newHmap(key, val)
@@ -53,37 +43,6 @@ func (e *Exec) mapOf(x uint64) (*hmap, *object) {
 	return o.x.(*hmap), o
 }
 
-// mapIntrKey says what key an operation takes (KindI64 for the i-forms,
-// KindString for the s-forms, KindVoid: none) and what value type
-// (TVoid: any).
-func mapIntrKey(id IntrinsicID) (Kind, Type) {
-	switch id {
-	case IntrMapIGetI64, IntrMapIPutI64:
-		return KindI64, TI64
-	case IntrMapIGetF64, IntrMapIPutF64:
-		return KindI64, TF64
-	case IntrMapIGetRef, IntrMapIPutRef:
-		return KindI64, TRef
-	case IntrMapSGetI64, IntrMapSPutI64:
-		return KindString, TI64
-	case IntrMapSGetF64, IntrMapSPutF64:
-		return KindString, TF64
-	case IntrMapSGetRef, IntrMapSPutRef:
-		return KindString, TRef
-	case IntrMapIDel, IntrMapIHas, IntrMapKeyI64:
-		return KindI64, TVoid
-	case IntrMapSDel, IntrMapSHas, IntrMapKeyRef:
-		return KindString, TVoid
-	case IntrMapValI64:
-		return KindVoid, TI64
-	case IntrMapValF64:
-		return KindVoid, TF64
-	case IntrMapValRef:
-		return KindVoid, TRef
-	}
-	return KindVoid, TVoid
-}
-
 // mapKeyName is how a trap names a map's key kind.
 func mapKeyName(k Kind) string {
 	if k == KindI64 {
@@ -92,15 +51,14 @@ func mapKeyName(k Kind) string {
 	return "string or bytes"
 }
 
-// mapFits checks that the operation id fits map m (its key kind and value
-// type), and sets the trap when it does not.
-func (e *Exec) mapFits(id IntrinsicID, m *hmap) bool {
-	key, val := mapIntrKey(id)
-	if key != KindVoid && (key == KindI64) != (m.key == KindI64) {
+// mapFits checks that the operation of row fits map m (its key kind and
+// value type), and sets the trap when it does not.
+func (e *Exec) mapFits(id IntrinsicID, row *mapRow, m *hmap) bool {
+	if row.key != KindVoid && (row.key == KindI64) != (m.key == KindI64) {
 		e.x().trap = TrapInfo{Code: TrapKind, Msg: fmt.Sprintf("%s on a map of %s keys (%s)", intrByID[id].Name, mapKeyName(m.key), m.typeName())}
 		return false
 	}
-	if val != TVoid && val != m.val {
+	if row.val != TVoid && row.val != m.val {
 		e.x().trap = TrapInfo{Code: TrapKind, Msg: fmt.Sprintf("%s on a map of %s values (%s)", intrByID[id].Name, m.val, m.typeName())}
 		return false
 	}
@@ -146,13 +104,19 @@ func (e *Exec) refKey(x uint64) (mapKey, bool, bool) {
 }
 
 // mapOp runs the map intrinsic id of the INTR instruction ins (window
-// a..a+C-1, result in a) and returns the budget left and its status.
+// a..a+C-1, result in a) by its row (map_rows.go) and returns the budget
+// left and its status. An ID without a row traps (TestMapRows keeps every
+// map.* intrinsic a row).
 func (e *Exec) mapOp(id IntrinsicID, ins Instr, r regs, left int64) (int64, opStatus) {
 	h := &e.heap
 	a := ins.A()
-	if id <= IntrMapNewBytesRef {
-		nk := mapNewKinds[id]
-		x := h.newMap(nk.key, nk.val)
+	row := mapRowOf(id)
+	if row == nil {
+		e.x().trap = TrapInfo{Code: TrapIntrinsic, Msg: "no in-VM implementation of " + intrByID[id].Name}
+		return left, opTrap
+	}
+	if row.op == mapOpNew {
+		x := h.newMap(row.key, row.val)
 		if x == 0 {
 			e.x().trap = h.allocFail(objHeader + mapMinSlots*mapSlotBytes)
 			return left, opTrap
@@ -161,72 +125,110 @@ func (e *Exec) mapOp(id IntrinsicID, ins Instr, r regs, left int64) (int64, opSt
 		return left, opOK
 	}
 	m, _ := e.mapOf(r.ref(a))
-	if m == nil || !e.mapFits(id, m) {
+	if m == nil || !e.mapFits(id, row, m) {
 		return left, opTrap
 	}
 	moved, acct := m.moved, m.acct
-	left, st := e.mapRun(id, m, ins, r, left)
+	left, st := e.mapRun(id, row, m, r, a, left)
 	left -= mapOpCost + int64(m.moved-moved)
 	h.mapAcct(m, acct) // a put's growth (mapPutAcct checked it fits), a delete's key bytes, an old index freed
 	return left, st
 }
 
-// mapRun is mapOp on the map m, which fits the operation.
-func (e *Exec) mapRun(id IntrinsicID, m *hmap, ins Instr, r regs, left int64) (int64, opStatus) {
-	h := &e.heap
-	a := ins.A()
+// mapRun runs the operation of row on the map m, which fits it: it
+// decodes argument 1 as the row says (a key, charged by its bytes, or a
+// cursor) and does the row's operation.
+func (e *Exec) mapRun(id IntrinsicID, row *mapRow, m *hmap, r regs, a uint8, left int64) (int64, opStatus) {
 	var key mapKey
+	var en *mapEntry
+	var cur int64
 	shared := false
-	switch id {
-	case IntrMapIGetI64, IntrMapIGetF64, IntrMapIGetRef, IntrMapIPutI64, IntrMapIPutF64, IntrMapIPutRef, IntrMapIDel, IntrMapIHas:
-		key.k = uint64(r.i(a + 1))
-	case IntrMapSGetI64, IntrMapSGetF64, IntrMapSGetRef, IntrMapSPutI64, IntrMapSPutF64, IntrMapSPutRef, IntrMapSDel, IntrMapSHas:
+	switch row.arg {
+	case mapArgKey:
+		if row.key == KindI64 {
+			key.k = uint64(r.i(a + 1))
+			break
+		}
 		var ok bool
 		if key, shared, ok = e.refKey(r.ref(a + 1)); !ok {
 			return left, opTrap
 		}
 		left -= charge(int64(len(key.s)))
+	case mapArgCursor:
+		cur = r.i(a + 1)
+		if en = m.at(cur); en == nil {
+			e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("%s: no entry at cursor %d (of %d positions)", intrByID[id].Name, cur, m.top)}
+			return left, opTrap
+		}
 	}
-	switch id {
-	case IntrMapIGetI64, IntrMapIGetF64, IntrMapIGetRef, IntrMapSGetI64, IntrMapSGetF64, IntrMapSGetRef:
+	switch row.op {
+	case mapOpGet:
 		v, found := m.get(key)
 		m.found = found
 		r.set(a, v, m.val)
-	case IntrMapIPutI64, IntrMapIPutF64, IntrMapIPutRef, IntrMapSPutI64, IntrMapSPutF64, IntrMapSPutRef:
-		v := r.get(a+2, m.val)
-		if m.val == TRef && v != 0 {
-			vo := h.getLive(v)
-			if vo == nil {
-				e.badHandle(v, KindVoid)
-				return left, opTrap
-			}
-			if vo.kind == KindMap {
-				e.x().trap = TrapInfo{Code: TrapHandle, Msg: intrByID[id].Name + ": a map cannot be a map's value (maps do not nest)"}
-				return left, opTrap
-			}
-		}
-		if m.key != KindI64 && !shared {
-			key.s = strings.Clone(key.s) // stored: the bytes object may change
-		}
-		if !e.mapPut(m, key, v) {
-			return left, opTrap
-		}
-	case IntrMapIDel, IntrMapSDel:
+	case mapOpPut:
+		return left, e.mapPutOp(id, m, key, shared, r.get(a+2, m.val))
+	case mapOpDel:
 		r.setI(a, b2i(m.del(key)))
-	case IntrMapIHas, IntrMapSHas:
+	case mapOpHas:
 		r.setI(a, b2i(m.find(key) >= 0))
-	case IntrMapFound:
+	case mapOpFound:
 		r.setI(a, b2i(m.found))
-	case IntrMapLen:
+	case mapOpLen:
 		r.setI(a, int64(m.live))
-	case IntrMapNext:
+	case mapOpNext:
 		pos, skipped := m.next(int(max(r.i(a+1), -1)))
 		left -= int64(skipped)
 		r.setI(a, int64(pos))
-	default: // the cursor reads and del_at
-		return e.mapAt(id, m, r, a, left)
+	case mapOpKeyI64:
+		r.setI(a, int64(en.k))
+	case mapOpKeyRef:
+		s := *m.str(int(cur))
+		left -= charge(int64(len(s)))
+		var x uint64
+		if m.key == KindString {
+			x = e.heap.newString(s)
+		} else {
+			x = e.heap.newBytes([]byte(s))
+		}
+		if x == 0 {
+			e.x().trap = e.heap.allocFail(objSize(s, "", 0, 0))
+			return left, opTrap
+		}
+		r.setRef(a, x)
+	case mapOpVal:
+		r.set(a, en.v, m.val)
+	case mapOpDelAt:
+		m.del(m.keyAt(int(cur)))
+	default:
+		e.x().trap = TrapInfo{Code: TrapIntrinsic, Msg: fmt.Sprintf("no in-VM implementation of %s (map operation %d)", intrByID[id].Name, row.op)}
+		return left, opTrap
 	}
 	return left, opOK
+}
+
+// mapPutOp puts v under key into m: a ref value is a live object and no
+// map (maps do not nest); a key of string or bytes is cloned unless it
+// aliases an immutable string (shared).
+func (e *Exec) mapPutOp(id IntrinsicID, m *hmap, key mapKey, shared bool, v uint64) opStatus {
+	if m.val == TRef && v != 0 {
+		vo := e.heap.getLive(v)
+		if vo == nil {
+			e.badHandle(v, KindVoid)
+			return opTrap
+		}
+		if vo.kind == KindMap {
+			e.x().trap = TrapInfo{Code: TrapHandle, Msg: intrByID[id].Name + ": a map cannot be a map's value (maps do not nest)"}
+			return opTrap
+		}
+	}
+	if m.key != KindI64 && !shared {
+		key.s = strings.Clone(key.s) // stored: the bytes object may change
+	}
+	if !e.mapPut(m, key, v) {
+		return opTrap
+	}
+	return opOK
 }
 
 // mapPut puts key and v into m, within the heap limit and the engine's
@@ -239,39 +241,4 @@ func (e *Exec) mapPut(m *hmap, key mapKey, v uint64) bool {
 	}
 	m.put(key, v)
 	return true
-}
-
-// mapAt runs the intrinsics that take a cursor (an entry position from
-// map.next): map.key_*, map.val_* and map.del_at.
-func (e *Exec) mapAt(id IntrinsicID, m *hmap, r regs, a uint8, left int64) (int64, opStatus) {
-	h := &e.heap
-	cur := r.i(a + 1)
-	en := m.at(cur)
-	if en == nil {
-		e.x().trap = TrapInfo{Code: TrapBounds, Msg: fmt.Sprintf("%s: no entry at cursor %d (of %d positions)", intrByID[id].Name, cur, m.top)}
-		return left, opTrap
-	}
-	switch id {
-	case IntrMapKeyI64:
-		r.setI(a, int64(en.k))
-	case IntrMapKeyRef:
-		var x uint64
-		s := *m.str(int(cur))
-		left -= charge(int64(len(s)))
-		if m.key == KindString {
-			x = h.newString(s)
-		} else {
-			x = h.newBytes([]byte(s))
-		}
-		if x == 0 {
-			e.x().trap = h.allocFail(objSize(s, "", 0, 0))
-			return left, opTrap
-		}
-		r.setRef(a, x)
-	case IntrMapValI64, IntrMapValF64, IntrMapValRef:
-		r.set(a, en.v, m.val)
-	case IntrMapDelAt:
-		m.del(m.keyAt(int(cur)))
-	}
-	return left, opOK
 }

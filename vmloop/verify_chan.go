@@ -3,6 +3,7 @@ package vmloop
 import (
 	"fmt"
 	"math/bits"
+	"strings"
 )
 
 // Channel element types in the verifier. chan.new_i64, chan.new_f64 and
@@ -25,40 +26,31 @@ const (
 	vcOther             // any other value: unknown
 )
 
-// vcOfNew and vcOfOp map a channel intrinsic to the element set it makes
-// or needs (0: not a channel intrinsic of a known element type).
+// vcOfNew and vcOfOp give the element set a typed channel intrinsic
+// makes or needs, by its row (chan_rows.go; 0: none).
 func vcOfNew(id IntrinsicID) uint8 {
-	switch id {
-	case IntrChanNewI64:
-		return vcI64
-	case IntrChanNewF64:
-		return vcF64
-	case IntrChanNewRef:
-		return vcRef
+	if row := chanRowOf(id); row != nil && row.makes {
+		return vcOfType(row.elem)
 	}
 	return 0
 }
 
-func vcOfOp(id IntrinsicID) uint8 {
-	switch id {
-	case IntrChanSendI64, IntrChanRecvI64, IntrChanTrySendI64, IntrSelSendI64:
-		return vcI64
-	case IntrChanSendF64, IntrChanRecvF64, IntrChanTrySendF64, IntrSelSendF64:
-		return vcF64
-	case IntrChanSendRef, IntrChanRecvRef, IntrChanTrySendRef, IntrSelSendRef:
-		return vcRef
+// vcOfOp also gives the argument that is the channel.
+func vcOfOp(id IntrinsicID) (uint8, int) {
+	if row := chanRowOf(id); row != nil && row.chanArg >= 0 {
+		return vcOfType(row.elem), int(row.chanArg)
 	}
-	return 0
+	return 0, 0
 }
 
-// vcArg is the argument of a typed channel intrinsic that is the channel:
-// the first, or the second for sel.send_* (after the select).
-func vcArg(id IntrinsicID) int {
-	switch id {
-	case IntrSelSendI64, IntrSelSendF64, IntrSelSendRef:
-		return 1
+func vcOfType(t Type) uint8 {
+	switch t {
+	case TI64:
+		return vcI64
+	case TF64:
+		return vcF64
 	}
-	return 0
+	return vcRef
 }
 
 func vcName(m uint8) string {
@@ -86,11 +78,11 @@ type elemRules struct {
 
 var chanRules = elemRules{
 	newOf: vcOfNew,
-	opOf:  func(id IntrinsicID) (uint8, int) { return vcOfOp(id), vcArg(id) },
+	opOf:  vcOfOp,
 	other: vcOther,
 	refuse: func(in *Intrinsic, reg string, have, want uint8) string {
 		return fmt.Sprintf("intr %s: %s holds a channel of %s elements (made by chan.new_%s) on every path, not of %s; use %s_%s, or a channel of %s",
-			in.Name, reg, vcName(have), vcName(have), vcName(want), chanVerb(in.ID), vcName(have), vcName(want))
+			in.Name, reg, vcName(have), vcName(have), vcName(want), chanVerb(in), vcName(have), vcName(want))
 	},
 }
 
@@ -223,15 +215,8 @@ func (v *verifier) checkElems(fi int, lead vfBits, handlerAt []int32, rules *ele
 }
 
 // chanVerb is the operation of a typed channel intrinsic (chan.send,
-// chan.recv, chan.try_send, sel.send), for the fix an error suggests.
-func chanVerb(id IntrinsicID) string {
-	switch id {
-	case IntrChanRecvI64, IntrChanRecvF64, IntrChanRecvRef:
-		return "chan.recv"
-	case IntrChanTrySendI64, IntrChanTrySendF64, IntrChanTrySendRef:
-		return "chan.try_send"
-	case IntrSelSendI64, IntrSelSendF64, IntrSelSendRef:
-		return "sel.send"
-	}
-	return "chan.send"
+// chan.recv, chan.try_send, sel.send), for the fix an error suggests: its
+// name without the element type.
+func chanVerb(in *Intrinsic) string {
+	return in.Name[:strings.LastIndexByte(in.Name, '_')]
 }

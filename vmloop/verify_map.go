@@ -29,11 +29,11 @@ const (
 var mapRules = elemRules{newOf: vmOfNew, opOf: vmOfOp, other: vmOther, refuse: vmRefuse}
 
 func vmOfNew(id IntrinsicID) uint8 {
-	nk, ok := mapNewKinds[id]
-	if !ok {
+	row := mapRowOf(id)
+	if row == nil || row.op != mapOpNew {
 		return 0
 	}
-	return vmBit(nk.key == KindI64, nk.val)
+	return vmBit(row.key == KindI64, row.val)
 }
 
 // vmBit is the bit of a map of i64 keys (ikey) or not, and values val.
@@ -52,10 +52,11 @@ func vmBit(ikey bool, val Type) uint8 {
 }
 
 func vmOfOp(id IntrinsicID) (uint8, int) {
-	if FamilyOf(id) != FamMap {
+	row := mapRowOf(id)
+	if row == nil || row.op == mapOpNew {
 		return 0, 0
 	}
-	key, val := mapIntrKey(id)
+	key, val := row.key, row.val
 	var acc uint8
 	switch {
 	case key == KindVoid && val == TVoid:
@@ -92,7 +93,8 @@ func vmName(b uint8) (keys, vals string) {
 
 func vmRefuse(in *Intrinsic, reg string, have, accept uint8) string {
 	hk, hv := vmName(have)
-	key, val := mapIntrKey(in.ID)
+	row := mapRowOf(in.ID)
+	key, val := row.key, row.val
 	need := ""
 	switch {
 	case key != KindVoid && (key == KindI64) != (have&vmI != 0):
