@@ -168,7 +168,7 @@
 // the two sees the other. Each pair, and the test that fails when it is
 // reordered:
 //
-//	watched / Completed      AwaitTask, Done and OnEnd set flagWatched
+//	watched / Completed      AwaitTask and Done set flagWatched
 //	                         (under the task's mutex) then load the state;
 //	                         finish publishes Completed then loads the flag
 //	                         (TestOutcomeWhileDone, TestExactlyOnce)

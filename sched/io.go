@@ -115,8 +115,6 @@ type ioState struct {
 	// spare is an operation whose final completion was delivered, kept for
 	// the task's next one (IOOp): an I/O loop allocates none per operation.
 	spare *evpoll.Op
-	// onEnd runs when the task completes; guarded by the task's mu.
-	onEnd []func()
 	// owned lists the FDs the task owns (closed when it ends); guarded by
 	// the task's mu, taken (nil) when the task is marked ended.
 	owned []*FD
@@ -426,49 +424,21 @@ func (s *Scheduler) forgetFD(w *worker, fd int) {
 	}
 }
 
-// OnEnd registers f to run when t completes, whatever its outcome (on the
-// worker completing it, before joiners are woken); if t has completed
-// already, f runs now. The bus uses it to close the descriptors a task
-// owns, so a task that traps, fails or is cancelled leaks none.
-func (c *Control) OnEnd(t *Task, f func()) {
-	t.mu.Lock()
-	t.watch() // before the look: see finish
-	if t.ended || t.State() == Completed {
-		t.mu.Unlock()
-		f()
-		return
-	}
-	st := t.ioStateLocked()
-	st.onEnd = append(st.onEnd, f)
-	t.mu.Unlock()
-}
-
-// takeEnd marks t ended and returns its end hooks and the FDs it still
-// owns, in one critical section (ownLocked refuses an ended task, so no
-// FD joins the list afterwards).
-func (t *Task) takeEnd() (hooks []func(), owned []*FD) {
+// takeEnd marks t ended and returns the FDs it still owns, in one
+// critical section (ownLocked refuses an ended task, so no FD joins the
+// list afterwards).
+func (t *Task) takeEnd() (owned []*FD) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	hooks = t.takeEndHooksLocked()
+	t.ended = true
 	if st := t.io(); st != nil {
 		owned, st.owned = st.owned, nil
 	}
-	return hooks, owned
+	return owned
 }
 
-func (t *Task) takeEndHooksLocked() []func() {
-	t.ended = true
-	st := t.io()
-	if st == nil {
-		return nil
-	}
-	hooks := st.onEnd
-	st.onEnd = nil
-	return hooks
-}
-
-// ioState returns t's I/O state, creating it (OnEnd may do so concurrently
-// from another worker, hence the lock and the atomic pointer).
+// ioState returns t's I/O state, creating it (under the lock, and
+// published through the atomic pointer for readers without it).
 func (t *Task) ioState() *ioState {
 	if st := t.io(); st != nil {
 		return st

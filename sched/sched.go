@@ -374,49 +374,35 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 	t.w = nil
 	t.releaseExec()
 	w.dropSpawn(t) // a spawn under way when t ended
-	var hooks []func()
 	var joiner1 Token
 	var joiners []evEntry
 	if t.io() == nil && o.inline() {
-		// The common case, without t.mu: no end hooks, an outcome that
-		// lives in the record. Publish, then look whether anyone has
-		// watched t (AwaitTask, Done, OnEnd set watched under mu before
-		// they look at the state: one of the two sides sees the other).
+		// The common case, without t.mu: no owned descriptors, an outcome
+		// that lives in the record. Publish, then look whether anyone has
+		// watched t (AwaitTask and Done set watched under mu before they
+		// look at the state: one of the two sides sees the other).
 		t.setOutcome(&o, 0)
 		t.transition(Running, Completed)
 		if t.has(flagWatched) {
 			t.mu.Lock()
-			hooks = t.takeEndHooksLocked() // of an OnEnd that raced the end
+			t.ended = true
 			joiner1, joiners = t.takeWatchersLocked()
 			t.mu.Unlock()
 		}
 	} else {
 		if t.io() != nil {
-			// End hooks (closing owned descriptors) run before the outcome
-			// is published: whoever sees the task completed finds its
-			// handles closed. OnEnd after this runs its hook at once.
-			hooks, owned := t.takeEnd()
-			for _, f := range hooks {
-				f()
-			}
-			s.closeOwned(t, owned)
+			// Owned descriptors are closed before the outcome is
+			// published: whoever sees the task completed finds its
+			// handles closed.
+			s.closeOwned(t, t.takeEnd())
 		}
 		charged := t.chargeOutcome(&o) // the task's heap is gone already
 		t.mu.Lock()
-		if !t.ended {
-			// Marks t ended for OnEnd. A hook registered since the check
-			// above (an OnEnd racing t's end; the bus registers before
-			// Launch or from t itself, so none does today) runs just
-			// after publication.
-			hooks = t.takeEndHooksLocked()
-		}
+		t.ended = true
 		t.setOutcome(&o, charged)
 		t.transition(Running, Completed)
 		joiner1, joiners = t.takeWatchersLocked()
 		t.mu.Unlock()
-	}
-	for _, f := range hooks {
-		f()
 	}
 	if joiner1.Valid() {
 		s.wake(w, joiner1)

@@ -126,7 +126,7 @@ type Task struct {
 	//     a Value): the record is never reused. Set once, by a holder of a
 	//     reference.
 	//   - flagWatched is set (under mu, before they look at the state) by
-	//     AwaitTask, Done and OnEnd: something may be registered to hear
+	//     AwaitTask and Done: something may be registered to hear
 	//     of t's completion. finish publishes an inline outcome without mu
 	//     and takes mu afterwards only when it is set.
 	//
@@ -146,8 +146,8 @@ type Task struct {
 	// must be completed when it runs again (join, event wait, host call);
 	// touched only by the worker running the task.
 	resume bool
-	// ended is set (under mu) when the task's end hooks have run; OnEnd
-	// then runs a new hook at once.
+	// ended is set (under mu) by finish before the outcome is published;
+	// ownLocked then refuses a descriptor (it would never be closed).
 	ended bool
 	// hostWait is set (by the worker running the task, before the token
 	// leaves it) when the task armed a wait that completeHost ends: only
@@ -248,7 +248,7 @@ type taskRare struct {
 	again bool
 	done  chan struct{} // Done's channel, made on first call
 	// io is the task's I/O state (io.go), made under mu by its first
-	// operation, OnEnd or an owned descriptor, and read without the lock
+	// operation or an owned descriptor, and read without the lock
 	// (Task.io). It lives here, not in the record, because every task that
 	// does I/O has a rare part anyway: each completion is delivered
 	// through hostBits.
