@@ -34,7 +34,9 @@ func (e *Engine) Update(cfg EngineConfig) error {
 	return errs.Relabel("jade", "update engine", e.rt.def.UpdateConfig(e.m, cfg))
 }
 
-// LiveTasks returns the engine's tasks that have not completed.
+// LiveTasks returns the engine's live tasks. A task counts until its worker
+// has retired it, a moment after its outcome is published: right after a
+// Task.Wait returns, the task may still count.
 func (e *Engine) LiveTasks() int64 { return e.m.Engine().LiveTasks() }
 
 // MemoryBytes returns the bytes counted in the engine's memory budget
