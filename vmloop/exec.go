@@ -665,6 +665,9 @@ func (e *Exec) ArgObj(i int, k Kind) (any, error) {
 	}
 	o := e.heap.get(x, k)
 	if o == nil {
+		if sl := e.heap.taskRef(x); sl != nil && k == KindTask {
+			return sl.obj, nil
+		}
 		return nil, e.reqTrapInfo(TrapInfo{Code: TrapHandle, Msg: e.heap.explain(x, k)})
 	}
 	if k == KindString {
@@ -809,6 +812,16 @@ func (e *Exec) Raise(err Value) (caught bool) {
 		return false
 	}
 	h, ierr := e.heap.importValue(err)
+	if ierr != nil && err.aux == ErrKindResource && e.heap.mem != nil {
+		// The error that says the engine's memory ran out (a refused
+		// spawn) is counted past the limit with a chunk of room for its
+		// handler: the task must be able to catch it and look at it (its
+		// heap's limit still applies; the grant is given back as usual).
+		n := max(int64(err.Size()), budgetChunk)
+		e.heap.mem.Force(n)
+		e.heap.granted += n
+		h, ierr = e.heap.importValue(err)
+	}
 	if ierr != nil {
 		e.trapRequest(e.reqTrapInfo(ierr).(TrapInfo))
 		return false

@@ -196,11 +196,11 @@ func (e *Exec) mapRun(id IntrinsicID, m *hmap, ins Instr, r regs, left int64) (i
 		v := r.get(a+2, m.val)
 		if m.val == TRef && v != 0 {
 			vo := h.getLive(v)
-			if vo == nil {
+			if vo == nil && h.taskRef(v) == nil {
 				e.badHandle(v, KindVoid)
 				return left, opTrap
 			}
-			if vo.kind == KindMap {
+			if vo != nil && vo.kind == KindMap {
 				e.x().trap = TrapInfo{Code: TrapHandle, Msg: intrByID[id].Name + ": a map cannot be a map's value (maps do not nest)"}
 				return left, opTrap
 			}

@@ -1,0 +1,312 @@
+package vmloop
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Task references that are not heap objects.
+//
+// A ref register naming a task holds a task reference, not a handle to a
+// heap object: the runtime's task object lives in a slot of one table
+// shared by every heap (trefTable), and the reference is the slot's index
+// and generation:
+//
+//	bits  0..23  zero (a handle's index: no handle has index 0 but null)
+//	bits 24..47  the slot (1 <= slot < 2^24)
+//	bits 48..63  the slot's generation when the reference was made
+//
+// A slot belongs to one heap at a time, its holder: the heap that imported
+// the task (a spawn's result, a copy bringing a task in). While the
+// holder holds it, the slot's word is gen<<1|1 and the task is counted
+// once (the task hook, +1); freeing the reference (FREE) or the holder's
+// end releases the hold: the word becomes (gen+1)<<1 (the hook, -1), so
+// every copy of the reference is stale from then on. A reference is used
+// only when the slot's word is its generation, held, and the slot's
+// holder is the heap using it (the owner id): a stale reference — freed,
+// its holder ended, the slot held again by another heap for another task
+// — fails like a stale handle (TrapHandle), never reaching the task the
+// slot names now. A slot whose generation would wrap is retired, never
+// held again (as a heap slot is, heap.release).
+//
+// So a spawn's result costs no heap slot, no object accounting and no
+// budget: the holder's released slots stay on its ring of slots (held and
+// spare, heap.holds) for its next spawn, and go back to the table's free
+// list when it ends. The table's slots run out only after 2^24 of them are
+// held at once or retired; a heap then makes a task object as before
+// (newExt), which every use also accepts.
+//
+// Concurrency: only the holder writes a held slot (its task runs on one
+// worker at a time), and only the holder's references can match its word;
+// a stale reference on another worker reads only the word (atomic), and a
+// slot passes from heap to heap through the free list's lock.
+
+const (
+	trefSlotShift = 24
+	trefGenShift  = 48
+	trefSlotMask  = 1<<24 - 1
+	trefGenMax    = 1<<16 - 1
+
+	trefChunkShift = 10
+	trefChunkLen   = 1 << trefChunkShift
+	trefChunkMask  = trefChunkLen - 1
+	// trefMaxSlots bounds the table (24 slot bits; slot 0 is not used).
+	trefMaxSlots = 1 << 24
+)
+
+// trefSlot is one slot of the task reference table.
+type trefSlot struct {
+	obj any // the task, while held; written by the holder only
+	// word is gen<<1 | held: gen counts the holds released, held is set
+	// while a heap holds the slot. A retired slot's word stays
+	// trefGenMax<<1, which no reference matches (held is clear).
+	word  atomic.Uint32
+	owner uint32 // the holder's owner id (heap.owner)
+	// prev, next link the holder's ring of slots (heap.holds); touched by
+	// the holder only.
+	prev, next uint32
+}
+
+// trefTable is the table of task reference slots: chunks that never move,
+// found through a directory replaced whole when it grows.
+var trefTable struct {
+	dir  atomic.Pointer[[]*[trefChunkLen]trefSlot]
+	mu   sync.Mutex
+	free []uint32 // released slots not on any ring
+	made uint32   // slots made: 1..made
+}
+
+// trefAt returns slot s, or nil when it was never made.
+func trefAt(s uint64) *trefSlot {
+	d := trefTable.dir.Load()
+	if d == nil || s>>trefChunkShift >= uint64(len(*d)) {
+		return nil
+	}
+	return &(*d)[s>>trefChunkShift][s&trefChunkMask]
+}
+
+// IsTaskRef reports whether x, a ref register's bits, is a task reference
+// (not a heap handle, not null).
+func IsTaskRef(x uint64) bool { return x != 0 && x&handleIdxMask == 0 }
+
+// trefTake takes n free slots (up to), appending them to dst; it makes
+// new ones when the free list is empty. It returns fewer when the table
+// is full.
+func trefTake(dst []uint32, n int) []uint32 {
+	t := &trefTable
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for ; n > 0 && len(t.free) > 0; n-- {
+		dst = append(dst, t.free[len(t.free)-1])
+		t.free = t.free[:len(t.free)-1]
+	}
+	for ; n > 0 && t.made+1 < trefMaxSlots; n-- {
+		t.made++
+		s := t.made
+		if s&trefChunkMask == 0 || t.dir.Load() == nil {
+			old := t.dir.Load()
+			var d []*[trefChunkLen]trefSlot
+			if old != nil {
+				d = append(d, *old...)
+			}
+			for uint32(len(d)) <= s>>trefChunkShift {
+				d = append(d, new([trefChunkLen]trefSlot))
+			}
+			t.dir.Store(&d)
+		}
+		dst = append(dst, s)
+	}
+	return dst
+}
+
+// trefGive puts slots back on the free list.
+func trefGive(slots []uint32) {
+	if len(slots) == 0 {
+		return
+	}
+	t := &trefTable
+	t.mu.Lock()
+	t.free = append(t.free, slots...)
+	t.mu.Unlock()
+}
+
+// holdTask makes a task reference to obj held by h, or returns 0 when the
+// table has no slot left (the caller makes a task object instead).
+func (h *heap) holdTask(obj any) uint64 {
+	s := h.holds
+	var sl *trefSlot
+	if s != 0 {
+		sl = trefAt(uint64(s))
+		if sl.word.Load()&1 == 0 {
+			h.holds = sl.next // a spare at the head: it becomes the tail
+		} else {
+			sl = nil
+		}
+	}
+	if sl == nil {
+		var one [1]uint32
+		got := trefTake(one[:0], 1)
+		if len(got) == 0 {
+			return 0
+		}
+		s = got[0]
+		sl = trefAt(uint64(s))
+		if h.holds == 0 {
+			sl.prev, sl.next = s, s
+			h.holds = s
+		} else { // at the tail, before the head
+			head := trefAt(uint64(h.holds))
+			tail := trefAt(uint64(head.prev))
+			sl.prev, sl.next = head.prev, h.holds
+			tail.next, head.prev = s, s
+		}
+	}
+	sl.obj = obj
+	sl.owner = h.owner
+	gen := sl.word.Load() >> 1
+	sl.word.Store(gen<<1 | 1)
+	noteTask(KindTask, obj, +1)
+	return uint64(gen)<<trefGenShift | uint64(s)<<trefSlotShift
+}
+
+// taskRef returns the slot of x when x is a task reference h holds, else
+// nil.
+func (h *heap) taskRef(x uint64) *trefSlot {
+	if !IsTaskRef(x) {
+		return nil
+	}
+	sl := trefAt(x >> trefSlotShift & trefSlotMask)
+	if sl == nil || sl.word.Load() != uint32(x>>trefGenShift)<<1|1 || sl.owner != h.owner {
+		return nil
+	}
+	return sl
+}
+
+// dropTaskRef releases the task reference x (FREE, an import rolled
+// back): every copy of it is stale from now on. It reports false when x is
+// not a task reference h holds.
+func (h *heap) dropTaskRef(x uint64) bool {
+	sl := h.taskRef(x)
+	if sl == nil {
+		return false
+	}
+	s := uint32(x >> trefSlotShift & trefSlotMask)
+	obj := sl.obj
+	h.unhold(s, sl)
+	if sl.word.Load()>>1 != trefGenMax {
+		// To the head, a spare for the next spawn.
+		if h.holds != s {
+			h.unlink(s, sl)
+			h.linkHead(s, sl)
+		}
+	} else {
+		h.unlink(s, sl) // retired
+	}
+	noteTask(KindTask, obj, -1)
+	return true
+}
+
+// unhold ends the hold of slot s (the word's generation moves on unless
+// it would wrap: the slot is then retired).
+func (h *heap) unhold(s uint32, sl *trefSlot) {
+	sl.obj = nil
+	gen := sl.word.Load() >> 1
+	if gen < trefGenMax {
+		gen++
+	}
+	sl.word.Store(gen << 1)
+}
+
+// unlink takes slot s off h's ring.
+func (h *heap) unlink(s uint32, sl *trefSlot) {
+	if sl.next == s {
+		h.holds = 0
+		return
+	}
+	trefAt(uint64(sl.prev)).next = sl.next
+	trefAt(uint64(sl.next)).prev = sl.prev
+	if h.holds == s {
+		h.holds = sl.next
+	}
+}
+
+// linkHead puts slot s (off the ring) at the head of h's ring.
+func (h *heap) linkHead(s uint32, sl *trefSlot) {
+	if h.holds == 0 {
+		sl.prev, sl.next = s, s
+	} else {
+		head := trefAt(uint64(h.holds))
+		sl.prev, sl.next = head.prev, h.holds
+		trefAt(uint64(head.prev)).next = s
+		head.prev = s
+	}
+	h.holds = s
+}
+
+// dropHolds releases every task reference h holds and gives its slots
+// back to the table (the heap is being freed).
+func (h *heap) dropHolds() {
+	if h.holds == 0 {
+		return
+	}
+	var buf [16]uint32
+	back := buf[:0]
+	s := h.holds
+	for {
+		sl := trefAt(uint64(s))
+		next := sl.next
+		if sl.word.Load()&1 != 0 {
+			obj := sl.obj
+			h.unhold(s, sl)
+			noteTask(KindTask, obj, -1)
+		}
+		if sl.word.Load()>>1 != trefGenMax {
+			back = append(back, s)
+		}
+		if next == h.holds {
+			break
+		}
+		s = next
+	}
+	h.holds = 0
+	trefGive(back)
+}
+
+// taskRefs counts the task references h holds (tests).
+func (h *heap) taskRefs() (held, spare int) {
+	if h.holds == 0 {
+		return 0, 0
+	}
+	s := h.holds
+	for {
+		sl := trefAt(uint64(s))
+		if sl.word.Load()&1 != 0 {
+			held++
+		} else {
+			spare++
+		}
+		if s = sl.next; s == h.holds {
+			return held, spare
+		}
+	}
+}
+
+// explainTaskRef is explain for a task reference x.
+func (h *heap) explainTaskRef(x uint64, w string) string {
+	if h.taskRef(x) != nil {
+		return fmt.Sprintf("wrong kind: want %s got task", w)
+	}
+	return fmt.Sprintf("stale task reference %#x: it was freed (want %s)", x, w)
+}
+
+// TaskRefTableBytes returns the memory of the task reference table: its
+// slots, made for the most references held at once and kept for reuse.
+func TaskRefTableBytes() int64 {
+	d := trefTable.dir.Load()
+	if d == nil {
+		return 0
+	}
+	return int64(len(*d)) * int64(unsafe.Sizeof([trefChunkLen]trefSlot{}))
+}

@@ -1,0 +1,135 @@
+package vmloop
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jadevm/jade/internal/vmhook"
+)
+
+// liveObjects counts the heap's live objects (the heap keeps no count).
+func (h *heap) liveObjects() int32 {
+	if h.side == nil {
+		h.side = &noSide
+	}
+	n := int32(0)
+	h.eachSlot(func(o *object) {
+		if o.kind != KindVoid {
+			n++
+		}
+	})
+	return n
+}
+
+// countRefs sets vmhook.TaskRefs to count the holds of each object for
+// the test.
+func countRefs(t *testing.T) map[any]int {
+	n := map[any]int{}
+	old := vmhook.TaskRefs
+	vmhook.TaskRefs = func(obj any, d int) { n[obj] += d }
+	t.Cleanup(func() { vmhook.TaskRefs = old })
+	return n
+}
+
+// TestTaskRefGeneration: a task reference is the slot and its
+// generation; freeing it makes every copy stale, also once the slot names
+// another task for the same heap or for another heap of the same owner id
+// (the generation check, not the owner, tells them apart), and the task
+// hook sees each hold once.
+func TestTaskRefGeneration(t *testing.T) {
+	refs := countRefs(t)
+	h := newTestHeap(7, 1<<20)
+	a, b := new(int), new(int)
+	x, err := h.importShared(KindTask, a)
+	require.NoError(t, err)
+	require.True(t, IsTaskRef(x))
+	require.Zero(t, h.bytes, "a task reference is no heap object")
+	require.Same(t, a, h.taskRef(x).obj)
+	require.Equal(t, 1, refs[a])
+	require.True(t, h.release(x))
+	require.Zero(t, refs[a])
+	require.Nil(t, h.taskRef(x))
+	require.False(t, h.release(x), "a second free")
+	require.Contains(t, h.explain(x, KindTask), "stale task reference")
+
+	// The same slot, a generation on, for b: x stays stale.
+	y, err := h.importShared(KindTask, b)
+	require.NoError(t, err)
+	require.Equal(t, x>>trefSlotShift&trefSlotMask, y>>trefSlotShift&trefSlotMask, "the spare slot is reused")
+	require.Nil(t, h.taskRef(x))
+	require.Same(t, b, h.taskRef(y).obj)
+	require.Contains(t, h.explain(y, KindString), "wrong kind: want string got task")
+
+	// The heap ends: its slots go back to the table; another heap with
+	// the same owner id takes them for a, and y stays stale for it.
+	h.dropHolds()
+	require.Zero(t, refs[b])
+	g := newTestHeap(7, 1<<20)
+	held := map[uint64]bool{}
+	for range 64 {
+		z, err := g.importShared(KindTask, a)
+		require.NoError(t, err)
+		held[z>>trefSlotShift&trefSlotMask] = true
+	}
+	require.True(t, held[y>>trefSlotShift&trefSlotMask], "the freed slot is taken again")
+	require.Nil(t, g.taskRef(y))
+	require.Nil(t, g.taskRef(x))
+	require.Equal(t, 64, refs[a])
+	hl, sp := g.taskRefs()
+	require.Equal(t, 64, hl)
+	require.Zero(t, sp)
+	g.dropHolds()
+	require.Zero(t, refs[a])
+}
+
+// TestTaskRefRetired: a slot whose generation would wrap is retired:
+// never held again, so its last reference stays stale.
+func TestTaskRefRetired(t *testing.T) {
+	countRefs(t)
+	h := newTestHeap(3, 1<<20)
+	a := new(int)
+	x, err := h.importShared(KindTask, a)
+	require.NoError(t, err)
+	s := x >> trefSlotShift & trefSlotMask
+	sl := trefAt(s)
+	require.True(t, h.release(x))
+	sl.word.Store((trefGenMax - 1) << 1) // its last generation
+	x, err = h.importShared(KindTask, a)
+	require.NoError(t, err)
+	require.Equal(t, s, x>>trefSlotShift&trefSlotMask)
+	require.Equal(t, uint64(trefGenMax-1), x>>trefGenShift)
+	require.True(t, h.release(x))
+	hl, sp := h.taskRefs()
+	require.Zero(t, hl+sp, "the retired slot left the ring")
+	y, err := h.importShared(KindTask, a)
+	require.NoError(t, err)
+	require.NotEqual(t, s, y>>trefSlotShift&trefSlotMask)
+	require.Nil(t, h.taskRef(x))
+	h.dropHolds()
+	trefTable.mu.Lock()
+	defer trefTable.mu.Unlock()
+	require.NotContains(t, trefTable.free, uint32(s))
+}
+
+// TestTaskRefInArray: a task reference stored in an array is exported
+// (a copy out of the heap) as the task, and an array holding a stale one
+// cannot be exported.
+func TestTaskRefInArray(t *testing.T) {
+	countRefs(t)
+	h := newTestHeap(5, 1<<20)
+	a := new(int)
+	x, err := h.importShared(KindTask, a)
+	require.NoError(t, err)
+	arr := h.newArray(KindArrayRef, 1)
+	h.at(arr).arr()[0] = x
+	v, err := h.export(arr, 1<<20)
+	require.NoError(t, err)
+	require.Equal(t, KindTask, v.arr[0].Kind())
+	require.Same(t, a, v.arr[0].ext)
+	require.True(t, h.release(x))
+	_, err = h.export(arr, 1<<20)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "stale task reference")
+	h.dropHolds()
+}
