@@ -33,8 +33,11 @@ type Exec struct {
 	prog   *Program
 	regs   []uint64
 	frames []frame // frames[0..fp]; frames[fp] is current (its pc is written back when Run leaves the inline path)
-	fp     int
-	heap   heap
+	fp     int32
+	// taskRecord: e is a scheduler task record's (MarkTaskRecord), so the
+	// task hook may be told which Exec drops a task reference (noteDrop).
+	taskRecord bool
+	heap       heap
 	//lint:ignore U1000 holds the register type tags in the jadecheck build (interp_check.go)
 	shadow // jadecheck register type tags (empty in the fast build)
 
@@ -207,6 +210,7 @@ func (e *Exec) Recycle() {
 // Reset makes e ready again.
 func (e *Exec) Retire() {
 	e.Free()
+	e.DropTaskRefSlots()
 	e.rare = nil
 }
 
@@ -312,7 +316,7 @@ func (e *Exec) start(p *Program, fn int, nargs int, lim Limits, owner uint32) (*
 	// Every field but stop (atomic: a late Stop may race; see above) is
 	// set here; TestResetEqualsNew keeps this list complete.
 	e.prog, e.maxFrames, e.regs, e.frames, e.fp = p, int32(min(lim.MaxFrames, math.MaxInt32)), regs, frames, 0
-	e.heap = heap{objs: e.heap.objs[:0], side: &noSide} // recycled capacity, if any
+	e.heap = heap{objs: e.heap.objs[:0], side: &noSide, holds: e.heap.holds} // recycled capacity and spare task reference slots, if any
 	e.freeShadow()
 	e.state, e.left, e.reductions = stReady, 0, 0
 	if e.stop.Load() {
@@ -663,11 +667,13 @@ func (e *Exec) ArgObj(i int, k Kind) (any, error) {
 	default:
 		return nil, fmt.Errorf("vmloop: ArgObj: %s objects are read with ArgValue", k)
 	}
-	o := e.heap.get(x, k)
-	if o == nil {
-		if sl := e.heap.taskRef(x); sl != nil && k == KindTask {
+	if k == KindTask {
+		if sl := e.heap.taskRef(x); sl != nil {
 			return sl.obj, nil
 		}
+	}
+	o := e.heap.get(x, k)
+	if o == nil {
 		return nil, e.reqTrapInfo(TrapInfo{Code: TrapHandle, Msg: e.heap.explain(x, k)})
 	}
 	if k == KindString {
@@ -871,7 +877,7 @@ func (e *Exec) SetTrap(code TrapCode, msg string) {
 func (e *Exec) unwind(h uint64, pc int) (caught bool, popped int64) {
 	x := e.x()
 	x.unwound = x.unwound[:0]
-	depth := e.fp + 1
+	depth := int(e.fp) + 1
 	for {
 		f := &e.frames[e.fp]
 		fn := &e.prog.Funcs[f.fn]

@@ -107,7 +107,7 @@ type heap struct {
 	// holds is the head of the ring of task reference slots the heap
 	// holds or keeps spare (taskref.go), 0 when none.
 	holds uint32
-	free    int32  // first free slot, 0 when none
+	free  int32 // first free slot, 0 when none
 	// shared counts the live task, event and ext objects (dropTasks
 	// visits the slots only when there are some).
 	shared int32
@@ -419,9 +419,12 @@ type ExtRefs interface {
 
 // release frees the live object x. It reports false when x names none.
 func (h *heap) release(x uint64) bool {
+	if IsTaskRef(x) {
+		return h.dropTaskRef(x)
+	}
 	o := h.getLive(x)
 	if o == nil {
-		return h.dropTaskRef(x)
+		return false
 	}
 	i := int32(x & handleIdxMask)
 	if o.kind >= KindTask && o.kind <= KindExt {
@@ -448,7 +451,7 @@ func (h *heap) release(x uint64) bool {
 // subtraction (giveAll).
 func (h *heap) reset() {
 	h.freeSamples()
-	h.dropHolds()
+	h.dropHolds(trefKeep)
 	h.dropTasks()
 	h.releaseTables()
 	h.objs = nil

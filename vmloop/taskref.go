@@ -2,6 +2,7 @@ package vmloop
 
 import (
 	"fmt"
+	"github.com/jadevm/jade/internal/vmhook"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -204,7 +205,7 @@ func (h *heap) dropTaskRef(x uint64) bool {
 	} else {
 		h.unlink(s, sl) // retired
 	}
-	noteTask(KindTask, obj, -1)
+	h.noteDrop(obj)
 	return true
 }
 
@@ -245,34 +246,79 @@ func (h *heap) linkHead(s uint32, sl *trefSlot) {
 	h.holds = s
 }
 
-// dropHolds releases every task reference h holds and gives its slots
-// back to the table (the heap is being freed).
-func (h *heap) dropHolds() {
-	if h.holds == 0 {
+// noteDrop tells the task hook that h dropped its reference to obj: with
+// the Exec that dropped it when that is a scheduler task record's (the
+// scheduler recycles a record whose last reference goes on the worker
+// running that Exec), else as any reference dropped.
+func (h *heap) noteDrop(obj any) {
+	if e := h.exec(); e.taskRecord && vmhook.TaskDrop != nil {
+		vmhook.TaskDrop(obj, e)
 		return
 	}
-	var buf [16]uint32
-	back := buf[:0]
-	s := h.holds
+	noteTask(KindTask, obj, -1)
+}
+
+// MarkTaskRecord marks e as the Exec inside a scheduler task record (set
+// once, when the record is made): the task hook's TaskDrop is then told
+// of the references e drops, with e (internal/vmhook).
+func (e *Exec) MarkTaskRecord() { e.taskRecord = true }
+
+// trefKeep is how many spare slots a heap keeps on its ring when it is
+// freed: its Exec, recycled with its task record, takes them for its next
+// task's spawns without the table's lock (a chained spawn holds one).
+const trefKeep = 4
+
+// dropHolds releases every task reference h holds (the heap is being
+// freed): up to keep of its slots stay on its ring as spares, the others
+// go back to the table.
+func (h *heap) dropHolds(keep int) {
+	head := h.holds
+	if head == 0 {
+		return
+	}
+	sl := trefAt(uint64(head))
+	if sl.next == head && keep > 0 { // one slot (a chained spawn's)
+		if sl.word.Load()&1 != 0 {
+			obj := sl.obj
+			h.unhold(head, sl)
+			h.noteDrop(obj)
+		}
+		if sl.word.Load()>>1 == trefGenMax {
+			h.holds = 0 // retired
+		}
+		return
+	}
+	var back []uint32
+	s := head
+	h.holds = 0
 	for {
 		sl := trefAt(uint64(s))
 		next := sl.next
 		if sl.word.Load()&1 != 0 {
 			obj := sl.obj
 			h.unhold(s, sl)
-			noteTask(KindTask, obj, -1)
+			h.noteDrop(obj)
 		}
-		if sl.word.Load()>>1 != trefGenMax {
+		switch {
+		case sl.word.Load()>>1 == trefGenMax: // retired
+		case keep > 0:
+			keep--
+			h.linkHead(s, sl)
+		default:
 			back = append(back, s)
 		}
-		if next == h.holds {
+		if next == head {
 			break
 		}
 		s = next
 	}
-	h.holds = 0
 	trefGive(back)
 }
+
+// DropTaskRefSlots gives the spare task reference slots e kept when its
+// task ended back to the table: call it before e is let go (to a pool the
+// garbage collector may empty) rather than reused.
+func (e *Exec) DropTaskRefSlots() { e.heap.dropHolds(0) }
 
 // taskRefs counts the task references h holds (tests).
 func (h *heap) taskRefs() (held, spare int) {

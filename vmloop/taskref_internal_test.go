@@ -63,7 +63,7 @@ func TestTaskRefGeneration(t *testing.T) {
 
 	// The heap ends: its slots go back to the table; another heap with
 	// the same owner id takes them for a, and y stays stale for it.
-	h.dropHolds()
+	h.dropHolds(0)
 	require.Zero(t, refs[b])
 	g := newTestHeap(7, 1<<20)
 	held := map[uint64]bool{}
@@ -79,7 +79,7 @@ func TestTaskRefGeneration(t *testing.T) {
 	hl, sp := g.taskRefs()
 	require.Equal(t, 64, hl)
 	require.Zero(t, sp)
-	g.dropHolds()
+	g.dropHolds(0)
 	require.Zero(t, refs[a])
 }
 
@@ -106,7 +106,7 @@ func TestTaskRefRetired(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEqual(t, s, y>>trefSlotShift&trefSlotMask)
 	require.Nil(t, h.taskRef(x))
-	h.dropHolds()
+	h.dropHolds(0)
 	trefTable.mu.Lock()
 	defer trefTable.mu.Unlock()
 	require.NotContains(t, trefTable.free, uint32(s))
@@ -131,5 +131,38 @@ func TestTaskRefInArray(t *testing.T) {
 	_, err = h.export(arr, 1<<20)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "stale task reference")
-	h.dropHolds()
+	h.dropHolds(0)
+}
+
+// TestTaskRefDropNamesHolder: a task reference dropped by a marked Exec
+// (a scheduler task record's) is reported to TaskDrop with that Exec,
+// from FREE and from the heap's end; an unmarked one to TaskRefs.
+func TestTaskRefDropNamesHolder(t *testing.T) {
+	refs := countRefs(t)
+	var drops []any
+	old := vmhook.TaskDrop
+	vmhook.TaskDrop = func(obj, holder any) { drops = append(drops, holder); refs[obj]-- }
+	t.Cleanup(func() { vmhook.TaskDrop = old })
+	e := new(Exec)
+	e.MarkTaskRecord()
+	e.heap.init(4, 1<<20)
+	a := new(int)
+	x, err := e.heap.importShared(KindTask, a)
+	require.NoError(t, err)
+	_, err = e.heap.importShared(KindTask, a)
+	require.NoError(t, err)
+	require.Equal(t, 2, refs[a])
+	require.True(t, e.heap.release(x))
+	e.heap.dropHolds(trefKeep)
+	require.Equal(t, []any{e, e}, drops)
+	require.Zero(t, refs[a])
+	e.DropTaskRefSlots()
+
+	plain := newTestHeap(4, 1<<20)
+	y, err := plain.importShared(KindTask, a)
+	require.NoError(t, err)
+	require.True(t, plain.release(y))
+	require.Len(t, drops, 2, "an unmarked Exec's drop goes to TaskRefs")
+	require.Zero(t, refs[a])
+	plain.dropHolds(0)
 }
