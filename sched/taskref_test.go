@@ -170,3 +170,38 @@ func TestTaskRefChannel(t *testing.T) {
 		})
 	}
 }
+
+// TestSpawnRefsBalance: a spawn's reference (discarded: a scratch
+// register) counts once in its child's record (PrepareSpawn counts it,
+// vmloop.Exec.CompleteTask makes it uncounted), and goes with the
+// spawner's heap: every record is reused once both ended, and the budget
+// balances.
+func TestSpawnRefsBalance(t *testing.T) {
+	rt := testkit.Runtime(t, jade.Options{Workers: 1, Limits: sched.ResourceLimits{MemoryBytes: 64 << 20}})
+	p := testkit.Load(t, rt, `
+.func main(n:i64) -> i64
+  .local i:i64, one:i64
+  const   one, 1
+  const   i, 0
+loop:
+  jge     i, n, done
+  spawn   _, child, one
+  addi    i, i, 1
+  jmp     loop
+done:
+  ret     i
+.end
+.func child(v:i64) -> i64
+  ret     v
+.end`)
+	e := rt.Main().Engine()
+	made := sched.TaskRecordsMade()
+	for range 20 {
+		o := testkit.Run(t, rt, p, "main", vmloop.I64(100))
+		require.Equal(t, sched.Success, o.Kind, "%v", o)
+	}
+	testkit.WaitFor(t, func() bool {
+		return rt.Bus().Scheduler().LiveTasks() == 0 && e.LiveTasks() == 0 && e.MemoryBytes() == 0
+	})
+	require.Less(t, sched.TaskRecordsMade()-made, uint64(1000), "the records are reused")
+}

@@ -136,6 +136,15 @@ func trefGive(slots []uint32) {
 // holdTask makes a task reference to obj held by h, or returns 0 when the
 // table has no slot left (the caller makes a task object instead).
 func (h *heap) holdTask(obj any) uint64 {
+	x := h.holdCounted(obj)
+	if x != 0 {
+		noteTask(KindTask, obj, +1)
+	}
+	return x
+}
+
+// holdCounted is holdTask without telling the task hook.
+func (h *heap) holdCounted(obj any) uint64 {
 	s := h.holds
 	var sl *trefSlot
 	if s != 0 {
@@ -168,8 +177,31 @@ func (h *heap) holdTask(obj any) uint64 {
 	sl.owner = h.owner
 	gen := sl.word.Load() >> 1
 	sl.word.Store(gen<<1 | 1)
-	noteTask(KindTask, obj, +1)
 	return uint64(gen)<<trefGenShift | uint64(s)<<trefSlotShift
+}
+
+// CompleteTask completes the pending request (a spawn) with a task
+// reference to obj, the task it made, whose hold the caller has counted
+// already: the task hook is not told of it (one call and an atomic add
+// fewer per spawn). Where the table has no slot left the reference is an
+// object, as Complete makes, and the count taken for it is dropped
+// (TaskRefs, -1), as it is for a request without a ref destination
+// (never a verified spawn's).
+func (e *Exec) CompleteTask(obj any) error {
+	if e.state != stRequest || e.reqDst < 0 || e.reqDstT != TRef {
+		err := e.Complete(Ext(KindTask, obj))
+		noteTask(KindTask, obj, -1)
+		return err
+	}
+	x := e.heap.holdCounted(obj)
+	if x == 0 {
+		err := e.Complete(Ext(KindTask, obj))
+		noteTask(KindTask, obj, -1)
+		return err
+	}
+	e.state = stReady
+	e.setAbs(e.frames[e.fp].base+int(e.reqDst), x, TRef)
+	return nil
 }
 
 // taskRef returns the slot of x when x is a task reference h holds, else
