@@ -50,7 +50,7 @@ func TestParkedTaskParts(t *testing.T) {
 	p := testkit.Load(t, rt, parkedProg)
 	gate := rt.NewEvent()
 	s := rt.Bus().Scheduler()
-	heap0, table0 := heapInUse(), vmloop.TaskRefTableBytes()
+	heap0 := heapInUse()
 	o := testkit.Run(t, rt, p, "main", vmloop.I64(n), gate)
 	require.Equal(t, sched.Success, o.Kind, "%v", o)
 	testkit.WaitFor(t, func() bool { return s.WaitingTasks() == n })
@@ -58,14 +58,10 @@ func TestParkedTaskParts(t *testing.T) {
 	parts := s.TaskParts()
 	require.Equal(t, n, parts.Tasks)
 	per := func(b int) float64 { return float64(b) / n }
-	// The spawner held a task reference to each child until it returned:
-	// the slots it took stay in vmloop's table for the next references
-	// (memory of the most references held at once, not of parked tasks).
-	table := per(int(vmloop.TaskRefTableBytes() - table0))
-	measured := float64(heap1-heap0)/n - table
-	t.Logf("per parked task: heap %.1f B; record with its Exec %.0f (Task %d, of which Exec %d), registers %.0f, frames %.0f, handle table %.0f: %.0f B; rest (the waiter list, the spawner's leftovers) %.1f B; and the task reference slots the spawner took %.1f B",
+	measured := float64(heap1-heap0) / n
+	t.Logf("per parked task: heap %.1f B; record with its Exec %.0f (Task %d, of which Exec %d), registers %.0f, frames %.0f, handle table %.0f: %.0f B; rest (the waiter list, the spawner's leftovers) %.1f B",
 		measured, per(parts.Record), unsafe.Sizeof(sched.Task{}), unsafe.Sizeof(vmloop.Exec{}), per(parts.Regs), per(parts.Frames), per(parts.Handles),
-		per(parts.Sum()), measured-per(parts.Sum()), table)
+		per(parts.Sum()), measured-per(parts.Sum()))
 	// The waiter list holds a 24-byte entry per task and grows by doubling
 	// (up to 2× that); the rest is a few objects of the run's own.
 	require.InDelta(t, per(parts.Sum())+24, measured, 28, "the parts do not account for the heap's growth")

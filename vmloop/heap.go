@@ -23,6 +23,13 @@ import (
 // a slot whose generation would wrap is retired instead, so a stale handle
 // can never become valid again.
 //
+// A ref register naming a task holds a task reference instead (index bits
+// zero: no handle has index 0 but null): a slot of vmloop's task reference
+// table and its generation, held by this heap (taskref.go). It accounts
+// no heap bytes; the handle lookups above never match it, and the places
+// that take any reference (FREE, a copy out, ASETR, a map value, ArgObj
+// of a task) look it up in the table.
+//
 // Objects never leave their heap: every boundary (spawn arguments, join
 // results, thrown errors, intrinsic arguments and results) goes through
 // export (handle -> Value, deep copy of bytes and arrays, strings shared) and

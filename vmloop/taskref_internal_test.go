@@ -2,6 +2,7 @@ package vmloop
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -109,7 +110,7 @@ func TestTaskRefRetired(t *testing.T) {
 	h.dropHolds(0)
 	trefTable.mu.Lock()
 	defer trefTable.mu.Unlock()
-	require.NotContains(t, trefTable.free, uint32(s))
+	require.NotContains(t, trefTable.free[s>>trefChunkShift], uint32(s))
 }
 
 // TestTaskRefInArray: a task reference stored in an array is exported
@@ -165,4 +166,41 @@ func TestTaskRefDropNamesHolder(t *testing.T) {
 	require.Len(t, drops, 2, "an unmarked Exec's drop goes to TaskRefs")
 	require.Zero(t, refs[a])
 	plain.dropHolds(0)
+}
+
+// TestTaskRefTableShrinks: the slots a heap held at once go back to the
+// table when it ends, and their chunks are released (all but a chunk's
+// worth of free slots): the table holds about what is held at once. A
+// reference into a released chunk stays stale once the chunk is made
+// again (its slots start past their old generations).
+func TestTaskRefTableShrinks(t *testing.T) {
+	countRefs(t)
+	before := trefTableBytes()
+	h := newTestHeap(6, 1<<30)
+	a := new(int)
+	const n = 20 * trefChunkLen
+	xs := make([]uint64, n)
+	for i := range xs {
+		x, err := h.importShared(KindTask, a)
+		require.NoError(t, err)
+		xs[i] = x
+	}
+	grown := trefTableBytes()
+	require.GreaterOrEqual(t, grown-before, int64(19*trefChunkLen*int(unsafe.Sizeof(trefSlot{}))))
+	h.dropHolds(0)
+	require.LessOrEqual(t, trefTableBytes(), before+2*int64(unsafe.Sizeof([trefChunkLen]trefSlot{})), "released chunks")
+	for _, x := range xs {
+		require.Nil(t, h.taskRef(x))
+	}
+	// The chunks are made again for another heap of the same owner id:
+	// the old references stay stale.
+	g := newTestHeap(6, 1<<30)
+	for range n {
+		_, err := g.importShared(KindTask, a)
+		require.NoError(t, err)
+	}
+	for _, x := range xs {
+		require.Nil(t, g.taskRef(x), "%#x", x)
+	}
+	g.dropHolds(0)
 }
