@@ -245,22 +245,24 @@ func (h *heap) holdCounted(obj any) uint64 {
 		}
 	}
 	if sl == nil {
-		var one [1]uint32
-		got := trefTake(one[:0], 1)
+		// No spare: a slot from the table, or, for a heap that holds
+		// some already (a fan-out), a batch (one lock for trefBatch
+		// spawns); spares at the head, the first taken.
+		n := 1
+		if h.holds != 0 {
+			n = trefBatch
+		}
+		var buf [trefBatch]uint32
+		got := trefTake(buf[:0], n)
 		if len(got) == 0 {
 			return 0
 		}
-		s = got[0]
-		sl = trefAt(uint64(s))
-		if h.holds == 0 {
-			sl.prev, sl.next = s, s
-			h.holds = s
-		} else { // at the tail, before the head
-			head := trefAt(uint64(h.holds))
-			tail := trefAt(uint64(head.prev))
-			sl.prev, sl.next = head.prev, h.holds
-			tail.next, head.prev = s, s
+		for _, g := range got {
+			h.linkHead(g, trefAt(uint64(g)))
 		}
+		s = h.holds
+		sl = trefAt(uint64(s))
+		h.holds = sl.next // it becomes the tail
 	}
 	sl.obj = obj
 	sl.owner = h.owner
@@ -385,6 +387,10 @@ func (h *heap) noteDrop(obj any) {
 // of the references e drops, with e (internal/vmhook).
 func (e *Exec) MarkTaskRecord() { e.taskRecord = true }
 
+// trefBatch is how many slots a heap without a spare takes from the
+// table at once.
+const trefBatch = 8
+
 // trefKeep is how many spare slots a heap keeps on its ring when it is
 // freed: its Exec, recycled with its task record, takes them for its next
 // task's spawns without the table's lock (a chained spawn holds one).
@@ -398,8 +404,7 @@ func (h *heap) dropHolds(keep int) {
 	if head == 0 {
 		return
 	}
-	sl := trefAt(uint64(head))
-	if sl.next == head && keep > 0 { // one slot (a chained spawn's)
+	if sl := trefAt(uint64(head)); sl.next == head && keep > 0 { // one slot (a chained spawn's)
 		if sl.word.Load()&1 != 0 {
 			obj := sl.obj
 			h.unhold(head, sl)
@@ -411,10 +416,11 @@ func (h *heap) dropHolds(keep int) {
 		}
 		return
 	}
+	// Release the held slots; the retired ones leave the ring.
 	var back []uint32
-	s := head
-	h.holds = 0
-	for {
+	n := 0
+	last := trefAt(uint64(head)).prev
+	for s := head; ; {
 		sl := trefAt(uint64(s))
 		next := sl.next
 		if sl.word.Load()&1 != 0 {
@@ -422,19 +428,22 @@ func (h *heap) dropHolds(keep int) {
 			h.unhold(s, sl)
 			h.noteDrop(obj)
 		}
-		switch {
-		case sl.word.Load()>>1 == trefGenMax: // retired: trefGive counts it
-			back = append(back, s)
-		case keep > 0:
-			keep--
-			h.linkHead(s, sl)
-		default:
-			back = append(back, s)
+		if sl.word.Load()>>1 == trefGenMax {
+			h.unlink(s, sl)
+			back = append(back, s) // trefGive counts it, frees none
+		} else {
+			n++
 		}
-		if next == head {
+		if s == last {
 			break
 		}
 		s = next
+	}
+	// All the slots left are spares: keep keep of them.
+	for ; n > keep; n-- {
+		s := h.holds
+		h.unlink(s, trefAt(uint64(s)))
+		back = append(back, s)
 	}
 	trefGive(back)
 }
