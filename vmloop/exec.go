@@ -33,11 +33,8 @@ type Exec struct {
 	prog   *Program
 	regs   []uint64
 	frames []frame // frames[0..fp]; frames[fp] is current (its pc is written back when Run leaves the inline path)
-	fp     int32
-	// taskRecord: e is a scheduler task record's (MarkTaskRecord), so the
-	// task hook may be told which Exec drops a task reference (noteDrop).
-	taskRecord bool
-	heap       heap
+	fp     int
+	heap   heap
 	//lint:ignore U1000 holds the register type tags in the jadecheck build (interp_check.go)
 	shadow // jadecheck register type tags (empty in the fast build)
 
@@ -877,7 +874,7 @@ func (e *Exec) SetTrap(code TrapCode, msg string) {
 func (e *Exec) unwind(h uint64, pc int) (caught bool, popped int64) {
 	x := e.x()
 	x.unwound = x.unwound[:0]
-	depth := int(e.fp) + 1
+	depth := e.fp + 1
 	for {
 		f := &e.frames[e.fp]
 		fn := &e.prog.Funcs[f.fn]

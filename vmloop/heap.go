@@ -112,7 +112,8 @@ type heap struct {
 	granted int64
 	owner   uint32 // owner id, already truncated to 24 bits
 	// holds is the head of the ring of task reference slots the heap
-	// holds or keeps spare (taskref.go), 0 when none.
+	// holds or keeps spare (taskref.go: ring, setRing; 0 when none), and
+	// bit trefRecord: the heap's Exec is a task record's.
 	holds uint32
 	free  int32 // first free slot, 0 when none
 	// shared counts the live task, event and ext objects (dropTasks

@@ -259,14 +259,14 @@ run:
 		// calls (the slow path traps at the depth limit and grows the
 		// frame and register stacks)
 		case CALL:
-			fp := int(e.fp) + 1
+			fp := e.fp + 1
 			base := e.frames[fp-1].base + int(ins.A())
 			if fp >= len(e.frames) || fp >= int(e.maxFrames) || base+headroom(e.prog.Funcs[ins.D()].NRegs) > len(e.regs) {
 				goto slow
 			}
 			e.frames[fp-1].pc = pc
 			e.frames[fp] = frame{fn: int(ins.D()), base: base}
-			e.fp = int32(fp)
+			e.fp = fp
 			f := &e.prog.Funcs[ins.D()]
 			code = f.Code
 			pc = 0

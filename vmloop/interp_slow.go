@@ -53,14 +53,14 @@ func (e *Exec) step(ins Instr) ctl {
 		}
 
 	case CALL:
-		if e.fp+1 >= e.maxFrames {
+		if e.fp+1 >= int(e.maxFrames) {
 			e.x().trap = TrapInfo{Code: TrapStackOverflow, Msg: fmt.Sprintf("call depth limit of %d frames", e.maxFrames)}
 			return e.trapped(pc)
 		}
 		base := cur.base + int(ins.A())
 		callee := &e.prog.Funcs[ins.D()]
 		need := base + headroom(callee.NRegs)
-		if (int(e.fp)+1 == len(e.frames) && !e.growFrames()) || (need > len(e.regs) && !e.growRegs(need, false)) {
+		if (e.fp+1 == len(e.frames) && !e.growFrames()) || (need > len(e.regs) && !e.growRegs(need, false)) {
 			e.x().trap = TrapInfo{Code: TrapHeapLimit, Msg: e.heap.memMsg("call stack", e.stackBytes(max(need, cap(e.regs)), max(2*len(e.frames), cap(e.frames))))}
 			return e.trapped(pc)
 		}

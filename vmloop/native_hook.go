@@ -202,7 +202,7 @@ func (e *Exec) runNative(loop vmhook.Loop, budget int64) (sig Signal, left int64
 			NRegs:     len(e.regs),
 			Frames:    unsafe.Pointer(unsafe.SliceData(e.frames)),
 			NFrames:   len(e.frames),
-			FP:        int(e.fp),
+			FP:        e.fp,
 			MaxFrames: int(e.maxFrames),
 			Left:      left,
 			Stop:      unsafe.Pointer(&e.stop),
@@ -210,7 +210,7 @@ func (e *Exec) runNative(loop vmhook.Loop, budget int64) (sig Signal, left int64
 			Bufs:      bp,
 		})
 		ran := left - res.Left
-		e.fp, left = int32(res.FP), res.Left
+		e.fp, left = res.FP, res.Left
 		if res.Exit == vmhook.Preempted {
 			e.nativeBackoff = 0
 			e.left = left

@@ -63,7 +63,7 @@ func (e *Exec) stackFrame(fn, pc int) StackFrame {
 // stackAt returns the call stack with the current frame at pc: each
 // caller at the call that made its callee (its saved pc minus one).
 func (e *Exec) stackAt(pc int) Stack {
-	s := Stack{Depth: int(e.fp) + 1}
+	s := Stack{Depth: e.fp + 1}
 	for i := e.fp; i >= 0 && len(s.Frames) < MaxStackFrames; i-- {
 		at := pc
 		if i < e.fp {

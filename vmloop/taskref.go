@@ -234,12 +234,12 @@ func (h *heap) holdTask(obj any) uint64 {
 
 // holdCounted is holdTask without telling the task hook.
 func (h *heap) holdCounted(obj any) uint64 {
-	s := h.holds
+	s := h.ring()
 	var sl *trefSlot
 	if s != 0 {
 		sl = trefAt(uint64(s))
 		if sl.word.Load()&1 == 0 {
-			h.holds = sl.next // a spare at the head: it becomes the tail
+			h.setRing(sl.next) // a spare at the head: it becomes the tail
 		} else {
 			sl = nil
 		}
@@ -249,7 +249,7 @@ func (h *heap) holdCounted(obj any) uint64 {
 		// some already (a fan-out), a batch (one lock for trefBatch
 		// spawns); spares at the head, the first taken.
 		n := 1
-		if h.holds != 0 {
+		if h.ring() != 0 {
 			n = trefBatch
 		}
 		var buf [trefBatch]uint32
@@ -260,9 +260,9 @@ func (h *heap) holdCounted(obj any) uint64 {
 		for _, g := range got {
 			h.linkHead(g, trefAt(uint64(g)))
 		}
-		s = h.holds
+		s = h.ring()
 		sl = trefAt(uint64(s))
-		h.holds = sl.next // it becomes the tail
+		h.setRing(sl.next) // it becomes the tail
 	}
 	sl.obj = obj
 	sl.owner = h.owner
@@ -321,7 +321,7 @@ func (h *heap) dropTaskRef(x uint64) bool {
 	h.unhold(s, sl)
 	if sl.word.Load()>>1 != trefGenMax {
 		// To the head, a spare for the next spawn.
-		if h.holds != s {
+		if h.ring() != s {
 			h.unlink(s, sl)
 			h.linkHead(s, sl)
 		}
@@ -347,27 +347,27 @@ func (h *heap) unhold(s uint32, sl *trefSlot) {
 // unlink takes slot s off h's ring.
 func (h *heap) unlink(s uint32, sl *trefSlot) {
 	if sl.next == s {
-		h.holds = 0
+		h.setRing(0)
 		return
 	}
 	trefAt(uint64(sl.prev)).next = sl.next
 	trefAt(uint64(sl.next)).prev = sl.prev
-	if h.holds == s {
-		h.holds = sl.next
+	if h.ring() == s {
+		h.setRing(sl.next)
 	}
 }
 
 // linkHead puts slot s (off the ring) at the head of h's ring.
 func (h *heap) linkHead(s uint32, sl *trefSlot) {
-	if h.holds == 0 {
+	if h.ring() == 0 {
 		sl.prev, sl.next = s, s
 	} else {
-		head := trefAt(uint64(h.holds))
-		sl.prev, sl.next = head.prev, h.holds
+		head := trefAt(uint64(h.ring()))
+		sl.prev, sl.next = head.prev, h.ring()
 		trefAt(uint64(head.prev)).next = s
 		head.prev = s
 	}
-	h.holds = s
+	h.setRing(s)
 }
 
 // noteDrop tells the task hook that h dropped its reference to obj: with
@@ -375,8 +375,8 @@ func (h *heap) linkHead(s uint32, sl *trefSlot) {
 // scheduler recycles a record whose last reference goes on the worker
 // running that Exec), else as any reference dropped.
 func (h *heap) noteDrop(obj any) {
-	if e := h.exec(); e.taskRecord && vmhook.TaskDrop != nil {
-		vmhook.TaskDrop(obj, e)
+	if h.holds&trefRecord != 0 && vmhook.TaskDrop != nil {
+		vmhook.TaskDrop(obj, h.exec())
 		return
 	}
 	noteTask(KindTask, obj, -1)
@@ -385,7 +385,17 @@ func (h *heap) noteDrop(obj any) {
 // MarkTaskRecord marks e as the Exec inside a scheduler task record (set
 // once, when the record is made): the task hook's TaskDrop is then told
 // of the references e drops, with e (internal/vmhook).
-func (e *Exec) MarkTaskRecord() { e.taskRecord = true }
+func (e *Exec) MarkTaskRecord() { e.heap.holds |= trefRecord }
+
+// trefRecord is the bit of heap.holds that says its Exec is a task
+// record's (MarkTaskRecord); the other bits are the ring's head.
+const trefRecord = 1 << 31
+
+// ring returns the head of h's ring of slots (0: none).
+func (h *heap) ring() uint32 { return h.holds &^ trefRecord }
+
+// setRing makes s the head of h's ring of slots.
+func (h *heap) setRing(s uint32) { h.holds = h.holds&trefRecord | s }
 
 // trefBatch is how many slots a heap without a spare takes from the
 // table at once.
@@ -400,7 +410,7 @@ const trefKeep = 4
 // freed): up to keep of its slots stay on its ring as spares, the others
 // go back to the table.
 func (h *heap) dropHolds(keep int) {
-	head := h.holds
+	head := h.ring()
 	if head == 0 {
 		return
 	}
@@ -411,7 +421,7 @@ func (h *heap) dropHolds(keep int) {
 			h.noteDrop(obj)
 		}
 		if sl.word.Load()>>1 == trefGenMax {
-			h.holds = 0 // retired
+			h.setRing(0) // retired
 			trefGive([]uint32{head})
 		}
 		return
@@ -441,7 +451,7 @@ func (h *heap) dropHolds(keep int) {
 	}
 	// All the slots left are spares: keep keep of them.
 	for ; n > keep; n-- {
-		s := h.holds
+		s := h.ring()
 		h.unlink(s, trefAt(uint64(s)))
 		back = append(back, s)
 	}
@@ -455,10 +465,10 @@ func (e *Exec) DropTaskRefSlots() { e.heap.dropHolds(0) }
 
 // taskRefs counts the task references h holds (tests).
 func (h *heap) taskRefs() (held, spare int) {
-	if h.holds == 0 {
+	if h.ring() == 0 {
 		return 0, 0
 	}
-	s := h.holds
+	s := h.ring()
 	for {
 		sl := trefAt(uint64(s))
 		if sl.word.Load()&1 != 0 {
@@ -466,7 +476,7 @@ func (h *heap) taskRefs() (held, spare int) {
 		} else {
 			spare++
 		}
-		if s = sl.next; s == h.holds {
+		if s = sl.next; s == h.ring() {
 			return held, spare
 		}
 	}

@@ -103,9 +103,9 @@ func TestTaskRefRetired(t *testing.T) {
 	require.True(t, h.release(x))
 	hl, _ := h.taskRefs()
 	require.Zero(t, hl)
-	for r := h.holds; r != 0; { // the retired slot left the ring
+	for r := h.ring(); r != 0; { // the retired slot left the ring
 		require.NotEqual(t, uint32(s), r)
-		if r = trefAt(uint64(r)).next; r == h.holds {
+		if r = trefAt(uint64(r)).next; r == h.ring() {
 			break
 		}
 	}
