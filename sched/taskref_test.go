@@ -205,3 +205,37 @@ done:
 	})
 	require.Less(t, sched.TaskRecordsMade()-made, uint64(1000), "the records are reused")
 }
+
+// TestTaskRefSlotsGoBack: a runtime that ended leaves no slot of the task
+// reference table taken, whatever its recycled records kept spare
+// (worker caches, the spares, taskPool).
+func TestTaskRefSlotsGoBack(t *testing.T) {
+	before := vmloop.TaskRefSlotsTaken()
+	rt, err := jade.New(jade.Options{Workers: 2})
+	require.NoError(t, err)
+	p := testkit.Load(t, rt, copiedRefsProg)
+	for range 200 {
+		o := testkit.Run(t, rt, p, "main")
+		require.Equal(t, sched.Success, o.Kind, "%v", o)
+	}
+	o := testkit.RunFanout(t, rt, testkit.Load(t, rt, testkit.Fanout), 3000)
+	require.Equal(t, sched.Success, o.Kind, "%v", o)
+	// A chain: each link holds its child's reference until it returns,
+	// and ends before its child, whose record its own end recycles on a
+	// worker with the spare slot its Exec keeps.
+	chain := testkit.Load(t, rt, `
+.func link(n:i64) -> i64
+  .local c:ref, m:i64
+  jeqi    n, 0, done
+  subi    m, n, 1
+  spawn   c, link, m
+done:
+  ret     n
+.end`)
+	o = testkit.Run(t, rt, chain, "link", vmloop.I64(2000))
+	require.Equal(t, sched.Success, o.Kind, "%v", o)
+	testkit.WaitFor(t, func() bool { return rt.Bus().Scheduler().LiveTasks() == 0 })
+	require.Greater(t, vmloop.TaskRefSlotsTaken(), before, "spare slots kept by recycled records")
+	require.NoError(t, rt.Close(t.Context()))
+	require.Equal(t, before, vmloop.TaskRefSlotsTaken())
+}

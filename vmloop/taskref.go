@@ -506,3 +506,17 @@ func trefTableBytes() int64 {
 	}
 	return n
 }
+
+// TaskRefSlotsTaken returns how many slots of the task reference table
+// are taken: held by a heap, or spare on a heap's ring (a scheduler that
+// has ended leaves none of its own).
+func TaskRefSlotsTaken() int {
+	t := &trefTable
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, u := range t.used {
+		n += int(u)
+	}
+	return n
+}
