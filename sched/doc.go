@@ -117,7 +117,8 @@
 //     finish or a FREE by a running task (vmhook.TaskDrop names the
 //     holder's Exec, whose record gives the worker), else into taskPool,
 //     after its Exec gives its spare reference slots back to vmloop's
-//     table (poolTask).
+//     table (poolTask); a scheduler that ends gives back those of its
+//     cached and spare records (dropRecordSlots, TestTaskRefSlotsGoBack).
 //   - flagPinned (in Task.flags, beside the cancel and watched bits)
 //     marks a record that a reference outside this bookkeeping holds (a
 //     host spawn's *Task, a task handle exported from a heap as a Value):
