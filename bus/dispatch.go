@@ -163,9 +163,13 @@ func (b *Bus) spawnFromTask(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request)
 			b.passHandle(child, obj)
 		}
 	}
-	// The handle goes into t's heap before the child can run and end: it
-	// keeps the child's record from reuse (sched.Control.Prepare).
-	a := complete(ex, vmloop.Ext(vmloop.KindTask, child), sched.ActContinue)
+	// The reference goes into t's heap before the child can run and end:
+	// it keeps the child's record from reuse (sched.Control.PrepareSpawn
+	// counted it).
+	a := sched.ActContinue
+	if err := ex.CompleteTask(child); err != nil {
+		a = trap(ex, err)
+	}
 	b.ctl.Launch(t, child)
 	return a
 }

@@ -107,10 +107,18 @@
 // reference dropped elsewhere: a heap freeing a handle, the host):
 //
 //   - refs counts the references that keep a record: 1 while the task is
-//     live (dropped as the very last step of finish) plus 1 per heap
-//     object naming the task (vmloop reports them through its task-ref
-//     hook: made, freed, dropped with a heap). At 0 the record is
-//     recycled.
+//     live (dropped as the very last step of finish) plus 1 per task
+//     reference a heap holds (vmloop's task reference table, or an object
+//     where the table is full; vmloop reports them through its task-ref
+//     hooks: made, freed, dropped with a heap). A spawn's own reference
+//     is counted by PrepareSpawn (refs starts at 2) and made uncounted
+//     (vmloop.Exec.CompleteTask). At 0 the record is recycled: into the
+//     cache of the worker that dropped the last reference when that was
+//     finish or a FREE by a running task (vmhook.TaskDrop names the
+//     holder's Exec, whose record gives the worker), else into taskPool,
+//     after its Exec gives its spare reference slots back to vmloop's
+//     table (poolTask); a scheduler that ends gives back those of its
+//     cached and spare records (dropRecordSlots, TestTaskRefSlotsGoBack).
 //   - flagPinned (in Task.flags, beside the cancel and watched bits)
 //     marks a record that a reference outside this bookkeeping holds (a
 //     host spawn's *Task, a task handle exported from a heap as a Value):

@@ -135,6 +135,10 @@ h:
 	require.Equal(t, sched.Success, o.Kind, "%v", o)
 	require.Equal(t, vmloop.ErrKindResource, o.Value.String())
 
+	// The children hold the budget until they end (the spawner's
+	// references to them take none of it): the next spawn waits for them.
+	testkit.WaitFor(t, func() bool { return hostbus.Scheduler(rt).LiveTasks() == 0 })
+
 	big := testkit.Load(t, rt, `
 .func main() -> i64
   .local n:i64, a:ref

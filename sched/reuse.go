@@ -3,8 +3,10 @@ package sched
 import (
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/jadevm/jade/internal/vmhook"
+	"github.com/jadevm/jade/vmloop"
 )
 
 // Reuse of task records (sched/doc.go, "Record reuse"): a record is
@@ -12,7 +14,29 @@ import (
 // (vmloop reports those through vmhook.TaskRefs); at zero it goes back to
 // taskPool.
 
-func init() { vmhook.TaskRefs = taskRef }
+func init() {
+	vmhook.TaskRefs = taskRef
+	vmhook.TaskDrop = taskDrop
+}
+
+// taskDrop is vmloop's task hook for a reference dropped by the heap of
+// holder, the Exec of a task record (Exec.MarkTaskRecord): a last
+// reference dropped while that task runs (a FREE) recycles the record on
+// its worker, into that worker's cache (spawn + join frees each child
+// there). holder runs on the calling goroutine, so its w is stable.
+func taskDrop(obj any, holder any) {
+	t, ok := obj.(*Task)
+	if !ok {
+		return
+	}
+	t.unrefOn(recordOf(holder.(*vmloop.Exec)).w)
+}
+
+// recordOf returns the task record whose Exec is x (x must be marked:
+// Exec.MarkTaskRecord, which only newTask does).
+func recordOf(x *vmloop.Exec) *Task {
+	return (*Task)(unsafe.Add(unsafe.Pointer(x), -int(unsafe.Offsetof(Task{}.x))))
+}
 
 // taskPool holds task records nothing refers to any more (recycle), for
 // Prepare: a spawn from a task allocates no record in the steady state.
@@ -80,6 +104,7 @@ func (w *worker) newTask() *Task {
 	t, _ := taskPool.Get().(*Task)
 	if t == nil {
 		t = new(Task)
+		t.x.MarkTaskRecord()
 		tasksMade.Add(1)
 	}
 	return t
@@ -130,5 +155,13 @@ func (t *Task) recycle(w *worker) {
 		w.tasks = append(w.tasks, t)
 		return
 	}
+	poolTask(t)
+}
+
+// poolTask puts a cleared record in taskPool, which the garbage collector
+// may empty: its Exec's spare task reference slots go back to vmloop's
+// table first (a record in a worker's cache or the spares keeps them).
+func poolTask(t *Task) {
+	t.x.DropTaskRefSlots()
 	taskPool.Put(t)
 }

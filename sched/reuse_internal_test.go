@@ -45,3 +45,27 @@ func TestWorkerTaskCache(t *testing.T) {
 	h.unref()
 	require.Empty(t, w.tasks)
 }
+
+// TestTaskDropRecyclesOnWorker: a task reference dropped by a running
+// task's heap (vmloop's TaskDrop hook, with the holder's Exec) recycles a
+// record it was the last reference of into the cache of the worker
+// running the holder; without a worker (the holder is not running) it
+// goes to taskPool.
+func TestTaskDropRecyclesOnWorker(t *testing.T) {
+	w := &worker{s: &Scheduler{}}
+	holder := w.newTask()
+	holder.w = w
+	require.Same(t, holder, recordOf(holder.ex()))
+	child := new(Task)
+	child.refs.Store(1) // ended: the holder's reference is the last
+	child.state.Store(uint32(Completed))
+	taskDrop(child, holder.ex())
+	require.Equal(t, []*Task{child}, w.tasks, "recycled on the holder's worker")
+
+	holder.w = nil
+	other := new(Task)
+	other.refs.Store(1)
+	other.state.Store(uint32(Completed))
+	taskDrop(other, holder.ex())
+	require.Equal(t, []*Task{child}, w.tasks, "no worker: taskPool")
+}

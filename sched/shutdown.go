@@ -141,6 +141,7 @@ func (c *Control) Shutdown(ctx context.Context) []TaskReport {
 	go func() { s.wg.Wait(); close(done) }()
 	select {
 	case <-done:
+		s.dropRecordSlots()
 	case <-ctx.Done():
 	}
 	// Give back the GOMAXPROCS raise unless someone changed it since.
@@ -151,4 +152,21 @@ func (c *Control) Shutdown(ctx context.Context) []TaskReport {
 	s.setProcs = 0
 	s.mu.Unlock()
 	return stuck
+}
+
+// dropRecordSlots gives the task reference slots that the recycled
+// records' Execs keep spare back to vmloop's table (the workers have
+// stopped: their caches are nobody's now), so that a scheduler that ends
+// leaves none taken.
+func (s *Scheduler) dropRecordSlots() {
+	for _, w := range s.workers {
+		for _, t := range w.tasks {
+			t.x.DropTaskRefSlots()
+		}
+	}
+	s.spares.mu.Lock()
+	for _, t := range s.spares.list {
+		t.x.DropTaskRefSlots()
+	}
+	s.spares.mu.Unlock()
 }

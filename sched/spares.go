@@ -51,7 +51,7 @@ func (sp *taskSpares) give(pool *[]*Task) {
 	}
 	sp.mu.Unlock()
 	for _, t := range batch {
-		taskPool.Put(t)
+		poolTask(t)
 	}
 	clear(p[len(p)-taskBatch:])
 	*pool = p[:len(p)-taskBatch]

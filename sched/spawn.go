@@ -64,7 +64,8 @@ func (c *Control) Prepare(from *Task, e *Engine, p *vmloop.Program, fn int, args
 // function of from's program, with the request's arguments copied
 // straight from from's registers (vmloop.Exec.ResetSpawn: no Values for
 // scalar arguments). The rules of Prepare for a task prepared by a task
-// apply.
+// apply, and the child's record counts from's reference to it already:
+// the caller completes the request with vmloop.Exec.CompleteTask.
 func (c *Control) PrepareSpawn(from *Task) (*Task, error) {
 	return c.prepare(from, from.engine, nil, 0, nil, from.ex())
 }
@@ -132,7 +133,13 @@ func (c *Control) makeTask(from *Task, e *Engine, p *vmloop.Program, fn int, arg
 		t.x.SetNative(false)
 	}
 	t.engine = e
-	t.refs.Store(1) // live: dropped by finish
+	if src != nil {
+		// live (dropped by finish) and the spawner's reference, which
+		// the bus makes uncounted (vmloop.Exec.CompleteTask)
+		t.refs.Store(2)
+	} else {
+		t.refs.Store(1) // live: dropped by finish
+	}
 	if cfg.Metrics.TaskStats {
 		initTaskStats(t) // before t is visible
 	}

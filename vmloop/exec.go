@@ -207,6 +207,7 @@ func (e *Exec) Recycle() {
 // Reset makes e ready again.
 func (e *Exec) Retire() {
 	e.Free()
+	e.DropTaskRefSlots()
 	e.rare = nil
 }
 
@@ -312,7 +313,7 @@ func (e *Exec) start(p *Program, fn int, nargs int, lim Limits, owner uint32) (*
 	// Every field but stop (atomic: a late Stop may race; see above) is
 	// set here; TestResetEqualsNew keeps this list complete.
 	e.prog, e.maxFrames, e.regs, e.frames, e.fp = p, int32(min(lim.MaxFrames, math.MaxInt32)), regs, frames, 0
-	e.heap = heap{objs: e.heap.objs[:0], side: &noSide} // recycled capacity, if any
+	e.heap = heap{objs: e.heap.objs[:0], side: &noSide, holds: e.heap.holds} // recycled capacity and spare task reference slots, if any
 	e.freeShadow()
 	e.state, e.left, e.reductions = stReady, 0, 0
 	if e.stop.Load() {
@@ -663,6 +664,11 @@ func (e *Exec) ArgObj(i int, k Kind) (any, error) {
 	default:
 		return nil, fmt.Errorf("vmloop: ArgObj: %s objects are read with ArgValue", k)
 	}
+	if k == KindTask {
+		if sl := e.heap.taskRef(x); sl != nil {
+			return sl.obj, nil
+		}
+	}
 	o := e.heap.get(x, k)
 	if o == nil {
 		return nil, e.reqTrapInfo(TrapInfo{Code: TrapHandle, Msg: e.heap.explain(x, k)})
@@ -809,6 +815,16 @@ func (e *Exec) Raise(err Value) (caught bool) {
 		return false
 	}
 	h, ierr := e.heap.importValue(err)
+	if ierr != nil && err.aux == ErrKindResource && e.heap.mem != nil {
+		// The error that says the engine's memory ran out (a refused
+		// spawn) is counted past the limit with a chunk of room for its
+		// handler: the task must be able to catch it and look at it (its
+		// heap's limit still applies; the grant is given back as usual).
+		n := max(int64(err.Size()), budgetChunk)
+		e.heap.mem.Force(n)
+		e.heap.granted += n
+		h, ierr = e.heap.importValue(err)
+	}
 	if ierr != nil {
 		e.trapRequest(e.reqTrapInfo(ierr).(TrapInfo))
 		return false

@@ -23,6 +23,13 @@ import (
 // a slot whose generation would wrap is retired instead, so a stale handle
 // can never become valid again.
 //
+// A ref register naming a task holds a task reference instead (index bits
+// zero: no handle has index 0 but null): a slot of vmloop's task reference
+// table and its generation, held by this heap (taskref.go). It accounts
+// no heap bytes; the handle lookups above never match it, and the places
+// that take any reference (FREE, a copy out, ASETR, a map value, ArgObj
+// of a task) look it up in the table.
+//
 // Objects never leave their heap: every boundary (spawn arguments, join
 // results, thrown errors, intrinsic arguments and results) goes through
 // export (handle -> Value, deep copy of bytes and arrays, strings shared) and
@@ -104,8 +111,11 @@ type heap struct {
 	mem     *Budget
 	granted int64
 	owner   uint32 // owner id, already truncated to 24 bits
-	live    int32  // number of live objects
-	free    int32  // first free slot, 0 when none
+	// holds is the head of the ring of task reference slots the heap
+	// holds or keeps spare (taskref.go: ring, setRing; 0 when none), and
+	// bit trefRecord: the heap's Exec is a task record's.
+	holds uint32
+	free  int32 // first free slot, 0 when none
 	// shared counts the live task, event and ext objects (dropTasks
 	// visits the slots only when there are some).
 	shared int32
@@ -247,6 +257,9 @@ func (h *heap) explain(x uint64, want Kind) string {
 	if x == 0 {
 		return "null handle (want " + w + ")"
 	}
+	if IsTaskRef(x) {
+		return h.explainTaskRef(x, w)
+	}
 	if own := x >> handleOwnerShift; own != uint64(h.owner) {
 		return fmt.Sprintf("foreign handle %#x: owner %d, this task is %d (want %s)", x, own, h.owner, w)
 	}
@@ -282,6 +295,8 @@ func (o *object) size() int64 {
 		return objSize("", "", 0, int(o.n))
 	case KindMap:
 		return o.x.(*hmap).acct
+	case KindTask:
+		return 0 // as a task reference (taskref.go, Value.Size)
 	}
 	return objSize("", "", 0, 0)
 }
@@ -324,7 +339,6 @@ func (h *heap) alloc(k Kind, n int64) uint64 {
 		o.gen = 1
 	}
 	h.bytes += n
-	h.live++
 	if heapSampling.Load() {
 		h.sample(i, n)
 	}
@@ -374,7 +388,11 @@ func (h *heap) newArray(k Kind, n int) uint64 {
 
 // newExt makes a task, event or ext object holding the scheduler's obj.
 func (h *heap) newExt(k Kind, obj any) uint64 {
-	x := h.alloc(k, objHeader)
+	n := int64(objHeader)
+	if k == KindTask {
+		n = 0 // as a task reference (taskref.go, Value.Size)
+	}
+	x := h.alloc(k, n)
 	if x != 0 {
 		h.at(x).x = obj
 		h.noteShared(int(x&handleIdxMask), +1)
@@ -409,6 +427,9 @@ type ExtRefs interface {
 
 // release frees the live object x. It reports false when x names none.
 func (h *heap) release(x uint64) bool {
+	if IsTaskRef(x) {
+		return h.dropTaskRef(x)
+	}
 	o := h.getLive(x)
 	if o == nil {
 		return false
@@ -419,7 +440,6 @@ func (h *heap) release(x uint64) bool {
 		h.noteShared(int(i), -1)
 	}
 	h.bytes -= o.size()
-	h.live--
 	h.uncover()
 	if o.sampled {
 		h.sampleFree(i)
@@ -439,20 +459,26 @@ func (h *heap) release(x uint64) bool {
 // subtraction (giveAll).
 func (h *heap) reset() {
 	h.freeSamples()
+	h.dropHolds(trefKeep)
 	h.dropTasks()
 	h.releaseTables()
 	h.objs = nil
 	h.free = 0
 	h.bytes = 0
-	h.live = 0
 	h.shared = 0
 	h.side = &noSide
 	h.giveAll()
 }
 
-// importShared makes an object of kind k (task, event, ext) naming the
-// runtime's obj, shared with every other heap that names it.
+// importShared makes a reference to the runtime's obj of kind k (task,
+// event, ext), shared with every other heap that names it: a task
+// reference for a task (taskref.go), else an object.
 func (h *heap) importShared(k Kind, obj any) (uint64, error) {
+	if k == KindTask {
+		if x := h.holdTask(obj); x != 0 {
+			return x, nil
+		}
+	}
 	x := h.newExt(k, obj)
 	if x == 0 {
 		return 0, h.allocFail(objHeader)

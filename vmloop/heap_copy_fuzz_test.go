@@ -97,10 +97,10 @@ func FuzzCopyNested(f *testing.F) {
 
 		small := newTestHeap(3, int64(v.Size())/2+objHeader+4)
 		keep := small.newString("kept")
-		bytes, live := small.bytes, small.live
+		bytes, live := small.bytes, small.liveObjects()
 		if _, err := small.importValue(v); err != nil {
 			require.Equal(t, bytes, small.bytes)
-			require.Equal(t, live, small.live)
+			require.Equal(t, live, small.liveObjects())
 			require.NotNil(t, small.get(keep, KindString))
 		}
 	})

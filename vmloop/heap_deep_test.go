@@ -83,7 +83,7 @@ func TestDeepNestingWalks(t *testing.T) {
 	h2 := newTestHeap(2, 1<<30)
 	x, err := h2.importValue(v)
 	require.NoError(t, err)
-	require.Equal(t, deepDepth, int(h2.live))
+	require.Equal(t, deepDepth, int(h2.liveObjects()))
 	back, err := h2.export(x, h2.limit)
 	require.NoError(t, err)
 	require.True(t, back.Equal(v))
@@ -96,13 +96,13 @@ func TestImportRollsBack(t *testing.T) {
 	v := deepValue(1000) // 40,000 accounted bytes
 	h := newTestHeap(1, 20_000)
 	s := h.newString("kept")
-	before, live := h.bytes, h.live
+	before, live := h.bytes, h.liveObjects()
 	_, err := h.importValue(v)
 	var ti TrapInfo
 	require.ErrorAs(t, err, &ti)
 	require.Equal(t, TrapHeapLimit, ti.Code)
 	require.Equal(t, before, h.bytes)
-	require.Equal(t, live, h.live)
+	require.Equal(t, live, h.liveObjects())
 	require.NotNil(t, h.get(s, KindString))
 
 	bad := Value{kind: KindArrayRef, arr: []Value{Str("a"), {kind: KindArrayRef, arr: []Value{I64(1)}}}}
@@ -110,7 +110,7 @@ func TestImportRollsBack(t *testing.T) {
 	require.ErrorAs(t, err, &ti)
 	require.Equal(t, TrapKind, ti.Code)
 	require.Equal(t, before, h.bytes)
-	require.Equal(t, live, h.live)
+	require.Equal(t, live, h.liveObjects())
 }
 
 // TestExportSharedBudget: a DAG that shares one array many times is

@@ -101,7 +101,11 @@ func (h *heap) exportObj(x uint64, dst *Value, ex *exporter) error {
 	}
 	o := h.getLive(x)
 	if o == nil {
-		return TrapInfo{Code: TrapHandle, Msg: h.explain(x, KindVoid)}
+		if sl := h.taskRef(x); sl != nil {
+			o = &object{kind: KindTask, x: sl.obj} // read below, never stored
+		} else {
+			return TrapInfo{Code: TrapHandle, Msg: h.explain(x, KindVoid)}
+		}
 	}
 	host := int64(0) // the payload's (the Value itself is its parent's)
 	switch o.kind {

@@ -253,15 +253,15 @@ func (e *Exec) asetr(ins Instr, r regs, pc int, left int64) (int64, opStatus) {
 	v := r.ref(ins.C())
 	if v != 0 {
 		vo := h.getLive(v)
-		if vo == nil {
+		if vo == nil && h.taskRef(v) == nil {
 			e.badHandle(v, KindVoid)
 			return left, opTrap
 		}
-		if vo.kind == KindMap {
+		if vo != nil && vo.kind == KindMap {
 			e.x().trap = TrapInfo{Code: TrapHandle, Msg: "asetr: a map cannot be an array element (maps do not nest)"}
 			return left, opTrap
 		}
-		if vo.kind == KindArrayRef {
+		if vo != nil && vo.kind == KindArrayRef {
 			fnIdx := e.frames[e.fp].fn
 			bs := &e.x().bulk
 			if bs.on && bs.walk && bs.fn == fnIdx && bs.pc == pc {

@@ -213,11 +213,11 @@ func (e *Exec) mapRun(id IntrinsicID, row *mapRow, m *hmap, r regs, a uint8, lef
 func (e *Exec) mapPutOp(id IntrinsicID, m *hmap, key mapKey, shared bool, v uint64) opStatus {
 	if m.val == TRef && v != 0 {
 		vo := e.heap.getLive(v)
-		if vo == nil {
+		if vo == nil && e.heap.taskRef(v) == nil {
 			e.badHandle(v, KindVoid)
 			return opTrap
 		}
-		if vo.kind == KindMap {
+		if vo != nil && vo.kind == KindMap {
 			e.x().trap = TrapInfo{Code: TrapHandle, Msg: intrByID[id].Name + ": a map cannot be a map's value (maps do not nest)"}
 			return opTrap
 		}

@@ -137,7 +137,7 @@ func TestJoinImportInSteps(t *testing.T) {
 	require.True(t, room)
 	require.NoError(t, err)
 	require.Equal(t, e2.HeapBytes(), e.HeapBytes(), "what importValue makes")
-	require.Equal(t, e2.heap.live, e.heap.live)
+	require.Equal(t, e2.heap.liveObjects(), e.heap.liveObjects())
 }
 
 // TestJoinImportRefused: a result the joiner's heap cannot take is

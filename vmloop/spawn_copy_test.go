@@ -181,7 +181,7 @@ func TestSpawnCopyEqualsExportImport(t *testing.T) {
 		require.NoError(t, err, "seed %d", seed)
 		require.Equal(t, old.regs, got.regs, "seed %d: handles", seed)
 		require.Equal(t, old.heap.bytes, got.heap.bytes, "seed %d", seed)
-		require.Equal(t, old.heap.live, got.heap.live, "seed %d", seed)
+		require.Equal(t, old.heap.liveObjects(), got.heap.liveObjects(), "seed %d", seed)
 		require.Equal(t, len(old.heap.objs), len(got.heap.objs), "seed %d", seed)
 		for i := range old.heap.objs {
 			a, b := &old.heap.objs[i], &got.heap.objs[i]

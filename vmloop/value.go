@@ -319,7 +319,9 @@ func (v Value) HostBytes() int64 {
 }
 
 // Size returns the number of heap bytes the value accounts for when it is
-// imported into a task heap (used by the per-task heap limit).
+// imported into a task heap (used by the per-task heap limit). A task
+// accounts for none: a heap names it by a task reference, not an object
+// (taskref.go).
 func (v Value) Size() int {
 	n := 0
 	st := []*Value{&v}
@@ -328,6 +330,8 @@ func (v Value) Size() int {
 		st = st[:len(st)-1]
 		n += 32
 		switch x.kind {
+		case KindTask:
+			n -= 32
 		case KindString, KindError:
 			n += len(x.str) + len(x.aux)
 		case KindBytes, KindArrayI64, KindArrayF64: // packed: 8 bytes an element

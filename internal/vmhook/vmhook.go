@@ -143,3 +143,10 @@ func Fallback() int64 { return fallback.Load() }
 // is made, -1 when it is freed or its heap dropped (vmloop calls it; the
 // scheduler sets it at init to know when a task record can be reused).
 var TaskRefs func(task any, delta int)
+
+// TaskDrop, when set, is told in place of TaskRefs(task, -1) that the heap
+// of holder, a *vmloop.Exec that the scheduler marked as its task
+// record's (Exec.MarkTaskRecord), dropped a task reference (a FREE, or
+// the heap freed): the scheduler recycles a record whose last reference
+// that was on the worker running holder, without a shared pool.
+var TaskDrop func(task any, holder any)
