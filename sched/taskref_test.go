@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/hostbus"
 	"github.com/jadevm/jade/internal/testkit"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
@@ -106,14 +107,14 @@ func TestTaskRefCopies(t *testing.T) {
 	for _, w := range []int{1, 2} {
 		rt := testkit.Runtime(t, jade.Options{Workers: w, Limits: sched.ResourceLimits{MemoryBytes: 64 << 20}})
 		p := testkit.Load(t, rt, copiedRefsProg)
-		e := rt.Main().Engine()
+		e := rt.Main()
 		for range 50 {
 			o := testkit.Run(t, rt, p, "main")
 			require.Equal(t, sched.Success, o.Kind, "workers=%d: %v", w, o)
 			require.Equal(t, int64(3), o.Value.Int())
 		}
 		testkit.WaitFor(t, func() bool {
-			return rt.Bus().Scheduler().LiveTasks() == 0 && e.LiveTasks() == 0 && e.MemoryBytes() == 0
+			return hostbus.Scheduler(rt).LiveTasks() == 0 && e.LiveTasks() == 0 && e.MemoryBytes() == 0
 		})
 	}
 }
@@ -159,14 +160,14 @@ func TestTaskRefChannel(t *testing.T) {
 	for _, w := range []int{1, 2} {
 		rt := testkit.Runtime(t, jade.Options{Workers: w, Limits: sched.ResourceLimits{MemoryBytes: 64 << 20}})
 		p := testkit.Load(t, rt, chanRefsProg)
-		e := rt.Main().Engine()
+		e := rt.Main()
 		for range 50 {
 			o := testkit.Run(t, rt, p, "main")
 			require.Equal(t, sched.Success, o.Kind, "workers=%d: %v", w, o)
 			require.Equal(t, int64(3), o.Value.Int())
 		}
 		testkit.WaitFor(t, func() bool {
-			return rt.Bus().Scheduler().LiveTasks() == 0 && e.LiveTasks() == 0 && e.MemoryBytes() == 0
+			return hostbus.Scheduler(rt).LiveTasks() == 0 && e.LiveTasks() == 0 && e.MemoryBytes() == 0
 		})
 	}
 }
@@ -194,14 +195,14 @@ done:
 .func child(v:i64) -> i64
   ret     v
 .end`)
-	e := rt.Main().Engine()
+	e := hostbus.Member(rt).Engine()
 	made := sched.TaskRecordsMade()
 	for range 20 {
 		o := testkit.Run(t, rt, p, "main", vmloop.I64(100))
 		require.Equal(t, sched.Success, o.Kind, "%v", o)
 	}
 	testkit.WaitFor(t, func() bool {
-		return rt.Bus().Scheduler().LiveTasks() == 0 && e.LiveTasks() == 0 && e.MemoryBytes() == 0
+		return hostbus.Scheduler(rt).LiveTasks() == 0 && e.LiveTasks() == 0 && e.MemoryBytes() == 0
 	})
 	require.Less(t, sched.TaskRecordsMade()-made, uint64(1000), "the records are reused")
 }
@@ -234,7 +235,7 @@ done:
 .end`)
 	o = testkit.Run(t, rt, chain, "link", vmloop.I64(2000))
 	require.Equal(t, sched.Success, o.Kind, "%v", o)
-	testkit.WaitFor(t, func() bool { return rt.Bus().Scheduler().LiveTasks() == 0 })
+	testkit.WaitFor(t, func() bool { return hostbus.Scheduler(rt).LiveTasks() == 0 })
 	require.Greater(t, vmloop.TaskRefSlotsTaken(), before, "spare slots kept by recycled records")
 	require.NoError(t, rt.Close(t.Context()))
 	require.Equal(t, before, vmloop.TaskRefSlotsTaken())

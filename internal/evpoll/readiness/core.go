@@ -85,15 +85,15 @@ type Core struct {
 	pool   *workpool.Pool[poolJob]
 	evbufs []*[pollBatch]Event // free OS.Poll buffers (evbufLocked)
 
-	os      OS
-	name    string
-	pollOp  string
+	os     OS
+	name   string
+	pollOp string
 	// notPending is Cancel's error for an op that has finished, made once:
 	// the scheduler cancels the polls a select left behind at every
 	// dispatch after one, mostly finished ones.
 	notPending error
-	pending atomic.Int64
-	ctr     evpoll.Counters
+	pending    atomic.Int64
+	ctr        evpoll.Counters
 }
 
 // fdState is the per-descriptor registration. Queues hold slot indices.
