@@ -210,3 +210,49 @@ func TestTaskRefTableShrinks(t *testing.T) {
 	}
 	g.dropHolds(0)
 }
+
+// TestTaskRefRetiredSlotKeepsItsChunk: a released chunk keeps each slot's
+// next generation. Made again, its slots start where they stopped, and a
+// retired slot stays retired without retiring the rest of its chunk.
+func TestTaskRefRetiredSlotKeepsItsChunk(t *testing.T) {
+	countRefs(t)
+	h := newTestHeap(7, 1<<30)
+	a := new(int)
+	const n = 20 * trefChunkLen
+	xs := make([]uint64, n)
+	for i := range xs {
+		x, err := h.importShared(KindTask, a)
+		require.NoError(t, err)
+		xs[i] = x
+	}
+	// The last slot taken is in a high chunk; it is at its last
+	// generation when its hold is released.
+	s := xs[n-1] >> trefSlotShift & trefSlotMask
+	c := int(s >> trefChunkShift)
+	require.NotZero(t, c)
+	trefAt(s).word.Store((trefGenMax-1)<<1 | 1)
+	h.dropHolds(0)
+	trefTable.mu.Lock()
+	require.Nil(t, trefChunkAt(c), "released")
+	require.False(t, trefTable.dead[c], "one retired slot does not retire its chunk")
+	require.Equal(t, uint16(trefGenMax), trefTable.gens[c][s&trefChunkMask])
+	trefTable.mu.Unlock()
+
+	g := newTestHeap(8, 1<<30)
+	made := 0
+	for range n {
+		y, err := g.importShared(KindTask, a)
+		require.NoError(t, err)
+		ys := y >> trefSlotShift & trefSlotMask
+		require.NotEqual(t, s, ys, "a retired slot is never held again")
+		if int(ys>>trefChunkShift) == c {
+			made++
+			require.Less(t, y>>trefGenShift, uint64(4), "a slot starts at its own next generation, not its chunk's highest")
+		}
+	}
+	require.Positive(t, made, "the chunk is made again")
+	for _, x := range xs {
+		require.Nil(t, g.taskRef(x))
+	}
+	g.dropHolds(0)
+}

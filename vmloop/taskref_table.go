@@ -22,11 +22,13 @@ var trefTable struct {
 	dir atomic.Pointer[[]*[trefChunkLen]trefSlot] // nil entries: released
 	mu  sync.Mutex
 	// Per chunk, under mu: its free slots (on no ring), how many of its
-	// slots are taken (held, or spare on a ring), and the generation its
-	// slots start at when it is made again (trefGenMax: never again).
+	// slots are taken (held, or spare on a ring), and, while it is
+	// released, each slot's next generation (trefGenMax: retired; nil for
+	// a chunk never made, or one whose slots are all retired: dead).
 	free  [][]uint32
 	used  []int32
-	base  []uint16
+	gens  []*[trefChunkLen]uint16
+	dead  []bool
 	nfree int // free slots in all chunks
 	low   int // no chunk below low has a free slot
 }
@@ -73,23 +75,29 @@ func trefTake(dst []uint32, n int) []uint32 {
 func trefMake() bool {
 	t := &trefTable
 	c := 0
-	for c < len(t.free) && (trefChunkAt(c) != nil || t.base[c] == trefGenMax) {
+	for c < len(t.free) && (trefChunkAt(c) != nil || t.dead[c]) {
 		c++
 	}
 	if c == trefMaxSlots/trefChunkLen {
 		return false
 	}
 	if c == len(t.free) {
-		t.free, t.used, t.base = append(t.free, nil), append(t.used, 0), append(t.base, 0)
+		t.free, t.used = append(t.free, nil), append(t.used, 0)
+		t.gens, t.dead = append(t.gens, nil), append(t.dead, false)
 	}
 	ch := new([trefChunkLen]trefSlot)
 	f := t.free[c][:0]
 	for i := trefChunkLen - 1; i >= 0; i-- {
-		ch[i].word.Store(uint32(t.base[c]) << 1)
-		if s := c<<trefChunkShift | i; s != 0 { // slot 0 is not used
+		gen := uint16(0)
+		if g := t.gens[c]; g != nil {
+			gen = g[i]
+		}
+		ch[i].word.Store(uint32(gen) << 1)                           // a retired slot's word: trefGenMax<<1
+		if s := c<<trefChunkShift | i; s != 0 && gen != trefGenMax { // slot 0 is not used
 			f = append(f, uint32(s))
 		}
 	}
+	t.gens[c] = nil
 	t.free[c] = f
 	t.nfree += len(f)
 	t.low = min(t.low, c)
@@ -143,13 +151,15 @@ func trefGive(slots []uint32) {
 		if c == 0 || t.used[c] != 0 || t.nfree-len(t.free[c]) < trefChunkLen || trefChunkAt(c) == nil {
 			continue
 		}
-		gen := uint16(0)
+		g := new([trefChunkLen]uint16)
+		live := false
 		for i := range trefChunkLen {
-			gen = max(gen, uint16(trefChunkAt(c)[i].word.Load()>>1))
+			g[i] = uint16(trefChunkAt(c)[i].word.Load() >> 1) // released: the next generation
+			live = live || g[i] != trefGenMax
 		}
-		t.base[c] = min(gen+1, trefGenMax)
-		if gen == trefGenMax {
-			t.base[c] = trefGenMax
+		t.gens[c], t.dead[c] = g, !live
+		if !live {
+			t.gens[c] = nil
 		}
 		t.nfree -= len(t.free[c])
 		t.free[c] = nil
