@@ -142,13 +142,24 @@ func (t *Task) heldBytes() int64 {
 	return recordBytes + int64(f.Regs+f.Frames+f.Handles)
 }
 
-// chargeRecord counts t's record in its engine's budget when handles
+// chargeRecord counts t's record in its engine's budget when references
 // keep it past its end (finish, before it drops the live reference: the
 // count cannot reach zero meanwhile). Force: the record exists already;
-// the next reservations are refused until enough is given back.
+// the next reservations are refused until enough is given back. A spawn
+// that takes a banked live place reserves nothing, and a task reference
+// costs its holder's heap nothing, so a spawner keeping the references
+// of ended children would meet no refusal: past the limit, the banks
+// close, and the next spawn reserves its share from the budget and is
+// refused.
 func (t *Task) chargeRecord() {
 	if t.refs.Load() > 1 {
-		t.engine.mem.Force(t.heldBytes())
+		e := t.engine
+		e.mem.Force(t.heldBytes())
 		t.refs.Add(refRecordCharged)
+		if e.mem.Used() > e.mem.Limit() {
+			e.liveMu.Lock()
+			e.closeBanksLocked()
+			e.liveMu.Unlock()
+		}
 	}
 }
