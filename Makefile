@@ -54,8 +54,8 @@ unit-native:
 # whose jade processes pick their own).
 # Tests that choose their own worker counts, or whose jade child's drain
 # shape does not depend on them, gain nothing from JADE_WORKERS: unit runs
-# them once.
-WORKERS_SKIP := TestMemoryShapesStayUnder2GiB|TestMemoryShapesStayWithinTheirBudget|TestStalledWorkersTimersFireElsewhere|TestChanExactlyOnce|TestSelectExactlyOnce|TestSIGTERMServesTheAcceptQueue|TestSIGTERMBusyKeepAlive|TestSIGTERMIdleAndBusyKeepAlive|TestLoadCraftedBinaries|TestChatRoom
+# them once. So do the surface tests, which only build and read code.
+WORKERS_SKIP := TestMemoryShapesStayUnder2GiB|TestMemoryShapesStayWithinTheirBudget|TestStalledWorkersTimersFireElsewhere|TestChanExactlyOnce|TestSelectExactlyOnce|TestSIGTERMServesTheAcceptQueue|TestSIGTERMBusyKeepAlive|TestSIGTERMIdleAndBusyKeepAlive|TestLoadCraftedBinaries|TestChatRoom|TestHostModule|TestNoExportedPathToSchedulerControl
 workers:
 	@for n in 2 8; do echo "workers: JADE_WORKERS=$$n"; \
 	  JADE_WORKERS=$$n $(GO) test -count=1 -skip '$(WORKERS_SKIP)' . ./bus/... ./cmd/jade/... ./cmd/resp-go/... ./internal/debugsrv/... || exit 1; \
@@ -73,10 +73,17 @@ sanitize:
 
 # The VM loop's packages run -short under -race: their tests are mostly
 # one goroutine's programs, where the detector has nothing to find and
-# only multiplies the time; unit runs them whole.
+# only multiplies the time; unit runs them whole. RACE_VM_SKIP are the
+# longest of those one-goroutine tests (a verifier's time budget, map
+# models and floods, copies in steps).
+RACE_VM_SKIP := TestVerifyProgramBudget|TestMapModel|TestMapFloodingIsLinear|TestSpawnCopyMapBoundedSteps|TestResultExportInSteps|TestSpawnCopyEqualsExportImport|TestJoinImportInSteps|TestBinaryDecodeMemoryBound|TestVerifyAdversarialFlowIsBounded
+# RACE_SKIP: the scheduler's copies in steps, one large value moved by
+# one task at a time (unit runs them; the hand-offs they share with every
+# spawn, join and message are raced by the rest).
+RACE_SKIP := TestChanCopyInSteps|TestSpawnCopyInSteps|TestJoinCopyInSteps
 race:
-	$(GO) test -count=1 -race $(filter-out ./vmloop/... ./native/...,$(RACEPKG))
-	$(GO) test -count=1 -race -short ./vmloop/... ./native/...
+	$(GO) test -count=1 -race -skip '$(RACE_SKIP)' $(filter-out ./vmloop/... ./native/...,$(RACEPKG))
+	$(GO) test -count=1 -race -short -skip '$(RACE_VM_SKIP)' ./vmloop/... ./native/...
 
 # vet (which type-checks every package with its tests) for the platforms
 # CI cannot run, and a build of every package and command for each OS.
