@@ -9,7 +9,7 @@ import (
 )
 
 // ErrForeign is wrapped by the error of a host call (a spawn's argument,
-// Signal, Broadcast, Cancel) handed a task, an event or an I/O handle of
+// a channel message sent by the host, Signal, Broadcast, Cancel) handed a task, an event or an I/O handle of
 // another runtime, and of a spawn or UpdateConfig naming a Member of
 // another bus. Each runtime wakes only its own tasks: an event of
 // runtime 1 waited on by runtime 2's tasks would have runtime 1's workers
