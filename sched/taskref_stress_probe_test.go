@@ -1,0 +1,142 @@
+package sched_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jadevm/jade"
+	"github.com/jadevm/jade/internal/hostbus"
+	"github.com/jadevm/jade/internal/testkit"
+	"github.com/jadevm/jade/sched"
+	"github.com/jadevm/jade/vmloop"
+)
+
+// refStressProg hands each child's reference around in every way a
+// reference is copied: twice in one array passed to a spawn, as a map
+// value passed to a spawn, in a channel message to a consumer; the copies
+// are joined twice, cancelled (the child may have ended) and joined
+// through a select, freed in different orders. The spawner frees its own
+// reference at once. main returns the sum of what the consumer joined.
+const refStressProg = `
+.abi 1.6
+.func child(v:i64) -> i64
+  ret     v
+.end
+.func viaArray(arr:ref) -> i64
+  .local x:ref, y:ref, r:i64, s:i64, k:i64
+  const   k, 0
+  agetr   x, arr, k
+  const   k, 1
+  agetr   y, arr, k
+  free    arr
+  joini   r, y
+  joini   s, x
+  cancel  y
+  add     r, r, s
+  free    x
+  ret     r
+.end
+.func viaMap(m:ref) -> i64
+  .local x:ref, sel:ref, r:i64, k:i64
+  const   k, 3
+  intr    x, map.iget_ref, m, k
+  free    m
+  intr    sel, sel.new
+  intr    _, sel.join, sel, x
+  const   r, -1
+  intr    r, sel.wait, sel, r
+  cancel  x
+  joini   r, x
+  ret     r
+.end
+.func consumer(ch:ref, n:i64) -> i64
+  .local t:ref, i:i64, r:i64, s:i64
+  const   i, 0
+  const   s, 0
+loop:
+  jge     i, n, done
+  intr    t, chan.recv_ref, ch
+  joini   r, t
+  add     s, s, r
+  joini   r, t
+  free    t
+  addi    i, i, 1
+  jmp     loop
+done:
+  ret     s
+.end
+.func main(n:i64) -> i64
+  .local ch:ref, c:ref, a:ref, arr:ref, m:ref, j1:ref, j2:ref, i:i64, k:i64, two:i64, r:i64, s:i64, cap:i64
+  const   cap, 4
+  const   two, 2
+  intr    ch, chan.new_ref, cap
+  spawn   c, consumer, ch, n
+  const   i, 0
+  const   s, 0
+loop:
+  jge     i, n, done
+  spawn   a, child, i
+  anew    arr, two, ref
+  const   k, 0
+  asetr   arr, k, a
+  const   k, 1
+  asetr   arr, k, a
+  spawn   j1, viaArray, arr
+  free    arr
+  intr    m, map.new_i64_ref
+  const   k, 3
+  intr    _, map.iput_ref, m, k, a
+  spawn   j2, viaMap, m
+  free    m
+  intr    _, chan.send_ref, ch, a
+  free    a
+  joini   r, j1
+  add     s, s, r
+  joini   r, j2
+  add     s, s, r
+  free    j1
+  free    j2
+  addi    i, i, 1
+  jmp     loop
+done:
+  joini   r, c
+  add     s, s, r
+  ret     s
+.end`
+
+// TestTaskRefCopiesStress: refStressProg on both loops and 1, 2 and 4
+// workers, several at once: every sum is right, the engine's memory goes
+// back to 0, and once the runtime is closed no slot of the task
+// reference table it took stays taken.
+func TestTaskRefCopiesStress(t *testing.T) {
+	const n, runs = 60, 6
+	for _, goLoop := range []bool{false, true} {
+		for _, w := range []int{1, 2, 4} {
+			t.Run(fmt.Sprintf("goloop=%v/workers=%d", goLoop, w), func(t *testing.T) {
+				before := vmloop.TaskRefSlotsTaken()
+				rt, err := jade.New(jade.Options{Workers: w, GoLoop: goLoop, Limits: sched.ResourceLimits{MemoryBytes: 256 << 20}})
+				require.NoError(t, err)
+				p := testkit.Load(t, rt, refStressProg)
+				tasks := make([]*jade.Task, runs)
+				for i := range tasks {
+					tasks[i], err = rt.Spawn(p, "main", vmloop.I64(n))
+					require.NoError(t, err)
+				}
+				for _, task := range tasks {
+					o, err := task.Wait(t.Context())
+					require.NoError(t, err)
+					require.Equal(t, sched.Success, o.Kind, "%v", o)
+					require.Equal(t, int64(2*n*(n-1)), o.Value.Int())
+				}
+				e := rt.Main()
+				testkit.WaitFor(t, func() bool {
+					return hostbus.Scheduler(rt).LiveTasks() == 0 && e.LiveTasks() == 0 && e.MemoryBytes() == 0
+				}, func() string { return fmt.Sprintf("memory %d, live %d", e.MemoryBytes(), e.LiveTasks()) })
+				require.NoError(t, rt.Close(t.Context()))
+				require.Equal(t, before, vmloop.TaskRefSlotsTaken(), "slots left taken")
+			})
+		}
+	}
+}
