@@ -152,3 +152,51 @@ func TestTaskRefStaleCopies(t *testing.T) {
 		}
 	}
 }
+
+// retireProg spawns and frees n children through one register, each
+// reference taking the slot the last one freed, a generation on, so that
+// the slot passes its last generation and is retired; the first
+// reference, kept in an array, then names a slot that may be held again
+// for the last child: joining it must trap, never return that child's
+// value.
+const retireProg = `
+.func child(v:i64) -> i64
+  ret     v
+.end
+.func main(n:i64) -> i64
+  .local a:ref, arr:ref, t:ref, i:i64, k:i64, one:i64, r:i64
+  const   one, 1
+  const   k, 0
+  anew    arr, one, ref
+  const   i, 0
+  spawn   a, child, i
+  asetr   arr, k, a
+loop:
+  joini   r, a
+  free    a
+  addi    i, i, 1
+  spawn   a, child, i
+  jlt     i, n, loop
+  agetr   t, arr, k
+  joini   r, t
+  ret     r
+.end`
+
+// TestTaskRefSlotRetired: a slot used for 2^16+ references in a row is
+// retired, and a reference from its first generation stays stale, on both
+// loops; the runtime leaves no slot taken once closed.
+func TestTaskRefSlotRetired(t *testing.T) {
+	for _, goLoop := range []bool{false, true} {
+		before := vmloop.TaskRefSlotsTaken()
+		rt, err := jade.New(jade.Options{Workers: 1, GoLoop: goLoop})
+		require.NoError(t, err)
+		p := testkit.Load(t, rt, retireProg)
+		for _, n := range []int64{1 << 16, 1<<16 + 3} {
+			o := testkit.Run(t, rt, p, "main", vmloop.I64(n))
+			require.Equal(t, sched.Trapped, o.Kind, "n=%d (go loop %v): %v", n, goLoop, o)
+			require.Contains(t, o.Trap.Msg, "stale task reference")
+		}
+		require.NoError(t, rt.Close(t.Context()))
+		require.Equal(t, before, vmloop.TaskRefSlotsTaken())
+	}
+}

@@ -140,3 +140,79 @@ func TestTaskRefCopiesStress(t *testing.T) {
 		}
 	}
 }
+
+// joinResultProg: a task returns an array holding its children's
+// references; two joiners (the spawner and a task given a copy of the
+// reference) each take the array (a copy of it, with references of
+// their own) and join the grandchildren through it.
+const joinResultProg = `
+.func leaf(v:i64) -> i64
+  ret     v
+.end
+.func mid(v:i64) -> ref
+  .local a:ref, b:ref, arr:ref, k:i64, two:i64
+  const   two, 2
+  anew    arr, two, ref
+  spawn   a, leaf, v
+  spawn   b, leaf, v
+  const   k, 0
+  asetr   arr, k, a
+  const   k, 1
+  asetr   arr, k, b
+  ret     arr
+.end
+.func sum(t:ref) -> i64
+  .local arr:ref, x:ref, r:i64, s:i64, k:i64
+  joinr   arr, t
+  const   k, 0
+  agetr   x, arr, k
+  joini   s, x
+  const   k, 1
+  agetr   x, arr, k
+  joini   r, x
+  add     s, s, r
+  ret     s
+.end
+.func main(n:i64) -> i64
+  .local m:ref, j:ref, i:i64, r:i64, s:i64
+  const   i, 0
+  const   s, 0
+loop:
+  jge     i, n, done
+  spawn   m, mid, i
+  spawn   j, sum, m
+  call    r, sum, m
+  add     s, s, r
+  joini   r, j
+  add     s, s, r
+  free    j
+  free    m
+  addi    i, i, 1
+  jmp     loop
+done:
+  ret     s
+.end`
+
+// TestTaskRefJoinResults: references inside a result are each joiner's
+// own; the sums are right on both loops and 1, 2 and 4 workers, the
+// budget balances and no slot stays taken once the runtime is closed.
+func TestTaskRefJoinResults(t *testing.T) {
+	const n = 200
+	for _, goLoop := range []bool{false, true} {
+		for _, w := range []int{1, 2, 4} {
+			before := vmloop.TaskRefSlotsTaken()
+			rt, err := jade.New(jade.Options{Workers: w, GoLoop: goLoop, Limits: sched.ResourceLimits{MemoryBytes: 256 << 20}})
+			require.NoError(t, err)
+			p := testkit.Load(t, rt, joinResultProg)
+			o := testkit.Run(t, rt, p, "main", vmloop.I64(n))
+			require.Equal(t, sched.Success, o.Kind, "%v", o)
+			require.Equal(t, int64(2*n*(n-1)), o.Value.Int())
+			e := rt.Main()
+			testkit.WaitFor(t, func() bool {
+				return hostbus.Scheduler(rt).LiveTasks() == 0 && e.LiveTasks() == 0 && e.MemoryBytes() == 0
+			}, func() string { return fmt.Sprintf("memory %d, live %d", e.MemoryBytes(), e.LiveTasks()) })
+			require.NoError(t, rt.Close(t.Context()))
+			require.Equal(t, before, vmloop.TaskRefSlotsTaken(), "go loop %v, %d workers", goLoop, w)
+		}
+	}
+}
