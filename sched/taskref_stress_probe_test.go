@@ -109,7 +109,9 @@ done:
 // TestTaskRefCopiesStress: refStressProg on both loops and 1, 2 and 4
 // workers, several at once: every sum is right, the engine's memory goes
 // back to 0, and once the runtime is closed no slot of the task
-// reference table it took stays taken.
+// reference table it took stays taken: a child that ended before its
+// reference went in a channel message (pinned after its end) gives back
+// the spare slots its Exec kept (dropLateSlots).
 func TestTaskRefCopiesStress(t *testing.T) {
 	const n, runs = 60, 6
 	for _, goLoop := range []bool{false, true} {
