@@ -200,3 +200,66 @@ func TestTaskRefSlotRetired(t *testing.T) {
 		require.Equal(t, before, vmloop.TaskRefSlotsTaken())
 	}
 }
+
+// cancelCopyProg: a copy of a running task's reference, received on a
+// channel, cancels it and waits for it in a select; the spawner's own
+// reference then sees it Cancelled (outcome 3), and so does the copy.
+const cancelCopyProg = `
+.abi 1.6
+.func spin(n:i64) -> i64
+  .local i:i64
+  const   i, 0
+loop:
+  jge     i, n, done
+  addi    i, i, 1
+  jmp     loop
+done:
+  ret     i
+.end
+.func canceller(q:ref) -> i64
+  .local t:ref, x:ref, r:i64
+  intr    t, chan.recv_ref, q
+  cancel  t
+  intr    x, sel.new
+  intr    _, sel.join, x, t
+  const   r, -1
+  intr    r, sel.wait, x, r
+  outcome r, t
+  free    t
+  ret     r
+.end
+.func main() -> i64
+  .local q:ref, s:ref, c:ref, one:i64, big:i64, r:i64, k:i64
+  const   one, 1
+  const   big, 1000000000000
+  intr    q, chan.new_ref, one
+  spawn   s, spin, big
+  spawn   c, canceller, q
+  intr    _, chan.send_ref, q, s
+  outcome r, s
+  joini   k, c
+  muli    r, r, 10
+  add     r, r, k
+  ret     r
+.end`
+
+// TestTaskRefCancelThroughCopy: cancel and sel.join through a copy of a
+// running task's reference reach that task, on both loops and 1, 2 and 4
+// workers; the budget balances.
+func TestTaskRefCancelThroughCopy(t *testing.T) {
+	for _, goLoop := range []bool{false, true} {
+		for _, w := range []int{1, 2, 4} {
+			rt := testkit.Runtime(t, jade.Options{Workers: w, GoLoop: goLoop, Limits: sched.ResourceLimits{MemoryBytes: 64 << 20}})
+			p := testkit.Load(t, rt, cancelCopyProg)
+			for range 10 {
+				o := testkit.Run(t, rt, p, "main")
+				require.Equal(t, sched.Success, o.Kind, "%v", o)
+				require.Equal(t, int64(33), o.Value.Int(), "go loop %v, %d workers", goLoop, w)
+			}
+			e := rt.Main()
+			testkit.WaitFor(t, func() bool {
+				return hostbus.Scheduler(rt).LiveTasks() == 0 && e.LiveTasks() == 0 && e.MemoryBytes() == 0
+			})
+		}
+	}
+}
