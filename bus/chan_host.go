@@ -38,6 +38,7 @@ func (m *Member) NewChan(elem vmloop.Kind, capacity int) (vmloop.Value, error) {
 	if err != nil {
 		return vmloop.Value{}, errs.Wrap("bus", "new channel", err)
 	}
+	c.SetOwner(m.b)
 	return vmloop.Ext(vmloop.KindExt, c), nil
 }
 

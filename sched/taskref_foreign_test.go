@@ -47,7 +47,8 @@ done:
 
 // TestTaskRefForeignRuntime: a task of runtime A (a task's result handed
 // to the host) given by the host to runtime B, as a spawn argument or in
-// a channel message, never reaches A's task from B's tasks.
+// a channel message, never reaches A's task from B's tasks; nor does a
+// channel of A's given to B's task, on which A's tasks could send theirs.
 func TestTaskRefForeignRuntime(t *testing.T) {
 	for _, goLoop := range []bool{false, true} {
 		a := testkit.Runtime(t, jade.Options{Workers: 2, GoLoop: goLoop})
@@ -74,6 +75,16 @@ func TestTaskRefForeignRuntime(t *testing.T) {
 		ob, err := task.Wait(context.Background())
 		require.NoError(t, err)
 		require.NotEqual(t, sched.Success, ob.Kind, "%v", ob)
+		// A's channel handed to B's task would carry A's tasks to it.
+		qa, err := a.NewChan(jade.ChanRef, 1)
+		require.NoError(t, err)
+		_, err = b.Spawn(pb, "recvcancel", qa)
+		require.ErrorIs(t, err, jade.ErrForeign)
+		require.ErrorContains(t, err, "holds a channel of another runtime")
+		arr, err := vmloop.Array(vmloop.KindArrayRef, qa)
+		require.NoError(t, err)
+		_, err = b.Spawn(pb, "arg", arr)
+		require.ErrorIs(t, err, jade.ErrForeign)
 		require.False(t, victim.CancelRequested(), "A's task was cancelled from runtime B")
 		require.NoError(t, hostbus.Member(a).Cancel(victim))
 	}
