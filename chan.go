@@ -38,7 +38,8 @@ func (r *Runtime) NewChan(elem ChanElem, capacity int) (Value, error) {
 
 // Send sends v on channel ch, waiting while the channel is full, until
 // ctx ends. nil: v was sent (buffered or taken by a receiver); ctx's error
-// or ErrChanClosed: v was not sent.
+// or ErrChanClosed: v was not sent. A message holding a task or an event
+// of another runtime is refused (ErrForeign).
 func (r *Runtime) Send(ctx context.Context, ch, v Value) error {
 	return errs.Relabel("jade", "send", r.def.Send(ctx, ch, v))
 }

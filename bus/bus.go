@@ -199,6 +199,7 @@ func New(cfg Config) (*Bus, error) {
 	}
 	b.s, b.ctl = s, ctl
 	b.drain, _ = chans.New(chans.ElemI64, 0)
+	b.drain.SetOwner(b)
 	empty := []*Member{}
 	b.engines.Store(&empty)
 	return b, nil

@@ -152,6 +152,7 @@ func (b *Bus) chanNew(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched
 	if err != nil {
 		return raise(ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: capacity %d is negative (0 makes a rendezvous channel)", req.Intr.Name, n)))
 	}
+	c.SetOwner(b)
 	return complete(ex, vmloop.Ext(vmloop.KindExt, c), sched.ActContinue)
 }
 

@@ -38,6 +38,7 @@ func (m *Member) NewChan(elem vmloop.Kind, capacity int) (vmloop.Value, error) {
 	if err != nil {
 		return vmloop.Value{}, errs.Wrap("bus", "new channel", err)
 	}
+	c.SetOwner(m.b)
 	return vmloop.Ext(vmloop.KindExt, c), nil
 }
 
@@ -66,6 +67,11 @@ func (m *Member) Send(ctx context.Context, ch, v vmloop.Value) error {
 	}
 	if hs := ioHandles(vmloop.ExtObjects(v)); len(hs) > 0 {
 		return fmt.Errorf("bus: send: %s cannot travel in a message from the host (the host owns no socket or file handle)", hs[0])
+	}
+	if what := m.b.foreign(v); what != "" {
+		// The receiver would hold it: a task of another runtime joined or
+		// cancelled from this one, an event waited on here.
+		return fmt.Errorf("bus: send: the message holds %s of another runtime: %w", what, ErrForeign)
 	}
 	mem := m.b.ctl.Budget(m.e)
 	msg, n, ok := chans.NewMsg(v, mem)

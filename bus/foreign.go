@@ -4,20 +4,23 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jadevm/jade/internal/chans"
 	"github.com/jadevm/jade/sched"
 	"github.com/jadevm/jade/vmloop"
 )
 
 // ErrForeign is wrapped by the error of a host call (a spawn's argument,
-// Signal, Broadcast, Cancel) handed a task, an event or an I/O handle of
-// another runtime, and of a spawn or UpdateConfig naming a Member of
-// another bus. Each runtime wakes only its own tasks: an event of
-// runtime 1 waited on by runtime 2's tasks would have runtime 1's workers
-// wake them (sched/owner.go). A host moves data between runtimes as
-// values (numbers, strings, bytes, arrays of them), never these objects.
+// a channel message sent by the host, Signal, Broadcast, Cancel) handed
+// a task, an event, a channel or an I/O handle of another runtime, and of
+// a spawn or UpdateConfig naming a Member of another bus. Each runtime
+// wakes only its own tasks: an event of runtime 1 waited on by runtime
+// 2's tasks would have runtime 1's workers wake them (sched/owner.go),
+// and a channel would also carry runtime 1's tasks to runtime 2's. A host
+// moves data between runtimes as values (numbers, strings, bytes, arrays
+// of them), never these objects.
 var ErrForeign = errors.New("it belongs to another runtime")
 
-// foreign names the first task, event or I/O handle in v that belongs to
+// foreign names the first task, event, channel or I/O handle in v that belongs to
 // another runtime (in the words of an error text), or returns "" when v
 // holds none. An event not yet bound to a runtime (sched.NewEvent) is
 // bound to this one.
@@ -39,6 +42,9 @@ func (b *Bus) foreign(v vmloop.Value) string {
 		if h, ok := obj.(*ioHandle); ok {
 			what = "an I/O handle (" + h.kind + ")"
 		}
+		if _, ok := obj.(*chans.Chan); ok {
+			what = "a channel"
+		}
 		return false
 	})
 	return what
@@ -49,6 +55,11 @@ func (b *Bus) foreign(v vmloop.Value) string {
 func (b *Bus) owns(obj any) bool {
 	if h, ok := obj.(*ioHandle); ok {
 		return b.ctl.Owns(h.fd)
+	}
+	if c, ok := obj.(*chans.Chan); ok {
+		// Its messages carry tasks and events from one runtime's tasks
+		// to another's, and its senders wake its receivers.
+		return c.Owner() == nil || c.Owner() == b
 	}
 	return b.ctl.Owns(obj)
 }

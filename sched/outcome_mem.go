@@ -119,11 +119,14 @@ const heldKeep = 1 << 10
 // register, frame and handle memory for the record's next spawn
 // (Exec.Recycle) when the record is to be reused, and none (Exec.Retire)
 // when the host holds it (pinned: never reused) or handles keep it with
-// more than heldKeep bytes.
-func (t *Task) releaseExec() {
+// more than heldKeep bytes. It reports whether t was pinned (a record
+// pinned later has its Exec's spare task reference slots given back by
+// finish or by the pinner: dropLateSlots).
+func (t *Task) releaseExec() (pinned bool) {
 	switch {
 	case t.has(flagPinned):
 		t.x.Retire()
+		return true
 	case t.refs.Load() == 1:
 		t.x.Recycle()
 	default:
@@ -132,6 +135,7 @@ func (t *Task) releaseExec() {
 			t.x.Retire()
 		}
 	}
+	return false
 }
 
 // heldBytes is what t's ended record holds: itself and the memory its

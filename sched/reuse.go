@@ -58,8 +58,26 @@ func taskRef(obj any, delta int) {
 	case delta < 0:
 		t.unref()
 	default:
-		t.flags.Or(flagPinned)
+		if t.flags.Or(flagPinned)&flagPinned == 0 && State(t.state.Load()) == Completed {
+			// Pinned after its end: finish kept its Exec for a next life
+			// it will not have (releaseExec), with spare task reference
+			// slots that nothing would give back.
+			t.dropLateSlots()
+		}
 	}
+}
+
+// lateMu serializes dropLateSlots: a record pinned while its task ends
+// is looked at by the pinner and by finish, either or both.
+var lateMu sync.Mutex
+
+// dropLateSlots gives back the spare task reference slots of a record
+// pinned after releaseExec kept its Exec (pinned: it is never reused, and
+// its Exec is touched by nobody else now).
+func (t *Task) dropLateSlots() {
+	lateMu.Lock()
+	t.x.DropTaskRefSlots()
+	lateMu.Unlock()
 }
 
 // unref drops one reference; the last one recycles an unpinned record.

@@ -372,7 +372,7 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 		s.endTimers(w, t)
 	}
 	t.w = nil
-	t.releaseExec()
+	pinned := t.releaseExec()
 	w.dropSpawn(t) // a spawn under way when t ended
 	var joiner1 Token
 	var joiners []evEntry
@@ -421,5 +421,10 @@ func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
 		s.mu.Unlock()
 	}
 	t.chargeRecord()
+	if !pinned && t.has(flagPinned) {
+		// Pinned since releaseExec: either this or the pinner (taskRef),
+		// which saw the task Completed, gives its Exec's spares back.
+		t.dropLateSlots()
+	}
 	t.unrefOn(w) // the last touch: without handles the record is reused
 }

@@ -124,7 +124,9 @@ type Task struct {
 	//   - flagPinned: a reference to the record left the runtime's
 	//     bookkeeping (a host spawn, a task handle exported from a heap as
 	//     a Value): the record is never reused. Set once, by a holder of a
-	//     reference.
+	//     reference. Pinned after releaseExec kept its Exec, the record
+	//     gives that Exec's spare task reference slots back (finish or the
+	//     pinner, under lateMu: dropLateSlots).
 	//   - flagWatched is set (under mu, before they look at the state) by
 	//     AwaitTask and Done: something may be registered to hear
 	//     of t's completion. finish publishes an inline outcome without mu

@@ -319,9 +319,19 @@ type state struct {
 type Chan struct {
 	elem Elem
 	cap  int64
-	mu   sync.Mutex
-	st   *state
+	// owner is the runtime whose tasks use the channel (SetOwner, before
+	// the channel is published; nil: none named), never written after.
+	owner any
+	mu    sync.Mutex
+	st    *state
 }
+
+// SetOwner names the runtime whose tasks use c (an opaque token compared
+// by Owner's callers); call it before c is visible to anyone else.
+func (c *Chan) SetOwner(o any) { c.owner = o }
+
+// Owner returns what SetOwner named, or nil.
+func (c *Chan) Owner() any { return c.owner }
 
 // New returns a channel of element type elem and capacity cap (0: every
 // send waits for a receiver, a rendezvous).
