@@ -47,7 +47,11 @@ type command struct {
 	// handler runs under timedWait, which takes the one-shot timeout
 	// first and arms it if the handler suspended, else drops it: a fast
 	// path of the handler cannot leave it for a later wait.
-	timed  bool
+	timed bool
+	// first: a join, whose target, when it waits to run next on the
+	// joiner's worker, runs first (runFirst) unless a timeout bounds the
+	// wait.
+	first  bool
 	handle func(b *Bus, t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action
 	// resume completes the request after ActSuspend; nil for a command
 	// that never suspends.
@@ -164,7 +168,7 @@ var commandRows = map[vmloop.IntrinsicID]command{
 // type from the request's intrinsic).
 var (
 	// joinRow: task.join_* and task.outcome (completeJoin reads which).
-	joinRow = command{grant: grantHandle, timed: true, handle: (*Bus).join, resume: (*Bus).joinResume,
+	joinRow = command{grant: grantHandle, timed: true, first: true, handle: (*Bus).join, resume: (*Bus).joinResume,
 		wait: sched.WaitJoin, describe: (*Bus).describeJoin}
 	chanSendRow = command{grant: grantHandle, mutates: true, timed: true, handle: (*Bus).chanSend, resume: (*Bus).chanSendResume, abandon: (*Bus).chanAbandon}
 	chanRecvRow = command{grant: grantHandle, mutates: true, timed: true, handle: (*Bus).chanRecv, resume: (*Bus).chanRecvResume, abandon: (*Bus).chanAbandon}
@@ -234,9 +238,30 @@ func (b *Bus) dispatch(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 		}
 	}
 	if c.timed {
+		if c.first {
+			b.runFirst(t, ex)
+		}
 		return b.timedWait(t, ex, req, c.handle)
 	}
 	return c.handle(b, t, ex, req)
+}
+
+// runFirst runs the target of t's join, argument 0, before the join looks
+// at it, when it waits to run next on t's worker (sched.Control.RunFirst):
+// the join then finds it completed instead of waiting for it. Not when a
+// one-shot timeout bounds the join (its wait is measured from the
+// request), and not for a bad argument, which the join itself reports.
+func (b *Bus) runFirst(t *sched.Task, ex *vmloop.Exec) {
+	if b.ctl.TimeoutSet(t) {
+		return
+	}
+	obj, err := ex.ArgObj(0, vmloop.KindTask)
+	if err != nil {
+		return
+	}
+	if target := obj.(*sched.Task); target.State() == sched.Runnable {
+		b.ctl.RunFirst(t, target)
+	}
 }
 
 // resumeCommand runs the resume of req's row.

@@ -45,6 +45,11 @@ type WorkerMetrics struct {
 	Dispatches uint64 `json:"dispatches"` // slices run
 	Steals     uint64 `json:"steals"`     // successful steals
 	Parks      uint64 `json:"parks"`      // times it blocked
+	// JoinsFirst counts the joins whose target, waiting to run next on
+	// this worker, ran at the join on the joiner's slice instead of the
+	// joiner waiting for it (ARCHITECTURE.md, "A join runs its target
+	// first"); each is also a dispatch.
+	JoinsFirst uint64 `json:"joinsFirst"`
 	// GoYields counts its hand-overs to Go's scheduler (at most one per
 	// 8 ms; see ARCHITECTURE.md, "Run queues, stealing and parking").
 	GoYields uint64 `json:"goYields"`
@@ -123,7 +128,7 @@ func (s *Scheduler) Metrics() Metrics {
 			m.RunnableTasks++ // the lifo slot: runnable, not in the ring
 		}
 		m.Workers = append(m.Workers, WorkerMetrics{ID: w.id, LocalQueue: n,
-			Dispatches: w.dispatches.Load(), Steals: w.steals.Load(), Parks: w.parks.Load(), GoYields: w.goYields.Load(),
+			Dispatches: w.dispatches.Load(), JoinsFirst: w.firsts.Load(), Steals: w.steals.Load(), Parks: w.parks.Load(), GoYields: w.goYields.Load(),
 			Times: w.readTimes(now)})
 	}
 	if len(s.workers) > 0 {

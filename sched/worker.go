@@ -84,6 +84,15 @@ type worker struct {
 	// inTask is true while a task's slice runs on this worker (owner
 	// only): spawns and wakes made by it go to the lifo slot.
 	inTask bool
+	// left is the budget of the slice running here (owner only): run
+	// sets it and slice spends it; a task a join runs first (RunFirst)
+	// spends the same budget, and its joiner goes on with what is left.
+	left int64
+	// first is true while a join runs its target first (owner only): a
+	// join inside that slice waits as usual (RunFirst nests once).
+	first bool
+	// firsts counts the joins whose target ran first here (RunFirst).
+	firsts atomic.Uint64
 	// reaping is true while pollIO wakes the tasks of the completions it
 	// reaped (owner only): those wakes go to the local queue without a
 	// notify each, and the reap's caller notifies once (shareBacklog).
@@ -279,10 +288,10 @@ func (w *worker) run(t *Task) {
 	if w.tr != nil || cfg.LongSlice > 0 {
 		w.traceDispatch(t, cfg.LongSlice)
 	}
-	budget := cfg.ReductionLimit
+	w.left = cfg.ReductionLimit
 	if w.inherit > 0 {
 		// From the lifo slot: the rest of its waker's slice (find).
-		budget = min(budget, w.inherit)
+		w.left = min(w.left, w.inherit)
 		w.inherit = 0
 	}
 	w.inTask = true
@@ -290,9 +299,9 @@ func (w *worker) run(t *Task) {
 		w.cur.Store(t.ex())
 	}
 	w.running = t
-	w.slice(t, &budget)
+	w.slice(t, &w.left)
 	w.inTask = false
-	w.sliceLeft = budget
+	w.sliceLeft = w.left
 }
 
 // idBlock is how many task ids a worker takes from the shared counter at
