@@ -7,8 +7,10 @@ RACEPKG := ./sched/... ./bus/... ./vmloop/... ./timerwheel/... ./internal/evpoll
 
 all: build test
 
+# bin/jade is built with profile-guided optimisation from pgo/jade.pgo
+# (scripts/pgo.sh writes it; docs/PERFORMANCE.md, "Profile-guided builds").
 build:
-	$(GO) build -o bin/jade ./cmd/jade
+	$(GO) build -pgo=pgo/jade.pgo -o bin/jade ./cmd/jade
 
 # The README's test command: unit tests, race detector on the concurrent
 # packages, cross-platform vet/compile, a short fuzz smoke, the short soak.
@@ -141,7 +143,7 @@ fuzz-smoke:
 	$(GO) test -run '^$$' -fuzz '^FuzzNative$$' -fuzztime 3000x -parallel 2 ./native
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./bench/
+	$(GO) test -pgo=pgo/jade.pgo -run '^$$' -bench . -benchmem -benchtime 2s ./bench/
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 staticcheck:
@@ -152,7 +154,7 @@ clean:
 
 # The side-by-side harness (about 1–2 minutes; PERFFLAGS=--quick for <30 s).
 perf:
-	$(GO) run ./cmd/jade perf $(PERFFLAGS) --json perf.json --html perf.html
+	$(GO) run -pgo=pgo/jade.pgo ./cmd/jade perf $(PERFFLAGS) --json perf.json --html perf.html
 
 # The HTML report (`jade perf --html`) of a fixture
 # (perf/testdata/report_fixture.json) in headless Chromium, installed with
