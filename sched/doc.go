@@ -223,6 +223,18 @@
 //	                         to watch (wakeWatcher;
 //	                         TestStalledWorkersTimersFireElsewhere at 4
 //	                         workers)
+//	cur / kick, stop, sample a join running its target first
+//	                         (RunFirst) stores cur back to the joiner's
+//	                         Exec, then loads kick, the worker's stop and
+//	                         its sample request, and stops the joiner if
+//	                         one is set; kickOne, StopTheWorld and
+//	                         RequestSamples store theirs, then load cur
+//	                         and stop that Exec. A stop that landed on the
+//	                         target after its last safe point is thus
+//	                         the joiner's. No test forces that window (the
+//	                         target's last instruction); a lost stop would
+//	                         cost at most the rest of one slice, which S-6
+//	                         bounds (TestJoinFirstKeepsTheSliceBound)
 //	spares count             not a pair: a hint. give and take store the
 //	                         spares' length under its lock; take loads it
 //	                         first and does not lock at 0. A take that
