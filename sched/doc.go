@@ -23,6 +23,7 @@
 //	search.go, deque.go    finding work: LIFO slot, local ring, inject queue, stealing
 //	queue.go               the inject queue
 //	slice.go               one slice: run, dispatcher actions, end, requeue
+//	joinfirst.go           a join that runs its target, waiting in the lifo slot, first
 //	timers.go, periodic.go timer shards, timeouts, periodic jobs
 //	stall.go               a stalled worker's timers fired by another
 //	io.go, fd.go           completion backends, I/O waits, descriptor lifetime
