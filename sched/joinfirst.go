@@ -1,44 +1,98 @@
 package sched
 
-// A join that runs its target first: the task a join names, spawned or
-// woken by the joiner a moment ago, waits in the joiner's worker's lifo
-// slot to run next on the rest of the joiner's slice. Instead of parking
-// the joiner, picking the target from the slot and waking the joiner
-// when the target ends (two transitions, a park, a wake, a pick and a
-// resumed request), the worker runs the target's slice where the join
-// is, on the joiner's budget, and the join then finds it completed. It
-// is the lifo pick made early: the same task runs on the same worker on
-// the same budget, charged lifoCost as the pick is (S-6: a chain of
-// spawn + join still yields after about lifoPicksPerSlice links).
+import "github.com/jadevm/jade/vmloop"
+
+// The task in the lifo slot run first. A task spawned or woken by the
+// task running on a worker waits in that worker's lifo slot to run next
+// on the rest of its waker's slice. When the running task is about to
+// wait, the worker runs the slot's task first, nested in the running
+// task's slice, instead of parking the running task and picking the
+// other from the slot:
+//
+//   - a join of the slot's task (RunFirst, called by the bus before the
+//     join looks at it) then finds it completed: no arm, no park, no
+//     wake, no pick, no resumed request;
+//   - any other wait (act, ActSuspend: the wait is registered and armed
+//     already) is taken in place if the slot's task gives it its wake
+//     meanwhile (an event signal, a message, a join): the waiter goes on
+//     in its slice (begin) and never parks; else it parks as before.
+//
+// It is the lifo pick made early: the same task runs on the same worker
+// on the same budget, charged lifoCost as the pick is (S-6: a spawn +
+// join or ping-pong chain still yields after about lifoPicksPerSlice
+// links), and the wait is registered before the other task runs, so it
+// misses no wake (a broadcast included).
 
 // RunFirst runs target's slice now, on from's worker and slice, when a
 // join by from would otherwise wait for it while it waits in that
 // worker's lifo slot: from is running (at its join request), target is
-// Runnable in the slot, of from's engine. It reports whether target ran;
-// the caller then looks at its state as a join does (it may have
-// completed, waited, or been preempted). It does nothing when the
-// target is elsewhere, when the worker is already running a target first
-// (one level: a join inside it waits as usual), while the worker traces,
-// checks long slices or is asked for a CPU sample (each follows one
-// slice per dispatch), when the inject queue is due a look, or when
-// from's slice has less left than a pick from the slot costs.
+// Runnable in the slot. It reports whether target ran; the caller then
+// looks at its state as a join does (it may have completed, waited, or
+// been preempted). It does nothing when the target is elsewhere or when
+// firstOK says no.
 func (c *Control) RunFirst(from, target *Task) bool {
 	w := from.worker()
-	if w == nil || w.first || w.lifo.Load() != target || target.engine != from.engine ||
-		w.tr != nil || w.sliceT0 != 0 || w.sampleReq.Load() != 0 ||
-		w.spent >= injectEvery || c.s.kick.Load() || w.stop.Load() {
+	if w == nil || w.lifo.Load() != target || !w.firstOK(from, target) {
 		return false
 	}
+	w.firstJoins.Add(1)
+	w.runFirst(from, target)
+	return true
+}
+
+// localWait reports whether t, about to park, waits in a wait that only
+// another task ends: an armed wait (an event, a channel, a join) with no
+// timer (a sleep, a timeout), no I/O and no host call. Only such a wait
+// runs the lifo slot's task first (act): t stays on this worker's stack
+// meanwhile, so a wake from elsewhere (a timer that a worker fires for a
+// stalled one, a completion, a host call's end) could not run it on
+// another worker until the nested slice ends.
+func localWait(t *Task) bool {
+	if t.wokenBy() != phArmed || t.has(flagCancel) || t.tm != nil && t.tm.owner != nil {
+		return false
+	}
+	if st := t.io(); st != nil && st.pending() {
+		return false
+	}
+	in := t.x.Request().Intr
+	return in != nil && in.ID < vmloop.HostIntrinsicBase
+}
+
+// firstOK reports whether target, in w's lifo slot, may run nested in
+// the slice of from, running on w: not when the worker is already
+// running a task first (one level: a wait inside it parks as usual);
+// not for another engine's task (the CPU profile's labels are the
+// engine's); not while the worker traces, checks long slices or is
+// asked for a CPU sample (each follows one slice per dispatch); not when
+// a pick would look at something first (a due timer, the inject queue
+// after a slice's worth of reductions or a kick, a stop of the world, or
+// the backend, the inject queue and Go's scheduler on their every-16th
+// and multiples picks: a nested run counts as a pick, and that pick is
+// left to find); and not when from's slice has no more left than a pick
+// from the slot costs.
+func (w *worker) firstOK(from, target *Task) bool {
+	if w.first || target == from || target.engine != from.engine ||
+		w.tr != nil || w.sliceT0 != 0 || w.spent >= injectEvery ||
+		(w.ticks+1)%ioPollEvery == 0 {
+		return false
+	}
+	if w.left <= lifoCost(target.engine.cfg.Load().ReductionLimit) ||
+		w.sampleReq.Load() != 0 || w.s.kick.Load() || w.stop.Load() {
+		return false
+	}
+	return !w.due()
+}
+
+// runFirst takes target from w's lifo slot and runs its slice nested in
+// from's, on from's budget less a pick's cost (firstOK said yes).
+func (w *worker) runFirst(from, target *Task) {
 	cost := lifoCost(target.engine.cfg.Load().ReductionLimit)
-	if w.left <= cost {
-		return false
-	}
 	w.lifo.Store(nil)
 	w.left -= cost
 	w.spent += cost
+	w.ticks++
 	w.first = true
 	w.dispatches.Add(1)
-	w.firsts.Add(1)
 	target.transition(Runnable, Running)
 	if f := target.flags.Load(); f&(flagStamped|flagStats) != 0 {
 		w.dispatched(target, f)
@@ -55,10 +109,9 @@ func (c *Control) RunFirst(from, target *Task) bool {
 	// until it is answered) is from's now: its slice ends at its next
 	// safe point. Looked at after cur names from's Exec again, so a stop
 	// made later lands on from itself.
-	if c.s.kick.Load() || w.stop.Load() || w.sampleReq.Load() != 0 {
+	if w.s.kick.Load() || w.stop.Load() || w.sampleReq.Load() != 0 {
 		from.ex().Stop()
 	}
-	return true
 }
 
 // TimeoutSet reports whether t's next wait has a one-shot timeout

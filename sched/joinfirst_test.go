@@ -226,3 +226,135 @@ d:
 	require.False(t, ended, "the chain ran on while the yields ran")
 	require.Greater(t, joinsFirst(rt), uint64(0))
 }
+
+// waitsTaken is the runtime's count of waits taken in place.
+func waitsTaken(rt *jade.Runtime) uint64 {
+	var n uint64
+	for _, w := range rt.Observe().Metrics().Workers {
+		n += w.WaitsTaken
+	}
+	return n
+}
+
+// TestWaitTakenInPlace: a task about to wait runs the task it woke
+// first; when that task's run gives it its wake (an event's signal, a
+// channel's message) it goes on without parking. Event and channel
+// ping-pong, both loops: every round trip arrives, and nearly every wait
+// of the first task is taken in place.
+func TestWaitTakenInPlace(t *testing.T) {
+	for _, goLoop := range []bool{false, true} {
+		rt := testkit.Runtime(t, jade.Options{Workers: 1, GoLoop: goLoop})
+		p := testkit.Load(t, rt, `
+.abi 1.5
+.func events(n:i64) -> i64
+  .local ping:ref, pong:ref, t:ref, i:i64, v:i64
+  evnew ping
+  evnew pong
+  spawn t, ponger, ping, pong, n
+  const i, 0
+l:
+  jge      i, n, d
+  evsignal ping
+  evwait   pong
+  addi     i, i, 1
+  jmp      l
+d:
+  joini v, t
+  add   v, v, i
+  ret   v
+.end
+.func ponger(ping:ref, pong:ref, n:i64) -> i64
+  .local i:i64
+  const i, 0
+l:
+  jge      i, n, d
+  evwait   ping
+  evsignal pong
+  addi     i, i, 1
+  jmp      l
+d:
+  ret i
+.end
+.func chans(n:i64) -> i64
+  .local a:ref, b:ref, z:i64, t:ref, i:i64, v:i64, s:i64
+  const z, 0
+  intr  a, chan.new_i64, z
+  intr  b, chan.new_i64, z
+  spawn t, echo, a, b, n
+  const i, 0
+  const s, 0
+l:
+  jge   i, n, d
+  intr  _, chan.send_i64, a, i
+  intr  v, chan.recv_i64, b
+  add   s, s, v
+  addi  i, i, 1
+  jmp   l
+d:
+  joinv t
+  ret   s
+.end
+.func echo(a:ref, b:ref, n:i64) -> void
+  .local i:i64, v:i64
+  const i, 0
+l:
+  jge   i, n, d
+  intr  v, chan.recv_i64, a
+  addi  v, v, 1
+  intr  _, chan.send_i64, b, v
+  addi  i, i, 1
+  jmp   l
+d:
+  retv
+.end`)
+		const n = 2000
+		before := waitsTaken(rt)
+		o := testkit.Run(t, rt, p, "events", vmloop.I64(n))
+		require.Equal(t, sched.Success, o.Kind, "goLoop=%v: %v", goLoop, o)
+		require.Equal(t, int64(2*n), o.Value.Int())
+		require.Greater(t, waitsTaken(rt)-before, uint64(n*3/4), "goLoop=%v: event waits taken in place", goLoop)
+
+		before = waitsTaken(rt)
+		o = testkit.Run(t, rt, p, "chans", vmloop.I64(n))
+		require.Equal(t, sched.Success, o.Kind, "goLoop=%v: %v", goLoop, o)
+		require.Equal(t, int64(n*(n+1)/2), o.Value.Int())
+		require.Greater(t, waitsTaken(rt)-before, uint64(n*3/4), "goLoop=%v: channel waits taken in place", goLoop)
+	}
+}
+
+// TestWaitFirstMissesNoBroadcast: the wait is registered before the task
+// in the lifo slot runs, so a broadcast that task makes (an event keeps
+// no broadcast) still wakes the waiter, every time. Each run's ten
+// rounds fit in its first slice (a preemption between the spawn and the
+// wait would let the broadcast come first, with or without running
+// first: the program is racy beyond one slice).
+func TestWaitFirstMissesNoBroadcast(t *testing.T) {
+	rt := testkit.Runtime(t, jade.Options{Workers: 1})
+	p := testkit.Load(t, rt, `
+.func main(n:i64) -> i64
+  .local ev:ref, t:ref, i:i64
+  const i, 0
+l:
+  jge     i, n, d
+  evnew   ev
+  spawn   t, caster, ev
+  evwait  ev
+  joinv   t
+  free    t
+  addi    i, i, 1
+  jmp     l
+d:
+  ret     i
+.end
+.func caster(ev:ref) -> void
+  evbcast ev
+  retv
+.end`)
+	before := waitsTaken(rt)
+	for range 100 {
+		o := testkit.Run(t, rt, p, "main", vmloop.I64(10))
+		require.Equal(t, sched.Success, o.Kind, "%v", o)
+		require.Equal(t, int64(10), o.Value.Int())
+	}
+	require.Greater(t, waitsTaken(rt)-before, uint64(900), "the broadcasts were taken in place")
+}

@@ -47,9 +47,12 @@ type WorkerMetrics struct {
 	Parks      uint64 `json:"parks"`      // times it blocked
 	// JoinsFirst counts the joins whose target, waiting to run next on
 	// this worker, ran at the join on the joiner's slice instead of the
-	// joiner waiting for it (ARCHITECTURE.md, "A join runs its target
-	// first"); each is also a dispatch.
+	// joiner waiting for it; WaitsTaken the other waits that the task
+	// run first (from the lifo slot, before the waiter parked) woke, so
+	// that the waiter went on without parking (ARCHITECTURE.md, "The lifo
+	// slot's task runs first"). Each task run first is also a dispatch.
 	JoinsFirst uint64 `json:"joinsFirst"`
+	WaitsTaken uint64 `json:"waitsTaken"`
 	// GoYields counts its hand-overs to Go's scheduler (at most one per
 	// 8 ms; see ARCHITECTURE.md, "Run queues, stealing and parking").
 	GoYields uint64 `json:"goYields"`
@@ -128,7 +131,7 @@ func (s *Scheduler) Metrics() Metrics {
 			m.RunnableTasks++ // the lifo slot: runnable, not in the ring
 		}
 		m.Workers = append(m.Workers, WorkerMetrics{ID: w.id, LocalQueue: n,
-			Dispatches: w.dispatches.Load(), JoinsFirst: w.firsts.Load(), Steals: w.steals.Load(), Parks: w.parks.Load(), GoYields: w.goYields.Load(),
+			Dispatches: w.dispatches.Load(), JoinsFirst: w.firstJoins.Load(), WaitsTaken: w.firstWoken.Load(), Steals: w.steals.Load(), Parks: w.parks.Load(), GoYields: w.goYields.Load(),
 			Times: w.readTimes(now)})
 	}
 	if len(s.workers) > 0 {

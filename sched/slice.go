@@ -11,6 +11,28 @@ import (
 // slice runs t until its slice ends: it completes, suspends, yields or
 // uses up *budget.
 func (w *worker) slice(t *Task, budget *int64) {
+	ex := t.ex()
+	if ex.Stopped() {
+		// Where a stop is cleared (and samplePreempted, during a slice a
+		// sample request stopped): the stop that ended the last slice, a
+		// kick meant for an earlier slice (kickOne), a cancel's, a sample
+		// request's. Cleared before the cancel flag is read (begin):
+		// Cancel sets that flag before it stops the Exec, so a cancel's
+		// stop is never lost.
+		ex.ClearStop()
+	}
+	if w.begin(t, budget) {
+		w.runs(t, budget)
+	}
+}
+
+// begin does what comes before t's bytecode runs in a slice: its ended
+// wait's timer and I/O dropped, a broadcast's rest, a cancel, and the
+// completion of the request t waited in (or the next steps of one in
+// steps). It reports whether t's bytecode runs next. A task whose wait
+// was won while it had not parked yet (park) begins here too, within
+// its slice (act).
+func (w *worker) begin(t *Task, budget *int64) bool {
 	s := w.s
 	ex := t.ex()
 	if t.tm != nil && t.tm.owner != nil {
@@ -19,22 +41,13 @@ func (w *worker) slice(t *Task, budget *int64) {
 	if st := t.io(); st != nil && st.pending() {
 		dropTaskIO(t)
 	}
-	if ex.Stopped() {
-		// Where a stop is cleared (and samplePreempted, during a slice a
-		// sample request stopped): the stop that ended the last slice, a
-		// kick meant for an earlier slice (kickOne), a cancel's, a sample
-		// request's. Cleared before the cancel flag is read: Cancel sets
-		// that flag before it stops the Exec, so a cancel's stop is never
-		// lost.
-		ex.ClearStop()
-	}
 	// One load of the rare part for both of its dispatch-time fields: a
 	// broadcast's rest and a request's next steps (the worker running t
 	// sets both, so a rare part made after this load has neither).
 	r := t.rare.Load()
 	if r != nil && r.bcast != nil && w.wakeMore(t, r) {
 		w.endSlice(t, jtrace.EndYield) // the next chunk in its next dispatch
-		return
+		return false
 	}
 	if t.has(flagCancel) {
 		if t.resume {
@@ -45,14 +58,14 @@ func (w *worker) slice(t *Task, budget *int64) {
 			w.traceEnd(t, jtrace.EndCancel)
 		}
 		s.finish(w, t, Outcome{Kind: Cancelled})
-		return
+		return false
 	}
 	if r != nil && r.again {
 		// the next steps of its pending request
 		r.again = false
 		a, ok := w.more(t, ActMore, budget)
 		if !ok || a != ActContinue && !w.act(t, a, budget) {
-			return
+			return false
 		}
 	}
 	if t.resume {
@@ -67,13 +80,20 @@ func (w *worker) slice(t *Task, budget *int64) {
 		if a == ActMore { // a joined result imported in steps
 			var ok bool
 			if a, ok = w.more(t, a, budget); !ok {
-				return
+				return false
 			}
 		}
 		if a != ActContinue && !w.act(t, a, budget) {
-			return
+			return false
 		}
 	}
+	return true
+}
+
+// runs runs t's bytecode until its slice ends, carrying out its requests.
+func (w *worker) runs(t *Task, budget *int64) {
+	s := w.s
+	ex := t.ex()
 	for {
 		sig := ex.Run(*budget)
 		w.spent += *budget - ex.Left()
@@ -186,6 +206,17 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 		w.endSlice(t, jtrace.EndYield)
 		return false
 	case ActSuspend:
+		if n := w.lifo.Load(); n != nil && localWait(t) && w.firstOK(t, n) {
+			// The task woken or spawned last runs before t parks, within
+			// t's slice (joinfirst.go); a wake it gives t meanwhile is
+			// taken here, and t goes on without parking.
+			w.runFirst(t, n)
+			if ph := t.wokenBy(); (ph == phWoken || ph == phSignalled) && !t.has(flagCancel) {
+				w.firstWoken.Add(1)
+				t.resume = true
+				return w.begin(t, budget)
+			}
+		}
 		if w.sampleReq.Load() != 0 {
 			w.takeSample(t)
 		}

@@ -88,11 +88,14 @@ type worker struct {
 	// sets it and slice spends it; a task a join runs first (RunFirst)
 	// spends the same budget, and its joiner goes on with what is left.
 	left int64
-	// first is true while a join runs its target first (owner only): a
-	// join inside that slice waits as usual (RunFirst nests once).
+	// first is true while a task runs first, nested in the slice of the
+	// task running here (owner only): a wait inside it parks as usual
+	// (runFirst nests once).
 	first bool
-	// firsts counts the joins whose target ran first here (RunFirst).
-	firsts atomic.Uint64
+	// firstJoins counts the joins whose target ran first here
+	// (RunFirst); firstWoken the waits taken in place because the task
+	// run first woke them (act).
+	firstJoins, firstWoken atomic.Uint64
 	// reaping is true while pollIO wakes the tasks of the completions it
 	// reaped (owner only): those wakes go to the local queue without a
 	// notify each, and the reap's caller notifies once (shareBacklog).
