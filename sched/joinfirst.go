@@ -65,15 +65,16 @@ func localWait(t *Task) bool {
 // engine's); not while the worker traces, checks long slices or is
 // asked for a CPU sample (each follows one slice per dispatch); not when
 // a pick would look at something first (a due timer, the inject queue
-// after a slice's worth of reductions or a kick, a stop of the world, or
-// the backend, the inject queue and Go's scheduler on their every-16th
-// and multiples picks: a nested run counts as a pick, and that pick is
-// left to find); and not when from's slice has no more left than a pick
-// from the slot costs.
+// and the backend after a slice's worth of reductions, a kick, a stop of
+// the world); and not when from's slice has no more left than a pick
+// from the slot costs. A nested run is not a pick for find's cadences
+// (the backend every 16 picks, the inject queue every 32, Go's scheduler
+// every 64): those count the worker's picks, one at each slice's end at
+// least, and the slice's worth of reductions bounds what runs between
+// two looks either way.
 func (w *worker) firstOK(from, target *Task) bool {
 	if w.first || target == from || target.engine != from.engine ||
-		w.tr != nil || w.sliceT0 != 0 || w.spent >= injectEvery ||
-		(w.ticks+1)%ioPollEvery == 0 {
+		w.tr != nil || w.sliceT0 != 0 || w.spent >= injectEvery {
 		return false
 	}
 	if w.left <= lifoCost(target.engine.cfg.Load().ReductionLimit) ||
@@ -90,7 +91,6 @@ func (w *worker) runFirst(from, target *Task) {
 	w.lifo.Store(nil)
 	w.left -= cost
 	w.spent += cost
-	w.ticks++
 	w.first = true
 	w.dispatches.Add(1)
 	target.transition(Runnable, Running)
