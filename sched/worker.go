@@ -85,8 +85,8 @@ type worker struct {
 	// only): spawns and wakes made by it go to the lifo slot.
 	inTask bool
 	// left is the budget of the slice running here (owner only): run
-	// sets it and slice spends it; a task a join runs first (RunFirst)
-	// spends the same budget, and its joiner goes on with what is left.
+	// sets it and slice spends it; a task run first (runFirst) spends
+	// the same budget, and its waiter goes on with what is left.
 	left int64
 	// first is true while a task runs first, nested in the slice of the
 	// task running here (owner only): a wait inside it parks as usual
