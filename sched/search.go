@@ -92,7 +92,7 @@ func (w *worker) find() (t *Task) {
 		if t := w.steal(); t != nil {
 			w.steals.Add(1)
 			if w.tr != nil {
-				w.traceTask(jtrace.KindSteal, t, uint64(w.local.len()+1))
+				w.traceTaskAt(jtrace.KindSteal, t, uint64(w.local.len()+1), nanotime())
 			}
 			return t
 		}

@@ -290,8 +290,17 @@ func endReason(o Outcome) uint8 {
 
 // traceTask writes event kind k of t (w's, or being made Runnable by w).
 func (w *worker) traceTask(k jtrace.Kind, t *Task, arg uint64) {
+	w.traceTaskAt(k, t, arg, 0)
+}
+
+// traceTaskAt is traceTask at time now (0: the ring's last clock read).
+// A steal is written with the clock read: the thief may have searched
+// for a long time since its last exact event, and the encoder would
+// place the steal, and the stolen task's dispatch, just after that event,
+// before the spawn or wake that queued the task on its other worker.
+func (w *worker) traceTaskAt(k jtrace.Kind, t *Task, arg uint64, now int64) {
 	x := w.tr
-	e := x.next(0)
+	e := x.next(now)
 	e.Kind, e.Task, e.Arg = k, t.id, arg
 	if k == jtrace.KindWake || k == jtrace.KindSpawn {
 		e.Flow = flowOf(t)

@@ -52,9 +52,9 @@
 // A clock read costs about as much as a short slice's whole dispatch
 // (tens of nanoseconds), so an event does not read the clock by itself.
 // An event is Exact when its writer passed a time it read (a park, an
-// unpark, a Go hand-over, a GC cycle, an event of the host, the end of
-// a slice that ran a host call or thousands of reductions, both ends of
-// a slice timed for long-slice detection) or when the ring read the
+// unpark, a steal, a Go hand-over, a GC cycle, an event of the host, the
+// end of a slice that ran a host call or thousands of reductions, both
+// ends of a slice timed for long-slice detection) or when the ring read the
 // clock, which it does every clockEvery (32) events. Every other event
 // carries the time of the last exact one. The Encoder spreads the
 // events between two exact ones evenly over that interval, but at most
