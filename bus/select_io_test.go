@@ -288,7 +288,7 @@ func noOpsLeft(t *testing.T, m *bus.Member) {
 // flight and its socket is closed. On both backends.
 func TestSelectReadable(t *testing.T) {
 	testkit.Pollers(t, func(t *testing.T) {
-		_, m, p := selIOBus(t, 2)
+		b, m, p := selIOBus(t, 2)
 		addr, conns := peer(t)
 		ctx := context.Background()
 		run := func(d, tmo int64, act func(c net.Conn, ch vmloop.Value)) string {
@@ -335,7 +335,16 @@ func TestSelectReadable(t *testing.T) {
 		require.NoError(t, err)
 		task = testkit.Spawn(t, m, p, "sel_read", vmloop.Str(addr), ch, vmloop.I64(-1), vmloop.I64(0))
 		c := accepted(t, conns)
-		waitState(t, task, sched.Waiting)
+		// Parked in the select, not in the connect before it (also
+		// Waiting, with its own operation in flight until it is reaped).
+		testkit.WaitFor(t, func() bool {
+			for _, r := range b.Scheduler().Tasks() {
+				if r.ID == task.ID() {
+					return r.State == sched.Waiting && r.Wait != nil && r.Wait.Op == "sel.wait"
+				}
+			}
+			return false
+		}, "task %d waits in sel.wait", task.ID())
 		require.Positive(t, m.Engine().InFlightIO(), "the parked select watches its socket")
 		require.NoError(t, m.Cancel(task))
 		require.Equal(t, sched.Cancelled, testkit.Await(t, task).Kind)
