@@ -32,11 +32,15 @@ import "github.com/jadevm/jade/vmloop"
 // firstOK says no.
 func (c *Control) RunFirst(from, target *Task) bool {
 	w := from.worker()
-	if w == nil || w.lifo.Load() != target || !w.firstOK(from, target) {
+	if w == nil || w.lifo.Load() != target {
+		return false
+	}
+	cost, ok := w.firstOK(from, target)
+	if !ok {
 		return false
 	}
 	w.firstJoins.Add(1)
-	w.runFirst(from, target)
+	w.runFirst(from, target, cost)
 	return true
 }
 
@@ -71,35 +75,28 @@ func localWait(t *Task) bool {
 // (the backend every 16 picks, the inject queue every 32, Go's scheduler
 // every 64): those count the worker's picks, one at each slice's end at
 // least, and the slice's worth of reductions bounds what runs between
-// two looks either way.
-func (w *worker) firstOK(from, target *Task) bool {
+// two looks either way. It returns the pick's cost when it says yes.
+func (w *worker) firstOK(from, target *Task) (cost int64, ok bool) {
 	if w.first || target == from || target.engine != from.engine ||
 		w.tr != nil || w.sliceT0 != 0 || w.spent >= injectEvery {
-		return false
+		return 0, false
 	}
-	if w.left <= lifoCost(target.engine.cfg.Load().ReductionLimit) ||
-		w.sampleReq.Load() != 0 || w.s.kick.Load() || w.stop.Load() {
-		return false
+	cost = lifoCost(target.engine.cfg.Load().ReductionLimit)
+	if w.left <= cost || w.sampleReq.Load() != 0 || w.s.kick.Load() || w.stop.Load() || w.due() {
+		return 0, false
 	}
-	return !w.due()
+	return cost, true
 }
 
 // runFirst takes target from w's lifo slot and runs its slice nested in
-// from's, on from's budget less a pick's cost (firstOK said yes).
-func (w *worker) runFirst(from, target *Task) {
-	cost := lifoCost(target.engine.cfg.Load().ReductionLimit)
+// from's, on from's budget less cost, a pick's (firstOK said yes).
+func (w *worker) runFirst(from, target *Task, cost int64) {
 	w.lifo.Store(nil)
 	w.left -= cost
 	w.spent += cost
 	w.first = true
 	w.dispatches.Add(1)
-	target.transition(Runnable, Running)
-	if f := target.flags.Load(); f&(flagStamped|flagStats) != 0 {
-		w.dispatched(target, f)
-	}
-	target.w = w
-	w.cur.Store(target.ex())
-	w.running = target
+	w.enter(target)
 	w.slice(target, &w.left)
 	w.running = from
 	w.cur.Store(from.ex())
@@ -112,6 +109,19 @@ func (w *worker) runFirst(from, target *Task) {
 	if w.s.kick.Load() || w.stop.Load() || w.sampleReq.Load() != 0 {
 		from.ex().Stop()
 	}
+}
+
+// waitFirst runs target first for t, about to park in a local wait
+// (localWait), and reports whether that run woke t: t then goes on in
+// its slice with its request to resume (begin), and does not park.
+func (w *worker) waitFirst(t, target *Task, cost int64) bool {
+	w.runFirst(t, target, cost)
+	if ph := t.wokenBy(); (ph == phWoken || ph == phSignalled) && !t.has(flagCancel) {
+		w.firstWoken.Add(1)
+		t.resume = true
+		return true
+	}
+	return false
 }
 
 // TimeoutSet reports whether t's next wait has a one-shot timeout

@@ -206,15 +206,14 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 		w.endSlice(t, jtrace.EndYield)
 		return false
 	case ActSuspend:
-		if n := w.lifo.Load(); n != nil && localWait(t) && w.firstOK(t, n) {
-			// The task woken or spawned last runs before t parks, within
-			// t's slice (joinfirst.go); a wake it gives t meanwhile is
-			// taken here, and t goes on without parking.
-			w.runFirst(t, n)
-			if ph := t.wokenBy(); (ph == phWoken || ph == phSignalled) && !t.has(flagCancel) {
-				w.firstWoken.Add(1)
-				t.resume = true
-				return w.begin(t, budget)
+		if n := w.lifo.Load(); n != nil && localWait(t) {
+			if cost, ok := w.firstOK(t, n); ok {
+				// The task woken or spawned last runs before t parks,
+				// within t's slice (joinfirst.go); a wake it gives t
+				// meanwhile is taken here, and t goes on without parking.
+				if w.waitFirst(t, n, cost) {
+					return w.begin(t, budget)
+				}
 			}
 		}
 		if w.sampleReq.Load() != 0 {

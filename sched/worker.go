@@ -282,11 +282,7 @@ func (w *worker) run(t *Task) {
 		w.labelled = t.engine
 		pprof.SetGoroutineLabels(t.engine.labels)
 	}
-	t.transition(Runnable, Running)
-	if f := t.flags.Load(); f&(flagStamped|flagStats) != 0 {
-		w.dispatched(t, f) // run-queue latency, per-task statistics
-	}
-	t.w = w // cleared before t becomes visible to other workers
+	w.enter(t)
 	cfg := t.engine.cfg.Load()
 	if w.tr != nil || cfg.LongSlice > 0 {
 		w.traceDispatch(t, cfg.LongSlice)
@@ -298,13 +294,24 @@ func (w *worker) run(t *Task) {
 		w.inherit = 0
 	}
 	w.inTask = true
+	w.slice(t, &w.left)
+	w.inTask = false
+	w.sliceLeft = w.left
+}
+
+// enter makes t, picked (run) or run first (runFirst), the task running
+// on w: Running, its dispatch counted and stamped, its Exec the one a kick
+// stops.
+func (w *worker) enter(t *Task) {
+	t.transition(Runnable, Running)
+	if f := t.flags.Load(); f&(flagStamped|flagStats) != 0 {
+		w.dispatched(t, f) // run-queue latency, per-task statistics
+	}
+	t.w = w // cleared before t becomes visible to other workers
 	if w.cur.Load() != t.ex() {
 		w.cur.Store(t.ex())
 	}
 	w.running = t
-	w.slice(t, &w.left)
-	w.inTask = false
-	w.sliceLeft = w.left
 }
 
 // idBlock is how many task ids a worker takes from the shared counter at

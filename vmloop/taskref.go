@@ -168,19 +168,14 @@ func (h *heap) dropTaskRef(x uint64) bool {
 		return false
 	}
 	s := uint32(x >> trefSlotShift & trefSlotMask)
-	obj := sl.obj
-	h.unhold(s, sl)
-	if sl.word.Load()>>1 != trefGenMax {
-		// To the head, a spare for the next spawn.
-		if h.ring() != s {
-			h.unlink(s, sl)
-			h.linkHead(s, sl)
-		}
-	} else {
+	if h.endHold(s, sl) {
 		h.unlink(s, sl) // retired
 		trefGive([]uint32{s})
+	} else if h.ring() != s {
+		// To the head, a spare for the next spawn.
+		h.unlink(s, sl)
+		h.linkHead(s, sl)
 	}
-	h.noteDrop(obj)
 	return true
 }
 
@@ -266,12 +261,7 @@ func (h *heap) dropHolds(keep int) {
 		return
 	}
 	if sl := trefAt(uint64(head)); sl.next == head && keep > 0 { // one slot (a chained spawn's)
-		if sl.word.Load()&1 != 0 {
-			obj := sl.obj
-			h.unhold(head, sl)
-			h.noteDrop(obj)
-		}
-		if sl.word.Load()>>1 == trefGenMax {
+		if h.endHold(head, sl) {
 			h.setRing(0) // retired
 			trefGive([]uint32{head})
 		}
@@ -284,12 +274,7 @@ func (h *heap) dropHolds(keep int) {
 	for s := head; ; {
 		sl := trefAt(uint64(s))
 		next := sl.next
-		if sl.word.Load()&1 != 0 {
-			obj := sl.obj
-			h.unhold(s, sl)
-			h.noteDrop(obj)
-		}
-		if sl.word.Load()>>1 == trefGenMax {
+		if h.endHold(s, sl) {
 			h.unlink(s, sl)
 			back = append(back, s) // trefGive counts it, frees none
 		} else {
@@ -307,6 +292,17 @@ func (h *heap) dropHolds(keep int) {
 		back = append(back, s)
 	}
 	trefGive(back)
+}
+
+// endHold ends h's hold of slot s, if it holds it, telling the task hook,
+// and reports whether s is retired (at its last generation).
+func (h *heap) endHold(s uint32, sl *trefSlot) (retired bool) {
+	if sl.word.Load()&1 != 0 {
+		obj := sl.obj
+		h.unhold(s, sl)
+		h.noteDrop(obj)
+	}
+	return sl.word.Load()>>1 == trefGenMax
 }
 
 // DropTaskRefSlots gives the spare task reference slots e kept when its

@@ -15,9 +15,9 @@ import (
 // taken is released (its memory goes to the garbage collector) while a
 // chunk's worth of free slots stays elsewhere, so the table holds about
 // what is held at once, not the most ever held; a released chunk made
-// again starts its slots past the highest generation they had (base), so
-// no reference to it from before matches. Takes prefer the lowest chunk,
-// so that high ones drain.
+// again gives each slot the next generation it had (gens), so no
+// reference to it from before matches and only a retired slot is lost.
+// Takes prefer the lowest chunk, so that high ones drain.
 var trefTable struct {
 	dir atomic.Pointer[[]*[trefChunkLen]trefSlot] // nil entries: released
 	mu  sync.Mutex
@@ -153,8 +153,9 @@ func trefGive(slots []uint32) {
 		}
 		g := new([trefChunkLen]uint16)
 		live := false
+		ch := trefChunkAt(c)
 		for i := range trefChunkLen {
-			g[i] = uint16(trefChunkAt(c)[i].word.Load() >> 1) // released: the next generation
+			g[i] = uint16(ch[i].word.Load() >> 1) // released: the next generation
 			live = live || g[i] != trefGenMax
 		}
 		t.gens[c], t.dead[c] = g, !live
