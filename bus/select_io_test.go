@@ -272,6 +272,29 @@ func accepted(t *testing.T, conns <-chan net.Conn) net.Conn {
 	}
 }
 
+// waitingIn waits until task is Waiting in an operation that in accepts
+// (its report's Wait.Op).
+func waitingIn(t *testing.T, b *bus.Bus, task *sched.Task, in func(op string) bool) {
+	t.Helper()
+	testkit.WaitFor(t, func() bool {
+		for _, r := range b.Scheduler().Tasks() {
+			if r.ID == task.ID() {
+				return r.State == sched.Waiting && r.Wait != nil && in(r.Wait.Op)
+			}
+		}
+		return false
+	}, "task %d waits past its connect", task.ID())
+}
+
+// pastConnect waits until task waits in something after its net.connect
+// (the select, or the read after a deadline or timeout that fired
+// already): bytes written from then on arrive while the select's clock
+// runs, however late the task was scheduled after its connect.
+func pastConnect(t *testing.T, b *bus.Bus, task *sched.Task) {
+	t.Helper()
+	waitingIn(t, b, task, func(op string) bool { return op != "net.connect" })
+}
+
 // noOpsLeft waits until m's engine has no I/O operation in flight: the
 // polls of ended waits were cancelled and reaped.
 func noOpsLeft(t *testing.T, m *bus.Member) {
@@ -296,7 +319,7 @@ func TestSelectReadable(t *testing.T) {
 			require.NoError(t, err)
 			task := testkit.Spawn(t, m, p, "sel_read", vmloop.Str(addr), ch, vmloop.I64(d), vmloop.I64(tmo))
 			c := accepted(t, conns)
-			waitState(t, task, sched.Waiting)
+			pastConnect(t, b, task)
 			act(c, ch)
 			o := testkit.Await(t, task)
 			require.Equal(t, sched.Success, o.Kind, "%v", o)
@@ -337,14 +360,7 @@ func TestSelectReadable(t *testing.T) {
 		c := accepted(t, conns)
 		// Parked in the select, not in the connect before it (also
 		// Waiting, with its own operation in flight until it is reaped).
-		testkit.WaitFor(t, func() bool {
-			for _, r := range b.Scheduler().Tasks() {
-				if r.ID == task.ID() {
-					return r.State == sched.Waiting && r.Wait != nil && r.Wait.Op == "sel.wait"
-				}
-			}
-			return false
-		}, "task %d waits in sel.wait", task.ID())
+		waitingIn(t, b, task, func(op string) bool { return op == "sel.wait" })
 		require.Positive(t, m.Engine().InFlightIO(), "the parked select watches its socket")
 		require.NoError(t, m.Cancel(task))
 		require.Equal(t, sched.Cancelled, testkit.Await(t, task).Kind)
