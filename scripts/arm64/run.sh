@@ -87,7 +87,11 @@ chmod +x "$bins/jade-qemu"
 export JADE_BIN=$PWD/$bins/jade-qemu
 
 rc=0
-TESTFLAGS=${TESTFLAGS:-} run_tests "$bins" 600 "$qemu" || rc=1
+# The CI subset's two packages run side by side (each takes about 80 s
+# alone, most of it in one thread).
+jobs=1
+$ci && jobs=2
+JOBS=$jobs TESTFLAGS=${TESTFLAGS:-} run_tests "$bins" 600 "$qemu" || rc=1
 
 # How far qemu's memory model is from arm64's: a store-release followed by
 # a load-acquire (Go's atomic Store, then Load) is ordered on arm64 but not

@@ -56,34 +56,41 @@ build_tests() {
 
 # run_tests DIR TIMEOUT RUNNER...: runs every DIR/*.test binary built by
 # build_tests in its package's directory with RUNNER in front (wine64,
-# qemu-aarch64) and $TESTFLAGS after -test.v, one at a time, each bounded
-# by TIMEOUT seconds; prints one line per package and a total, and returns
-# 1 if any failed. Logs stay in DIR/NAME.log.
+# qemu-aarch64) and $TESTFLAGS after -test.v, each bounded by TIMEOUT
+# seconds, up to $JOBS of them at once (default 1); prints one line per
+# package and a total, in name order, and returns 1 if any failed. Logs
+# stay in DIR/NAME.log.
 run_tests() {
-	local dir limit=$2 f name pkgdir rc pass fail skip t0 t1
+	local dir limit=$2 f name pkgdir rc pass fail skip
 	dir=$(cd "$1" && pwd) || return 1
 	shift 2
-	local tp=0 tf=0 ts=0 bad=""
+	local tp=0 tf=0 ts=0 bad="" running=0
+	for f in "$dir"/*.test"$exe"; do
+		[ -e "$f" ] || continue
+		if [ "$running" -ge "${JOBS:-1}" ]; then
+			wait -n
+			running=$((running - 1))
+		fi
+		run_one "$f" "$limit" "$@" &
+		running=$((running + 1))
+	done
+	wait
 	for f in "$dir"/*.test"$exe"; do
 		[ -e "$f" ] || continue
 		name=$(basename "$f" ".test$exe")
 		pkgdir=${name//_//}
 		[ "$name" = root ] && pkgdir=.
-		t0=$(date +%s)
-		# shellcheck disable=SC2086
-		(cd "$pkgdir" && timeout -k 10 "$limit" "$@" "$f" -test.v -test.timeout "$((limit - 5))s" ${TESTFLAGS:-}) >"$dir/$name.log" 2>&1
-		rc=$?
-		t1=$(date +%s)
+		read -r rc secs <"$dir/$name.rc"
 		pass=$(grep -c '^--- PASS' "$dir/$name.log")
 		fail=$(grep -c '^--- FAIL' "$dir/$name.log")
 		skip=$(grep -c '^--- SKIP' "$dir/$name.log")
-		if [ $rc != 0 ] && [ "$fail" = 0 ]; then
+		if [ "$rc" != 0 ] && [ "$fail" = 0 ]; then
 			fail=1 # a crash, a timeout or a failing TestMain
 		fi
 		tp=$((tp + pass)) tf=$((tf + fail)) ts=$((ts + skip))
 		printf '%s: %-24s %s  %3d passed %2d failed %2d skipped  %4ds\n' "$target" "$pkgdir" \
-			"$([ $rc = 0 ] && echo ok || echo FAIL)" "$pass" "$fail" "$skip" "$((t1 - t0))"
-		if [ $rc != 0 ]; then
+			"$([ "$rc" = 0 ] && echo ok || echo FAIL)" "$pass" "$fail" "$skip" "$secs"
+		if [ "$rc" != 0 ]; then
 			bad="$bad $pkgdir"
 			{ grep -E -A12 '^(--- FAIL|panic:|fatal error:)' "$dir/$name.log" || tail -20 "$dir/$name.log"; } |
 				head -60 | sed "s/^/$target:   /"
@@ -94,4 +101,19 @@ run_tests() {
 		echo "$target: failed:$bad (logs in $dir)"
 		return 1
 	fi
+}
+
+# run_one BINARY TIMEOUT RUNNER...: runs one test binary for run_tests,
+# writing its output to NAME.log and "status seconds" to NAME.rc beside it.
+run_one() {
+	local f=$1 limit=$2 name pkgdir rc t0
+	shift 2
+	name=$(basename "$f" ".test$exe")
+	pkgdir=${name//_//}
+	[ "$name" = root ] && pkgdir=.
+	t0=$(date +%s)
+	# shellcheck disable=SC2086
+	(cd "$pkgdir" && timeout -k 10 "$limit" "$@" "$f" -test.v -test.timeout "$((limit - 5))s" ${TESTFLAGS:-}) >"${f%.test"$exe"}.log" 2>&1
+	rc=$?
+	echo "$rc $(($(date +%s) - t0))" >"${f%.test"$exe"}.rc"
 }
