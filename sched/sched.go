@@ -367,43 +367,76 @@ func (c *Control) Start() error {
 
 // finish completes t with outcome o: it publishes the outcome, wakes the
 // joiners and releases the task's heap.
-func (s *Scheduler) finish(w *worker, t *Task, o Outcome) {
+func (s *Scheduler) finish(w *worker, t *Task, o *Outcome) {
+	pinned := s.leave(w, t)
+	if t.io() == nil && o.inline() {
+		t.setOutcome(o, 0)
+		s.completeInline(w, t, pinned)
+		return
+	}
+	if t.io() != nil {
+		// Owned descriptors are closed before the outcome is
+		// published: whoever sees the task completed finds its
+		// handles closed.
+		s.closeOwned(t, t.takeEnd())
+	}
+	charged := t.chargeOutcome(o) // the task's heap is gone already
+	t.mu.Lock()
+	t.ended = true
+	t.setOutcome(o, charged)
+	t.transition(Running, Completed)
+	joiner1, joiners := t.takeWatchersLocked()
+	t.mu.Unlock()
+	s.completed(w, t, pinned, joiner1, joiners)
+}
+
+// finishScalar is finish for a Success whose value is the scalar k, bits
+// (vmloop.Exec.ScalarResult), read before t's Exec is released.
+func (s *Scheduler) finishScalar(w *worker, t *Task, k vmloop.Kind, bits uint64) {
+	if t.io() != nil {
+		s.finish(w, t, &Outcome{Kind: Success, Value: vmloop.ScalarValue(k, bits)})
+		return
+	}
+	pinned := s.leave(w, t)
+	t.outVKind, t.outBits = k, bits // setOutcome's inline case
+	s.completeInline(w, t, pinned)
+}
+
+// leave ends t's run: its timers, its worker and its Exec (released:
+// its result must have been read), and reports whether t was pinned
+// when its Exec was released (releaseExec).
+func (s *Scheduler) leave(w *worker, t *Task) (pinned bool) {
 	if t.tm != nil {
 		s.endTimers(w, t)
 	}
 	t.w = nil
-	pinned := t.releaseExec()
+	pinned = t.releaseExec()
 	w.dropSpawn(t) // a spawn under way when t ended
+	return pinned
+}
+
+// completeInline completes t, whose outcome is in its record already
+// (setOutcome's inline case), without t.mu unless t is watched: the
+// common case (no owned descriptors). It publishes, then looks whether
+// anyone has watched t (AwaitTask and Done set watched under mu before
+// they look at the state: one of the two sides sees the other).
+func (s *Scheduler) completeInline(w *worker, t *Task, pinned bool) {
+	t.transition(Running, Completed)
 	var joiner1 Token
 	var joiners []evEntry
-	if t.io() == nil && o.inline() {
-		// The common case, without t.mu: no owned descriptors, an outcome
-		// that lives in the record. Publish, then look whether anyone has
-		// watched t (AwaitTask and Done set watched under mu before they
-		// look at the state: one of the two sides sees the other).
-		t.setOutcome(&o, 0)
-		t.transition(Running, Completed)
-		if t.has(flagWatched) {
-			t.mu.Lock()
-			t.ended = true
-			joiner1, joiners = t.takeWatchersLocked()
-			t.mu.Unlock()
-		}
-	} else {
-		if t.io() != nil {
-			// Owned descriptors are closed before the outcome is
-			// published: whoever sees the task completed finds its
-			// handles closed.
-			s.closeOwned(t, t.takeEnd())
-		}
-		charged := t.chargeOutcome(&o) // the task's heap is gone already
+	if t.has(flagWatched) {
 		t.mu.Lock()
 		t.ended = true
-		t.setOutcome(&o, charged)
-		t.transition(Running, Completed)
 		joiner1, joiners = t.takeWatchersLocked()
 		t.mu.Unlock()
 	}
+	s.completed(w, t, pinned, joiner1, joiners)
+}
+
+// completed is the end of finish once t is Completed: its joiners woken,
+// its registration and live place given back, its record charged while
+// handles still name it, and its liveness reference dropped.
+func (s *Scheduler) completed(w *worker, t *Task, pinned bool, joiner1 Token, joiners []evEntry) {
 	if joiner1.Valid() {
 		s.wake(w, joiner1)
 	}

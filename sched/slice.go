@@ -57,7 +57,7 @@ func (w *worker) begin(t *Task, budget *int64) bool {
 		if w.tr != nil || w.sliceT0 != 0 {
 			w.traceEnd(t, jtrace.EndCancel)
 		}
-		s.finish(w, t, Outcome{Kind: Cancelled})
+		s.finish(w, t, &Outcome{Kind: Cancelled})
 		return false
 	}
 	if r != nil && r.again {
@@ -100,13 +100,17 @@ func (w *worker) runs(t *Task, budget *int64) {
 		*budget = ex.Left()
 		switch sig {
 		case vmloop.SigCompleted:
-			w.end(t, Outcome{Kind: Success, Value: ex.Result(), hostBytes: ex.ResultHostBytes()})
+			if k, bits, ok := ex.ScalarResult(); ok {
+				w.endScalar(t, k, bits)
+			} else {
+				w.end(t, &Outcome{Kind: Success, Value: ex.Result(), hostBytes: ex.ResultHostBytes()})
+			}
 			return
 		case vmloop.SigThrown:
-			w.end(t, Outcome{Kind: Failure, Value: ex.Thrown(), Stack: ex.ThrownStack()})
+			w.end(t, &Outcome{Kind: Failure, Value: ex.Thrown(), Stack: ex.ThrownStack()})
 			return
 		case vmloop.SigTrapped:
-			w.end(t, Outcome{Kind: Trapped, Trap: ex.Trap(), Stack: ex.TrapStack()})
+			w.end(t, &Outcome{Kind: Trapped, Trap: ex.Trap(), Stack: ex.TrapStack()})
 			return
 		case vmloop.SigPreempted:
 			if w.sampleReq.Load() != 0 && w.samplePreempted(t, *budget) {
@@ -236,7 +240,7 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 			if w.tr != nil || w.sliceT0 != 0 {
 				w.traceEnd(t, jtrace.EndCancel)
 			}
-			s.finish(w, t, Outcome{Kind: Cancelled})
+			s.finish(w, t, &Outcome{Kind: Cancelled})
 			return false
 		}
 		if w.tr != nil || w.sliceT0 != 0 {
@@ -258,24 +262,38 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 		}
 		return false
 	case ActThrown:
-		w.end(t, Outcome{Kind: Failure, Value: ex.Thrown(), Stack: ex.ThrownStack()})
+		w.end(t, &Outcome{Kind: Failure, Value: ex.Thrown(), Stack: ex.ThrownStack()})
 		return false
 	default: // ActTrapped
-		w.end(t, Outcome{Kind: Trapped, Trap: ex.Trap(), Stack: ex.TrapStack()})
+		w.end(t, &Outcome{Kind: Trapped, Trap: ex.Trap(), Stack: ex.TrapStack()})
 		return false
 	}
 }
 
 // end completes t with o. Where it stopped is not published: only live
 // tasks are listed (a locked store per task saved).
-func (w *worker) end(t *Task, o Outcome) {
+func (w *worker) end(t *Task, o *Outcome) {
+	w.ending(t, endReason(o))
+	w.s.finish(w, t, o)
+}
+
+// endScalar completes t with its scalar result (ScalarResult): end's
+// Success without building an Outcome (232 bytes, made and copied twice
+// per task end before; ChainedSpawn, SpawnJoin).
+func (w *worker) endScalar(t *Task, k vmloop.Kind, bits uint64) {
+	w.ending(t, jtrace.EndComplete)
+	w.s.finishScalar(w, t, k, bits)
+}
+
+// ending is what end does before finish: the profile's sample and the
+// trace's end of t's slice, with reason why.
+func (w *worker) ending(t *Task, why uint8) {
 	if w.sampleReq.Load() != 0 {
 		w.takeSample(t) // before finish recycles the Exec
 	}
 	if w.tr != nil || w.sliceT0 != 0 {
-		w.traceEnd(t, endReason(o))
+		w.traceEnd(t, why)
 	}
-	w.s.finish(w, t, o)
 }
 
 // endSlice ends t's slice at a safe point: a cancelled task completes
@@ -289,7 +307,7 @@ func (w *worker) endSlice(t *Task, why uint8) {
 		if r := t.bcastLeft(); r != nil {
 			w.wakeMore(t, r) // all of it: t will not run again
 		}
-		w.end(t, Outcome{Kind: Cancelled})
+		w.end(t, &Outcome{Kind: Cancelled})
 		return
 	}
 	if w.tr != nil || w.sliceT0 != 0 {

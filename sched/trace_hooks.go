@@ -281,7 +281,7 @@ func (x *workerTrace) fold(t *Task, by uint64, inTask bool) bool {
 }
 
 // endReason is the slice-end reason of outcome o.
-func endReason(o Outcome) uint8 {
+func endReason(o *Outcome) uint8 {
 	if o.Kind == Cancelled {
 		return jtrace.EndCancel
 	}

@@ -36,3 +36,33 @@ func (e *Exec) Footprint() Footprint {
 		Handles: cap(e.heap.objs) * int(unsafe.Sizeof(object{})),
 	}
 }
+
+// ScalarResult returns the result of a completed task whose entry
+// function returns void, i64 or f64, as its kind and bits (a Value's
+// Kind and its bits: I64's two's complement, F64's IEEE 754 bits); ok is
+// false for a reference result or a task that has not completed. The
+// scheduler completes such a task without building a Value.
+func (e *Exec) ScalarResult() (k Kind, bits uint64, ok bool) {
+	if e.state != stCompleted {
+		return KindVoid, 0, false
+	}
+	switch e.resT {
+	case TI64:
+		return KindI64, e.res, true
+	case TF64:
+		return KindF64, e.res, true
+	case TRef:
+		return KindVoid, 0, false
+	}
+	return KindVoid, 0, true
+}
+
+// ScalarValue is the Value of kind k (void, i64 or f64) with bits, as
+// ScalarResult returns them.
+func ScalarValue(k Kind, bits uint64) Value {
+	switch k {
+	case KindI64, KindF64:
+		return Value{kind: k, bits: bits}
+	}
+	return Value{}
+}
