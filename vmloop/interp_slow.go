@@ -149,6 +149,10 @@ func (e *Exec) step(ins Instr) ctl {
 
 	case INTR:
 		if in := e.prog.Intrinsics[ins.D()].Resolved; FamilyOf(in.ID).InVM() {
+			if FamilyOf(in.ID) == FamHTTP {
+				e.left, st = e.httpOp(in.ID, ins, r, e.left)
+				break
+			}
 			e.left, st = e.mapOp(in.ID, ins, r, e.left)
 			break
 		}
