@@ -8,7 +8,7 @@ import (
 // The http family (ABI 1.7): http.parse_head finds and parses an HTTP/1.1
 // request head (RFC 9112) in a bytes object in one step, run by the VM
 // loop itself (Family.InVM), so that std/http's per-request parse is one
-// instruction and not a few hundred. Its rules are std/http's (the
+// instruction and not some two hundred. Its rules are std/http's (the
 // module's comment lists what is refused and with which status), and
 // TestParseHeadAgrees (std) holds it to the bytecode parser it replaced,
 // malformed heads included.
