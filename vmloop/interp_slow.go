@@ -148,8 +148,13 @@ func (e *Exec) step(ins Instr) ctl {
 		e.left, st = e.asetr(ins, r, pc, e.left)
 
 	case INTR:
-		if in := e.prog.Intrinsics[ins.D()].Resolved; FamilyOf(in.ID).InVM() {
-			e.left, st = e.mapOp(in.ID, ins, r, e.left)
+		in := e.prog.Intrinsics[ins.D()].Resolved
+		if fam := FamilyOf(in.ID); fam.InVM() {
+			if fam == FamHTTP {
+				e.left, st = e.httpOp(in.ID, ins, r, e.left)
+			} else {
+				e.left, st = e.mapOp(in.ID, ins, r, e.left)
+			}
 			break
 		}
 		e.setRequest(ins, pc)

@@ -17,7 +17,7 @@ func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor)
 // opcode a program must declare (opSince: 1.3 added the bounded byte and
 // string opcodes of isa_bytes.go), bumps the minor version; changing or
 // removing one bumps the major.
-var ABI = Version{1, 6}
+var ABI = Version{1, 7}
 
 // CheckABI reports whether a program needing version need can run here.
 func CheckABI(need Version) error {
@@ -193,6 +193,10 @@ const (
 	IntrSelReadable
 	IntrSelAcceptable
 	IntrSelJoin
+
+	// ABI 1.7, protocols: an HTTP/1.1 request head found and parsed in
+	// one step, in the VM loop (vmloop/http_head.go; Family.InVM).
+	IntrHTTPParseHead
 )
 
 var (
@@ -203,6 +207,7 @@ var (
 	v14 = Version{1, 4}
 	v15 = Version{1, 5}
 	v16 = Version{1, 6}
+	v17 = Version{1, 7}
 )
 
 var centralTable = []Intrinsic{
@@ -322,16 +327,19 @@ var centralTable = []Intrinsic{
 	{IntrSelReadable, "sel.readable", []Type{TRef, TRef}, TI64, v16, NOP, true},
 	{IntrSelAcceptable, "sel.acceptable", []Type{TRef, TRef}, TI64, v16, NOP, true},
 	{IntrSelJoin, "sel.join", []Type{TRef, TRef}, TI64, v16, NOP, true},
+
+	{IntrHTTPParseHead, "http.parse_head", []Type{TRef, TI64, TI64, TI64, TI64, TRef}, TI64, v17, NOP, true},
 }
 
 // Family is the group an intrinsic belongs to, a property of its row
 // (never a range of IDs, so an intrinsic appended to the table is
-// classified by the row that adds it): the VM loop runs the InVM family
-// itself, by the family's rows (map_rows.go), and the bus's command
-// table keeps the I/O families' rows apart (bus/io_table.go). What else
-// an intrinsic does is the row of its family's table that names it;
-// TestMapRows, TestChanRows and the bus's TestCommandTable fail for an
-// intrinsic of this table without its rows.
+// classified by the row that adds it): the VM loop runs the InVM
+// families itself, by the family's rows (map_rows.go, http_head.go), and
+// the bus's command table keeps the I/O families' rows apart
+// (bus/io_table.go). What else an intrinsic does is the row of its
+// family's table that names it; TestMapRows, TestHTTPRows, TestChanRows
+// and the bus's TestCommandTable fail for an intrinsic of this table
+// without its rows.
 type Family uint8
 
 // Families. A row's family is the prefix of its name ("net.read" is
@@ -347,19 +355,21 @@ const (
 	FamChan
 	FamSel
 	FamMap
+	FamHTTP
 )
 
 var famNames = map[string]Family{"task": FamTask, "event": FamEvent, "io": FamPrint, "time": FamTime,
-	"net": FamNet, "file": FamFile, "chan": FamChan, "sel": FamSel, "map": FamMap}
+	"net": FamNet, "file": FamFile, "chan": FamChan, "sel": FamSel, "map": FamMap, "http": FamHTTP}
 
 // IO reports whether the family is a socket or file family: its
 // intrinsics need the io capability and go to the completion backends.
 func (f Family) IO() bool { return f == FamNet || f == FamFile }
 
 // InVM reports whether the family's intrinsics run inside the VM loop
-// (the map family: a map is an object of the task's own heap), so that
-// they never leave it as a Request.
-func (f Family) InVM() bool { return f == FamMap }
+// (the map family: a map is an object of the task's own heap; the http
+// family: a parse of a bytes object of that heap), so that they never
+// leave it as a Request.
+func (f Family) InVM() bool { return f == FamMap || f == FamHTTP }
 
 // Family returns the intrinsic's family (FamNone for a host intrinsic).
 func (in *Intrinsic) Family() Family {
