@@ -664,10 +664,8 @@ func (e *Exec) ArgObj(i int, k Kind) (any, error) {
 	default:
 		return nil, fmt.Errorf("vmloop: ArgObj: %s objects are read with ArgValue", k)
 	}
-	if k == KindTask {
-		if sl := e.heap.taskRef(x); sl != nil {
-			return sl.obj, nil
-		}
+	if sl := e.heap.kindRef(x, k); sl != nil {
+		return sl.obj, nil
 	}
 	o := e.heap.get(x, k)
 	if o == nil {
