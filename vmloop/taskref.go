@@ -79,6 +79,8 @@ const (
 	trefChunkMask  = trefChunkLen - 1
 	// trefMaxSlots bounds the table (23 slot bits; slot 0 is not used).
 	trefMaxSlots = 1 << 23
+	// trefDirLen is the number of chunks the table may have.
+	trefDirLen = trefMaxSlots >> trefChunkShift
 )
 
 // trefSlot is one slot of the shared reference table.
@@ -138,40 +140,39 @@ func (h *heap) holdEvent(obj any) uint64 {
 // or returns 0 when the table has no slot left. It tells no hook.
 func (h *heap) hold(obj any, ev uint64) uint64 {
 	s := h.ring()
-	var sl *trefSlot
 	if s != 0 {
-		sl = trefAt(uint64(s))
-		if sl.word.Load()&trefHeld == 0 {
-			h.setRing(sl.next) // a spare at the head: it becomes the tail
-		} else {
-			sl = nil
+		sl := trefAt(uint64(s))
+		if w := sl.word.Load(); w&trefHeld == 0 {
+			// A spare at the head: it becomes the tail. Its word is
+			// its generation (unhold).
+			h.setRing(sl.next)
+			sl.obj = obj
+			sl.owner = h.owner
+			sl.word.Store(w | uint32(ev>>(trefEvShift-1)) | trefHeld)
+			return uint64(w>>trefWordShift)<<trefGenShift | ev | uint64(s)<<trefSlotShift
 		}
 	}
-	if sl == nil {
-		// No spare: a slot from the table, or, for a heap that holds
-		// some already (a fan-out), a batch (one lock for trefBatch
-		// spawns); spares at the head, the first taken.
-		n := 1
-		if h.ring() != 0 {
-			n = trefBatch
-		}
-		var buf [trefBatch]uint32
-		got := trefTake(buf[:0], n, uint8(ev>>trefEvShift))
-		if len(got) == 0 {
-			return 0
-		}
-		for _, g := range got {
-			h.linkHead(g, trefAt(uint64(g)))
-		}
-		s = h.ring()
-		sl = trefAt(uint64(s))
-		h.setRing(sl.next) // it becomes the tail
+	return h.holdNew(obj, ev)
+}
+
+// holdNew is hold for a heap without a spare: a slot from the table, or,
+// for a heap that holds two already (a fan-out), a batch (one lock for
+// trefBatch spawns); spares at the head, the first taken. (A chained
+// spawn's link holds two: its argument and its child.)
+func (h *heap) holdNew(obj any, ev uint64) uint64 {
+	n := 1
+	if s := h.ring(); s != 0 && trefAt(uint64(s)).next != s {
+		n = trefBatch
 	}
-	sl.obj = obj
-	sl.owner = h.owner
-	gen := sl.word.Load() >> trefWordShift
-	sl.word.Store(gen<<trefWordShift | uint32(ev>>(trefEvShift-1)) | trefHeld)
-	return uint64(gen)<<trefGenShift | ev | uint64(s)<<trefSlotShift
+	var buf [trefBatch]uint32
+	got := trefTake(buf[:0], n, uint8(ev>>trefEvShift))
+	if len(got) == 0 {
+		return 0
+	}
+	for _, g := range got {
+		h.linkHead(g, trefAt(uint64(g)))
+	}
+	return h.hold(obj, ev)
 }
 
 // CompleteTask completes the pending request (a spawn) with a task
@@ -201,11 +202,20 @@ func (e *Exec) CompleteTask(obj any) error {
 // ref returns the slot of x when x is a shared reference (either kind)
 // h holds, else nil.
 func (h *heap) ref(x uint64) *trefSlot {
-	if !IsSharedRef(x) {
-		return nil
+	return h.refOf(x, uint32(x>>(trefEvShift-1))&trefWordEv|trefHeld)
+}
+
+// refOf returns the slot of x when x is a shared reference h holds whose
+// hold's kind and held bits are kw (trefHeld, for a task; with
+// trefWordEv, for an event), else nil. Null names slot 0, which is never
+// held. (Small enough to inline: every use of a reference reads it.)
+func (h *heap) refOf(x uint64, kw uint32) *trefSlot {
+	c := (*[trefChunkLen]trefSlot)(atomic.LoadPointer(&trefTable.dir[x>>(trefSlotShift+trefChunkShift)&(trefDirLen-1)]))
+	if x&handleIdxMask != 0 || c == nil {
+		return nil // a handle, or a chunk not made
 	}
-	sl := trefAt(x >> trefSlotShift & trefSlotMask)
-	if sl == nil || sl.word.Load() != refWord(x) || sl.owner != h.owner {
+	sl := &c[x>>trefSlotShift&trefChunkMask]
+	if sl.word.Load() != uint32(x>>trefGenShift)<<trefWordShift|kw || sl.owner != h.owner {
 		return nil
 	}
 	return sl
@@ -229,9 +239,8 @@ func (h *heap) taskRef(x uint64) *trefSlot {
 // kindRef returns the slot of x when x is a reference of kind k (a task
 // or an event) h holds, else nil (any other kind: nil).
 func (h *heap) kindRef(x uint64, k Kind) *trefSlot {
-	switch {
-	case k == KindTask && x&trefEvBit == 0, k == KindEvent && x&trefEvBit != 0:
-		return h.ref(x)
+	if sl := h.ref(x); sl != nil && refKind(x) == k {
+		return sl
 	}
 	return nil
 }
@@ -342,22 +351,45 @@ func (h *heap) dropHolds(keep int) {
 	if head == 0 {
 		return
 	}
-	// End the holds. The common case, a task's few references (a chained
-	// spawn's child and its argument), keeps them all, spare, on the ring.
-	n, retired := 0, false
-	for s := head; ; {
+	// The held slots are at the ring's tail, after the spares: end them
+	// walking back from it, so that a task's end costs what it held (a
+	// chained spawn's link: its argument and its child), not its spares.
+	held, retired := 0, false
+	s := trefAt(uint64(head)).prev
+	for {
 		sl := trefAt(uint64(s))
-		if h.endHold(sl) {
+		w := sl.word.Load()
+		if w&trefHeld == 0 {
+			break // s and the slots before it are spare
+		}
+		obj := sl.obj
+		if unhold(sl)>>trefWordShift == trefGenMax {
 			retired = true
 		}
-		n++
-		if s = sl.next; s == head {
+		if w&trefWordEv == 0 {
+			h.noteDrop(obj)
+		}
+		held++
+		if s == head {
+			s = 0 // all were held
 			break
 		}
+		s = sl.prev
 	}
-	if n > keep || retired {
+	if retired || held > keep || s != 0 && ringLonger(head, keep) {
 		h.trimRing(keep)
 	}
+}
+
+// ringLonger reports whether the ring from head has more than n slots.
+func ringLonger(head uint32, n int) bool {
+	c := 1
+	for s := trefAt(uint64(head)).next; s != head; s = trefAt(uint64(s)).next {
+		if c++; c > n {
+			return true
+		}
+	}
+	return c > n
 }
 
 // trimRing gives the retired slots of h's ring (none held) back to the

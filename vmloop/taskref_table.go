@@ -6,12 +6,15 @@ import (
 	"unsafe"
 )
 
-// The shared reference table (taskref.go: task and event references): its chunks of slots, taken and
-// given back under one lock, made and released whole.
+// The shared reference table (taskref.go: task and event references):
+// its chunks of slots, taken and given back under one lock, made and
+// released whole.
 
 // trefTable is the table of shared reference slots: chunks that never move
-// while any of their slots is taken, found through a directory replaced
-// whole when a chunk is made or released. A chunk none of whose slots is
+// while any of their slots is taken, found through a fixed directory
+// (64 KiB, one pointer a chunk: a use reads its chunk with one load and no
+// bound check) whose entries are set when a chunk is made or released. A
+// chunk none of whose slots is
 // taken is released (its memory goes to the garbage collector) while a
 // chunk's worth of free slots stays elsewhere, so the table holds about
 // what is held at once, not the most ever held; a released chunk made
@@ -28,7 +31,7 @@ import (
 // not a chunk kept for it and half empty. (A spare slot on a heap's ring
 // is held again for either kind.)
 var trefTable struct {
-	dir atomic.Pointer[[]*[trefChunkLen]trefSlot] // nil entries: released
+	dir [trefDirLen]unsafe.Pointer // *[trefChunkLen]trefSlot, atomic; nil: not made, or released
 	mu  sync.Mutex
 	// Per chunk, under mu: its free slots (on no ring: a list linked
 	// through their next fields, free the first, 0 none) and how many,
@@ -57,11 +60,7 @@ const (
 
 // trefAt returns slot s, or nil when its chunk is not made.
 func trefAt(s uint64) *trefSlot {
-	d := trefTable.dir.Load()
-	if d == nil || s>>trefChunkShift >= uint64(len(*d)) {
-		return nil
-	}
-	c := (*d)[s>>trefChunkShift]
+	c := (*[trefChunkLen]trefSlot)(atomic.LoadPointer(&trefTable.dir[s>>trefChunkShift&(trefDirLen-1)]))
 	if c == nil {
 		return nil
 	}
@@ -139,24 +138,12 @@ func trefMake(k uint8) bool {
 
 // trefChunkAt returns chunk c of the directory, nil when released.
 func trefChunkAt(c int) *[trefChunkLen]trefSlot {
-	d := trefTable.dir.Load()
-	if d == nil || c >= len(*d) {
-		return nil
-	}
-	return (*d)[c]
+	return (*[trefChunkLen]trefSlot)(atomic.LoadPointer(&trefTable.dir[c]))
 }
 
-// trefSetChunk replaces chunk c in a copy of the directory (mu held).
+// trefSetChunk sets chunk c of the directory (mu held).
 func trefSetChunk(c int, ch *[trefChunkLen]trefSlot) {
-	var d []*[trefChunkLen]trefSlot
-	if old := trefTable.dir.Load(); old != nil {
-		d = append(d, *old...)
-	}
-	for len(d) <= c {
-		d = append(d, nil)
-	}
-	d[c] = ch
-	trefTable.dir.Store(&d)
+	atomic.StorePointer(&trefTable.dir[c], unsafe.Pointer(ch))
 }
 
 // trefGive gives slots back: to their chunk's free list, or, retired (at
@@ -207,22 +194,18 @@ func trefGive(slots []uint32) {
 // chunks of slots, made for the references held at once (and spare on
 // the rings of recycled Execs), released when none is taken.
 func trefTableBytes() int64 {
-	d := trefTable.dir.Load()
-	if d == nil {
-		return 0
-	}
 	n := int64(0)
-	for _, c := range *d {
-		if c != nil {
-			n += int64(unsafe.Sizeof(*c))
+	for c := range trefTable.dir {
+		if ch := trefChunkAt(c); ch != nil {
+			n += int64(unsafe.Sizeof(*ch))
 		}
 	}
 	return n
 }
 
 // TaskRefSlotsTaken returns how many slots of the shared reference table
-// (task and event references) are taken: held by a heap, or spare on a heap's ring (a scheduler that
-// has ended leaves none of its own).
+// (task and event references) are taken: held by a heap, or spare on a
+// heap's ring (a scheduler that has ended leaves none of its own).
 func TaskRefSlotsTaken() int {
 	t := &trefTable
 	t.mu.Lock()
