@@ -43,12 +43,16 @@ import (
 // accounted size, objHeader, as the event object it replaces was charged
 // (the heap's bytes and the engine's budget, given back when the hold
 // ends; Value.Size and every copy count it the same), so that a task
-// making events is still bounded by its heap limit. The holder's released
-// slots stay on its ring of slots (held and spare, heap.holds) for its
-// next reference, and go back to the table's free list when it ends. The
+// making events is still bounded by its heap limit. The holder's slots
+// are on its ring (heap.holds): spare ones at the head, held ones after
+// them, so that a hold takes the head and a task's end walks back from
+// the tail over what it held only. Its released slots stay on the ring
+// for its next reference; when it ends, up to trefKeep stay for its
+// Exec's next task and the others go back to the table's free list. The
 // table's slots run out only after 2^23 of them are held at once or
 // retired; a heap then makes a task or event object as before (newExt),
-// which every use also accepts.
+// which every use also accepts. (The reference gave a slot bit to the
+// kind: 2^23 × 2^16 references over the process's life, docs/ISA.md.)
 //
 // An event needs no count of its references (sched.Event is memory the
 // garbage collector frees once no heap, waiter or host value names it),
