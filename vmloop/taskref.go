@@ -169,7 +169,11 @@ func (h *heap) holdNew(obj any, ev uint64) uint64 {
 		n = trefBatch
 	}
 	var buf [trefBatch]uint32
-	got := trefTake(buf[:0], n, uint8(ev>>trefEvShift))
+	k := uint8(trefKindTask)
+	if ev != 0 {
+		k = trefKindEvent
+	}
+	got := trefTake(buf[:0], n, k)
 	if len(got) == 0 {
 		return 0
 	}
@@ -223,12 +227,6 @@ func (h *heap) refOf(x uint64, kw uint32) *trefSlot {
 		return nil
 	}
 	return sl
-}
-
-// refWord is the word of the slot of a held reference x: its generation,
-// its kind and held.
-func refWord(x uint64) uint32 {
-	return uint32(x>>trefGenShift)<<trefWordShift | uint32(x>>(trefEvShift-1))&trefWordEv | trefHeld
 }
 
 // taskRef returns the slot of x when x is a task reference h holds, else
