@@ -50,8 +50,9 @@ import (
 // for its next reference; when it ends, up to trefKeep stay for its
 // Exec's next task and the others go back to the table's free list. The
 // table's slots run out only after 2^23 of them are held at once or
-// retired; a heap then makes a task or event object as before (newExt),
-// which every use also accepts. (The reference gave a slot bit to the
+// retired (in chunks of 1,024 slots of one kind: trefTable); a heap then
+// makes a task or event object as before (newExt), which every use also
+// accepts. (The reference gave a slot bit to the
 // kind: 2^23 × 2^16 references over the process's life, docs/ISA.md.)
 //
 // An event needs no count of its references (sched.Event is memory the
