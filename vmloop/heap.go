@@ -111,8 +111,9 @@ type heap struct {
 	mem     *Budget
 	granted int64
 	owner   uint32 // owner id, already truncated to 24 bits
-	// holds is the head of the ring of task reference slots the heap
-	// holds or keeps spare (taskref.go: ring, setRing; 0 when none), and
+	// holds is the head of the ring of shared reference slots (task and
+	// event references) the heap holds or keeps spare (taskref.go: ring,
+	// setRing; 0 when none; spare ones first, held ones at the tail), and
 	// bit trefRecord: the heap's Exec is a task record's.
 	holds uint32
 	free  int32 // first free slot, 0 when none
