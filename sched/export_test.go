@@ -60,10 +60,14 @@ func ExecOf(t *Task) *vmloop.Exec { return t.ex() }
 type TaskParts struct {
 	Tasks                         int
 	Record, Regs, Frames, Handles int
+	// Refs is the slots of the shared reference table the tasks' heaps
+	// hold or keep spare (an event argument's, a child's reference):
+	// vmloop.RefSlotBytes each, the table's memory for them.
+	Refs int
 }
 
 // Sum is the bytes of all the parts.
-func (p TaskParts) Sum() int { return p.Record + p.Regs + p.Frames + p.Handles }
+func (p TaskParts) Sum() int { return p.Record + p.Regs + p.Frames + p.Handles + p.Refs }
 
 // TaskParts walks the registry (the world need not stop: call it while the
 // tasks are parked).
@@ -79,6 +83,7 @@ func (s *Scheduler) TaskParts() TaskParts {
 			p.Regs += SizeClass(f.Regs)
 			p.Frames += SizeClass(f.Frames)
 			p.Handles += SizeClass(f.Handles)
+			p.Refs += t.ex().RefSlots() * vmloop.RefSlotBytes
 		}
 		sh.mu.Unlock()
 	}

@@ -77,10 +77,13 @@
 // counts what it holds against the task's MaxHeapBytes and its engine's
 // shared memory [Budget]. The heap's tables are pooled by size class and
 // handed back only when the heap is freed (heap.go). A ref register that
-// names a task holds a task reference, not a handle: a slot of one table
-// shared by every heap and its generation, held by one heap (taskref.go),
-// so a spawn's result costs no heap object; a freed reference, or one
-// whose holder ended, is stale like a freed handle. The scheduler learns
+// names a task or an event holds a shared reference, not a handle: a slot
+// of one table shared by every heap, the kind and the slot's generation,
+// held by one heap (taskref.go), so a spawn's result costs no heap object
+// and an event (event.new's, or one a spawn's argument brings in) no heap
+// object or handle table, only its accounted bytes; a freed reference, or
+// one whose holder ended, is stale like a freed handle, and one of the
+// other kind is a handle of the wrong kind. The scheduler learns
 // of the references that name a task through vmhook.TaskRefs and
 // vmhook.TaskDrop (and counts a spawn's own: Exec.CompleteTask), which
 // keep task records alive while a reference names them.

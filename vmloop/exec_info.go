@@ -28,6 +28,20 @@ type Footprint struct {
 	Regs, Frames, Handles int
 }
 
+// RefSlotBytes is the memory of one slot of the shared reference table
+// (taskref.go): what a task or event reference a heap holds, or a spare
+// slot it keeps, takes of the table (its chunks are made and released
+// whole, and a free slot is linked through itself).
+const RefSlotBytes = int(unsafe.Sizeof(trefSlot{}))
+
+// RefSlots returns how many slots of the shared reference table e's heap
+// holds (its task and event references) or keeps spare; each is
+// RefSlotBytes of the table. It walks the heap's ring of slots.
+func (e *Exec) RefSlots() int {
+	held, spare := e.heap.taskRefs()
+	return held + spare
+}
+
 // Footprint returns what e holds outside its struct (see Footprint).
 func (e *Exec) Footprint() Footprint {
 	return Footprint{

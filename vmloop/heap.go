@@ -111,8 +111,9 @@ type heap struct {
 	mem     *Budget
 	granted int64
 	owner   uint32 // owner id, already truncated to 24 bits
-	// holds is the head of the ring of task reference slots the heap
-	// holds or keeps spare (taskref.go: ring, setRing; 0 when none), and
+	// holds is the head of the ring of shared reference slots (task and
+	// event references) the heap holds or keeps spare (taskref.go: ring,
+	// setRing; 0 when none; spare ones first, held ones at the tail), and
 	// bit trefRecord: the heap's Exec is a task record's.
 	holds uint32
 	free  int32 // first free slot, 0 when none
@@ -257,8 +258,8 @@ func (h *heap) explain(x uint64, want Kind) string {
 	if x == 0 {
 		return "null handle (want " + w + ")"
 	}
-	if IsTaskRef(x) {
-		return h.explainTaskRef(x, w)
+	if IsSharedRef(x) {
+		return h.explainRef(x, w)
 	}
 	if own := x >> handleOwnerShift; own != uint64(h.owner) {
 		return fmt.Sprintf("foreign handle %#x: owner %d, this task is %d (want %s)", x, own, h.owner, w)
@@ -427,8 +428,8 @@ type ExtRefs interface {
 
 // release frees the live object x. It reports false when x names none.
 func (h *heap) release(x uint64) bool {
-	if IsTaskRef(x) {
-		return h.dropTaskRef(x)
+	if IsSharedRef(x) {
+		return h.dropRef(x)
 	}
 	o := h.getLive(x)
 	if o == nil {
@@ -471,11 +472,16 @@ func (h *heap) reset() {
 }
 
 // importShared makes a reference to the runtime's obj of kind k (task,
-// event, ext), shared with every other heap that names it: a task
-// reference for a task (taskref.go), else an object.
+// event, ext), shared with every other heap that names it: a task or
+// event reference for a task or an event (taskref.go), else an object.
 func (h *heap) importShared(k Kind, obj any) (uint64, error) {
-	if k == KindTask {
+	switch k {
+	case KindTask:
 		if x := h.holdTask(obj); x != 0 {
+			return x, nil
+		}
+	case KindEvent:
+		if x := h.holdEvent(obj); x != 0 {
 			return x, nil
 		}
 	}

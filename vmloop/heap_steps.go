@@ -101,8 +101,8 @@ func (h *heap) exportObj(x uint64, dst *Value, ex *exporter) error {
 	}
 	o := h.getLive(x)
 	if o == nil {
-		if sl := h.taskRef(x); sl != nil {
-			o = &object{kind: KindTask, x: sl.obj} // read below, never stored
+		if sl := h.ref(x); sl != nil {
+			o = &object{kind: refKind(x), x: sl.obj} // read below, never stored
 		} else {
 			return TrapInfo{Code: TrapHandle, Msg: h.explain(x, KindVoid)}
 		}

@@ -253,7 +253,7 @@ func (e *Exec) asetr(ins Instr, r regs, pc int, left int64) (int64, opStatus) {
 	v := r.ref(ins.C())
 	if v != 0 {
 		vo := h.getLive(v)
-		if vo == nil && h.taskRef(v) == nil {
+		if vo == nil && h.ref(v) == nil {
 			e.badHandle(v, KindVoid)
 			return left, opTrap
 		}

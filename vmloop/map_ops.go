@@ -213,7 +213,7 @@ func (e *Exec) mapRun(id IntrinsicID, row *mapRow, m *hmap, r regs, a uint8, lef
 func (e *Exec) mapPutOp(id IntrinsicID, m *hmap, key mapKey, shared bool, v uint64) opStatus {
 	if m.val == TRef && v != 0 {
 		vo := e.heap.getLive(v)
-		if vo == nil && e.heap.taskRef(v) == nil {
+		if vo == nil && e.heap.ref(v) == nil {
 			e.badHandle(v, KindVoid)
 			return opTrap
 		}

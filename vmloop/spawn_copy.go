@@ -234,11 +234,11 @@ func (e *Exec) copyObj(src *Exec, x uint64, c *spawnCopy, owed *int64) (uint64, 
 	}
 	o := src.heap.getLive(x)
 	if o == nil {
-		sl := src.heap.taskRef(x)
+		sl := src.heap.ref(x)
 		if sl == nil {
 			return 0, copyErr{TrapInfo{Code: TrapHandle, Msg: src.heap.explain(x, KindVoid)}}
 		}
-		o = &object{kind: KindTask, x: sl.obj} // read below, never stored
+		o = &object{kind: refKind(x), x: sl.obj} // read below, never stored
 	}
 	n := o.size()
 	if c.left -= n; c.left < 0 {

@@ -44,7 +44,7 @@ func TestTaskRefGeneration(t *testing.T) {
 	a, b := new(int), new(int)
 	x, err := h.importShared(KindTask, a)
 	require.NoError(t, err)
-	require.True(t, IsTaskRef(x))
+	require.True(t, IsSharedRef(x))
 	require.Zero(t, h.bytes, "a task reference is no heap object")
 	require.Same(t, a, h.taskRef(x).obj)
 	require.Equal(t, 1, refs[a])
@@ -95,7 +95,7 @@ func TestTaskRefRetired(t *testing.T) {
 	s := x >> trefSlotShift & trefSlotMask
 	sl := trefAt(s)
 	require.True(t, h.release(x))
-	sl.word.Store((trefGenMax - 1) << 1) // its last generation
+	sl.word.Store((trefGenMax - 1) << trefWordShift) // its last generation
 	x, err = h.importShared(KindTask, a)
 	require.NoError(t, err)
 	require.Equal(t, s, x>>trefSlotShift&trefSlotMask)
@@ -116,7 +116,7 @@ func TestTaskRefRetired(t *testing.T) {
 	h.dropHolds(0)
 	trefTable.mu.Lock()
 	defer trefTable.mu.Unlock()
-	require.NotContains(t, trefTable.free[s>>trefChunkShift], uint32(s))
+	require.NotContains(t, trefFreeList(int(s>>trefChunkShift)), uint32(s))
 }
 
 // TestTaskRefInArray: a task reference stored in an array is exported
@@ -230,7 +230,7 @@ func TestTaskRefRetiredSlotKeepsItsChunk(t *testing.T) {
 	s := xs[n-1] >> trefSlotShift & trefSlotMask
 	c := int(s >> trefChunkShift)
 	require.NotZero(t, c)
-	trefAt(s).word.Store((trefGenMax-1)<<1 | 1)
+	trefAt(s).word.Store((trefGenMax-1)<<trefWordShift | trefHeld)
 	h.dropHolds(0)
 	trefTable.mu.Lock()
 	require.Nil(t, trefChunkAt(c), "released")
@@ -255,4 +255,13 @@ func TestTaskRefRetiredSlotKeepsItsChunk(t *testing.T) {
 		require.Nil(t, g.taskRef(x))
 	}
 	g.dropHolds(0)
+}
+
+// trefFreeList returns the free slots of chunk c (mu held).
+func trefFreeList(c int) []uint32 {
+	var f []uint32
+	for s := trefTable.free[c]; s != 0; s = trefAt(uint64(s)).next {
+		f = append(f, s)
+	}
+	return f
 }
