@@ -58,8 +58,8 @@ var plainBounds atomic.Pointer[heapBounds]
 
 // boundsFor returns heapBounds of limit and mem: the one made last for
 // mem (or for no budget) when its limit is the same, else a new one,
-// which then becomes the one made last. A spawn looks at one pointer
-// and compares one limit.
+// which then becomes the one made last. A spawn looks at one pointer and
+// compares one limit (Exec.start does that much inline).
 func boundsFor(limit int64, mem *Budget) *heapBounds {
 	last := &plainBounds
 	if mem != nil {

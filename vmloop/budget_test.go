@@ -67,7 +67,7 @@ func TestBudgetTakeNeverRefusesWhatFits(t *testing.T) {
 func TestAllocFailNamesTheBudget(t *testing.T) {
 	var h heap
 	mem := NewBudget(1 << 20)
-	h.init(1, 1<<30, mem)
+	h.init(1, boundsFor(1<<30, mem))
 	mem.Force(1 << 20)
 	require.Zero(t, h.alloc(KindBytes, 64<<10))
 	mem.Give(1 << 20) // another task gave back what it held

@@ -328,7 +328,17 @@ func (e *Exec) start(p *Program, fn int, nargs int, lim Limits, owner uint32) (*
 		*e.rare = execRare{}
 	}
 	e.growShadow(len(e.regs))
-	e.heap.init(owner, lim.MaxHeapBytes, lim.Memory)
+	// The engine's heapBounds, looked up inline (boundsFor).
+	var bnd *heapBounds
+	if m := lim.Memory; m != nil {
+		if b := m.bounds.Load(); b != nil && b.limit == lim.MaxHeapBytes {
+			bnd = b
+		}
+	}
+	if bnd == nil {
+		bnd = boundsFor(lim.MaxHeapBytes, lim.Memory)
+	}
+	e.heap.init(owner, bnd)
 	e.heap.budget().Force(e.stackBytes(cap(e.regs), cap(e.frames))) // as they are
 	e.frames[0] = frame{fn: fn}
 	return f, nil

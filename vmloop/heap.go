@@ -175,9 +175,9 @@ func (h *heap) ownSide() *heapSide {
 	return h.side
 }
 
-func (h *heap) init(owner uint32, limit int64, mem *Budget) {
+func (h *heap) init(owner uint32, bnd *heapBounds) {
 	h.owner = owner & handleOwnerMask
-	h.bnd = boundsFor(limit, mem)
+	h.bnd = bnd
 	if h.side == nil {
 		h.side = &noSide
 	}

@@ -11,7 +11,7 @@ import (
 // HostBytes counts what a copy of each shape really holds.
 func TestArrayOutcomeIsCompact(t *testing.T) {
 	var h heap
-	h.init(1, 1<<30, nil)
+	h.init(1, boundsFor(1<<30, nil))
 	const n = 1 << 20
 	x := h.newArray(KindArrayI64, n)
 	require.NotZero(t, x)
