@@ -328,18 +328,16 @@ func (e *Exec) start(p *Program, fn int, nargs int, lim Limits, owner uint32) (*
 		*e.rare = execRare{}
 	}
 	e.growShadow(len(e.regs))
-	// The engine's heapBounds, looked up inline (boundsFor).
+	// The engine's heapBounds: boundsFor's common case inline.
 	var bnd *heapBounds
 	if m := lim.Memory; m != nil {
-		if b := m.bounds.Load(); b != nil && b.limit == lim.MaxHeapBytes {
-			bnd = b
-		}
+		bnd = m.bounds.Load()
 	}
-	if bnd == nil {
+	if bnd == nil || bnd.limit != lim.MaxHeapBytes {
 		bnd = boundsFor(lim.MaxHeapBytes, lim.Memory)
 	}
 	e.heap.init(owner, bnd)
-	e.heap.budget().Force(e.stackBytes(cap(e.regs), cap(e.frames))) // as they are
+	bnd.mem.Force(e.stackBytes(cap(e.regs), cap(e.frames))) // as they are
 	e.frames[0] = frame{fn: fn}
 	return f, nil
 }
