@@ -105,10 +105,10 @@ func (q *localQueue) pushOverflow(t *Task, real, tail uint32, overflow *injectQu
 	for i := uint32(1); i < n; i++ {
 		x := q.buf[(real+i)%localCap]
 		q.buf[(real+i)%localCap] = nil
-		last.next = x
+		last.setQnext(x)
 		last = x
 	}
-	last.next = t
+	last.setQnext(t)
 	overflow.pushList(first, t, n+1)
 	return true
 }

@@ -147,7 +147,7 @@ func (s *Scheduler) IOBackend() string {
 // the bus names it in the errors of the sockets it makes for t. Called
 // on t's worker.
 func (c *Control) IOName(t *Task) string {
-	if x := t.w.io.Load(); x != nil {
+	if x := t.runner().io.Load(); x != nil {
 		return x.b.Name()
 	}
 	return ""
@@ -173,7 +173,7 @@ func (s *Scheduler) IOStats() evpoll.Stats {
 // engine's inFlightIO limit applies (ErrLimit), and a backend without room
 // for the operation is reported as that limit too.
 func (c *Control) SubmitIO(t *Task, op *evpoll.Op, f *FD) error {
-	w := t.w
+	w := t.runner()
 	x := w.io.Load()
 	if x == nil {
 		return fmt.Errorf("sched: io: worker %d: %w: %s", w.id, ErrNoIO, w.ioErr)

@@ -39,7 +39,7 @@ type pollOp struct {
 // refuses the poll (ErrFDClosed), as in SubmitIO; on an error the wait
 // stays armed. Only the worker running t.
 func (c *Control) SubmitPoll(t *Task, op *evpoll.Op, f *FD, val int64) error {
-	w := t.w
+	w := t.runner()
 	x := w.io.Load()
 	if x == nil {
 		return fmt.Errorf("sched: io: worker %d: %w: %s", w.id, ErrNoIO, w.ioErr)

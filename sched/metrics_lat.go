@@ -30,7 +30,7 @@ import (
 //
 // The stamp is 26 bits of the clock in units of 128 ns: a wait is
 // measured to within 128 ns, and modulo 2^33 ns (8.6 s). No field of the
-// task record was free (TestRecordSizes: 352 B, one more word costs 32 B a
+// task record was free (TestRecordSizes: 320 B, one more word costs 32 B a
 // task), and a wait of over 8.6 s in a run queue means a stopped
 // scheduler, which the gauges show.
 

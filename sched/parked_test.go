@@ -38,7 +38,7 @@ done:
 // parkedBytesMax is what the parts of a parked task may add up to (see
 // docs/PERFORMANCE.md, "Spawn and the task record"): lower it with the
 // figure when a part shrinks.
-const parkedBytesMax = 424
+const parkedBytesMax = 392
 
 // TestParkedTaskParts measures the Go heap a parked task holds, part by
 // part (its record, its Exec, registers, frames and handle table, each

@@ -7,7 +7,7 @@ import (
 
 // injectQueue is the global FIFO for tasks made runnable outside a worker
 // (host spawns, host wakes) and for local-queue overflow. It is an
-// intrusive list through Task.next behind a mutex; n lets workers look at
+// intrusive list through Task.link (Task.qnext) behind a mutex; n lets workers look at
 // it without taking the lock.
 type injectQueue struct {
 	mu         sync.Mutex
@@ -17,11 +17,11 @@ type injectQueue struct {
 
 func (q *injectQueue) push(t *Task) {
 	q.mu.Lock()
-	t.next = nil
+	t.link = nil
 	if q.tail == nil {
 		q.head = t
 	} else {
-		q.tail.next = t
+		q.tail.setQnext(t)
 	}
 	q.tail = t
 	q.n.Add(1)
@@ -31,11 +31,11 @@ func (q *injectQueue) push(t *Task) {
 // pushList appends a chain first..last of n tasks.
 func (q *injectQueue) pushList(first, last *Task, n int64) {
 	q.mu.Lock()
-	last.next = nil
+	last.link = nil
 	if q.tail == nil {
 		q.head = first
 	} else {
-		q.tail.next = first
+		q.tail.setQnext(first)
 	}
 	q.tail = last
 	q.n.Add(n)
@@ -49,11 +49,11 @@ func (q *injectQueue) pop() *Task {
 	q.mu.Lock()
 	t := q.head
 	if t != nil {
-		q.head = t.next
+		q.head = t.qnext()
 		if q.head == nil {
 			q.tail = nil
 		}
-		t.next = nil
+		t.link = nil
 		q.n.Add(-1)
 	}
 	q.mu.Unlock()
@@ -78,22 +78,22 @@ func (q *injectQueue) popBatch(dst *localQueue, max int) *Task {
 	}
 	n := 1
 	last := first
-	for n < max && last.next != nil {
-		last = last.next
+	for n < max && last.link != nil {
+		last = last.qnext()
 		n++
 	}
-	q.head = last.next
+	q.head = last.qnext()
 	if q.head == nil {
 		q.tail = nil
 	}
-	last.next = nil
+	last.link = nil
 	q.n.Add(-int64(n))
 	q.mu.Unlock()
-	t := first.next
-	first.next = nil
+	t := first.qnext()
+	first.link = nil
 	for t != nil {
-		next := t.next
-		t.next = nil
+		next := t.qnext()
+		t.link = nil
 		dst.push(t, q)
 		t = next
 	}

@@ -23,13 +23,14 @@ func init() {
 // holder, the Exec of a task record (Exec.MarkTaskRecord): a last
 // reference dropped while that task runs (a FREE) recycles the record on
 // its worker, into that worker's cache (spawn + join frees each child
-// there). holder runs on the calling goroutine, so its w is stable.
+// there). holder runs on the calling goroutine (or is ending there, its
+// runner cleared), so its runner is stable and it is in no run queue.
 func taskDrop(obj any, holder any) {
 	t, ok := obj.(*Task)
 	if !ok {
 		return
 	}
-	t.unrefOn(recordOf(holder.(*vmloop.Exec)).w)
+	t.unrefOn(recordOf(holder.(*vmloop.Exec)).runner())
 }
 
 // recordOf returns the task record whose Exec is x (x must be marked:
@@ -144,9 +145,11 @@ func (t *Task) recycle(w *worker) {
 	}
 	t.wait.Store((t.wait.Load()>>phaseBits + 1) << phaseBits) // generation on, phase idle
 	t.id, t.engine = 0, nil
-	t.x.DropProgram() // its memory stays for the next spawn (Exec.Recycle)
-	t.resume, t.ended, t.hostWait, t.outVKind, t.outBits = false, false, false, 0, 0
-	t.tm, t.next, t.rprev, t.rnext, t.w = nil, nil, nil, nil, nil
+	// Its memory stays for the next spawn (Exec.Recycle), and the inline
+	// outcome in its result word goes with that spawn's Reset.
+	t.x.DropProgram()
+	t.resume, t.ended, t.hostWait = false, false, false
+	t.tm, t.link, t.rprev, t.rnext = nil, nil, nil, nil
 	t.joiner1 = Token{}
 	// Atomic stores cost a locked instruction each: only where needed.
 	// flags holds no flagPinned here (a pinned record is never recycled):

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -54,7 +55,7 @@ func TestWorkerTaskCache(t *testing.T) {
 func TestTaskDropRecyclesOnWorker(t *testing.T) {
 	w := &worker{s: &Scheduler{}}
 	holder := w.newTask()
-	holder.w = w
+	holder.link = unsafe.Pointer(w)
 	require.Same(t, holder, recordOf(holder.ex()))
 	child := new(Task)
 	child.refs.Store(1) // ended: the holder's reference is the last
@@ -62,7 +63,7 @@ func TestTaskDropRecyclesOnWorker(t *testing.T) {
 	taskDrop(child, holder.ex())
 	require.Equal(t, []*Task{child}, w.tasks, "recycled on the holder's worker")
 
-	holder.w = nil
+	holder.link = nil
 	other := new(Task)
 	other.refs.Store(1)
 	other.state.Store(uint32(Completed))

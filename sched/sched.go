@@ -398,7 +398,8 @@ func (s *Scheduler) finishScalar(w *worker, t *Task, k vmloop.Kind, bits uint64)
 		return
 	}
 	pinned := s.leave(w, t)
-	t.outVKind, t.outBits = k, bits // setOutcome's inline case
+	// setOutcome's inline case: k, bits are in t's Exec's result word
+	// already (ScalarResult; the release in leave keeps it).
 	s.completeInline(w, t, pinned)
 }
 
@@ -409,7 +410,7 @@ func (s *Scheduler) leave(w *worker, t *Task) (pinned bool) {
 	if t.tm != nil {
 		s.endTimers(w, t)
 	}
-	t.w = nil
+	t.link = nil // off its worker
 	pinned = t.releaseExec()
 	w.dropSpawn(t) // a spawn under way when t ended
 	return pinned

@@ -250,7 +250,7 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 		// waits keeps only what it uses (TestParkedAfterDeepTasks).
 		ex.Trim()
 		t.resume = true
-		t.w = nil
+		t.link = nil // off its worker
 		s.waiting.Add(1)
 		if !t.park() {
 			// Woken before it parked: it is Runnable again.
@@ -319,7 +319,7 @@ func (w *worker) endSlice(t *Task, why uint8) {
 
 // requeue puts a preempted or yielding task behind the others (S-6).
 func (w *worker) requeue(t *Task) {
-	t.w = nil
+	t.link = nil // off its worker
 	t.transition(Running, Runnable)
 	if !w.stampSkip(t) {
 		w.s.stampEnqueue(w, t, false)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/jadevm/jade/vmloop"
 )
@@ -116,7 +117,7 @@ type Task struct {
 	// worker that dispatches it, so they never change while t is queued
 	// but by Or of the one-way bits), set with an atomic Or and read with
 	// one load (one word, not three atomic.Bools of 4 bytes each: the
-	// record, with its Exec, stays in the 352-byte size class,
+	// record, with its Exec, stays in the 320-byte size class,
 	// TestRecordSizes):
 	//
 	//   - flagCancel is sticky: set once by Cancel, never cleared while
@@ -156,8 +157,6 @@ type Task struct {
 	// then can a completer still hold a token of this life when the
 	// record is reused (recycle). Read by recycle after the last unref.
 	hostWait bool
-	// outVKind is the kind of an inline Success value (see outBits).
-	outVKind vmloop.Kind
 
 	// wait is the wait word: generation<<phaseBits | phase (wait.go).
 	wait atomic.Uint64
@@ -167,13 +166,19 @@ type Task struct {
 	// the firing worker, ordered by the run queue).
 	tm *taskTimer
 
-	// next links the task into a run queue; owned by the queue holding it.
-	next *Task
+	// link is two fields in one word: while t is queued, the next task
+	// in the intrusive run queue holding it (qnext; owned by that queue),
+	// and while t runs, the worker running it (runner; set by that worker
+	// at dispatch and cleared by it, before t becomes visible to other
+	// workers: park, requeue, end). A queued task runs on no worker and a
+	// running one is in no queue (a worker pops a task, which clears its
+	// link, before it runs it, and clears the link before it parks,
+	// requeues or ends it), so the two never overlap; nil when t is
+	// neither (the record stays in its size class: TestRecordSizes).
+	link unsafe.Pointer
 	// rprev, rnext link the task into the live registry; guarded by the
 	// registry shard's lock.
 	rprev, rnext *Task
-	// w is the worker running the task; set and cleared by that worker.
-	w *worker
 	// where is the location published at the last slice boundary:
 	// function index << 32 | pc (read by introspection without races).
 	where atomic.Uint64
@@ -182,9 +187,11 @@ type Task struct {
 	// joiners and rare.
 	mu sync.Mutex
 	// The outcome is written once under mu before state becomes Completed:
-	// a Success with a void, i64 or f64 value inline (outBits, outVKind:
-	// no allocation for the common case), anything else in rare.outcome.
-	outBits uint64
+	// a Success with a void, i64 or f64 value inline, in the result word
+	// of x (vmloop.Exec.KeepResult, KeptResult: no allocation for the
+	// common case, and no copy in the record; the word outlives the
+	// Exec's release at finish and is cleared only by the Reset of the
+	// record's reuse), anything else in rare.outcome.
 	joiner1 Token // the first task waiting for completion (no allocation for one joiner)
 	// rare holds what few tasks need, made on first use under mu and never
 	// dropped, so that the common task record stays small. Atomic: Outcome
@@ -201,6 +208,16 @@ type Task struct {
 	// record costs that task one spurious preemption.
 	x vmloop.Exec
 }
+
+// qnext is the task after t in the run queue holding it (link).
+func (t *Task) qnext() *Task { return (*Task)(t.link) }
+
+// setQnext links n after t in the run queue holding t (link).
+func (t *Task) setQnext(n *Task) { t.link = unsafe.Pointer(n) }
+
+// runner is the worker running t (link), nil when t is not running;
+// called only by that worker.
+func (t *Task) runner() *worker { return (*worker)(t.link) }
 
 // ex returns t's execution state.
 func (t *Task) ex() *vmloop.Exec { return &t.x }
@@ -352,14 +369,7 @@ func (t *Task) Outcome() (Outcome, bool) {
 	if r := t.rare.Load(); r != nil && r.outcome != nil {
 		return *r.outcome, true
 	}
-	o := Outcome{Kind: Success, Value: vmloop.Void()}
-	switch t.outVKind {
-	case vmloop.KindI64:
-		o.Value = vmloop.I64(int64(t.outBits))
-	case vmloop.KindF64:
-		o.Value = vmloop.F64(math.Float64frombits(t.outBits))
-	}
-	return o, true
+	return Outcome{Kind: Success, Value: vmloop.ScalarValue(t.x.KeptResult())}, true
 }
 
 // InlineOutcome returns the kind and bits of t's result when t has
@@ -373,12 +383,14 @@ func (t *Task) InlineOutcome() (k vmloop.Kind, bits uint64, ok bool) {
 	if r := t.rare.Load(); r != nil && r.outcome != nil {
 		return 0, 0, false
 	}
-	return t.outVKind, t.outBits, true
+	k, bits = t.x.KeptResult()
+	return k, bits, true
 }
 
 // inline reports whether o lives in the task record itself (a Success
-// with a void, i64 or f64 value): setOutcome then writes only outVKind and
-// outBits, which nothing else writes.
+// with a void, i64 or f64 value): setOutcome then writes only the result
+// word of the record's ended Exec (KeepResult), which nothing else writes
+// until the record is reused.
 func (o *Outcome) inline() bool {
 	if o.Kind != Success {
 		return false
@@ -418,13 +430,13 @@ func (t *Task) setOutcome(o *Outcome, charged int64) {
 	if o.Kind == Success {
 		switch k := o.Value.Kind(); k {
 		case vmloop.KindVoid:
-			t.outVKind = k
+			t.x.KeepResult(k, 0)
 			return
 		case vmloop.KindI64:
-			t.outVKind, t.outBits = k, uint64(o.Value.Int())
+			t.x.KeepResult(k, uint64(o.Value.Int()))
 			return
 		case vmloop.KindF64:
-			t.outVKind, t.outBits = k, math.Float64bits(o.Value.Float())
+			t.x.KeepResult(k, math.Float64bits(o.Value.Float()))
 			return
 		}
 	}
@@ -466,7 +478,7 @@ func (t *Task) worker() *worker {
 	if t == nil {
 		return nil
 	}
-	return t.w
+	return t.runner()
 }
 
 // Exec returns t's execution state, for the dispatcher (the bus), running

@@ -191,7 +191,7 @@ func (c *Control) DropTimer(t *Task) {
 // reports it on resume); otherwise the fire is the wait's normal end
 // (a sleep). t must be running on a worker.
 func (c *Control) ArmTimer(t *Task, deadline int64, timeout bool) {
-	w := t.w
+	w := t.runner()
 	tm := t.timer()
 	ww := t.wait.Load()
 	if w == nil || !tm.reserved || ww&phaseMask == phIdle || ww&phaseMask == phParked {

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/jadevm/jade/vmloop"
 )
@@ -307,7 +308,7 @@ func (w *worker) enter(t *Task) {
 	if f := t.flags.Load(); f&(flagStamped|flagStats) != 0 {
 		w.dispatched(t, f) // run-queue latency, per-task statistics
 	}
-	t.w = w // cleared before t becomes visible to other workers
+	t.link = unsafe.Pointer(w) // cleared before t becomes visible to other workers (runner)
 	if w.cur.Load() != t.ex() {
 		w.cur.Store(t.ex())
 	}

@@ -47,7 +47,7 @@ func (e *Exec) ArgValueMore(i int) (c ArgCopy, more bool, err error) {
 		}
 		a = &local
 		a.i = i
-		e.heap.exportStart(e.getAbs(ri, t), e.heap.limit, &a.ex)
+		e.heap.exportStart(e.getAbs(ri, t), e.heap.bnd.limit, &a.ex)
 		a.ex.exts = true
 		if a.ex.err == nil && a.ex.root.kind == KindExt {
 			a.ex.ext = append(a.ex.ext, a.ex.root.ext) // set before exts

@@ -35,6 +35,56 @@ import (
 type Budget struct {
 	used  atomic.Int64
 	limit atomic.Int64
+	// bounds is the heapBounds last made for this budget (boundsFor): the
+	// heaps of one engine's tasks share one.
+	bounds atomic.Pointer[heapBounds]
+}
+
+// heapBounds is what a heap keeps of its task's Limits: MaxHeapBytes and
+// the engine's budget, behind one pointer shared by the heaps of an
+// engine's tasks (so that the Exec inside a task record stays in its
+// allocation size class: sched's TestRecordSizes). Never written once
+// made (boundsFor).
+type heapBounds struct {
+	limit int64   // Limits.MaxHeapBytes
+	mem   *Budget // Limits.Memory (nil: none)
+	// spent is the same limit with no budget: a heap's bounds once it has
+	// given its whole grant back (giveAll); itself when mem is nil.
+	spent *heapBounds
+}
+
+// plainBounds is the heapBounds last made for a heap with no budget.
+var plainBounds atomic.Pointer[heapBounds]
+
+// boundsFor returns heapBounds of limit and mem: the one made last for
+// mem (or for no budget) when its limit is the same, else a new one,
+// which then becomes the one made last. A spawn looks at one pointer and
+// compares one limit (Exec.start does that much inline).
+func boundsFor(limit int64, mem *Budget) *heapBounds {
+	last := &plainBounds
+	if mem != nil {
+		last = &mem.bounds
+	}
+	if b := last.Load(); b != nil && b.limit == limit {
+		return b
+	}
+	b := &heapBounds{limit: limit, mem: mem}
+	b.spent = b
+	if mem != nil {
+		b.spent = &heapBounds{limit: limit}
+		b.spent.spent = b.spent
+	}
+	last.Store(b)
+	return b
+}
+
+// budget returns the heap's budget (nil: none, or the heap was never
+// started).
+func (h *heap) budget() *Budget {
+	if h.bnd == nil {
+		return nil
+	}
+	return h.bnd.mem
 }
 
 // budgetChunk is how much a heap takes from its budget at a time beyond
@@ -101,16 +151,17 @@ func (b *Budget) SetLimit(n int64) { b.limit.Store(n) }
 // must not hold a chunk each), one that allocates much writes the shared
 // counter once per chunk.
 func (h *heap) cover(total int64) bool {
-	if h.mem == nil || total <= h.granted {
+	mem := h.bnd.mem
+	if mem == nil || total <= h.granted {
 		return true
 	}
 	need := total - h.granted
 	more := max(need, min(h.granted, budgetChunk))
-	if h.mem.Take(more) {
+	if mem.Take(more) {
 		h.granted += more
 		return true
 	}
-	if more > need && h.mem.Take(need) {
+	if more > need && mem.Take(need) {
 		h.granted += need
 		return true
 	}
@@ -122,11 +173,12 @@ func (h *heap) cover(total int64) bool {
 // allocating and freeing around one size does not write the budget each
 // time).
 func (h *heap) uncover() {
-	if h.mem == nil {
+	mem := h.budget()
+	if mem == nil {
 		return
 	}
 	if keep := h.bytes + budgetChunk; h.granted-keep > 2*budgetChunk {
-		h.mem.Give(h.granted - keep)
+		mem.Give(h.granted - keep)
 		h.granted = keep
 	}
 }
@@ -134,9 +186,11 @@ func (h *heap) uncover() {
 // giveAll returns the heap's whole grant and leaves it without a budget
 // (the task ended; Exec.Free has given back its stacks).
 func (h *heap) giveAll() {
-	h.mem.Give(h.granted)
+	if h.bnd != nil {
+		h.bnd.mem.Give(h.granted)
+		h.bnd = h.bnd.spent
+	}
 	h.granted = 0
-	h.mem = nil
 }
 
 // Force counts n more bytes in b even past its limit (memory that exists
@@ -158,13 +212,13 @@ func (e *Exec) stackBytes(regs, frames int) int64 {
 // restack counts the change of the stacks from regs words and frames
 // frames to their current capacities (force: they exist already).
 func (e *Exec) restack(regs, frames int) {
-	e.heap.mem.Force(e.stackBytes(cap(e.regs), cap(e.frames)) - e.stackBytes(regs, frames))
+	e.heap.budget().Force(e.stackBytes(cap(e.regs), cap(e.frames)) - e.stackBytes(regs, frames))
 }
 
 // memMsg is the message of a trap for n more bytes that the engine's
 // budget could not cover.
 func (h *heap) memMsg(what string, n int64) string {
-	return fmt.Sprintf("%s of %d bytes exceeds the engine's memory limit (%d of %d bytes in use by the engine's tasks; raise memoryBytes)", what, n, h.mem.Used(), h.mem.Limit())
+	return fmt.Sprintf("%s of %d bytes exceeds the engine's memory limit (%d of %d bytes in use by the engine's tasks; raise memoryBytes)", what, n, h.budget().Used(), h.budget().Limit())
 }
 
 // limitMsg is the message of a TrapHeapLimit for an allocation of n bytes.
@@ -172,10 +226,10 @@ func (h *heap) limitMsg(n int64) string {
 	if n > maxObjectBytes {
 		return fmt.Sprintf("allocation of %d bytes exceeds the largest object (%d bytes)", n, int64(maxObjectBytes))
 	}
-	if n >= 0 && n <= h.limit-h.bytes {
+	if n >= 0 && n <= h.bnd.limit-h.bytes {
 		return h.memMsg("allocation", n)
 	}
-	return fmt.Sprintf("allocation of %d bytes exceeds the heap limit (%d of %d bytes in use)", n, h.bytes, h.limit)
+	return fmt.Sprintf("allocation of %d bytes exceeds the heap limit (%d of %d bytes in use)", n, h.bytes, h.bnd.limit)
 }
 
 // allocFail is the trap of a failed alloc of n bytes. It names the

@@ -66,11 +66,11 @@ func TestBudgetTakeNeverRefusesWhatFits(t *testing.T) {
 // the trap is written (it said "handle table full").
 func TestAllocFailNamesTheBudget(t *testing.T) {
 	var h heap
-	h.init(1, 1<<30)
-	h.mem = NewBudget(1 << 20)
-	h.mem.Force(1 << 20)
+	mem := NewBudget(1 << 20)
+	h.init(1, boundsFor(1<<30, mem))
+	mem.Force(1 << 20)
 	require.Zero(t, h.alloc(KindBytes, 64<<10))
-	h.mem.Give(1 << 20) // another task gave back what it held
+	mem.Give(1 << 20) // another task gave back what it held
 	ti := h.allocFail(64 << 10)
 	require.Equal(t, TrapHeapLimit, ti.Code)
 	require.True(t, strings.Contains(ti.Msg, "memory limit"), ti.Msg)

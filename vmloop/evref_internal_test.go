@@ -22,7 +22,7 @@ func TestEventRefGeneration(t *testing.T) {
 	e := new(Exec)
 	e.MarkTaskRecord()
 	h := &e.heap
-	h.init(9, 1<<20)
+	h.init(9, boundsFor(1<<20, nil))
 	ev := new(int)
 	x, err := h.importShared(KindEvent, ev)
 	require.NoError(t, err)

@@ -55,7 +55,7 @@ type Exec struct {
 	reqDstT Type  // type of the destination register
 	// resT is the type of res (below).
 	resT Type
-	// maxFrames is Limits.MaxFrames (its MaxHeapBytes is heap.limit).
+	// maxFrames is Limits.MaxFrames (its MaxHeapBytes is heap.bnd.limit).
 	maxFrames int32
 	req       Request
 	reqPC     int32 // pc of the requesting instruction
@@ -63,7 +63,9 @@ type Exec struct {
 	reqDst int32
 
 	// res is the entry function's scalar result (stCompleted; a reference
-	// result is in rare.out).
+	// result is in rare.out), or what KeepResult recorded. Recycle, Retire
+	// and Free keep it (with resT): a scheduler's task record reads its
+	// inline outcome here after the end (KeptResult); Reset clears it.
 	res uint64
 
 	// rare holds what few runs touch (the end of the task, chunked bulk
@@ -326,9 +328,16 @@ func (e *Exec) start(p *Program, fn int, nargs int, lim Limits, owner uint32) (*
 		*e.rare = execRare{}
 	}
 	e.growShadow(len(e.regs))
-	e.heap.init(owner, lim.MaxHeapBytes)
-	e.heap.mem = lim.Memory
-	e.heap.mem.Force(e.stackBytes(cap(e.regs), cap(e.frames))) // as they are
+	// The engine's heapBounds: boundsFor's common case inline.
+	var bnd *heapBounds
+	if m := lim.Memory; m != nil {
+		bnd = m.bounds.Load()
+	}
+	if bnd == nil || bnd.limit != lim.MaxHeapBytes {
+		bnd = boundsFor(lim.MaxHeapBytes, lim.Memory)
+	}
+	e.heap.init(owner, bnd)
+	bnd.mem.Force(e.stackBytes(cap(e.regs), cap(e.frames))) // as they are
 	e.frames[0] = frame{fn: fn}
 	return f, nil
 }
@@ -401,7 +410,7 @@ func (e *Exec) Where() (fn string, pc int) {
 // has ended and its result or error has been taken; Result, Thrown and
 // Trap stay valid. Run after Free reports a trap.
 func (e *Exec) Free() {
-	e.heap.mem.Give(e.stackBytes(cap(e.regs), cap(e.frames)))
+	e.heap.budget().Give(e.stackBytes(cap(e.regs), cap(e.frames)))
 	e.dropCopies()
 	e.heap.reset()
 	e.regs = nil
@@ -439,8 +448,8 @@ func (e *Exec) growRegs(need int, force bool) bool {
 	}
 	n = lineWords(n)
 	if d := int64(n-cap(e.regs)) * 8; force {
-		e.heap.mem.Force(d)
-	} else if !e.heap.mem.Take(d) {
+		e.heap.budget().Force(d)
+	} else if !e.heap.budget().Take(d) {
 		return false
 	}
 	r := make([]uint64, n)
@@ -545,7 +554,7 @@ func (e *Exec) setRequest(ins Instr, pc int) {
 	switch op {
 	case SPAWN:
 		q.Intr = BuiltinIntrinsic(op)
-		q.NArgs = int32(ins.C())
+		q.NArgs = int16(ins.C())
 		q.Func = int32(ins.D())
 		e.reqWin = true
 		e.reqDst, e.reqDstT = int32(a), TRef
@@ -553,7 +562,7 @@ func (e *Exec) setRequest(ins Instr, pc int) {
 		return
 	case INTR:
 		q.Intr = e.prog.Intrinsics[ins.D()].Resolved
-		q.NArgs = int32(ins.C())
+		q.NArgs = int16(ins.C())
 		e.reqWin = true
 	case JOINI, JOINF, JOINR, OUTCOME:
 		q.Intr = BuiltinIntrinsic(op)
@@ -564,7 +573,7 @@ func (e *Exec) setRequest(ins Instr, pc int) {
 		q.Base = 0
 	default: // JOINV CANCEL CANCELLED EVNEW EVWAIT EVSIGNAL EVBCAST
 		q.Intr = BuiltinIntrinsic(op)
-		q.NArgs = int32(len(q.Intr.Params))
+		q.NArgs = int16(len(q.Intr.Params))
 	}
 	if q.Intr.Result != TVoid {
 		e.reqDst, e.reqDstT = int32(a), q.Intr.Result
@@ -643,7 +652,7 @@ func (e *Exec) ArgValue(i int) (Value, error) {
 	case TF64:
 		return Value{kind: KindF64, bits: bits}, nil
 	}
-	v, units, err := e.heap.exportN(bits, e.heap.limit)
+	v, units, err := e.heap.exportN(bits, e.heap.bnd.limit)
 	e.owe(units)
 	if err != nil {
 		return Value{}, e.reqTrapInfo(err)
@@ -820,13 +829,13 @@ func (e *Exec) Raise(err Value) (caught bool) {
 		return false
 	}
 	h, ierr := e.heap.importValue(err)
-	if ierr != nil && err.aux == ErrKindResource && e.heap.mem != nil {
+	if ierr != nil && err.aux == ErrKindResource && e.heap.budget() != nil {
 		// The error that says the engine's memory ran out (a refused
 		// spawn) is counted past the limit with a chunk of room for its
 		// handler: the task must be able to catch it and look at it (its
 		// heap's limit still applies; the grant is given back as usual).
 		n := max(int64(err.Size()), budgetChunk)
-		e.heap.mem.Force(n)
+		e.heap.budget().Force(n)
 		e.heap.granted += n
 		h, ierr = e.heap.importValue(err)
 	}
@@ -899,7 +908,7 @@ func (e *Exec) unwind(h uint64, pc int) (caught bool, popped int64) {
 			for i, u := range x.unwound {
 				x.thrownAt.Frames[i] = e.stackFrame(u.fn, u.pc)
 			}
-			v, err := e.heap.export(h, e.heap.limit)
+			v, err := e.heap.export(h, e.heap.bnd.limit)
 			if err != nil { // cannot happen for a checked error handle
 				v = Err(ErrKindError, err.Error())
 			}

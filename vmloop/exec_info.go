@@ -71,6 +71,32 @@ func (e *Exec) ScalarResult() (k Kind, bits uint64, ok bool) {
 	return KindVoid, 0, true
 }
 
+// KeepResult records the scalar k, bits (void, i64 or f64, as
+// ScalarResult returns them) in e's result word, as a RET of the entry
+// function does: a scheduler that completes the task with such an
+// outcome, made elsewhere, keeps it there and reads it back with
+// KeptResult (its task record holds no copy). Call it once e's task has
+// ended (after Recycle, Retire or Free: they keep the result word; Reset
+// clears it).
+func (e *Exec) KeepResult(k Kind, bits uint64) {
+	e.res, e.resT = bits, k.Type()
+}
+
+// KeptResult returns the kind and bits in e's result word: the entry
+// function's scalar result after SigCompleted (ScalarResult) or what
+// KeepResult recorded, whatever e's state (Recycle, Retire and Free keep
+// the word; Reset clears it to void). The kind is void for a reference
+// result: the caller knows when the word holds a scalar.
+func (e *Exec) KeptResult() (k Kind, bits uint64) {
+	switch e.resT {
+	case TI64:
+		return KindI64, e.res
+	case TF64:
+		return KindF64, e.res
+	}
+	return KindVoid, 0
+}
+
 // ScalarValue is the Value of kind k (void, i64 or f64) with bits, as
 // ScalarResult returns them.
 func ScalarValue(k Kind, bits uint64) Value {

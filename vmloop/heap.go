@@ -103,12 +103,13 @@ type heap struct {
 	// in side.far (heap_table.go). len(objs) < chunkLen while far is empty.
 	objs  []object
 	bytes int64     // accounted bytes of live objects
-	limit int64     // Limits.MaxHeapBytes
 	side  *heapSide // &noSide until first used: the DFS stack, outgrown tables, far chunks
-	// mem is the engine's budget (Limits.Memory; nil: none). granted is
-	// what this heap has taken from it for its objects, always >= bytes
-	// while mem is set (budget.go).
-	mem     *Budget
+	// bnd holds Limits.MaxHeapBytes (bnd.limit) and the engine's budget
+	// (bnd.mem; nil: none), shared with the engine's other heaps
+	// (boundsFor); nil only before the first init. granted is what this
+	// heap has taken from bnd.mem for its objects, always >= bytes while
+	// bnd.mem is set (budget.go).
+	bnd     *heapBounds
 	granted int64
 	owner   uint32 // owner id, already truncated to 24 bits
 	// holds is the head of the ring of shared reference slots (task and
@@ -174,9 +175,9 @@ func (h *heap) ownSide() *heapSide {
 	return h.side
 }
 
-func (h *heap) init(owner uint32, limit int64) {
+func (h *heap) init(owner uint32, bnd *heapBounds) {
 	h.owner = owner & handleOwnerMask
-	h.limit = limit
+	h.bnd = bnd
 	if h.side == nil {
 		h.side = &noSide
 	}
@@ -305,7 +306,7 @@ func (o *object) size() int64 {
 // fits reports whether n more bytes stay within the heap limit and the
 // engine's budget (taking from the budget what they need).
 func (h *heap) fits(n int64) bool {
-	return n >= 0 && n <= maxObjectBytes && n <= h.limit-h.bytes && h.cover(h.bytes+n)
+	return n >= 0 && n <= maxObjectBytes && n <= h.bnd.limit-h.bytes && h.cover(h.bytes+n)
 }
 
 // alloc takes a slot for an object of kind k and accounted size n. It

@@ -67,9 +67,9 @@ func (c *exportCount) add(n, host int64) error {
 	if c.left -= n; c.left < 0 {
 		return TrapInfo{Code: TrapHeapLimit, Msg: "value to copy out of the task exceeds the heap limit"}
 	}
-	if c.host += host; c.host > c.taken+exportFree && c.h.mem != nil {
+	if c.host += host; c.host > c.taken+exportFree && c.h.budget() != nil {
 		more := max(c.host-c.taken, 4*budgetChunk)
-		if !c.h.mem.Take(more) {
+		if !c.h.budget().Take(more) {
 			return TrapInfo{Code: TrapHeapLimit, Msg: c.h.memMsg("value to copy out of the task", c.host)}
 		}
 		c.taken += more

@@ -67,7 +67,7 @@ func TestDeepNestingWalks(t *testing.T) {
 	lowerMaxStack(t)
 	h := newTestHeap(1, 1<<30)
 	root := deepChain(t, h, deepDepth)
-	v, err := h.export(root, h.limit)
+	v, err := h.export(root, h.bnd.limit)
 	require.NoError(t, err)
 	require.Equal(t, deepDepth, depthOf(v))
 
@@ -84,7 +84,7 @@ func TestDeepNestingWalks(t *testing.T) {
 	x, err := h2.importValue(v)
 	require.NoError(t, err)
 	require.Equal(t, deepDepth, int(h2.liveObjects()))
-	back, err := h2.export(x, h2.limit)
+	back, err := h2.export(x, h2.bnd.limit)
 	require.NoError(t, err)
 	require.True(t, back.Equal(v))
 }

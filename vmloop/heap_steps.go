@@ -82,7 +82,7 @@ func (h *heap) exportRun(ex *exporter, budget int64) bool {
 // exportEnd gives back what ex reserved of the engine's budget and
 // returns its copy (or its failure) and the reductions it is worth.
 func (h *heap) exportEnd(ex *exporter) (Value, int64, error) {
-	h.mem.Give(ex.c.taken)
+	h.budget().Give(ex.c.taken)
 	ex.c.taken = 0
 	ex.st = nil
 	if ex.err != nil {

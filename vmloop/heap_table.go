@@ -137,7 +137,7 @@ func (h *heap) farNew() int {
 		if c == nil {
 			c = new([chunkLen]object)
 		}
-		h.mem.Force(chunkLen * int64(unsafe.Sizeof(object{}))) // see Exec.stackBytes
+		h.budget().Force(chunkLen * int64(unsafe.Sizeof(object{}))) // see Exec.stackBytes
 		if len(sd.far) == 0 {
 			sd.far, sd.farShared = append(sd.far, nil), append(sd.farShared, 0) // the first chunk's place
 		}
@@ -161,7 +161,7 @@ func (h *heap) grow() {
 	}
 	objs = objs[:len(h.objs)]
 	copy(objs, h.objs)
-	h.mem.Force(int64(cap(objs)-cap(h.objs)) * int64(unsafe.Sizeof(object{}))) // see Exec.stackBytes
+	h.budget().Force(int64(cap(objs)-cap(h.objs)) * int64(unsafe.Sizeof(object{}))) // see Exec.stackBytes
 	if _, ok := pooledClass(cap(h.objs)); ok {
 		old := h.objs[:cap(h.objs)]
 		clear(old) // see heapSide.retired

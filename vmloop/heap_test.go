@@ -9,7 +9,7 @@ import (
 
 func newTestHeap(owner uint32, limit int64) *heap {
 	h := &new(Exec).heap // every heap is an Exec's (heap.exec)
-	h.init(owner, limit)
+	h.init(owner, boundsFor(limit, nil))
 	return h
 }
 

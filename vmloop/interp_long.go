@@ -126,7 +126,7 @@ func (e *Exec) allocOp(ins Instr, r regs, pc int, left int64) (int64, opStatus) 
 		n, zero, kind = 8*m, true, KindArrayI64+Kind(ins.C()-uint8(TI64))
 	}
 	size := objHeader + n
-	if n > h.limit {
+	if n > h.bnd.limit {
 		size = n // the limit message names the payload (BNEW of an absurd length)
 	}
 

@@ -11,12 +11,12 @@ import (
 // HostBytes counts what a copy of each shape really holds.
 func TestArrayOutcomeIsCompact(t *testing.T) {
 	var h heap
-	h.init(1, 1<<30)
+	h.init(1, boundsFor(1<<30, nil))
 	const n = 1 << 20
 	x := h.newArray(KindArrayI64, n)
 	require.NotZero(t, x)
 	h.at(x).arr()[n-1] = 7
-	v, err := h.export(x, h.limit)
+	v, err := h.export(x, h.bnd.limit)
 	require.NoError(t, err)
 	require.Equal(t, n, v.Len())
 	require.Equal(t, int64(7), v.Elems()[n-1].Int())
@@ -32,7 +32,7 @@ func TestArrayOutcomeIsCompact(t *testing.T) {
 	require.Equal(t, valueBytes+1000*valueBytes+2000, sv.HostBytes())
 	y, err := h.importValue(sv)
 	require.NoError(t, err)
-	back, err := h.export(y, h.limit)
+	back, err := h.export(y, h.bnd.limit)
 	require.NoError(t, err)
 	require.True(t, back.Equal(sv))
 }

@@ -67,7 +67,7 @@ func (e *Exec) appendStack(dst []ProfFrame, pc int) []ProfFrame {
 // Memory returns the memory budget the task's heap draws from
 // (Limits.Memory; nil when none): the scheduler's engine budgets tell a
 // sampled allocation's engine by it.
-func (e *Exec) Memory() *Budget { return e.heap.mem }
+func (e *Exec) Memory() *Budget { return e.heap.budget() }
 
 // HeapSampler receives the sampled allocations of every task heap while
 // heap sampling is on (StartHeapSampling).

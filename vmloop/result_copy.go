@@ -42,7 +42,7 @@ func (e *Exec) finish(bits uint64, t Type) finState {
 			ex = &local
 		}
 		if !ex.started {
-			e.heap.exportStart(bits, e.heap.limit, ex)
+			e.heap.exportStart(bits, e.heap.bnd.limit, ex)
 		}
 		for !e.heap.exportRun(ex, copyStep) {
 			e.chargeExport(ex)

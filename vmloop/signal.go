@@ -110,9 +110,12 @@ var DefaultLimits = Limits{MaxFrames: 10_000, MaxHeapBytes: 64 << 20}
 
 // Request is a pending intrinsic request (after SigIntrinsic).
 type Request struct {
-	Intr  *Intrinsic // resolved entry of the central table or a host intrinsic
-	Op    Op         // the opcode that made the request (INTR or a builtin)
-	Base  uint8      // window base (INTR, SPAWN) or destination/first operand register
-	NArgs int32      // number of arguments
-	Func  int32      // SPAWN: index of the function to run in the new task
+	Intr *Intrinsic // resolved entry of the central table or a host intrinsic
+	Op   Op         // the opcode that made the request (INTR or a builtin)
+	Base uint8      // window base (INTR, SPAWN) or destination/first operand register
+	// NArgs is the number of arguments: at most 255 (a window is at most
+	// the 256 registers of a frame), 16 bits so that Request is 16 bytes
+	// with no padding (the Exec inside a task record: TestRecordSizes).
+	NArgs int16
+	Func  int32 // SPAWN: index of the function to run in the new task
 }

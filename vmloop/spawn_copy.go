@@ -164,7 +164,7 @@ func (e *Exec) spawnStep(src *Exec, c *spawnCopy) (w copyWork, err error) {
 				w.done = true
 				break
 			}
-			c.cur, c.left = c.arg, src.heap.limit // each argument's own bound
+			c.cur, c.left = c.arg, src.heap.bnd.limit // each argument's own bound
 			c.arg++
 			bits := src.getAbs(c.reg(c.cur), TRef)
 			x, err := e.copyObj(src, bits, c, &w.owed)

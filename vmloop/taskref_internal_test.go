@@ -152,7 +152,7 @@ func TestTaskRefDropNamesHolder(t *testing.T) {
 	t.Cleanup(func() { vmhook.TaskDrop = old })
 	e := new(Exec)
 	e.MarkTaskRecord()
-	e.heap.init(4, 1<<20)
+	e.heap.init(4, boundsFor(1<<20, nil))
 	a := new(int)
 	x, err := e.heap.importShared(KindTask, a)
 	require.NoError(t, err)
