@@ -134,9 +134,9 @@ platforms-ci:
 # "context deadline exceeded" and no crasher when the deadline races a busy
 # worker (Go toolchain race golang/go#75804, fixed in Go 1.27). The counts
 # take a few seconds each on the reference machine. A new interesting
-# input is minimized for at most 2,000 runs, not the default minute (a
+# input is minimized for at most 500 runs, not the default minute (a
 # smoke run once stood still 35 s doing that).
-FUZZMIN := -fuzzminimizetime 2000x
+FUZZMIN := -fuzzminimizetime 500x
 fuzz-smoke:
 	$(GO) test -run '^$$' -fuzz '^FuzzAssemble$$' -fuzztime 20000x $(FUZZMIN) ./vmloop/jasm
 	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime 100000x $(FUZZMIN) ./vmloop

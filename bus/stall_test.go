@@ -157,9 +157,9 @@ func stallBus(t *testing.T, n int, pr *stallProbe) (*bus.Bus, *bus.Member) {
 // for a CPU on a machine loaded far beyond its CPUs). Before other
 // workers fired a stalled worker's timers, every round missed.
 func TestStalledWorkersTimersFireElsewhere(t *testing.T) {
-	rounds := 100
+	rounds := 50 // every round missed before the rescue: 50 decide it
 	if testing.Short() || raceEnabled {
-		rounds = 20 // the race detector finds nothing more in 100 rounds of 50 ms stalls
+		rounds = 20 // the race detector finds nothing more in 50 rounds of 50 ms stalls
 	}
 	testkit.Pollers(t, func(t *testing.T) {
 		testkit.Workers(t, []int{2, 4}, func(t *testing.T, workers int) {
