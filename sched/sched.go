@@ -369,12 +369,13 @@ func (c *Control) Start() error {
 // joiners and releases the task's heap.
 func (s *Scheduler) finish(w *worker, t *Task, o *Outcome) {
 	pinned := s.leave(w, t)
-	if t.io() == nil && o.inline() {
+	io := t.io()
+	if io == nil && o.inline() {
 		t.setOutcome(o, 0)
 		s.completeInline(w, t, pinned)
 		return
 	}
-	if t.io() != nil {
+	if io != nil {
 		// Owned descriptors are closed before the outcome is
 		// published: whoever sees the task completed finds its
 		// handles closed.

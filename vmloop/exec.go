@@ -668,20 +668,14 @@ func (e *Exec) ArgValue(i int) (Value, error) {
 func (e *Exec) ArgObj(i int, k Kind) (any, error) {
 	ri := e.argReg(i, TRef, "ArgObj")
 	x := e.getAbs(ri, TRef)
-	kw := uint32(0) // the held slot's word bits for a task or an event reference
 	switch k {
-	case KindTask:
-		kw = trefHeld
-	case KindEvent:
-		kw = trefHeld | trefWordEv
+	case KindTask, KindEvent:
+		if sl := e.heap.refOf(x, refWord(k)); sl != nil {
+			return sl.obj, nil
+		}
 	case KindExt, KindString:
 	default:
 		return nil, fmt.Errorf("vmloop: ArgObj: %s objects are read with ArgValue", k)
-	}
-	if kw != 0 {
-		if sl := e.heap.refOf(x, kw); sl != nil {
-			return sl.obj, nil
-		}
 	}
 	o := e.heap.get(x, k)
 	if o == nil {

@@ -57,18 +57,11 @@ func (e *Exec) Footprint() Footprint {
 // false for a reference result or a task that has not completed. The
 // scheduler completes such a task without building a Value.
 func (e *Exec) ScalarResult() (k Kind, bits uint64, ok bool) {
-	if e.state != stCompleted {
+	if e.state != stCompleted || e.resT == TRef {
 		return KindVoid, 0, false
 	}
-	switch e.resT {
-	case TI64:
-		return KindI64, e.res, true
-	case TF64:
-		return KindF64, e.res, true
-	case TRef:
-		return KindVoid, 0, false
-	}
-	return KindVoid, 0, true
+	k, bits = e.KeptResult()
+	return k, bits, true
 }
 
 // KeepResult records the scalar k, bits (void, i64 or f64, as

@@ -265,3 +265,15 @@ func trefFreeList(c int) []uint32 {
 	}
 	return f
 }
+
+// kindRef returns the slot of x when x is a reference of kind k (a task
+// or an event) h holds, else nil (any other kind: nil).
+func (h *heap) kindRef(x uint64, k Kind) *trefSlot {
+	if kw := refWord(k); kw != 0 {
+		return h.refOf(x, kw)
+	}
+	return nil
+}
+
+// taskRef is kindRef for a task reference.
+func (h *heap) taskRef(x uint64) *trefSlot { return h.kindRef(x, KindTask) }
