@@ -189,12 +189,13 @@
 //
 // # Proof of identity
 //
-// The differential tests (diff_test.go, native_test.go) run every program
-// as two tasks, one per loop, in lockstep with the same budgets and the
-// same answers to intrinsic requests, and compare after every Run the
-// signal, the function and pc, the budget left and the total reductions
-// (so every preemption point), the pending request, and at the end the
-// result, thrown error, trap (code, message, function, pc) and heap bytes.
+// The differential tests (diff_test.go, programs_diff_test.go,
+// bufs_diff_test.go) run every program as two tasks, one per loop, in
+// lockstep with the same budgets and the same answers to intrinsic
+// requests, and compare after every Run the signal, the function and pc,
+// the budget left and the total reductions (so every preemption point),
+// the pending request, and at the end the result, thrown error, trap
+// (code, message, function, pc) and heap bytes.
 // Programs: fib, a loop, a parse loop, tail calls, a frame bigger than the
 // register stack, try/throw with intrinsic calls, six byte buffers in turn
 // (more than the table holds) and the traps of buffers (index out of
