@@ -77,8 +77,10 @@ sanitize:
 # one goroutine's programs, where the detector has nothing to find and
 # only multiplies the time; unit runs them whole. RACE_VM_SKIP are the
 # longest of those one-goroutine tests (a verifier's time budget, map
-# models and floods, copies in steps).
-RACE_VM_SKIP := TestVerifyProgramBudget|TestMapModel|TestMapFloodingIsLinear|TestSpawnCopyMapBoundedSteps|TestResultExportInSteps|TestSpawnCopyEqualsExportImport|TestJoinImportInSteps|TestBinaryDecodeMemoryBound|TestVerifyAdversarialFlowIsBounded
+# models and floods, copies in steps, and the native loop's differential
+# runs of every test program and of random programs, which unit and
+# unit-native run whole).
+RACE_VM_SKIP := TestDiffJasmFiles|TestRandomDiff|TestVerifyProgramBudget|TestMapModel|TestMapFloodingIsLinear|TestSpawnCopyMapBoundedSteps|TestResultExportInSteps|TestSpawnCopyEqualsExportImport|TestJoinImportInSteps|TestBinaryDecodeMemoryBound|TestVerifyAdversarialFlowIsBounded
 # RACE_SKIP: the scheduler's copies in steps, one large value moved by
 # one task at a time (unit runs them; the hand-offs they share with every
 # spawn, join and message are raced by the rest).
