@@ -239,7 +239,14 @@ func (b *Bus) dispatch(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 	}
 	if c.timed {
 		if c.first {
-			b.runFirst(t, ex)
+			if target := b.runFirst(t, ex); target != nil {
+				// No timeout bounds it, and the target is resolved: the
+				// join goes on with it, as timedWait would with no
+				// timeout to take, arm or drop (BenchmarkSpawnJoin).
+				// TakeTimeout ends the last wait's deadline all the same.
+				b.ctl.TakeTimeout(t)
+				return b.joinTask(t, ex, req, target)
+			}
 		}
 		return b.timedWait(t, ex, req, c.handle)
 	}
@@ -251,17 +258,22 @@ func (b *Bus) dispatch(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 // the join then finds it completed instead of waiting for it. Not when a
 // one-shot timeout bounds the join (its wait is measured from the
 // request), and not for a bad argument, which the join itself reports.
-func (b *Bus) runFirst(t *sched.Task, ex *vmloop.Exec) {
+// It returns the target, or nil for a bad argument or a join a timeout
+// bounds (the join resolves its argument and takes the timeout itself).
+// The nested run cannot set t's timeout: only t's own time.timeout does.
+func (b *Bus) runFirst(t *sched.Task, ex *vmloop.Exec) *sched.Task {
 	if b.ctl.TimeoutSet(t) {
-		return
+		return nil
 	}
 	obj, err := ex.ArgObj(0, vmloop.KindTask)
 	if err != nil {
-		return
+		return nil
 	}
-	if target := obj.(*sched.Task); target.State() == sched.Runnable {
+	target := obj.(*sched.Task)
+	if target.State() == sched.Runnable {
 		b.ctl.RunFirst(t, target)
 	}
+	return target
 }
 
 // resumeCommand runs the resume of req's row.

@@ -31,6 +31,11 @@ func (b *Bus) join(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Ac
 	if target == nil {
 		return a
 	}
+	return b.joinTask(t, ex, req, target)
+}
+
+// joinTask is join with its argument resolved.
+func (b *Bus) joinTask(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, target *sched.Task) sched.Action {
 	if !b.ctl.AwaitTask(t, target) {
 		return sched.ActSuspend
 	}

@@ -180,3 +180,55 @@ func TestReportsNameWhatIsAwaited(t *testing.T) {
 		require.Equal(t, ws["main"].Wait.Task, detailed["main"].Wait.Task)
 	})
 }
+
+// TestJoinAfterTimedWaitHasNoTimeout: a join that runs its target first
+// and then waits (the join's path without timedWait) ends the deadline
+// of the task's last timed wait as timedWait does, so a task dump does
+// not report a timeout on a join that has none.
+func TestJoinAfterTimedWaitHasNoTimeout(t *testing.T) {
+	rt := testkit.ForcedRuntime(t, jade.Options{Workers: 1})
+	p := testkit.Load(t, rt, `
+.func main(go:ref, gate:ref) -> i64
+  .local d:i64, j:ref, v:i64
+  const d, 60000000000
+  intr  _, time.timeout, d
+  evwait go
+  spawn j, child, gate
+  joini v, j
+  ret   v
+.end
+.func child(gate:ref) -> i64
+  .local z:i64
+  evwait gate
+  const z, 7
+  ret   z
+.end`)
+	goEv, gate := rt.NewEvent(), rt.NewEvent()
+	task, err := rt.Spawn(p, "main", goEv, gate)
+	require.NoError(t, err)
+	waitingIn := func(op string) *sched.TaskReport {
+		var found *sched.TaskReport
+		testkit.WaitFor(t, func() bool {
+			rs, err := hostbus.Scheduler(rt).TasksWithStacks(10 * time.Second)
+			require.NoError(t, err)
+			for _, r := range rs {
+				if r.Func == "main" && r.State == sched.Waiting && r.Wait != nil && r.Wait.Op == op {
+					found = &r
+					return true
+				}
+			}
+			return false
+		}, "main waiting in %s", op)
+		return found
+	}
+	r := waitingIn("event.wait")
+	require.True(t, r.Wait.Timeout, "the timed wait: %v", r)
+	require.NoError(t, rt.Signal(goEv))
+	r = waitingIn("task.join_i64")
+	require.False(t, r.Wait.Timeout, "a join with no timeout: %v", r)
+	require.NoError(t, rt.Signal(gate))
+	o, err := task.Wait(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, sched.Success, o.Kind, "%v", o)
+	require.Equal(t, int64(7), o.Value.Int())
+}
