@@ -253,7 +253,7 @@ func (b *Bus) send(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, try bool
 		m.Release()
 		return raise(ex, closedErr(req, "send on a closed channel"))
 	case sent:
-		return complete(ex, vmloop.Void(), sched.ActContinue)
+		return completeVoid(ex, sched.ActContinue)
 	}
 	return sched.ActSuspend
 }
@@ -273,7 +273,7 @@ func (b *Bus) chanSendResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request
 	if _, _, closed := wokenWaiter(v); closed {
 		return raise(ex, closedErr(req, "the channel was closed while the send waited (the value was not sent)"))
 	}
-	return complete(ex, vmloop.Void(), sched.ActContinue)
+	return completeVoid(ex, sched.ActContinue)
 }
 
 // chanRecv: chan.recv_* (waits while empty).
@@ -400,7 +400,7 @@ func (b *Bus) chanClose(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sch
 	if err := c.Close(t); err != nil {
 		return raise(ex, closedErr(req, "the channel is already closed"))
 	}
-	return complete(ex, vmloop.Void(), sched.ActContinue)
+	return completeVoid(ex, sched.ActContinue)
 }
 
 // chanLen: chan.len, the messages queued.

@@ -13,7 +13,7 @@ import (
 
 // yield: task.yield.
 func (b *Bus) yield(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	return complete(ex, vmloop.Void(), sched.ActYield)
+	return completeVoid(ex, sched.ActYield)
 }
 
 // cancelled: task.cancelled, 1 once a cancel of the task was requested.
@@ -53,7 +53,7 @@ func (b *Bus) eventWait(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sch
 	if !b.ctl.EventWait(t, ev) {
 		return sched.ActSuspend
 	}
-	return complete(ex, vmloop.Void(), sched.ActContinue)
+	return completeVoid(ex, sched.ActContinue)
 }
 
 // eventSignal: event.signal ev.
@@ -63,7 +63,7 @@ func (b *Bus) eventSignal(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) s
 		return a
 	}
 	b.ctl.EventSignal(t, ev)
-	return complete(ex, vmloop.Void(), sched.ActContinue)
+	return completeVoid(ex, sched.ActContinue)
 }
 
 // eventBroadcast: event.broadcast ev.
@@ -75,21 +75,21 @@ func (b *Bus) eventBroadcast(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request
 	if b.ctl.EventBroadcast(t, ev) {
 		// more waiters than one step wakes: the rest are woken in t's
 		// next dispatches, before it runs again
-		return complete(ex, vmloop.Void(), sched.ActYield)
+		return completeVoid(ex, sched.ActYield)
 	}
-	return complete(ex, vmloop.Void(), sched.ActContinue)
+	return completeVoid(ex, sched.ActContinue)
 }
 
 // printI64: io.print_i64.
 func (b *Bus) printI64(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
 	b.print(strconv.FormatInt(ex.ArgI64(0), 10) + "\n")
-	return complete(ex, vmloop.Void(), sched.ActContinue)
+	return completeVoid(ex, sched.ActContinue)
 }
 
 // printF64: io.print_f64.
 func (b *Bus) printF64(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
 	b.print(strconv.FormatFloat(ex.ArgF64(0), 'g', -1, 64) + "\n")
-	return complete(ex, vmloop.Void(), sched.ActContinue)
+	return completeVoid(ex, sched.ActContinue)
 }
 
 // printStr: io.print_str.
@@ -99,7 +99,7 @@ func (b *Bus) printStr(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sche
 		return a
 	}
 	b.print(s + "\n")
-	return complete(ex, vmloop.Void(), sched.ActContinue)
+	return completeVoid(ex, sched.ActContinue)
 }
 
 // stringArg0 is argument 0 as a string: any other value traps (a handle

@@ -74,14 +74,14 @@ func (b *Bus) cancel(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.
 		}
 	}
 	b.ctl.Cancel(t, target)
-	return complete(ex, vmloop.Void(), sched.ActContinue)
+	return completeVoid(ex, sched.ActContinue)
 }
 
 func (b *Bus) eventResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
 	if b.ctl.TimedOut(t) {
 		return timedOut(ex, req, "the event")
 	}
-	return complete(ex, vmloop.Void(), sched.ActContinue)
+	return completeVoid(ex, sched.ActContinue)
 }
 
 // Abandon releases what a won wake delivered to a task that was cancelled
@@ -205,7 +205,7 @@ func (b *Bus) completeJoin(ex *vmloop.Exec, req *vmloop.Request, target *sched.T
 		case vmloop.IntrOutcome:
 			return complete(ex, vmloop.I64(int64(sched.Success)), sched.ActContinue)
 		case vmloop.IntrJoinVoid:
-			return complete(ex, vmloop.Void(), sched.ActContinue)
+			return completeVoid(ex, sched.ActContinue)
 		}
 		if err := ex.CompleteScalar(k, bits); err != nil {
 			return trap(ex, err)
@@ -219,7 +219,7 @@ func (b *Bus) completeJoin(ex *vmloop.Exec, req *vmloop.Request, target *sched.T
 	switch o.Kind {
 	case sched.Success:
 		if req.Intr.ID == vmloop.IntrJoinVoid {
-			return complete(ex, vmloop.Void(), sched.ActContinue)
+			return completeVoid(ex, sched.ActContinue)
 		}
 		more, room, err := ex.CompleteIfRoomMore(o.Value)
 		if more {
@@ -253,6 +253,14 @@ func taskArg(ex *vmloop.Exec, i int) (*sched.Task, sched.Action) {
 
 func complete(ex *vmloop.Exec, v vmloop.Value, ok sched.Action) sched.Action {
 	if err := ex.Complete(v); err != nil {
+		return trap(ex, err)
+	}
+	return ok
+}
+
+// completeVoid is complete with Void (vmloop.Exec.CompleteVoid).
+func completeVoid(ex *vmloop.Exec, ok sched.Action) sched.Action {
+	if err := ex.CompleteVoid(); err != nil {
 		return trap(ex, err)
 	}
 	return ok

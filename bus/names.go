@@ -49,7 +49,7 @@ func (b *Bus) setTaskName(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) s
 		return a
 	}
 	b.ctl.SetTaskName(t, clipName(name))
-	return complete(ex, vmloop.Void(), sched.ActContinue)
+	return completeVoid(ex, sched.ActContinue)
 }
 
 // taskLabel names t in an error text: `task 5`, or `task 5 "name"` for a

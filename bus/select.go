@@ -194,7 +194,7 @@ func (b *Bus) selSet(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.
 		m.Release()
 		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: err.Error()})
 	}
-	return complete(ex, vmloop.Void(), sched.ActContinue)
+	return completeVoid(ex, sched.ActContinue)
 }
 
 // selWait: sel.wait sel, timeout. A wait that has to wait is bounded by

@@ -45,7 +45,7 @@ func (b *Bus) timeSleepUntil(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request
 
 // sleepResume completes a sleep.
 func (b *Bus) sleepResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	return complete(ex, vmloop.Void(), sched.ActContinue)
+	return completeVoid(ex, sched.ActContinue)
 }
 
 // timeTimeout: time.timeout ns, the one-shot timeout of the task's next
@@ -55,7 +55,7 @@ func (b *Bus) timeTimeout(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) s
 		return raise(ex, noWheel(t, req))
 	}
 	b.ctl.SetTimeout(t, ex.ArgI64(0))
-	return complete(ex, vmloop.Void(), sched.ActContinue)
+	return completeVoid(ex, sched.ActContinue)
 }
 
 // timePeriodic: time.periodic period, policy, a job the task owns.
@@ -116,7 +116,7 @@ func (b *Bus) sleepUntil(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, de
 		return raise(ex, noWheel(t, req))
 	}
 	if now {
-		return complete(ex, vmloop.Void(), sched.ActContinue)
+		return completeVoid(ex, sched.ActContinue)
 	}
 	if err := b.ctl.ReserveTimer(t); err != nil {
 		return raise(ex, reqError(req, err, vmloop.ErrKindError))

@@ -721,6 +721,17 @@ func (e *Exec) Complete(v Value) error {
 	return err
 }
 
+// CompleteVoid is Complete(Void()): a request without a destination (an
+// event's signal or wait, a sleep) completes without a Value made, copied
+// and looked at (BenchmarkPingPong).
+func (e *Exec) CompleteVoid() error {
+	if e.state == stRequest && e.reqDst < 0 {
+		e.state = stReady
+		return nil
+	}
+	return e.Complete(Void())
+}
+
 // CompleteIfRoom is Complete for a result the task did not make itself (a
 // joined task's value), whose size it cannot control: when the heap cannot
 // take v (the heap limit, the handle table), the request stays pending,
