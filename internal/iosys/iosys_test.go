@@ -90,3 +90,32 @@ func TestAcceptNowSendNow(t *testing.T) {
 		t.Fatalf("SendNow(-1) = %v, want EBADF", err)
 	}
 }
+
+// TestRecvNowAllocatesNothing: RecvNow reads what a socket holds, 0 at
+// the peer's end, EAGAIN when nothing is there, and allocates nothing
+// for a read that finds bytes (a connection task reads once per
+// request: unix.Recvfrom allocated the source address it returns).
+func TestRecvNowAllocatesNothing(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	require.NoError(t, err)
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	buf := make([]byte, 16)
+	_, err = RecvNow(fds[0], buf)
+	require.ErrorIs(t, err, unix.EAGAIN, "nothing is there")
+	msg := []byte("ping")
+	allocs := testing.AllocsPerRun(200, func() {
+		if _, err := unix.Write(fds[1], msg); err != nil {
+			t.Fatal(err)
+		}
+		n, err := RecvNow(fds[0], buf)
+		if err != nil || n != len(msg) || string(buf[:n]) != "ping" {
+			t.Fatalf("RecvNow = %d, %v (%q)", n, err, buf[:n])
+		}
+	})
+	require.Zero(t, allocs, "allocations per read")
+	require.NoError(t, unix.Shutdown(fds[1], unix.SHUT_WR))
+	n, err := RecvNow(fds[0], buf)
+	require.NoError(t, err)
+	require.Zero(t, n, "the peer's end of stream")
+}

@@ -14,7 +14,7 @@ import (
 // end of stream, unix.EAGAIN when nothing is there.
 func RecvNow(fd int, buf []byte) (int, error) {
 	for {
-		n, _, err := unix.Recvfrom(fd, buf, unix.MSG_DONTWAIT)
+		n, err := recvDontWait(fd, buf)
 		if err == unix.EINTR {
 			continue
 		}

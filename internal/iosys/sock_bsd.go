@@ -31,3 +31,9 @@ func SendNow(fd int, buf []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// recvDontWait is recvfrom(2) with MSG_DONTWAIT.
+func recvDontWait(fd int, buf []byte) (int, error) {
+	n, _, err := unix.Recvfrom(fd, buf, unix.MSG_DONTWAIT)
+	return n, err
+}

@@ -42,3 +42,19 @@ func SendNow(fd int, buf []byte) (int, error) {
 	}
 	return int(r), nil
 }
+
+// recvDontWait is recvfrom(2) with MSG_DONTWAIT and no source address:
+// unix.Recvfrom allocates the address it returns, a garbage object per
+// read of a server's connection (the http scenario of `jade perf`). It
+// cannot block, so it enters the kernel as AcceptNow does.
+func recvDontWait(fd int, buf []byte) (int, error) {
+	var p unsafe.Pointer
+	if len(buf) > 0 {
+		p = unsafe.Pointer(&buf[0])
+	}
+	r, _, errno := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(p), uintptr(len(buf)), unix.MSG_DONTWAIT, 0, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(r), nil
+}
