@@ -18,7 +18,7 @@ import (
 func ProbeIORow(id vmloop.IntrinsicID) (starts, dones *atomic.Int64, restore func()) {
 	starts, dones = new(atomic.Int64), new(atomic.Int64)
 	probe := &ioOp{kind: evpoll.Read, timed: true, arg: "file",
-		start: func(b *Bus, c *ioCall) sched.Action {
+		start: func(b *Bus, c ioCall) sched.Action {
 			starts.Add(1)
 			buf, err := c.ex.ArgBytes(1)
 			if err != nil {
@@ -26,7 +26,7 @@ func ProbeIORow(id vmloop.IntrinsicID) (starts, dones *atomic.Int64, restore fun
 			}
 			return b.submitIO(c.t, c.ex, c.req, b.ctl.IOOp(c.t, evpoll.Op{Kind: c.row.kind, Fd: c.h.fd.Num(), Buf: buf[:1], Offset: -1}), c.h.fd)
 		},
-		done: func(b *Bus, c *ioCall, r sched.IOResult) sched.Action {
+		done: func(b *Bus, c ioCall, r sched.IOResult) sched.Action {
 			dones.Add(1)
 			return complete(c.ex, vmloop.I64(1000+int64(r.Res)), sched.ActContinue)
 		},

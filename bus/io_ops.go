@@ -16,7 +16,7 @@ import (
 
 // connect is net.connect addr. The socket has no owner until the connect
 // succeeds: a failed or dropped connect closes it.
-func (b *Bus) connect(c *ioCall) sched.Action {
+func (b *Bus) connect(c ioCall) sched.Action {
 	addr, a := strArg(c.ex, 0)
 	if a != sched.ActContinue {
 		return a
@@ -34,13 +34,13 @@ func (b *Bus) connect(c *ioCall) sched.Action {
 }
 
 // connectDone gives the connected socket to the task.
-func (b *Bus) connectDone(c *ioCall, r sched.IOResult) sched.Action {
+func (b *Bus) connectDone(c ioCall, r sched.IOResult) sched.Action {
 	b.ctl.PassFD(c.t, r.FD)
 	return complete(c.ex, newHandle("conn", r.FD), sched.ActContinue)
 }
 
 // connectFailed closes the socket of a failed connect.
-func (b *Bus) connectFailed(c *ioCall, r sched.IOResult) (sched.Action, bool) {
+func (b *Bus) connectFailed(c ioCall, r sched.IOResult) (sched.Action, bool) {
 	b.ctl.CloseFD(r.FD)
 	return 0, false
 }
@@ -49,7 +49,7 @@ func (b *Bus) connectFailed(c *ioCall, r sched.IOResult) (sched.Action, bool) {
 func (b *Bus) connectAbandon(r sched.IOResult) { b.ctl.CloseFD(r.FD) }
 
 // open is file.open path, flags.
-func (b *Bus) open(c *ioCall) sched.Action {
+func (b *Bus) open(c ioCall) sched.Action {
 	path, a := strArg(c.ex, 0)
 	if a != sched.ActContinue {
 		return a
@@ -62,7 +62,7 @@ func (b *Bus) open(c *ioCall) sched.Action {
 }
 
 // openDone gives the opened file to the task.
-func (b *Bus) openDone(c *ioCall, r sched.IOResult) sched.Action {
+func (b *Bus) openDone(c ioCall, r sched.IOResult) sched.Action {
 	return complete(c.ex, newHandle("file", b.ctl.NewFD(c.t, int(r.Res))), sched.ActContinue)
 }
 
@@ -76,7 +76,7 @@ func (b *Bus) closeProduced(r sched.IOResult) {
 
 // accept is net.accept listener: a connection already queued is taken
 // at once; else it submits an accept, unless a drain closed the listener.
-func (b *Bus) accept(c *ioCall) sched.Action {
+func (b *Bus) accept(c ioCall) sched.Action {
 	if a, ok := b.acceptNow(c.t, c.ex, c.h); ok {
 		return a
 	}
@@ -88,13 +88,13 @@ func (b *Bus) accept(c *ioCall) sched.Action {
 }
 
 // acceptDone gives the accepted connection to the task.
-func (b *Bus) acceptDone(c *ioCall, r sched.IOResult) sched.Action {
+func (b *Bus) acceptDone(c ioCall, r sched.IOResult) sched.Action {
 	iosys.Accepted(int(r.Res))
 	return complete(c.ex, newHandle("conn", b.ctl.NewFD(c.t, int(r.Res))), sched.ActContinue)
 }
 
 // acceptFailed: an accept cancelled because a drain closed its listener.
-func (b *Bus) acceptFailed(c *ioCall, r sched.IOResult) (sched.Action, bool) {
+func (b *Bus) acceptFailed(c ioCall, r sched.IOResult) (sched.Action, bool) {
 	if !r.TimedOut && syscall.Errno(-r.Res) == syscall.ECANCELED && b.listeners.closedByDrain(r.FD) {
 		return b.drainedAccept(c.t, c.ex, c.req, r.FD, "the listener was closed while the accept waited"), true
 	}
@@ -103,15 +103,15 @@ func (b *Bus) acceptFailed(c *ioCall, r sched.IOResult) (sched.Action, bool) {
 
 // netRead, netReadN, fileRead and fileReadN are net.read, net.read_n,
 // file.read and file.read_n h, buf, off (, max).
-func (b *Bus) netRead(c *ioCall) sched.Action   { return b.read(c, false, true) }
-func (b *Bus) netReadN(c *ioCall) sched.Action  { return b.read(c, true, true) }
-func (b *Bus) fileRead(c *ioCall) sched.Action  { return b.read(c, false, false) }
-func (b *Bus) fileReadN(c *ioCall) sched.Action { return b.read(c, true, false) }
+func (b *Bus) netRead(c ioCall) sched.Action   { return b.read(c, false, true) }
+func (b *Bus) netReadN(c ioCall) sched.Action  { return b.read(c, true, true) }
+func (b *Bus) fileRead(c ioCall) sched.Action  { return b.read(c, false, false) }
+func (b *Bus) fileReadN(c ioCall) sched.Action { return b.read(c, true, false) }
 
 // read reads into buf (argument 1) from offset argument 2, at most max
 // bytes (argument 3) with withMax, else the rest of buf. A socket a
 // select found readable tries a non-blocking recv first.
-func (b *Bus) read(c *ioCall, withMax, socket bool) sched.Action {
+func (b *Bus) read(c ioCall, withMax, socket bool) sched.Action {
 	buf, err := c.ex.ArgBytes(1)
 	if err != nil {
 		return trap(c.ex, err)
@@ -136,17 +136,17 @@ func (b *Bus) read(c *ioCall, withMax, socket bool) sched.Action {
 }
 
 // readDone returns the bytes read (0: end of stream).
-func (b *Bus) readDone(c *ioCall, r sched.IOResult) sched.Action {
+func (b *Bus) readDone(c ioCall, r sched.IOResult) sched.Action {
 	return complete(c.ex, vmloop.I64(int64(r.Res)), sched.ActContinue)
 }
 
 // netWrite and fileWrite are net.write and file.write h, buf, off, n.
-func (b *Bus) netWrite(c *ioCall) sched.Action  { return b.write(c, true) }
-func (b *Bus) fileWrite(c *ioCall) sched.Action { return b.write(c, false) }
+func (b *Bus) netWrite(c ioCall) sched.Action  { return b.write(c, true) }
+func (b *Bus) fileWrite(c ioCall) sched.Action { return b.write(c, false) }
 
 // write writes n bytes of buf from off. A socket tries a non-blocking
 // send first and submits the rest.
-func (b *Bus) write(c *ioCall, socket bool) sched.Action {
+func (b *Bus) write(c ioCall, socket bool) sched.Action {
 	buf, err := c.ex.ArgBytes(1)
 	if err != nil {
 		return trap(c.ex, err)
@@ -170,7 +170,7 @@ func (b *Bus) write(c *ioCall, socket bool) sched.Action {
 
 // writeDone returns the bytes asked for once all are written; a short
 // write submits the rest.
-func (b *Bus) writeDone(c *ioCall, r sched.IOResult) sched.Action {
+func (b *Bus) writeDone(c ioCall, r sched.IOResult) sched.Action {
 	if int(r.Res) < len(r.Op.Buf) {
 		if r.Res == 0 {
 			return raise(c.ex, vmloop.Err(vmloop.ErrKindIO, c.req.Intr.Name+": the peer accepted no bytes"))
@@ -185,7 +185,7 @@ func (b *Bus) writeDone(c *ioCall, r sched.IOResult) sched.Action {
 // bytes (inline, or by short writes) returns that count, as Go's Write
 // returns n with its deadline error: a TimeoutError would make the
 // program send them again.
-func (b *Bus) writeFailed(c *ioCall, r sched.IOResult) (sched.Action, bool) {
+func (b *Bus) writeFailed(c ioCall, r sched.IOResult) (sched.Action, bool) {
 	if r.TimedOut {
 		if sent := writeSent(c.ex, r.Op); sent > 0 {
 			return complete(c.ex, vmloop.I64(sent), sched.ActContinue), true
@@ -198,7 +198,7 @@ func (b *Bus) writeFailed(c *ioCall, r sched.IOResult) (sched.Action, bool) {
 // the descriptor: with operations still naming it (another task's read),
 // they are cancelled and the last one's completion closes it; the caller
 // goes on.
-func (b *Bus) closeHandle(c *ioCall) sched.Action {
+func (b *Bus) closeHandle(c ioCall) sched.Action {
 	if b.ctl.SubmitClose(c.t, c.h.fd, b.ctl.IOOp(c.t, evpoll.Op{})) {
 		return sched.ActSuspend
 	}
@@ -206,6 +206,6 @@ func (b *Bus) closeHandle(c *ioCall) sched.Action {
 }
 
 // closeDone completes a close that waited.
-func (b *Bus) closeDone(c *ioCall, _ sched.IOResult) sched.Action {
+func (b *Bus) closeDone(c ioCall, _ sched.IOResult) sched.Action {
 	return complete(c.ex, vmloop.Void(), sched.ActContinue)
 }

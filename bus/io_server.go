@@ -42,10 +42,10 @@ func (b *Bus) listen(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request, reuseP
 }
 
 // listenPlain is net.listen addr.
-func (b *Bus) listenPlain(c *ioCall) sched.Action { return b.listen(c.t, c.ex, c.req, false) }
+func (b *Bus) listenPlain(c ioCall) sched.Action { return b.listen(c.t, c.ex, c.req, false) }
 
 // listenOpts is net.listen_opts addr, flags.
-func (b *Bus) listenOpts(c *ioCall) sched.Action {
+func (b *Bus) listenOpts(c ioCall) sched.Action {
 	fl := c.ex.ArgI64(1)
 	if fl&^ListenReusePort != 0 {
 		return raise(c.ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: flags %d: want 0, or 1 for SO_REUSEPORT", c.req.Intr.Name, fl)))
@@ -54,7 +54,7 @@ func (b *Bus) listenOpts(c *ioCall) sched.Action {
 }
 
 // shutdown is net.shutdown conn, how.
-func (b *Bus) shutdown(c *ioCall) sched.Action {
+func (b *Bus) shutdown(c ioCall) sched.Action {
 	how := c.ex.ArgI64(1)
 	if how < iosys.ShutRead || how > iosys.ShutBoth {
 		return raise(c.ex, vmloop.Err(vmloop.ErrKindError, fmt.Sprintf("%s: how %d: want 0 read, 1 write or 2 both", c.req.Intr.Name, how)))
@@ -64,13 +64,13 @@ func (b *Bus) shutdown(c *ioCall) sched.Action {
 }
 
 // localAddr is net.local_addr socket: the address it is bound to.
-func (b *Bus) localAddr(c *ioCall) sched.Action { return b.sockAddr(c, iosys.LocalAddr) }
+func (b *Bus) localAddr(c ioCall) sched.Action { return b.sockAddr(c, iosys.LocalAddr) }
 
 // peerAddr is net.peer_addr conn: its peer's address.
-func (b *Bus) peerAddr(c *ioCall) sched.Action { return b.sockAddr(c, iosys.PeerAddr) }
+func (b *Bus) peerAddr(c ioCall) sched.Action { return b.sockAddr(c, iosys.PeerAddr) }
 
 // sockAddr completes with the address get reads from the socket.
-func (b *Bus) sockAddr(c *ioCall, get func(int) (netip.AddrPort, error)) sched.Action {
+func (b *Bus) sockAddr(c ioCall, get func(int) (netip.AddrPort, error)) sched.Action {
 	var res vmloop.Value
 	err := b.ctl.UseFD(c.h.fd, func(num int) error {
 		ap, err := get(num)
@@ -82,7 +82,7 @@ func (b *Bus) sockAddr(c *ioCall, get func(int) (netip.AddrPort, error)) sched.A
 
 // syscallDone completes a request done by one syscall on the worker with
 // res, or throws its error.
-func (b *Bus) syscallDone(c *ioCall, res vmloop.Value, err error) sched.Action {
+func (b *Bus) syscallDone(c ioCall, res vmloop.Value, err error) sched.Action {
 	if err == sched.ErrFDClosed {
 		return raise(c.ex, vmloop.Err(vmloop.ErrKindIO, fmt.Sprintf("%s: %s is closed", c.req.Intr.Name, c.h)))
 	}

@@ -34,13 +34,13 @@ type ioOp struct {
 	// start decodes the arguments and submits the operation (submitIO),
 	// or completes the request at once (an inline send, a syscall on the
 	// worker, an argument error).
-	start func(b *Bus, c *ioCall) sched.Action
+	start func(b *Bus, c ioCall) sched.Action
 	// done completes a request whose operation succeeded (r.Res >= 0);
 	// nil for a row of kind Nop.
-	done func(b *Bus, c *ioCall, r sched.IOResult) sched.Action
+	done func(b *Bus, c ioCall, r sched.IOResult) sched.Action
 	// failed, if not nil, sees a failed or timed-out operation before the
 	// common IoError or TimeoutError; ok false leaves it to them.
-	failed func(b *Bus, c *ioCall, r sched.IOResult) (a sched.Action, ok bool)
+	failed func(b *Bus, c ioCall, r sched.IOResult) (a sched.Action, ok bool)
 	// abandon, if not nil, releases what the completed operation r
 	// produced for a task that was cancelled before it resumed (a new
 	// descriptor, the socket of a connect).
@@ -106,7 +106,7 @@ func ioOpOf(id vmloop.IntrinsicID) *ioOp {
 // argument's check, then the row's start. CapIO was checked by the
 // command table (authorize).
 func (b *Bus) ioCommand(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	c := &ioCall{t: t, ex: ex, req: req, row: commandOf(req.Intr.ID).io}
+	c := ioCall{t: t, ex: ex, req: req, row: commandOf(req.Intr.ID).io}
 	if c.row.arg != "" {
 		closing := c.row.kind == evpoll.Close
 		h, a := handleArg(ex, req, c.row.arg, closing)
