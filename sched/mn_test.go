@@ -71,8 +71,16 @@ func TestIdleWorkersPark(t *testing.T) {
 	o := testkit.RunFanout(t, rt, p, 2000)
 	require.Equal(t, sched.Success, o.Kind, "%v", o)
 	s := hostbus.Scheduler(rt)
-	testkit.WaitFor(t, func() bool { return s.IdleWorkers() == 4 })
-	d, pk := s.Dispatches(), s.Parks()
+	// A worker counts itself idle before it counts its park (sleep): the
+	// counters are read once they have stood still for a moment, or a
+	// worker descheduled between the two (under -race, on a loaded
+	// machine) would count its park inside the window below.
+	var d, pk uint64
+	testkit.WaitFor(t, func() bool {
+		d, pk = s.Dispatches(), s.Parks()
+		time.Sleep(20 * time.Millisecond)
+		return s.IdleWorkers() == 4 && s.Dispatches() == d && s.Parks() == pk
+	})
 	time.Sleep(200 * time.Millisecond)
 	if d2, pk2 := s.Dispatches(), s.Parks(); d2 != d || pk2 != pk || s.IdleWorkers() != 4 {
 		t.Fatalf("idle runtime moved: dispatches %d→%d, parks %d→%d, idle %d", d, d2, pk, pk2, s.IdleWorkers())
