@@ -142,6 +142,11 @@ func parseHead(buf []byte, start, scan, end, fields int64, out *[httpOutLen]int6
 		start += 2
 	}
 	scan = max(scan, start)
+	if scan == start { // the first look at this head: try it as well-formed
+		if past := parseHeadFast(buf[:lim], start, fields, out); past >= 0 {
+			return past, past - first + past - start
+		}
+	}
 	for x := scan; x < lim; {
 		i := bytes.IndexByte(buf[x:lim], '\n')
 		if i < 0 {
