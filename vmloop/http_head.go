@@ -129,12 +129,15 @@ func (e *Exec) httpParseHead(ins Instr, r regs, left int64) (int64, opStatus) {
 // 0 <= scan <= end): its result, with out written as it says, and the
 // number of bytes it looked at.
 //
-// It goes from LF to LF: each LF from scan on must end a CR LF (RFC 9112
-// 2.2), and the first LF that ends a CR LF CR LF starting at scan or
-// later ends the head. The bytes looked at are counted as if the search
-// and the parse each read the head whole: from the first byte to the end
-// of the head (or to the search's limit when the head has not all come,
-// past a bare LF included), and the head once more when it is parsed.
+// On its first look at a head (scan at its first byte) it tries
+// parseHeadFast, which takes a well-formed head that is all there in one
+// pass. Otherwise it goes from LF to LF: each LF from scan on must end a
+// CR LF (RFC 9112 2.2), and the first LF that ends a CR LF CR LF starting
+// at scan or later ends the head, which parseRequest parses. Either way
+// the bytes looked at are counted as if the search and the parse each
+// read the head whole: from the first byte to the end of the head (or to
+// the search's limit when the head has not all come, past a bare LF
+// included), and the head once more when it is parsed.
 func parseHead(buf []byte, start, scan, end, fields int64, out *[httpOutLen]int64) (code, looked int64) {
 	first := start
 	lim := min(end, start+httpHeadMax)
