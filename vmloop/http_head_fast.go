@@ -1,5 +1,7 @@
 package vmloop
 
+import "bytes"
+
 // The fast path of http.parse_head: a well-formed head, parsed in one
 // forward pass over its bytes. It accepts only heads the general parser
 // (parseRequest, after parseHead's search) accepts, and gives the same
@@ -15,6 +17,13 @@ const (
 	hbColon             // ':'
 )
 
+// httpShortValue is how many bytes of a field value parseHeadFast reads
+// byte by byte; it finds the end of a longer one by IndexByte, and then
+// looks for a NUL or a bare LF in the head at its end.
+const httpShortValue = 16
+
+var lf = []byte("\n")
+
 // httpByteClass is the class of each byte; 0 for a byte of a token or a
 // target.
 var httpByteClass = [256]uint8{'\r': hbEnd, '\n': hbEnd, 0: hbEnd, ' ': hbBlank, '\t': hbBlank, ':': hbColon}
@@ -26,7 +35,7 @@ var httpByteClass = [256]uint8{'\r': hbEnd, '\n': hbEnd, 0: hbEnd, ' ': hbBlank,
 //
 // It reads the request line as method SP target SP HTTP/1.x CR LF (the
 // method one of httpMethods), then field lines as name ':' value CR LF
-// (no blank or control byte in the name, no CR, LF or NUL in the value),
+// (no blank, CR, LF or NUL in the name, no CR, LF or NUL in the value),
 // up to the empty line. It declines what parseRequest refuses (too many
 // fields, a bad or second Content-Length, a Transfer-Encoding, no or two
 // Hosts) and also, to stay simple, a tab in the method, the target or a
@@ -66,6 +75,7 @@ func parseHeadFast(b []byte, start, fields int64, out *[httpOutLen]int64) int64 
 	}
 	i += 10
 	length, seen, hosts, nf := int64(-1), false, 0, int64(0)
+	long := false // a value was passed over by IndexByte, not byte by byte
 	for {
 		if i >= n {
 			return -1
@@ -93,8 +103,15 @@ func parseHeadFast(b []byte, start, fields int64, out *[httpOutLen]int64) int64 
 			i++
 		}
 		vs := i
-		for i < n && httpByteClass[b[i]]&hbEnd == 0 {
+		for short := min(n, i+httpShortValue); i < short && httpByteClass[b[i]]&hbEnd == 0; {
 			i++
+		}
+		if i < n && httpByteClass[b[i]]&hbEnd == 0 { // a long value: its end by IndexByte
+			j := bytes.IndexByte(b[i:], '\r')
+			if j < 0 {
+				return -1
+			}
+			i, long = i+j, true
 		}
 		if i+1 >= n || b[i] != '\r' || b[i+1] != '\n' {
 			return -1
@@ -132,6 +149,9 @@ func parseHeadFast(b []byte, start, fields int64, out *[httpOutLen]int64) int64 
 		return -1
 	}
 	past := int64(i) + 2
+	if long && (bytes.IndexByte(b[start:past], 0) >= 0 || int64(bytes.Count(b[start:past], lf)) != nf+2) {
+		return -1 // a NUL or a bare LF in a long value
+	}
 	out[httpOutStart], out[httpOutScan], out[httpOutMethod] = start, past, method
 	out[httpOutTarget], out[httpOutTargetEnd] = int64(sp1)+1, int64(sp2)
 	out[httpOutKeep], out[httpOutV11], out[httpOutLength], out[httpOutFields] = keep, v11, length, nf
