@@ -1,6 +1,6 @@
 package vmloop
 
-import "bytes"
+import "encoding/binary"
 
 // The fast path of http.parse_head: a well-formed head, parsed in one
 // forward pass over its bytes. It accepts only heads the general parser
@@ -17,13 +17,6 @@ const (
 	hbColon             // ':'
 )
 
-// httpShortValue is how many bytes of a field value parseHeadFast reads
-// byte by byte; it finds the end of a longer one by IndexByte, and then
-// looks for a NUL or a bare LF in the head at its end.
-const httpShortValue = 16
-
-var lf = []byte("\n")
-
 // httpByteClass is the class of each byte; 0 for a byte of a token or a
 // target.
 var httpByteClass = [256]uint8{'\r': hbEnd, '\n': hbEnd, 0: hbEnd, ' ': hbBlank, '\t': hbBlank, ':': hbColon}
@@ -37,9 +30,10 @@ var httpByteClass = [256]uint8{'\r': hbEnd, '\n': hbEnd, 0: hbEnd, ' ': hbBlank,
 // method one of httpMethods), then field lines as name ':' value CR LF
 // (no blank, CR, LF or NUL in the name, no CR, LF or NUL in the value),
 // up to the empty line. It declines what parseRequest refuses (too many
-// fields, a bad or second Content-Length, a Transfer-Encoding, no or two
-// Hosts) and also, to stay simple, a tab in the method, the target or a
-// name, which parseRequest may accept.
+// fields, a bad Content-Length or two that differ, a Transfer-Encoding,
+// no Host in HTTP/1.1 or two) and also, to stay simple, a tab or a colon
+// in the method and a tab in the target or a name, which parseRequest
+// may accept.
 func parseHeadFast(b []byte, start, fields int64, out *[httpOutLen]int64) int64 {
 	i, n := int(start), len(b)
 	for i < n && httpByteClass[b[i]] == 0 {
@@ -75,7 +69,6 @@ func parseHeadFast(b []byte, start, fields int64, out *[httpOutLen]int64) int64 
 	}
 	i += 10
 	length, seen, hosts, nf := int64(-1), false, 0, int64(0)
-	long := false // a value was passed over by IndexByte, not byte by byte
 	for {
 		if i >= n {
 			return -1
@@ -103,16 +96,7 @@ func parseHeadFast(b []byte, start, fields int64, out *[httpOutLen]int64) int64 
 			i++
 		}
 		vs := i
-		for short := min(n, i+httpShortValue); i < short && httpByteClass[b[i]]&hbEnd == 0; {
-			i++
-		}
-		if i < n && httpByteClass[b[i]]&hbEnd == 0 { // a long value: its end by IndexByte
-			j := bytes.IndexByte(b[i:], '\r')
-			if j < 0 {
-				return -1
-			}
-			i, long = i+j, true
-		}
+		i = httpValueEnd(b, i)
 		if i+1 >= n || b[i] != '\r' || b[i+1] != '\n' {
 			return -1
 		}
@@ -149,11 +133,25 @@ func parseHeadFast(b []byte, start, fields int64, out *[httpOutLen]int64) int64 
 		return -1
 	}
 	past := int64(i) + 2
-	if long && (bytes.IndexByte(b[start:past], 0) >= 0 || int64(bytes.Count(b[start:past], lf)) != nf+2) {
-		return -1 // a NUL or a bare LF in a long value
-	}
 	out[httpOutStart], out[httpOutScan], out[httpOutMethod] = start, past, method
 	out[httpOutTarget], out[httpOutTargetEnd] = int64(sp1)+1, int64(sp2)
 	out[httpOutKeep], out[httpOutV11], out[httpOutLength], out[httpOutFields] = keep, v11, length, nf
 	return past
+}
+
+// httpValueEnd returns the offset of the first CR, LF or NUL in b from i
+// on, or len(b) when none: eight bytes at a time, then byte by byte.
+func httpValueEnd(b []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; len(b)-i >= 8; i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		cr, lf := x^('\r'*ones), x^('\n'*ones)
+		if ((x-ones)&^x|(cr-ones)&^cr|(lf-ones)&^lf)&highs != 0 { // a zero byte in x, cr or lf
+			break
+		}
+	}
+	for i < len(b) && httpByteClass[b[i]]&hbEnd == 0 {
+		i++
+	}
+	return i
 }
