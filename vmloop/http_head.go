@@ -128,6 +128,16 @@ func (e *Exec) httpParseHead(ins Instr, r regs, left int64) (int64, opStatus) {
 // parseHead is http.parse_head on buf (0 <= start <= end <= len(buf),
 // 0 <= scan <= end): its result, with out written as it says, and the
 // number of bytes it looked at.
+//
+// On its first look at a head (scan at its first byte) it tries
+// parseHeadFast, which takes a well-formed head that is all there in one
+// pass. Otherwise it goes from LF to LF: each LF from scan on must end a
+// CR LF (RFC 9112 2.2), and the first LF that ends a CR LF CR LF starting
+// at scan or later ends the head, which parseRequest parses. Either way
+// the bytes looked at are counted as if the search and the parse each
+// read the head whole: from the first byte to the end of the head (or to
+// the search's limit when the head has not all come, past a bare LF
+// included), and the head once more when it is parsed.
 func parseHead(buf []byte, start, scan, end, fields int64, out *[httpOutLen]int64) (code, looked int64) {
 	first := start
 	lim := min(end, start+httpHeadMax)
@@ -135,40 +145,40 @@ func parseHead(buf []byte, start, scan, end, fields int64, out *[httpOutLen]int6
 		start += 2
 	}
 	scan = max(scan, start)
-	hend := int64(-1)
-	if scan < lim {
-		if i := bytes.Index(buf[scan:lim], crlfcrlf); i >= 0 {
-			hend = scan + int64(i)
+	if scan == start { // the first look at this head: try it as well-formed
+		if past := parseHeadFast(buf[:lim], start, fields, out); past >= 0 {
+			return past, past - first + past - start
 		}
 	}
-	stop := lim
-	if hend >= 0 {
-		stop = hend + 4
-	}
-	looked = max(stop, scan) - first
-	for x := scan; x < stop; { // every LF ends a CR LF (RFC 9112 2.2)
-		i := bytes.IndexByte(buf[x:stop], '\n')
+	for x := scan; x < lim; {
+		i := bytes.IndexByte(buf[x:lim], '\n')
 		if i < 0 {
 			break
 		}
 		p := x + int64(i)
-		if p <= start || buf[p-1] != '\r' {
-			return -400, looked
+		if p <= start || buf[p-1] != '\r' { // a bare LF, before the end of the head if any
+			stop := lim
+			if i := bytes.Index(buf[p+1:lim], crlfcrlf); i >= 0 {
+				stop = p + 1 + int64(i) + 4
+			}
+			return -400, stop - first
+		}
+		if p-3 >= scan && buf[p-2] == '\n' && buf[p-3] == '\r' { // the CR LF CR LF at p-3
+			hend := p - 3
+			looked = hend + 4 - first // the search
+			return parseRequest(buf, start, hend, fields, out), looked + hend + 4 - start
 		}
 		x = p + 1
 	}
-	if hend < 0 {
-		if lim < end {
-			return -431, looked // no end of head in httpHeadMax bytes
-		}
-		out[httpOutStart], out[httpOutScan] = start, start
-		if end-start >= 3 { // the CR LF CR LF may straddle the next read
-			out[httpOutScan] = end - 3
-		}
-		return -1, looked
+	looked = max(lim, scan) - first
+	if lim < end {
+		return -431, looked // no end of head in httpHeadMax bytes
 	}
-	looked += hend + 4 - start
-	return parseRequest(buf, start, hend, fields, out), looked
+	out[httpOutStart], out[httpOutScan] = start, start
+	if end-start >= 3 { // the CR LF CR LF may straddle the next read
+		out[httpOutScan] = end - 3
+	}
+	return -1, looked
 }
 
 var crlfcrlf = []byte("\r\n\r\n")
@@ -176,29 +186,28 @@ var crlfcrlf = []byte("\r\n\r\n")
 // parseRequest parses the head buf[start:hend+4] (hend: its CR LF CR LF)
 // into out and returns the offset past it, or the status to refuse it
 // with, negated. The checks run in the order of the bytecode parser it
-// replaced, so that a head with two faults is refused for the same one.
+// replaced, so that a head with two faults is refused for the same one:
+// a NUL anywhere first, then the request line's faults, then each field
+// line's in turn (the field limit before the line's own), then the Host
+// count, and an unknown method last.
 func parseRequest(buf []byte, start, hend, fields int64, out *[httpOutLen]int64) int64 {
-	x := hend + 2
-	head := buf[:x]
-	if bytes.IndexByte(head[start:], 0) >= 0 { // no NUL (RFC 9110 5.5)
+	head := buf[start : hend+2]        // the lines, each with its CR LF
+	if bytes.IndexByte(head, 0) >= 0 { // no NUL (RFC 9110 5.5)
 		return -400
 	}
-	eol := start + int64(bytes.Index(head[start:], crlf)) // the request line's end
-	line := head[start:eol]
-	if bytes.IndexByte(line, '\r') >= 0 { // a bare CR
+	eol, ok := httpLineEnd(head, 0)
+	if !ok {
 		return -400
 	}
-	sp1 := bytes.IndexByte(line, ' ')
-	if sp1 <= 0 {
+	line := head[:eol] // the request line
+	sp1 := 0
+	for sp1 < len(line) && line[sp1] != ' ' {
+		sp1++
+	}
+	if sp1 == 0 || sp1 == len(line) { // no blank, or an empty method
 		return -400
 	}
-	method := int64(0) // another token: 501 below
-	for i, m := range httpMethods {
-		if string(line[:sp1]) == m {
-			method = int64(i + 1)
-			break
-		}
-	}
+	method := httpMethod(line[:sp1]) // another token: 501 below
 	sp2 := bytes.IndexByte(line[sp1+1:], ' ')
 	if sp2 <= 0 { // no target, or an empty one
 		return -400
@@ -213,42 +222,52 @@ func parseRequest(buf []byte, start, hend, fields int64, out *[httpOutLen]int64)
 		return -400
 	}
 	length, seen, hosts, nf := int64(-1), false, 0, int64(0)
-	for at := eol + 2; at < x; {
+	for at := eol + 2; at < len(head); {
 		nf++
 		if nf > fields {
 			return -431
 		}
-		le := at + int64(bytes.Index(head[at:], crlf))
+		le, ok := httpLineEnd(head, at)
+		if !ok {
+			return -400
+		}
 		line := head[at:le]
-		if bytes.IndexByte(line, '\r') >= 0 { // a bare CR (RFC 9110 5.5)
-			return -400
-		}
-		co := bytes.IndexByte(line, ':')
-		if co <= 0 { // no colon, or an empty name
-			return -400
-		}
-		name := line[:co]
-		if bytes.IndexByte(name, ' ') >= 0 || name[0] == '\t' { // white space in the name (or obs-fold)
-			return -400
-		}
-		v := bytes.TrimRight(bytes.TrimLeft(line[co+1:], " \t"), " \t")
-		switch {
-		case asciiFoldEq(name, "content-length"):
-			n, ok := httpDigits(v)
-			if !ok || seen && n != length { // two lengths: which frames the body is ambiguous (RFC 9112 6.3)
+		co := 0 // the colon; no blank before it, and no tab first (obs-fold)
+		for co < len(line) && line[co] != ':' {
+			if line[co] == ' ' {
 				return -400
 			}
-			length, seen = n, true
-		case asciiFoldEq(name, "connection"):
-			if asciiFoldEq(v, "close") {
+			co++
+		}
+		if co == 0 || co == len(line) || line[0] == '\t' {
+			return -400
+		}
+		name, v := line[:co], trimBlank(line[co+1:])
+		switch len(name) { // the names differ in length
+		case len("content-length"):
+			if asciiFoldEq(name, "content-length") {
+				n, ok := httpDigits(v)
+				if !ok || seen && n != length { // two lengths: which frames the body is ambiguous (RFC 9112 6.3)
+					return -400
+				}
+				length, seen = n, true
+			}
+		case len("connection"):
+			switch {
+			case !asciiFoldEq(name, "connection"):
+			case asciiFoldEq(v, "close"):
 				keep = 0
-			} else if asciiFoldEq(v, "keep-alive") {
+			case asciiFoldEq(v, "keep-alive"):
 				keep = 1
 			}
-		case asciiFoldEq(name, "transfer-encoding"):
-			return -501 // no chunked bodies
-		case asciiFoldEq(name, "host"):
-			hosts++
+		case len("transfer-encoding"):
+			if asciiFoldEq(name, "transfer-encoding") {
+				return -501 // no chunked bodies
+			}
+		case len("host"):
+			if asciiFoldEq(name, "host") {
+				hosts++
+			}
 		}
 		at = le + 2
 	}
@@ -264,7 +283,35 @@ func parseRequest(buf []byte, start, hend, fields int64, out *[httpOutLen]int64)
 	return hend + 4
 }
 
-var crlf = []byte("\r\n")
+// httpLineEnd returns the end of the line of head that starts at at (its
+// CR LF's offset), and false when a CR comes before the CR LF (a bare CR,
+// RFC 9110 5.5). head ends with a CR LF, and at is a line's start.
+func httpLineEnd(head []byte, at int) (int, bool) {
+	cr := at + bytes.IndexByte(head[at:], '\r')
+	return cr, head[cr+1] == '\n'
+}
+
+// trimBlank returns v without the spaces and tabs at its ends.
+func trimBlank(v []byte) []byte {
+	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
+		v = v[:len(v)-1]
+	}
+	return v
+}
+
+// httpMethod returns the code of the method m (its place in httpMethods,
+// from 1), 0 for another token.
+func httpMethod(m []byte) int64 {
+	for i, name := range httpMethods {
+		if string(m) == name {
+			return int64(i + 1)
+		}
+	}
+	return 0
+}
 
 // httpDigits reads a Content-Length: one digit at least, digits only (no
 // sign, no blank), at most MaxInt64.
