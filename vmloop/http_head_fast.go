@@ -105,11 +105,11 @@ func parseHeadFast(b []byte, start, fields int64, out *[httpOutLen]int64) int64 
 		switch len(name) { // the names differ in length
 		case len("content-length"):
 			if asciiFoldEq(name, "content-length") {
-				n, ok := httpDigits(v)
-				if !ok || seen && n != length {
+				cl, ok := httpDigits(v)
+				if !ok || seen && cl != length {
 					return -1
 				}
-				length, seen = n, true
+				length, seen = cl, true
 			}
 		case len("connection"):
 			switch {
