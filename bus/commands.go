@@ -50,7 +50,8 @@ type command struct {
 	timed bool
 	// first: a join, whose target, when it waits to run next on the
 	// joiner's worker, runs first (runFirst) unless a timeout bounds the
-	// wait.
+	// wait. Its handle must be join: dispatch goes on with joinTask and
+	// the target runFirst resolved.
 	first  bool
 	handle func(b *Bus, t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action
 	// resume completes the request after ActSuspend; nil for a command

@@ -221,7 +221,7 @@ func parseRequest(buf []byte, start, hend, fields int64, out *[httpOutLen]int64)
 	default:
 		return -400
 	}
-	length, seen, hosts, nf := int64(-1), false, 0, int64(0)
+	f, nf := headFacts{keep: keep, length: -1}, int64(0)
 	for at := eol + 2; at < len(head); {
 		nf++
 		if nf > fields {
@@ -243,35 +243,12 @@ func parseRequest(buf []byte, start, hend, fields int64, out *[httpOutLen]int64)
 			return -400
 		}
 		name, v := line[:co], trimBlank(line[co+1:])
-		switch len(name) { // the names differ in length
-		case len("content-length"):
-			if asciiFoldEq(name, "content-length") {
-				n, ok := httpDigits(v)
-				if !ok || seen && n != length { // two lengths: which frames the body is ambiguous (RFC 9112 6.3)
-					return -400
-				}
-				length, seen = n, true
-			}
-		case len("connection"):
-			switch {
-			case !asciiFoldEq(name, "connection"):
-			case asciiFoldEq(v, "close"):
-				keep = 0
-			case asciiFoldEq(v, "keep-alive"):
-				keep = 1
-			}
-		case len("transfer-encoding"):
-			if asciiFoldEq(name, "transfer-encoding") {
-				return -501 // no chunked bodies
-			}
-		case len("host"):
-			if asciiFoldEq(name, "host") {
-				hosts++
-			}
+		if c := f.field(name, v); c != 0 {
+			return c
 		}
 		at = le + 2
 	}
-	if hosts > 1 || v11 == 1 && hosts == 0 { // one Host in HTTP/1.1, at most one in HTTP/1.0 (RFC 9112 3.2)
+	if !f.hostsOK(v11) {
 		return -400
 	}
 	if method == 0 {
@@ -279,8 +256,58 @@ func parseRequest(buf []byte, start, hend, fields int64, out *[httpOutLen]int64)
 	}
 	out[httpOutStart], out[httpOutScan], out[httpOutMethod] = start, hend+4, method
 	out[httpOutTarget], out[httpOutTargetEnd] = start+int64(sp1)+1, start+int64(sp2)
-	out[httpOutKeep], out[httpOutV11], out[httpOutLength], out[httpOutFields] = keep, v11, length, nf
+	out[httpOutKeep], out[httpOutV11], out[httpOutLength], out[httpOutFields] = f.keep, v11, f.length, nf
 	return hend + 4
+}
+
+// headFacts is what a head's field lines say about its request, shared by
+// the general parser (parseRequest) and its fast path (parseHeadFast).
+type headFacts struct {
+	keep   int64 // 1: the connection stays open after the reply
+	length int64 // Content-Length, -1 when none
+	seen   bool  // a Content-Length was seen
+	hosts  int   // Host fields
+}
+
+// field takes in one field line, its name and its value (blanks trimmed),
+// and returns 0, or the status to refuse the head with, negated: -400 for
+// a bad Content-Length or two that differ (which frames the body is then
+// ambiguous, RFC 9112 6.3), -501 for a Transfer-Encoding (no chunked
+// bodies).
+func (f *headFacts) field(name, v []byte) int64 {
+	switch len(name) { // the names differ in length
+	case len("content-length"):
+		if asciiFoldEq(name, "content-length") {
+			n, ok := httpDigits(v)
+			if !ok || f.seen && n != f.length {
+				return -400
+			}
+			f.length, f.seen = n, true
+		}
+	case len("connection"):
+		switch {
+		case !asciiFoldEq(name, "connection"):
+		case asciiFoldEq(v, "close"):
+			f.keep = 0
+		case asciiFoldEq(v, "keep-alive"):
+			f.keep = 1
+		}
+	case len("transfer-encoding"):
+		if asciiFoldEq(name, "transfer-encoding") {
+			return -501
+		}
+	case len("host"):
+		if asciiFoldEq(name, "host") {
+			f.hosts++
+		}
+	}
+	return 0
+}
+
+// hostsOK reports whether the head has one Host field (HTTP/1.1, v11 1)
+// or at most one (HTTP/1.0), RFC 9112 3.2.
+func (f *headFacts) hostsOK(v11 int64) bool {
+	return f.hosts <= 1 && (v11 == 0 || f.hosts == 1)
 }
 
 // httpLineEnd returns the end of the line of head that starts at at (its

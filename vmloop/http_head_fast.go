@@ -68,7 +68,7 @@ func parseHeadFast(b []byte, start, fields int64, out *[httpOutLen]int64) int64 
 		return -1
 	}
 	i += 10
-	length, seen, hosts, nf := int64(-1), false, 0, int64(0)
+	f, nf := headFacts{keep: keep, length: -1}, int64(0)
 	for {
 		if i >= n {
 			return -1
@@ -102,40 +102,17 @@ func parseHeadFast(b []byte, start, fields int64, out *[httpOutLen]int64) int64 
 		}
 		v := trimBlank(b[vs:i])
 		i += 2
-		switch len(name) { // the names differ in length
-		case len("content-length"):
-			if asciiFoldEq(name, "content-length") {
-				cl, ok := httpDigits(v)
-				if !ok || seen && cl != length {
-					return -1
-				}
-				length, seen = cl, true
-			}
-		case len("connection"):
-			switch {
-			case !asciiFoldEq(name, "connection"):
-			case asciiFoldEq(v, "close"):
-				keep = 0
-			case asciiFoldEq(v, "keep-alive"):
-				keep = 1
-			}
-		case len("transfer-encoding"):
-			if asciiFoldEq(name, "transfer-encoding") {
-				return -1
-			}
-		case len("host"):
-			if asciiFoldEq(name, "host") {
-				hosts++
-			}
+		if f.field(name, v) != 0 {
+			return -1
 		}
 	}
-	if hosts > 1 || v11 == 1 && hosts == 0 {
+	if !f.hostsOK(v11) {
 		return -1
 	}
 	past := int64(i) + 2
 	out[httpOutStart], out[httpOutScan], out[httpOutMethod] = start, past, method
 	out[httpOutTarget], out[httpOutTargetEnd] = int64(sp1)+1, int64(sp2)
-	out[httpOutKeep], out[httpOutV11], out[httpOutLength], out[httpOutFields] = keep, v11, length, nf
+	out[httpOutKeep], out[httpOutV11], out[httpOutLength], out[httpOutFields] = f.keep, v11, f.length, nf
 	return past
 }
 
