@@ -116,7 +116,7 @@ func writeSent(ex *vmloop.Exec, op *evpoll.Op) int64 {
 // row: the row's done for a success; for a failure the row's failed
 // first, then a TimeoutError or an IoError naming the errno.
 func (b *Bus) ioResume(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	c := ioCall{t: t, ex: ex, req: req, row: commandOf(req.Intr.ID).io}
+	c := newIOCall(t, ex, req)
 	r := b.ctl.TakeIO(t)
 	if !r.Done {
 		return trap(ex, vmloop.TrapInfo{Code: vmloop.TrapIntrinsic, Msg: req.Intr.Name + ": resumed without a completion"})

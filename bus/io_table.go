@@ -56,6 +56,12 @@ type ioCall struct {
 	h   *ioHandle // argument 0, for a row with arg; its caller owns it
 }
 
+// newIOCall is req's call record, its row looked up (by value: the rows'
+// functions take it so, and it stays on the worker's stack).
+func newIOCall(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) ioCall {
+	return ioCall{t: t, ex: ex, req: req, row: commandOf(req.Intr.ID).io}
+}
+
 // ioRows lists the I/O rows (net.*, file.*) of the command table.
 var ioRows = map[vmloop.IntrinsicID]*ioOp{
 	vmloop.IntrNetListen:     {kind: evpoll.Nop, start: (*Bus).listenPlain},
@@ -106,7 +112,7 @@ func ioOpOf(id vmloop.IntrinsicID) *ioOp {
 // argument's check, then the row's start. CapIO was checked by the
 // command table (authorize).
 func (b *Bus) ioCommand(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	c := ioCall{t: t, ex: ex, req: req, row: commandOf(req.Intr.ID).io}
+	c := newIOCall(t, ex, req)
 	if c.row.arg != "" {
 		closing := c.row.kind == evpoll.Close
 		h, a := handleArg(ex, req, c.row.arg, closing)

@@ -254,9 +254,7 @@ func parseRequest(buf []byte, start, hend, fields int64, out *[httpOutLen]int64)
 	if method == 0 {
 		return -501
 	}
-	out[httpOutStart], out[httpOutScan], out[httpOutMethod] = start, hend+4, method
-	out[httpOutTarget], out[httpOutTargetEnd] = start+int64(sp1)+1, start+int64(sp2)
-	out[httpOutKeep], out[httpOutV11], out[httpOutLength], out[httpOutFields] = f.keep, v11, f.length, nf
+	f.put(out, start, hend+4, method, start+int64(sp1)+1, start+int64(sp2), v11, nf)
 	return hend + 4
 }
 
@@ -302,6 +300,14 @@ func (f *headFacts) field(name, v []byte) int64 {
 		}
 	}
 	return 0
+}
+
+// put writes the head start..past that f describes into out: its method,
+// its target buf[target:targetEnd], its version v11 and its nf fields.
+func (f *headFacts) put(out *[httpOutLen]int64, start, past, method, target, targetEnd, v11, nf int64) {
+	out[httpOutStart], out[httpOutScan], out[httpOutMethod] = start, past, method
+	out[httpOutTarget], out[httpOutTargetEnd] = target, targetEnd
+	out[httpOutKeep], out[httpOutV11], out[httpOutLength], out[httpOutFields] = f.keep, v11, f.length, nf
 }
 
 // hostsOK reports whether the head has one Host field (HTTP/1.1, v11 1)

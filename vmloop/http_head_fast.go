@@ -110,9 +110,7 @@ func parseHeadFast(b []byte, start, fields int64, out *[httpOutLen]int64) int64 
 		return -1
 	}
 	past := int64(i) + 2
-	out[httpOutStart], out[httpOutScan], out[httpOutMethod] = start, past, method
-	out[httpOutTarget], out[httpOutTargetEnd] = int64(sp1)+1, int64(sp2)
-	out[httpOutKeep], out[httpOutV11], out[httpOutLength], out[httpOutFields] = f.keep, v11, f.length, nf
+	f.put(out, start, past, method, int64(sp1)+1, int64(sp2), v11, nf)
 	return past
 }
 

@@ -215,8 +215,9 @@ func (h *heap) ref(x uint64) *trefSlot {
 }
 
 // refOf returns the slot of x when x is a shared reference h holds whose
-// hold's kind and held bits are kw (refWord of its kind), else nil. Null names slot 0, which is never
-// held. (Small enough to inline: every use of a reference reads it.)
+// hold's kind and held bits are kw (refWord of its kind), else nil. Null
+// names slot 0, which is never held. (Small enough to inline: every use
+// of a reference reads it.)
 func (h *heap) refOf(x uint64, kw uint32) *trefSlot {
 	c := (*[trefChunkLen]trefSlot)(atomic.LoadPointer(&trefTable.dir[x>>(trefSlotShift+trefChunkShift)&(trefDirLen-1)]))
 	if x&handleIdxMask != 0 || c == nil {

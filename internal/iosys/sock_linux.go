@@ -32,10 +32,7 @@ func AcceptNow(fd int) (int, error) {
 // (MSG_DONTWAIT; MSG_NOSIGNAL: a closed peer is EPIPE, never SIGPIPE) and
 // returns how much that was: unix.EAGAIN when it takes nothing.
 func SendNow(fd int, buf []byte) (int, error) {
-	var p unsafe.Pointer
-	if len(buf) > 0 {
-		p = unsafe.Pointer(&buf[0])
-	}
+	p := bufPtr(buf)
 	r, _, errno := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(p), uintptr(len(buf)), unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL, 0, 0)
 	if errno != 0 {
 		return 0, fmt.Errorf("iosys: send: %w", errno)
@@ -48,13 +45,18 @@ func SendNow(fd int, buf []byte) (int, error) {
 // read of a server's connection (the http scenario of `jade perf`). It
 // cannot block, so it enters the kernel as AcceptNow does.
 func recvDontWait(fd int, buf []byte) (int, error) {
-	var p unsafe.Pointer
-	if len(buf) > 0 {
-		p = unsafe.Pointer(&buf[0])
-	}
+	p := bufPtr(buf)
 	r, _, errno := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(p), uintptr(len(buf)), unix.MSG_DONTWAIT, 0, 0)
 	if errno != 0 {
 		return 0, errno
 	}
 	return int(r), nil
+}
+
+// bufPtr is buf's first byte for a raw socket call, nil for an empty buf.
+func bufPtr(buf []byte) unsafe.Pointer {
+	if len(buf) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&buf[0])
 }
