@@ -70,3 +70,18 @@ func TestReplyAgrees(t *testing.T) {
 	}
 	require.Positive(t, n)
 }
+
+// TestReplyBadSpan: a body span with to < from throws (catchable) and
+// queues nothing.
+func TestReplyBadSpan(t *testing.T) {
+	p, err := jasm.AssembleFile("testdata/reply_diff.jasm", jasm.LinkOptions{NoStd: true})
+	require.NoError(t, err)
+	rt := testkit.Runtime(t, jade.Options{Workers: 1})
+	require.NoError(t, rt.Verify(p))
+	ctx, cancel := context.WithTimeout(context.Background(), testkit.Patience)
+	defer cancel()
+	o, err := rt.Run(ctx, p, "bad_span")
+	require.NoError(t, err)
+	require.Equal(t, sched.Success, o.Kind, "%v", o)
+	require.Equal(t, int64(1), o.Value.Int())
+}

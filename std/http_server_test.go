@@ -146,6 +146,8 @@ func httpAccepted(t *testing.T, addr string) {
 		{"HTTP/1.0 keep-alive", "GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /last HTTP/1.1\r\nHost: a\r\n\r\n",
 			"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: keep-alive\r\n\r\nHello" + last},
 		{"HEAD", "HEAD /hello HTTP/1.1\r\nHost: a\r\n\r\nGET /last HTTP/1.1\r\nHost: a\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n" + last},
+		{"a head larger than the reply buffer", "GET /hello HTTP/1.1\r\nHost: a\r\n\r\nGET /bighead HTTP/1.1\r\nHost: a\r\n\r\nGET /last HTTP/1.1\r\nHost: a\r\n\r\n",
+			hello + "HTTP/1.1 200 OK\r\n" + strings.Repeat("X-Pad: 0123456789abcdef\r\n", 800) + "Content-Length: 5\r\n\r\nHello" + last},
 		{"not found", "GET /nope HTTP/1.1\r\nHost: a\r\n\r\nGET /last HTTP/1.1\r\nHost: a\r\n\r\n", "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n" + last},
 	}
 	for _, tc := range cases {

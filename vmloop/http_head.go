@@ -72,6 +72,7 @@ type httpRow struct {
 // http.* intrinsic without one.
 var httpRows = map[IntrinsicID]httpRow{
 	IntrHTTPParseHead: {run: (*Exec).httpParseHead},
+	IntrHTTPPutHead:   {run: (*Exec).httpPutHead},
 }
 
 var httpRowByID = indexRows(httpRows)

@@ -17,7 +17,7 @@ func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor)
 // opcode a program must declare (opSince: 1.3 added the bounded byte and
 // string opcodes of isa_bytes.go), bumps the minor version; changing or
 // removing one bumps the major.
-var ABI = Version{1, 7}
+var ABI = Version{1, 8}
 
 // CheckABI reports whether a program needing version need can run here.
 func CheckABI(need Version) error {
@@ -197,6 +197,10 @@ const (
 	// ABI 1.7, protocols: an HTTP/1.1 request head found and parsed in
 	// one step, in the VM loop (vmloop/http_head.go; Family.InVM).
 	IntrHTTPParseHead
+
+	// ABI 1.8: an HTTP/1.1 reply head written in one step, in the VM loop
+	// (vmloop/http_reply.go; Family.InVM).
+	IntrHTTPPutHead
 )
 
 var (
@@ -208,6 +212,7 @@ var (
 	v15 = Version{1, 5}
 	v16 = Version{1, 6}
 	v17 = Version{1, 7}
+	v18 = Version{1, 8}
 )
 
 var centralTable = []Intrinsic{
@@ -329,6 +334,7 @@ var centralTable = []Intrinsic{
 	{IntrSelJoin, "sel.join", []Type{TRef, TRef}, TI64, v16, NOP, true},
 
 	{IntrHTTPParseHead, "http.parse_head", []Type{TRef, TI64, TI64, TI64, TI64, TRef}, TI64, v17, NOP, true},
+	{IntrHTTPPutHead, "http.put_head", []Type{TRef, TI64, TI64, TRef, TI64, TI64}, TI64, v18, NOP, true},
 }
 
 // Family is the group an intrinsic belongs to, a property of its row
