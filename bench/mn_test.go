@@ -227,13 +227,13 @@ func BenchmarkBlockingTicker(b *testing.B) {
 }
 
 // BenchmarkSliceTimeIntrinsics: the wall time of one slice of a loop of
-// plain instructions and of a loop calling time.now, each alone on one
+// plain instructions and of a loop of requests to the scheduler (chan.len), each alone on one
 // worker; the two should be of a size (S-6 counts waits in slices).
 func BenchmarkSliceTimeIntrinsics(b *testing.B) {
 	for _, c := range []struct {
 		prog string
 		n    int
-	}{{"plain_loop", 20_000_000}, {"now_loop", 2_000_000}} {
+	}{{"plain_loop", 20_000_000}, {"request_loop", 2_000_000}} {
 		b.Run(c.prog, func(b *testing.B) {
 			e := envN(b, 1)
 			var d time.Duration

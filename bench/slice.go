@@ -32,14 +32,17 @@ l:
   ret  x
 .end
 `
-	// srcNowLoop runs n iterations that each call time.now.
-	srcNowLoop = `
-.abi 1.1
+	// srcRequestLoop runs n iterations that each make a request to the
+	// scheduler that it answers at once (chan.len: time.now runs in the
+	// VM loop).
+	srcRequestLoop = `
+.abi 1.5
 .func main(n:i64) -> i64
-  .local i:i64, x:i64
+  .local i:i64, x:i64, c:ref
+  intr c, chan.new_i64, 1
   const i, 0
 l:
-  intr x, time.now
+  intr x, chan.len, c
   addi i, i, 1
   jlt  i, n, l
   ret  x
@@ -47,7 +50,7 @@ l:
 `
 )
 
-// SliceTimeOf runs program prog ("plain_loop" or "now_loop") with n
+// SliceTimeOf runs program prog ("plain_loop" or "request_loop") with n
 // iterations alone and returns its wall time over the slices it took.
 func (e *Env) SliceTimeOf(prog string, n int) (time.Duration, error) {
 	d0 := e.dispatches()

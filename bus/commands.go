@@ -105,7 +105,6 @@ var commandRows = map[vmloop.IntrinsicID]command{
 
 	// time.* use the engine's own timer wheel for the calling task;
 	// periodic jobs are engine-local timers the task owns.
-	vmloop.IntrTimeNow:        {grant: grantSelf, handle: (*Bus).timeNow},
 	vmloop.IntrTimeSleep:      {grant: grantSelf, handle: (*Bus).timeSleep, resume: (*Bus).sleepResume, wait: sched.WaitTimer},
 	vmloop.IntrTimeSleepUntil: {grant: grantSelf, handle: (*Bus).timeSleepUntil, resume: (*Bus).sleepResume, wait: sched.WaitTimer},
 	vmloop.IntrTimeTimeout:    {grant: grantSelf, handle: (*Bus).timeTimeout},

@@ -29,7 +29,7 @@ func TestCommandTable(t *testing.T) {
 	}
 	for _, in := range vmloop.CentralIntrinsics() {
 		c := commandOf(in.ID)
-		if in.Family().InVM() {
+		if in.InVM() {
 			require.Nil(t, c, "%s runs in the VM loop, never as a request, but has a row", in.Name)
 			continue
 		}
@@ -89,13 +89,13 @@ func TestCommandTable(t *testing.T) {
 func commandCoverage() []string {
 	var bad []string
 	for _, in := range vmloop.CentralIntrinsics() {
-		if !in.Family().InVM() && commandOf(in.ID) == nil {
+		if !in.InVM() && commandOf(in.ID) == nil {
 			bad = append(bad, in.Name+": no command row")
 		}
 	}
 	for id, c := range commands {
 		in, ok := vmloop.IntrinsicByID(vmloop.IntrinsicID(id))
-		if c != nil && (!ok || in.Family().InVM()) {
+		if c != nil && (!ok || in.InVM()) {
 			bad = append(bad, fmt.Sprintf("intrinsic %d: a command row, but no central intrinsic that is a request", id))
 		}
 	}

@@ -27,11 +27,6 @@ const (
 	jobLastLatenessNs
 )
 
-// timeNow: time.now, the engine's monotonic clock in nanoseconds.
-func (b *Bus) timeNow(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
-	return complete(ex, vmloop.I64(b.s.Now()), sched.ActContinue)
-}
-
 // timeSleep: time.sleep ns.
 func (b *Bus) timeSleep(t *sched.Task, ex *vmloop.Exec, req *vmloop.Request) sched.Action {
 	return b.sleepUntil(t, ex, req, sched.DeadlineAfter(b.s.Now(), ex.ArgI64(0)), ex.ArgI64(0) <= 0)

@@ -86,9 +86,15 @@ func runDiff(p *vmloop.Program, fn int, args []vmloop.Value, lim vmloop.Limits, 
 	}
 	for st.runs < maxRuns {
 		b := budget()
+		t0 := diffNow.Load()
 		sg := eg.Run(b)
+		tg := diffNow.Swap(t0) // the native loop reads the same times
 		sn := en.Run(b)
 		st.runs++
+		if tn := diffNow.Load(); tn != tg {
+			return st, fmt.Errorf("run %d (budget %d): time.now read %d times on the go loop, %d on the native loop",
+				st.runs, b, (tg-t0)/1_000_000, (tn-t0)/1_000_000)
+		}
 		gf, gpc := eg.Where()
 		nf, npc := en.Where()
 		if sg != sn || gf != nf || gpc != npc || eg.Left() != en.Left() || eg.Reductions() != en.Reductions() {

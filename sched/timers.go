@@ -4,9 +4,9 @@ import (
 	"errors"
 	"math"
 	"sync/atomic"
-	"time"
 
 	"github.com/jadevm/jade/internal/jtrace"
+	"github.com/jadevm/jade/internal/monoclock"
 	"github.com/jadevm/jade/timerwheel"
 )
 
@@ -57,11 +57,9 @@ func DeadlineAfter(now, d int64) int64 {
 	return now + d
 }
 
-var epoch = time.Now()
-
-// nanotime is the scheduler's master clock: monotonic nanoseconds since the
-// package was initialised.
-func nanotime() int64 { return int64(time.Since(epoch)) }
+// nanotime is the scheduler's master clock (internal/monoclock: the one
+// the VM loop's time.now reads).
+func nanotime() int64 { return monoclock.Now() }
 
 // Now returns the master clock: monotonic nanoseconds since the runtime's
 // epoch (what time.now returns to tasks).

@@ -149,12 +149,8 @@ func (e *Exec) step(ins Instr) ctl {
 
 	case INTR:
 		in := e.prog.Intrinsics[ins.D()].Resolved
-		if fam := FamilyOf(in.ID); fam.InVM() {
-			if fam == FamHTTP {
-				e.left, st = e.httpOp(in.ID, ins, r, e.left)
-			} else {
-				e.left, st = e.mapOp(in.ID, ins, r, e.left)
-			}
+		if in.InVM() {
+			e.left, st = e.inVMOp(in, ins, r, e.left)
 			break
 		}
 		e.setRequest(ins, pc)

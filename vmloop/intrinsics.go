@@ -199,8 +199,10 @@ const (
 	IntrHTTPParseHead
 
 	// ABI 1.8: an HTTP/1.1 reply head written in one step, in the VM loop
-	// (vmloop/http_reply.go; Family.InVM).
+	// (vmloop/http_reply.go; Family.InVM), and whether a channel is
+	// closed, also in the VM loop (vm_rows.go: Intrinsic.InVM).
 	IntrHTTPPutHead
+	IntrChanClosed
 )
 
 var (
@@ -335,6 +337,7 @@ var centralTable = []Intrinsic{
 
 	{IntrHTTPParseHead, "http.parse_head", []Type{TRef, TI64, TI64, TI64, TI64, TRef}, TI64, v17, NOP, true},
 	{IntrHTTPPutHead, "http.put_head", []Type{TRef, TI64, TI64, TRef, TI64, TI64}, TI64, v18, NOP, true},
+	{IntrChanClosed, "chan.closed", []Type{TRef}, TI64, v18, NOP, true},
 }
 
 // Family is the group an intrinsic belongs to, a property of its row
@@ -374,7 +377,8 @@ func (f Family) IO() bool { return f == FamNet || f == FamFile }
 // InVM reports whether the family's intrinsics run inside the VM loop
 // (the map family: a map is an object of the task's own heap; the http
 // family: a parse of a bytes object of that heap), so that they never
-// leave it as a Request.
+// leave it as a Request. A few intrinsics of other families run there
+// too (Intrinsic.InVM).
 func (f Family) InVM() bool { return f == FamMap || f == FamHTTP }
 
 // Family returns the intrinsic's family (FamNone for a host intrinsic).
@@ -396,6 +400,7 @@ func FamilyOf(id IntrinsicID) Family {
 
 var (
 	famByID    []Family
+	inVMByID   []bool // Intrinsic.InVM by ID
 	intrByName map[string]*Intrinsic
 	intrByID   map[IntrinsicID]*Intrinsic
 	intrByOp   [NumOps]*Intrinsic
@@ -409,7 +414,7 @@ func init() { indexIntrinsics() }
 // docs, the bus) finds it through these, so a row appended to the table
 // is known everywhere (TestTestRowIsKnownEverywhere).
 func indexIntrinsics() {
-	famByID = famByID[:0]
+	famByID, inVMByID = famByID[:0], inVMByID[:0]
 	intrByName = make(map[string]*Intrinsic, len(centralTable))
 	intrByID = make(map[IntrinsicID]*Intrinsic, len(centralTable))
 	intrByOp = [NumOps]*Intrinsic{}
@@ -426,9 +431,10 @@ func indexIntrinsics() {
 			panic("vmloop: intrinsic " + in.Name + " has no family")
 		}
 		for int(in.ID) >= len(famByID) {
-			famByID = append(famByID, FamNone)
+			famByID, inVMByID = append(famByID, FamNone), append(inVMByID, false)
 		}
 		famByID[in.ID] = fam
+		inVMByID[in.ID] = fam.InVM() || rowOf(loneRowByID, in.ID) != nil
 		if in.Builtin != NOP {
 			intrByOp[in.Builtin] = in
 			if opTable[in.Builtin].Intrinsic != in.Name {

@@ -150,3 +150,25 @@ var TaskRefs func(task any, delta int)
 // the heap freed): the scheduler recycles a record whose last reference
 // that was on the worker running holder, without a shared pool.
 var TaskDrop func(task any, holder any)
+
+var clock atomic.Pointer[func() int64]
+
+// SetClock makes the VM loop's time.now read f instead of the master
+// clock (internal/monoclock); nil restores the master clock. The
+// differential tests of the two loops give both the same time with it,
+// as they give both the same answer to a request.
+func SetClock(f func() int64) {
+	if f == nil {
+		clock.Store(nil)
+		return
+	}
+	clock.Store(&f)
+}
+
+// Clock returns the clock SetClock set, or nil for the master clock.
+func Clock() func() int64 {
+	if f := clock.Load(); f != nil {
+		return *f
+	}
+	return nil
+}

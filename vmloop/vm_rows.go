@@ -1,0 +1,77 @@
+package vmloop
+
+import (
+	"github.com/jadevm/jade/internal/monoclock"
+	"github.com/jadevm/jade/internal/vmhook"
+)
+
+// The intrinsics of the scheduler's families that the VM loop runs
+// itself (Intrinsic.InVM), because they read only what a task may read
+// without the scheduler: a request to it would cost more than the
+// answer (an HTTP request on std/http made two of them, about 1.4 k
+// instructions of its 23 k). Each charges one reduction.
+//
+//   - time.now reads the master clock (internal/monoclock), the one the
+//     scheduler's timers read, or the clock a test set (vmhook.SetClock).
+//   - chan.closed reports whether a channel of the task's heap is
+//     closed (std/http polls the drain's channel with it before each
+//     reply).
+var loneRows = map[IntrinsicID]httpRow{
+	IntrTimeNow:    {run: (*Exec).timeNow},
+	IntrChanClosed: {run: (*Exec).chanClosed},
+}
+
+var loneRowByID = indexRows(loneRows)
+
+// InVM reports whether the VM loop runs the intrinsic itself, so that it
+// never leaves the loop as a Request: the intrinsics of the InVM families
+// and the lone rows of others (loneRows).
+func (in *Intrinsic) InVM() bool {
+	return int(in.ID) < len(inVMByID) && inVMByID[in.ID]
+}
+
+// inVMOp runs the in-VM intrinsic in of the INTR instruction ins.
+func (e *Exec) inVMOp(in *Intrinsic, ins Instr, r regs, left int64) (int64, opStatus) {
+	switch FamilyOf(in.ID) {
+	case FamHTTP:
+		return e.httpOp(in.ID, ins, r, left)
+	case FamMap:
+		return e.mapOp(in.ID, ins, r, left)
+	}
+	return rowOf(loneRowByID, in.ID).run(e, ins, r, left)
+}
+
+// timeNow runs time.now (result in a).
+func (e *Exec) timeNow(ins Instr, r regs, left int64) (int64, opStatus) {
+	now := monoclock.Now
+	if f := vmhook.Clock(); f != nil {
+		now = f
+	}
+	r.setI(ins.A(), now())
+	return left - 1, opOK
+}
+
+// closer is what chan.closed asks of a channel (internal/chans.Chan).
+type closer interface{ Closed() bool }
+
+// chanClosed runs chan.closed (argument a, result in a): 1 once the
+// channel is closed, else 0.
+func (e *Exec) chanClosed(ins Instr, r regs, left int64) (int64, opStatus) {
+	a := ins.A()
+	o := e.heap.get(r.ref(a), KindExt)
+	if o == nil {
+		e.badHandle(r.ref(a), KindExt)
+		return left, opTrap
+	}
+	c, ok := o.x.(closer)
+	if !ok {
+		e.x().trap = TrapInfo{Code: TrapHandle, Msg: "chan.closed: the argument is not a channel"}
+		return left, opTrap
+	}
+	var v int64
+	if c.Closed() {
+		v = 1
+	}
+	r.setI(a, v)
+	return left - 1, opOK
+}
