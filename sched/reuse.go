@@ -17,6 +17,21 @@ import (
 func init() {
 	vmhook.TaskRefs = taskRef
 	vmhook.TaskDrop = taskDrop
+	vmhook.SetTimeout = setTimeoutInVM
+}
+
+// setTimeoutInVM is vmloop's time.timeout for holder, the Exec of a task
+// record running on the calling worker (the only one that touches the
+// record's timer state while it runs): Control.SetTimeout without a
+// request; false when its engine has no timer wheel (the bus throws).
+func setTimeoutInVM(holder any, d int64) bool {
+	t := recordOf(holder.(*vmloop.Exec))
+	if !t.engine.HasWheel() {
+		return false
+	}
+	tm := t.timer()
+	tm.timeout, tm.hasTimeout = d, true
+	return true
 }
 
 // taskDrop is vmloop's task hook for a reference dropped by the heap of

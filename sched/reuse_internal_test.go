@@ -16,7 +16,7 @@ func TestWorkerTaskCache(t *testing.T) {
 	w := &worker{s: &Scheduler{}}
 	recs := make([]*Task, taskCacheSize)
 	for i := range recs {
-		r := new(Task)
+		r := newRecord()
 		r.id = uint64(i + 1)
 		r.refs.Store(1)
 		r.flags.Or(flagWatched)
@@ -34,14 +34,14 @@ func TestWorkerTaskCache(t *testing.T) {
 	}
 	require.Empty(t, w.tasks)
 
-	p := new(Task)
+	p := newRecord()
 	p.refs.Store(1)
 	p.flags.Or(flagPinned)
 	p.unrefOn(w)
 	require.Empty(t, w.tasks, "a pinned record is never reused")
 
 	// The host (no worker) and unref from a heap's hook use taskPool.
-	h := new(Task)
+	h := newRecord()
 	h.refs.Store(1)
 	h.unref()
 	require.Empty(t, w.tasks)
@@ -57,16 +57,25 @@ func TestTaskDropRecyclesOnWorker(t *testing.T) {
 	holder := w.newTask()
 	holder.link = unsafe.Pointer(w)
 	require.Same(t, holder, recordOf(holder.ex()))
-	child := new(Task)
+	child := newRecord()
 	child.refs.Store(1) // ended: the holder's reference is the last
 	child.state.Store(uint32(Completed))
 	taskDrop(child, holder.ex())
 	require.Equal(t, []*Task{child}, w.tasks, "recycled on the holder's worker")
 
 	holder.link = nil
-	other := new(Task)
+	other := newRecord()
 	other.refs.Store(1)
 	other.state.Store(uint32(Completed))
 	taskDrop(other, holder.ex())
 	require.Equal(t, []*Task{child}, w.tasks, "no worker: taskPool")
+}
+
+// newRecord is a task record as newTask makes one (marked: its Exec is a
+// record's), so that the records these tests put in taskPool are like
+// the scheduler's own when a later test's spawn takes one.
+func newRecord() *Task {
+	t := new(Task)
+	t.x.MarkTaskRecord()
+	return t
 }

@@ -11,7 +11,7 @@ func TestTaskSparesMoveBatches(t *testing.T) {
 	giver, taker := &worker{s: s}, &worker{s: s}
 	seen := map[*Task]int{}
 	for range taskCacheSize + 1 {
-		r := new(Task)
+		r := newRecord()
 		seen[r] = 0
 		r.recycle(giver)
 	}
@@ -44,7 +44,7 @@ func TestTaskSparesMoveBatches(t *testing.T) {
 	s.spares.list = make([]*Task, maxSpareTasks)
 	s.spares.n.Store(maxSpareTasks)
 	for range taskCacheSize + 1 {
-		new(Task).recycle(giver)
+		newRecord().recycle(giver)
 	}
 	if len(s.spares.list) != maxSpareTasks || s.spares.n.Load() != maxSpareTasks || len(giver.tasks) != taskCacheSize-taskBatch+1 {
 		t.Fatalf("with full spares: spares %d (max %d), cache %d", len(s.spares.list), maxSpareTasks, len(giver.tasks))

@@ -153,6 +153,9 @@ func (e *Exec) step(ins Instr) ctl {
 			e.left, st = e.inVMOp(in, ins, r, e.left)
 			break
 		}
+		if e.answerInVM(in, ins, r) {
+			break
+		}
 		e.setRequest(ins, pc)
 		return exit(SigIntrinsic)
 	case SPAWN, JOINI, JOINF, JOINR, JOINV, OUTCOME, YIELD, CANCEL, CANCELLED,

@@ -41,6 +41,24 @@ func (e *Exec) inVMOp(in *Intrinsic, ins Instr, r regs, left int64) (int64, opSt
 	return rowOf(loneRowByID, in.ID).run(e, ins, r, left)
 }
 
+// answerInVM answers the request that INTR instruction ins makes of
+// intrinsic in in the VM loop when it can (true), leaving it a request
+// to the scheduler otherwise: time.timeout, for a task record's Exec
+// (vmhook.SetTimeout: the timeout is the task's, kept where the
+// scheduler's next wait takes it; a request cost about 350 instructions,
+// once per reply written by std/http). It charges one reduction.
+func (e *Exec) answerInVM(in *Intrinsic, ins Instr, r regs) bool {
+	if in.ID != IntrTimeTimeout || e.heap.holds&trefRecord == 0 {
+		return false
+	}
+	f := vmhook.SetTimeout
+	if f == nil || !f(e, r.i(ins.A())) {
+		return false
+	}
+	e.left--
+	return true
+}
+
 // timeNow runs time.now (result in a).
 func (e *Exec) timeNow(ins Instr, r regs, left int64) (int64, opStatus) {
 	now := monoclock.Now

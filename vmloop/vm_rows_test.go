@@ -21,6 +21,12 @@ const loneRowsSrc = `.abi 1.8
   intr    r, chan.closed, c
   ret     r
 .end
+.func timeout() -> i64
+  .local n:i64
+  const   n, 5
+  intr    _, time.timeout, n
+  ret     n
+.end
 `
 
 // fakeChan is an ext object with a channel's Closed.
@@ -55,7 +61,14 @@ func TestLoneRowsRunInVM(t *testing.T) {
 
 	require.Equal(t, int64(0), run("closed", vmloop.Ext(vmloop.KindExt, &fakeChan{})).Result().Int())
 	require.Equal(t, int64(1), run("closed", vmloop.Ext(vmloop.KindExt, &fakeChan{closed: true})).Result().Int())
-	e := run("closed", vmloop.Ext(vmloop.KindExt, "not a channel"))
+	// time.timeout is answered in the loop only for a scheduler's task
+	// (sched.TestTimeoutAnsweredInVM); an Exec of its own asks.
+	e, err := vmloop.NewExec(p, p.FuncIndex("timeout"), nil, vmloop.DefaultLimits, 3)
+	require.NoError(t, err)
+	require.Equal(t, vmloop.SigIntrinsic, e.Run(1_000_000))
+	require.Equal(t, "time.timeout", e.Request().Intr.Name)
+
+	e = run("closed", vmloop.Ext(vmloop.KindExt, "not a channel"))
 	require.Equal(t, vmloop.TrapHandle, e.Trap().Code)
 	require.Contains(t, e.Trap().Msg, "chan.closed: the argument is not a channel")
 }

@@ -172,3 +172,11 @@ func Clock() func() int64 {
 	}
 	return nil
 }
+
+// SetTimeout, when set, answers time.timeout in the VM loop for holder,
+// a *vmloop.Exec that the scheduler marked as its task record's
+// (Exec.MarkTaskRecord): it sets the one-shot timeout of the task's next
+// wait to d ns and returns true, or returns false (nothing set) when the
+// scheduler must answer the request itself (the task's engine has no
+// timer wheel, and time.timeout throws).
+var SetTimeout func(holder any, d int64) bool
