@@ -149,12 +149,14 @@ func (e *Exec) step(ins Instr) ctl {
 
 	case INTR:
 		in := e.prog.Intrinsics[ins.D()].Resolved
-		if in.InVM() {
-			e.left, st = e.inVMOp(in, ins, r, e.left)
-			break
-		}
-		if e.answerInVM(in, ins, r) {
-			break
+		if k := vmKindOf(in.ID); k != vmRequest {
+			if k == vmAlways {
+				e.left, st = e.inVMOp(in, ins, r, e.left)
+				break
+			}
+			if e.answerInVM(in, ins, r) {
+				break
+			}
 		}
 		e.setRequest(ins, pc)
 		return exit(SigIntrinsic)

@@ -400,7 +400,7 @@ func FamilyOf(id IntrinsicID) Family {
 
 var (
 	famByID    []Family
-	inVMByID   []bool // Intrinsic.InVM by ID
+	vmByID     []vmKind // where the VM loop answers an intrinsic, by ID (vm_rows.go)
 	intrByName map[string]*Intrinsic
 	intrByID   map[IntrinsicID]*Intrinsic
 	intrByOp   [NumOps]*Intrinsic
@@ -414,7 +414,7 @@ func init() { indexIntrinsics() }
 // docs, the bus) finds it through these, so a row appended to the table
 // is known everywhere (TestTestRowIsKnownEverywhere).
 func indexIntrinsics() {
-	famByID, inVMByID = famByID[:0], inVMByID[:0]
+	famByID, vmByID = famByID[:0], vmByID[:0]
 	intrByName = make(map[string]*Intrinsic, len(centralTable))
 	intrByID = make(map[IntrinsicID]*Intrinsic, len(centralTable))
 	intrByOp = [NumOps]*Intrinsic{}
@@ -431,10 +431,10 @@ func indexIntrinsics() {
 			panic("vmloop: intrinsic " + in.Name + " has no family")
 		}
 		for int(in.ID) >= len(famByID) {
-			famByID, inVMByID = append(famByID, FamNone), append(inVMByID, false)
+			famByID, vmByID = append(famByID, FamNone), append(vmByID, vmRequest)
 		}
 		famByID[in.ID] = fam
-		inVMByID[in.ID] = fam.InVM() || rowOf(loneRowByID, in.ID) != nil
+		vmByID[in.ID] = vmKindFor(in.ID, fam)
 		if in.Builtin != NOP {
 			intrByOp[in.Builtin] = in
 			if opTable[in.Builtin].Intrinsic != in.Name {

@@ -26,8 +26,35 @@ var loneRowByID = indexRows(loneRows)
 // InVM reports whether the VM loop runs the intrinsic itself, so that it
 // never leaves the loop as a Request: the intrinsics of the InVM families
 // and the lone rows of others (loneRows).
-func (in *Intrinsic) InVM() bool {
-	return int(in.ID) < len(inVMByID) && inVMByID[in.ID]
+func (in *Intrinsic) InVM() bool { return vmKindOf(in.ID) == vmAlways }
+
+// vmKind says where the VM loop answers an intrinsic.
+type vmKind uint8
+
+const (
+	vmRequest vmKind = iota // a request to the scheduler
+	vmAlways                // in the loop (Intrinsic.InVM)
+	vmFirst                 // in the loop when it can (answerInVM), else a request
+)
+
+// vmKindFor classifies central intrinsic id of family fam.
+func vmKindFor(id IntrinsicID, fam Family) vmKind {
+	switch {
+	case fam.InVM() || rowOf(loneRowByID, id) != nil:
+		return vmAlways
+	case id == IntrTimeTimeout:
+		return vmFirst
+	}
+	return vmRequest
+}
+
+// vmKindOf returns where the VM loop answers intrinsic id (one load: the
+// INTR instruction's slow path asks it of every intrinsic).
+func vmKindOf(id IntrinsicID) vmKind {
+	if int(id) < len(vmByID) {
+		return vmByID[id]
+	}
+	return vmRequest
 }
 
 // inVMOp runs the in-VM intrinsic in of the INTR instruction ins.
@@ -42,13 +69,13 @@ func (e *Exec) inVMOp(in *Intrinsic, ins Instr, r regs, left int64) (int64, opSt
 }
 
 // answerInVM answers the request that INTR instruction ins makes of
-// intrinsic in in the VM loop when it can (true), leaving it a request
+// intrinsic in (vmFirst) in the VM loop when it can (true), leaving it a request
 // to the scheduler otherwise: time.timeout, for a task record's Exec
 // (vmhook.SetTimeout: the timeout is the task's, kept where the
 // scheduler's next wait takes it; a request cost about 350 instructions,
 // once per reply written by std/http). It charges one reduction.
 func (e *Exec) answerInVM(in *Intrinsic, ins Instr, r regs) bool {
-	if in.ID != IntrTimeTimeout || e.heap.holds&trefRecord == 0 {
+	if e.heap.holds&trefRecord == 0 {
 		return false
 	}
 	f := vmhook.SetTimeout
