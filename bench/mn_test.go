@@ -227,8 +227,9 @@ func BenchmarkBlockingTicker(b *testing.B) {
 }
 
 // BenchmarkSliceTimeIntrinsics: the wall time of one slice of a loop of
-// plain instructions and of a loop of requests to the scheduler (chan.len), each alone on one
-// worker; the two should be of a size (S-6 counts waits in slices).
+// plain instructions and of a loop of requests to the scheduler
+// (chan.len), each alone on one worker; the two should be of a size (S-6
+// counts waits in slices).
 func BenchmarkSliceTimeIntrinsics(b *testing.B) {
 	for _, c := range []struct {
 		prog string

@@ -63,14 +63,15 @@ const (
 // in the order of their codes (1 to 9).
 var httpMethods = [...]string{"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE"}
 
-// httpRow is one http intrinsic's row: what the VM loop runs for it.
-type httpRow struct {
+// vmRow is the row of an intrinsic the VM loop runs itself: what it runs
+// for it (the http family's rows, and loneRows).
+type vmRow struct {
 	run func(e *Exec, ins Instr, r regs, left int64) (int64, opStatus)
 }
 
 // httpRows are the rows of the http family; TestHTTPRows fails for an
 // http.* intrinsic without one.
-var httpRows = map[IntrinsicID]httpRow{
+var httpRows = map[IntrinsicID]vmRow{
 	IntrHTTPParseHead: {run: (*Exec).httpParseHead},
 	IntrHTTPPutHead:   {run: (*Exec).httpPutHead},
 }

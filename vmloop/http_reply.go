@@ -89,7 +89,7 @@ func (e *Exec) httpPutHead(ins Instr, r regs, left int64) (int64, opStatus) {
 // out[at:] and returns the offset past it, or -1 (nothing written) when
 // it does not fit or is over httpReplyMax.
 func putHead(out []byte, at, code int64, hdrs []byte, length, conn int64) int64 {
-	var num [40]byte // the status line without a reason, or the length's digits
+	var num [40]byte // the status line of a code without a reason phrase
 	status, ok := httpReasons[code]
 	var sl []byte
 	if !ok {

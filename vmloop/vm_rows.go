@@ -7,16 +7,17 @@ import (
 
 // The intrinsics of the scheduler's families that the VM loop runs
 // itself (Intrinsic.InVM), because they read only what a task may read
-// without the scheduler: a request to it would cost more than the
-// answer (an HTTP request on std/http made two of them, about 1.4 k
-// instructions of its 23 k). Each charges one reduction.
+// without the scheduler: a request to it would cost far more than the
+// answer (std/http makes one of each per request: docs/PERFORMANCE.md,
+// "The reply head in one intrinsic, and two requests fewer"). Each
+// charges one reduction.
 //
 //   - time.now reads the master clock (internal/monoclock), the one the
 //     scheduler's timers read, or the clock a test set (vmhook.SetClock).
 //   - chan.closed reports whether a channel of the task's heap is
 //     closed (std/http polls the drain's channel with it before each
 //     reply).
-var loneRows = map[IntrinsicID]httpRow{
+var loneRows = map[IntrinsicID]vmRow{
 	IntrTimeNow:    {run: (*Exec).timeNow},
 	IntrChanClosed: {run: (*Exec).chanClosed},
 }
@@ -72,8 +73,8 @@ func (e *Exec) inVMOp(in *Intrinsic, ins Instr, r regs, left int64) (int64, opSt
 // intrinsic in (vmFirst) in the VM loop when it can (true), leaving it a request
 // to the scheduler otherwise: time.timeout, for a task record's Exec
 // (vmhook.SetTimeout: the timeout is the task's, kept where the
-// scheduler's next wait takes it; a request cost about 350 instructions,
-// once per reply written by std/http). It charges one reduction.
+// scheduler's next wait takes it; std/http sets one before each write).
+// It charges one reduction.
 func (e *Exec) answerInVM(in *Intrinsic, ins Instr, r regs) bool {
 	if e.heap.holds&trefRecord == 0 {
 		return false
