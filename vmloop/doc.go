@@ -44,9 +44,12 @@
 // next instruction (or still at the bulk instruction, which resumes where
 // it stopped). So a loop without a call is preempted at its back edge, and
 // no task holds a worker for more than its budget plus one chunk. An
-// intrinsic returns SigIntrinsic whatever the budget, with [Exec.Request]
-// describing it; the caller completes it ([Exec.Complete], [Exec.Raise],
-// [Exec.SetTrap]) now or after a wait, and calls Run again. Throws stop at
+// intrinsic that needs the scheduler returns SigIntrinsic whatever the
+// budget, with [Exec.Request] describing it; the caller completes it
+// ([Exec.Complete], [Exec.Raise], [Exec.SetTrap]) now or after a wait,
+// and calls Run again. The loop answers the others itself
+// ([Intrinsic.InVM]: the map and http families, time.now, chan.closed),
+// and time.timeout too for a scheduler's task record (vm_rows.go). Throws stop at
 // the task boundary: a throw that escapes the entry function is
 // SigThrown, never a Go panic, and a fault is a trap (SigTrapped,
 // [TrapCode]).
