@@ -29,8 +29,7 @@ func setTimeoutInVM(holder any, d int64) bool {
 	if !t.engine.HasWheel() {
 		return false
 	}
-	tm := t.timer()
-	tm.timeout, tm.hasTimeout = d, true
+	setTimeout(t, d)
 	return true
 }
 

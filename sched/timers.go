@@ -242,7 +242,10 @@ func (c *Control) SleepUntil(t *Task, deadline int64) {
 // outcome, event wait, I/O operation or blocking host call takes it (the
 // bus's timedWait); one that has to wait ends with a timeout after d (d ≤
 // 0: at once), one that completes at once drops it.
-func (c *Control) SetTimeout(t *Task, d int64) {
+func (c *Control) SetTimeout(t *Task, d int64) { setTimeout(t, d) }
+
+// setTimeout is SetTimeout; only the worker running t calls it.
+func setTimeout(t *Task, d int64) {
 	tm := t.timer()
 	tm.timeout, tm.hasTimeout = d, true
 }

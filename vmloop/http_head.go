@@ -76,19 +76,6 @@ var httpRows = map[IntrinsicID]vmRow{
 	IntrHTTPPutHead:   {run: (*Exec).httpPutHead},
 }
 
-var httpRowByID = indexRows(httpRows)
-
-// httpOp runs the http intrinsic id of the INTR instruction ins by its
-// row; an ID without a row traps.
-func (e *Exec) httpOp(id IntrinsicID, ins Instr, r regs, left int64) (int64, opStatus) {
-	row := rowOf(httpRowByID, id)
-	if row == nil {
-		e.x().trap = TrapInfo{Code: TrapIntrinsic, Msg: "no in-VM implementation of " + intrByID[id].Name}
-		return left, opTrap
-	}
-	return row.run(e, ins, r, left)
-}
-
 // httpParseHead runs http.parse_head (window a..a+5, result in a).
 func (e *Exec) httpParseHead(ins Instr, r regs, left int64) (int64, opStatus) {
 	h := &e.heap

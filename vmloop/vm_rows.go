@@ -22,7 +22,17 @@ var loneRows = map[IntrinsicID]vmRow{
 	IntrChanClosed: {run: (*Exec).chanClosed},
 }
 
-var loneRowByID = indexRows(loneRows)
+// vmRowByID indexes the http family's rows and loneRows by ID: what
+// inVMOp runs for an in-loop intrinsic outside the map family.
+var vmRowByID = indexRows(func() map[IntrinsicID]vmRow {
+	rows := make(map[IntrinsicID]vmRow, len(httpRows)+len(loneRows))
+	for _, m := range []map[IntrinsicID]vmRow{httpRows, loneRows} {
+		for id, row := range m {
+			rows[id] = row
+		}
+	}
+	return rows
+}())
 
 // InVM reports whether the VM loop runs the intrinsic itself, so that it
 // never leaves the loop as a Request: the intrinsics of the InVM families
@@ -41,7 +51,7 @@ const (
 // vmKindFor classifies central intrinsic id of family fam.
 func vmKindFor(id IntrinsicID, fam Family) vmKind {
 	switch {
-	case fam.InVM() || rowOf(loneRowByID, id) != nil:
+	case fam.InVM() || rowOf(vmRowByID, id) != nil:
 		return vmAlways
 	case id == IntrTimeTimeout:
 		return vmFirst
@@ -58,15 +68,18 @@ func vmKindOf(id IntrinsicID) vmKind {
 	return vmRequest
 }
 
-// inVMOp runs the in-VM intrinsic in of the INTR instruction ins.
+// inVMOp runs the in-VM intrinsic in of the INTR instruction ins: a map
+// operation, or its row (vmRowByID); an ID without one traps.
 func (e *Exec) inVMOp(in *Intrinsic, ins Instr, r regs, left int64) (int64, opStatus) {
-	switch FamilyOf(in.ID) {
-	case FamHTTP:
-		return e.httpOp(in.ID, ins, r, left)
-	case FamMap:
+	if FamilyOf(in.ID) == FamMap {
 		return e.mapOp(in.ID, ins, r, left)
 	}
-	return rowOf(loneRowByID, in.ID).run(e, ins, r, left)
+	row := rowOf(vmRowByID, in.ID)
+	if row == nil {
+		e.x().trap = TrapInfo{Code: TrapIntrinsic, Msg: "no in-VM implementation of " + in.Name}
+		return left, opTrap
+	}
+	return row.run(e, ins, r, left)
 }
 
 // answerInVM answers the request that INTR instruction ins makes of
