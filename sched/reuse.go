@@ -18,6 +18,22 @@ func init() {
 	vmhook.TaskRefs = taskRef
 	vmhook.TaskDrop = taskDrop
 	vmhook.SetTimeout = setTimeoutInVM
+	vmhook.Signal = signalInVM
+}
+
+// signalInVM is vmloop's event.signal for holder, the Exec of a task
+// record running on the calling worker: Control.EventSignal without a
+// request. ev is the object of an event handle of holder's heap, so of
+// holder's scheduler (the bus binds every event at its entry into a
+// heap); false for any other object (the request then traps).
+func signalInVM(holder any, ev any) bool {
+	e, ok := ev.(*Event)
+	if !ok {
+		return false
+	}
+	t := recordOf(holder.(*vmloop.Exec))
+	e.signal(t.engine.s, t)
+	return true
 }
 
 // setTimeoutInVM is vmloop's time.timeout for holder, the Exec of a task

@@ -155,13 +155,19 @@ func (e *Exec) step(ins Instr) ctl {
 				break
 			}
 			if e.answerInVM(in, ins, r) {
-				break
+				return ctlSafePoint // an intrinsic is a safe point
 			}
 		}
 		e.setRequest(ins, pc)
 		return exit(SigIntrinsic)
+	case EVSIGNAL:
+		if e.signalInVM(r.ref(ins.A())) {
+			return ctlSafePoint // an intrinsic is a safe point
+		}
+		e.setRequest(ins, pc)
+		return exit(SigIntrinsic)
 	case SPAWN, JOINI, JOINF, JOINR, JOINV, OUTCOME, YIELD, CANCEL, CANCELLED,
-		EVNEW, EVWAIT, EVSIGNAL, EVBCAST:
+		EVNEW, EVWAIT, EVBCAST:
 		e.setRequest(ins, pc)
 		return exit(SigIntrinsic)
 

@@ -53,7 +53,7 @@ func vmKindFor(id IntrinsicID, fam Family) vmKind {
 	switch {
 	case fam.InVM() || rowOf(vmRowByID, id) != nil:
 		return vmAlways
-	case id == IntrTimeTimeout:
+	case id == IntrTimeTimeout, id == IntrEventSignal:
 		return vmFirst
 	}
 	return vmRequest
@@ -83,20 +83,49 @@ func (e *Exec) inVMOp(in *Intrinsic, ins Instr, r regs, left int64) (int64, opSt
 }
 
 // answerInVM answers the request that INTR instruction ins makes of
-// intrinsic in (vmFirst) in the VM loop when it can (true), leaving it a request
-// to the scheduler otherwise: time.timeout, for a task record's Exec
-// (vmhook.SetTimeout: the timeout is the task's, kept where the
-// scheduler's next wait takes it; std/http sets one before each write).
-// It charges one reduction.
+// intrinsic in (vmFirst) in the VM loop when it can (true), leaving it a
+// request to the scheduler otherwise. Both answers are the scheduler's,
+// through a hook, and only for a task record's Exec running on its worker:
+//
+//   - time.timeout (vmhook.SetTimeout): the timeout is the task's, kept
+//     where the scheduler's next wait takes it; std/http sets one before
+//     each write. It charges one reduction.
+//   - event.signal (signalInVM).
 func (e *Exec) answerInVM(in *Intrinsic, ins Instr, r regs) bool {
 	if e.heap.holds&trefRecord == 0 {
 		return false
+	}
+	if in.ID == IntrEventSignal {
+		return e.signalInVM(r.ref(ins.A()))
 	}
 	f := vmhook.SetTimeout
 	if f == nil || !f(e, r.i(ins.A())) {
 		return false
 	}
 	e.left--
+	return true
+}
+
+// signalCost is the reductions an event.signal answered in the loop
+// charges: what the scheduler charges a request (sched's intrCost), since
+// the wake it makes is most of a request's work.
+const signalCost = 32
+
+// signalInVM answers event.signal of the event handle x in the VM loop
+// (true) for a task record's Exec (vmhook.Signal: the scheduler wakes one
+// waiter or keeps the signal, as its request would), saving the loop's
+// exit and entry and the dispatch around the wake (BenchmarkPingPong). A
+// bad handle is left to the request, which traps with its explanation.
+func (e *Exec) signalInVM(x uint64) bool {
+	f := vmhook.Signal
+	if f == nil || e.heap.holds&trefRecord == 0 {
+		return false
+	}
+	sl := e.heap.refOf(x, refWord(KindEvent))
+	if sl == nil || !f(e, sl.obj) {
+		return false
+	}
+	e.left -= signalCost
 	return true
 }
 

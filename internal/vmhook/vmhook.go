@@ -180,3 +180,11 @@ func Clock() func() int64 {
 // scheduler must answer the request itself (the task's engine has no
 // timer wheel, and time.timeout throws).
 var SetTimeout func(holder any, d int64) bool
+
+// Signal, when set, answers event.signal in the VM loop for holder, a
+// *vmloop.Exec that the scheduler marked as its task record's
+// (Exec.MarkTaskRecord) and running on the calling worker: it wakes one
+// waiter of ev, the object of an event handle of holder's heap, or keeps
+// the signal, and returns true; it returns false (nothing done) when the
+// scheduler must answer the request itself.
+var Signal func(holder any, ev any) bool
