@@ -40,12 +40,13 @@ func (e *Event) bind(s *Scheduler) bool {
 // instead (the caller then disarms and does not park).
 func (e *Event) wait(tok Token) bool {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.signalled {
 		e.signalled = false
+		e.mu.Unlock()
 		return true
 	}
 	e.waiters.push(evEntry{tok: tok})
+	e.mu.Unlock()
 	return false
 }
 
@@ -64,17 +65,18 @@ func (e evEntry) live() bool { return e.tok.live() }
 // so a signal is never lost to them.
 func (e *Event) signal(s *Scheduler, from *Task) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	for {
 		tok, ok := e.waiters.pop()
 		if !ok {
 			break
 		}
 		if s.wakeEntry(from.worker(), tok) {
+			e.mu.Unlock()
 			return
 		}
 	}
 	e.signalled = true
+	e.mu.Unlock()
 }
 
 // bcastChunk is the most waiters one step of a broadcast from a task wakes

@@ -19,6 +19,7 @@ func init() {
 	vmhook.TaskDrop = taskDrop
 	vmhook.SetTimeout = setTimeoutInVM
 	vmhook.Signal = signalInVM
+	vmhook.Wait = waitInVM
 }
 
 // signalInVM is vmloop's event.signal for holder, the Exec of a task
@@ -47,6 +48,31 @@ func setTimeoutInVM(holder any, d int64) bool {
 	}
 	setTimeout(t, d)
 	return true
+}
+
+// waitInVM is vmloop's event.wait for holder, the Exec of a task record
+// running on the calling worker: Control.EventWait without a request,
+// when no one-shot timeout bounds the wait (the request's answer arms it:
+// WaitRequest). As the request's answer does, it forgets the last wait's
+// deadline first (TakeTimeout); an armed wait is parked by runs (SigWait).
+func waitInVM(holder any, ev any) int {
+	e, ok := ev.(*Event)
+	if !ok {
+		return vmhook.WaitRequest
+	}
+	t := recordOf(holder.(*vmloop.Exec))
+	if tm := t.tm; tm != nil {
+		if tm.hasTimeout {
+			return vmhook.WaitRequest
+		}
+		tm.hasDeadline = false
+	}
+	tok := t.arm()
+	if e.wait(tok) {
+		t.disarm()
+		return vmhook.WaitDone
+	}
+	return vmhook.WaitArmed
 }
 
 // taskDrop is vmloop's task hook for a reference dropped by the heap of

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jadevm/jade/timerwheel"
 	"github.com/jadevm/jade/vmloop"
 	"github.com/jadevm/jade/vmloop/jasm"
 )
@@ -15,9 +16,10 @@ import (
 // eventDispatcher answers event.wait (and a signal that reaches it) as
 // the bus does and records every request it gets.
 type eventDispatcher struct {
-	c    *Control
-	mu   sync.Mutex
-	seen []string
+	c       *Control
+	mu      sync.Mutex
+	seen    []string
+	resumed []string
 }
 
 func (d *eventDispatcher) Intrinsic(t *Task, req *vmloop.Request) Action {
@@ -44,7 +46,10 @@ func (d *eventDispatcher) Intrinsic(t *Task, req *vmloop.Request) Action {
 	}
 	return ActContinue
 }
-func (d *eventDispatcher) Resume(t *Task, _ *vmloop.Request) Action {
+func (d *eventDispatcher) Resume(t *Task, req *vmloop.Request) Action {
+	d.mu.Lock()
+	d.resumed = append(d.resumed, req.Intr.Name)
+	d.mu.Unlock()
 	if t.ex().CompleteVoid() != nil {
 		return ActTrapped
 	}
@@ -52,12 +57,14 @@ func (d *eventDispatcher) Resume(t *Task, _ *vmloop.Request) Action {
 }
 func (d *eventDispatcher) Abandon(*Task, *vmloop.Request, bool) {}
 
-// TestSignalAnsweredInVM: event.signal from a task, as EVSIGNAL or INTR,
-// is answered in the VM loop (no request reaches the dispatcher): it
-// wakes the task waiting on the event, or is kept for the next wait. A
-// bad handle still goes to the dispatcher, which traps. Each signal costs
-// the task's slice what a request would.
-func TestSignalAnsweredInVM(t *testing.T) {
+// TestEventAnsweredInVM: event.signal and event.wait from a task, as
+// EVSIGNAL, EVWAIT or INTR, are answered in the VM loop (no request
+// reaches the dispatcher): a signal wakes the task waiting on the event or
+// is kept, a wait takes a kept signal or parks, and the parked wait's
+// request is resumed by the dispatcher as after its own answer. A bad
+// handle and a wait that a timeout bounds still go to the dispatcher.
+// Each costs the task's slice what a request would.
+func TestEventAnsweredInVM(t *testing.T) {
 	const src = `.func waiter(ev:ref) -> i64
   .local n:i64
   evwait ev
@@ -81,7 +88,17 @@ func TestSignalAnsweredInVM(t *testing.T) {
   .local n:i64
   evsignal ev
   evwait ev
+  intr _, event.signal, ev
+  intr _, event.wait, ev
   const n, 4
+  ret n
+.end
+.func timed(ev:ref) -> i64
+  .local n:i64
+  evsignal ev
+  const n, 1000000000
+  intr _, time.timeout, n
+  evwait ev
   ret n
 .end
 .func many(ev:ref) -> i64
@@ -121,7 +138,8 @@ done:
 		_, ctl, err := New(Config{Workers: workers, Dispatcher: d})
 		require.NoError(t, err)
 		d.c = ctl
-		e, err := ctl.RegisterEngine("e", EngineRuntimeConfig{})
+		wheel := timerwheel.DefaultConfig()
+		e, err := ctl.RegisterEngine("e", EngineRuntimeConfig{TimerWheel: &wheel})
 		require.NoError(t, err)
 		require.NoError(t, ctl.Start())
 		run := func(name string, ev *Event) *Task {
@@ -153,8 +171,13 @@ done:
 		require.Equal(t, Success, end(m).Kind)
 		require.GreaterOrEqual(t, m.ex().Reductions(), uint64(1000*32), "each signal is charged as a request is (S-6)")
 		d.mu.Lock()
-		require.Equal(t, []string{"event.wait", "event.wait", "event.wait"}, d.seen,
-			"%d workers: no signal reaches the dispatcher; the kept ones are taken by the waits", workers)
+		require.Empty(t, d.seen, "%d workers: no event request reaches the dispatcher", workers)
+		require.Equal(t, []string{"event.wait"}, d.resumed, "the parked wait is resumed")
+		d.mu.Unlock()
+
+		require.Equal(t, Success, end(run("timed", ctl.NewEvent())).Kind)
+		d.mu.Lock()
+		require.Equal(t, []string{"event.wait"}, d.seen, "a wait a timeout bounds is a request")
 		d.seen = nil
 		d.mu.Unlock()
 

@@ -160,6 +160,14 @@ func (w *worker) runs(t *Task, budget *int64) {
 			if !w.act(t, a, budget) {
 				return
 			}
+		case vmloop.SigWait:
+			// an event wait the VM loop armed (vmhook.Wait): a request
+			// whose answer suspended the task
+			*budget -= intrCost
+			w.spent += intrCost
+			if !w.act(t, ActSuspend, budget) {
+				return
+			}
 		}
 	}
 }

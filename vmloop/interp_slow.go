@@ -154,8 +154,8 @@ func (e *Exec) step(ins Instr) ctl {
 				e.left, st = e.inVMOp(in, ins, r, e.left)
 				break
 			}
-			if e.answerInVM(in, ins, r) {
-				return ctlSafePoint // an intrinsic is a safe point
+			if c, ok := e.answerInVM(in, ins, r, pc); ok {
+				return c
 			}
 		}
 		e.setRequest(ins, pc)
@@ -166,8 +166,14 @@ func (e *Exec) step(ins Instr) ctl {
 		}
 		e.setRequest(ins, pc)
 		return exit(SigIntrinsic)
+	case EVWAIT:
+		if c, ok := e.eventWait(ins, r, pc); ok {
+			return c
+		}
+		e.setRequest(ins, pc)
+		return exit(SigIntrinsic)
 	case SPAWN, JOINI, JOINF, JOINR, JOINV, OUTCOME, YIELD, CANCEL, CANCELLED,
-		EVNEW, EVWAIT, EVBCAST:
+		EVNEW, EVBCAST:
 		e.setRequest(ins, pc)
 		return exit(SigIntrinsic)
 

@@ -23,9 +23,15 @@ const (
 	// caller completes it (Complete, Raise, SetTrap) now or after a wait, then
 	// calls Run again.
 	SigIntrinsic
+	// SigWait: the loop armed a wait of the task through the scheduler's
+	// hook (an event.wait with no kept signal, vmhook.Wait); Exec.Request
+	// describes it as for SigIntrinsic. The caller parks the task and
+	// completes the request when it resumes, as after its own answer to
+	// SigIntrinsic suspended it. Only a scheduler's task record gets it.
+	SigWait
 )
 
-var signalNames = [...]string{"Completed", "Thrown", "Trap", "Preempted", "Intrinsic"}
+var signalNames = [...]string{"Completed", "Thrown", "Trap", "Preempted", "Intrinsic", "Wait"}
 
 func (s Signal) String() string {
 	if int(s) < len(signalNames) {

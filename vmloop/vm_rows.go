@@ -53,7 +53,7 @@ func vmKindFor(id IntrinsicID, fam Family) vmKind {
 	switch {
 	case fam.InVM() || rowOf(vmRowByID, id) != nil:
 		return vmAlways
-	case id == IntrTimeTimeout, id == IntrEventSignal:
+	case id == IntrTimeTimeout, id == IntrEventSignal, id == IntrEventWait:
 		return vmFirst
 	}
 	return vmRequest
@@ -82,34 +82,38 @@ func (e *Exec) inVMOp(in *Intrinsic, ins Instr, r regs, left int64) (int64, opSt
 	return row.run(e, ins, r, left)
 }
 
-// answerInVM answers the request that INTR instruction ins makes of
-// intrinsic in (vmFirst) in the VM loop when it can (true), leaving it a
-// request to the scheduler otherwise. Both answers are the scheduler's,
-// through a hook, and only for a task record's Exec running on its worker:
+// answerInVM answers the request that INTR instruction ins (at pc) makes
+// of intrinsic in (vmFirst) in the VM loop when it can (ok), leaving it a
+// request to the scheduler otherwise. Each answer is the scheduler's,
+// through a hook, and only for a task record's Exec running on its
+// worker; c is what step returns:
 //
 //   - time.timeout (vmhook.SetTimeout): the timeout is the task's, kept
 //     where the scheduler's next wait takes it; std/http sets one before
 //     each write. It charges one reduction.
-//   - event.signal (signalInVM).
-func (e *Exec) answerInVM(in *Intrinsic, ins Instr, r regs) bool {
+//   - event.signal (signalInVM) and event.wait (eventWait).
+func (e *Exec) answerInVM(in *Intrinsic, ins Instr, r regs, pc int) (c ctl, ok bool) {
 	if e.heap.holds&trefRecord == 0 {
-		return false
+		return 0, false
 	}
-	if in.ID == IntrEventSignal {
-		return e.signalInVM(r.ref(ins.A()))
+	switch in.ID {
+	case IntrEventSignal:
+		return ctlSafePoint, e.signalInVM(r.ref(ins.A()))
+	case IntrEventWait:
+		return e.eventWait(ins, r, pc)
 	}
 	f := vmhook.SetTimeout
 	if f == nil || !f(e, r.i(ins.A())) {
-		return false
+		return 0, false
 	}
 	e.left--
-	return true
+	return ctlSafePoint, true // an intrinsic is a safe point
 }
 
-// signalCost is the reductions an event.signal answered in the loop
+// intrinsicCost is the reductions an event intrinsic answered in the loop
 // charges: what the scheduler charges a request (sched's intrCost), since
-// the wake it makes is most of a request's work.
-const signalCost = 32
+// the wake or wait it makes is most of a request's work.
+const intrinsicCost = 32
 
 // signalInVM answers event.signal of the event handle x in the VM loop
 // (true) for a task record's Exec (vmhook.Signal: the scheduler wakes one
@@ -125,8 +129,36 @@ func (e *Exec) signalInVM(x uint64) bool {
 	if sl == nil || !f(e, sl.obj) {
 		return false
 	}
-	e.left -= signalCost
+	e.left -= intrinsicCost
 	return true
+}
+
+// eventWait answers event.wait (EVWAIT or INTR instruction ins at pc, the
+// event in register a) in the VM loop for a task record's Exec
+// (vmhook.Wait): a kept signal taken goes on (a safe point, charged as a
+// request); an armed wait stops the loop with SigWait and the request
+// recorded, for the scheduler to park the task and complete the request
+// when it resumes, without the dispatch of the request around it
+// (BenchmarkPingPong). Otherwise (a bad handle, a timeout that bounds the
+// wait) ok is false and the caller makes the request.
+func (e *Exec) eventWait(ins Instr, r regs, pc int) (c ctl, ok bool) {
+	f := vmhook.Wait
+	if f == nil || e.heap.holds&trefRecord == 0 {
+		return 0, false
+	}
+	sl := e.heap.refOf(r.ref(ins.A()), refWord(KindEvent))
+	if sl == nil {
+		return 0, false
+	}
+	switch f(e, sl.obj) {
+	case vmhook.WaitDone:
+		e.left -= intrinsicCost
+		return ctlSafePoint, true
+	case vmhook.WaitArmed:
+		e.setRequest(ins, pc)
+		return exit(SigWait), true
+	}
+	return 0, false
 }
 
 // timeNow runs time.now (result in a).

@@ -188,3 +188,19 @@ var SetTimeout func(holder any, d int64) bool
 // the signal, and returns true; it returns false (nothing done) when the
 // scheduler must answer the request itself.
 var Signal func(holder any, ev any) bool
+
+// What Wait did.
+const (
+	WaitRequest = iota // nothing: the scheduler answers the request
+	WaitDone           // a kept signal was taken: the task goes on
+	WaitArmed          // the wait is registered: the task must park
+)
+
+// Wait, when set, answers event.wait in the VM loop for holder (as
+// Signal): it takes ev's kept signal (WaitDone) or arms the task's wait
+// and registers it with ev (WaitArmed: the loop stops with
+// vmloop.SigWait, and the scheduler parks the task and resumes its
+// request as it would after its own answer), or does nothing
+// (WaitRequest) when the wait needs the scheduler's request: a one-shot
+// timeout bounds it.
+var Wait func(holder any, ev any) int
