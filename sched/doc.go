@@ -30,6 +30,7 @@
 //	iopoll.go              readiness polls of a wait with several cases (a select)
 //	fd_transit.go          descriptors handed over to a receiver not known yet
 //	event.go               events (auto-reset, signal/broadcast)
+//	invm.go                requests the VM loop answers through hooks
 //	shutdown.go, report*.go drain, shutdown, task reports (file:line,
 //	                       what a Waiting task waits for)
 //	registry.go            the sharded registry of live tasks
@@ -169,6 +170,27 @@
 // from their owner for a message no task has received: fd_transit.go)
 // are closed once the tasks have ended, before the workers stop
 // (TestFDTransitClosesExactlyOnce).
+//
+// # Requests answered in the VM loop
+//
+// A few requests cost far more to make than to answer, so the VM loop
+// answers them itself for a task record running on its worker, through
+// hooks that internal/vmhook carries from vmloop to this package (invm.go;
+// the loop calls them only for an Exec marked as a record's, so the
+// record is found from the Exec and its runner is the calling worker):
+// time.timeout sets the task's timer state, event.signal wakes a waiter or
+// keeps the signal, and event.wait takes a kept signal or arms the wait
+// and registers its token, exactly as Control.EventWait does. An armed
+// wait stops the loop with vmloop.SigWait and the request recorded; runs
+// charges it as a request and parks the task through act's ActSuspend,
+// so the wait/wake protocol (wait.go) and the lifo-slot run first
+// (joinfirst.go) are the same as for a request the dispatcher suspended.
+// resumeVoid marks such a wait, and begin completes it with no value
+// instead of asking the dispatcher's Resume. A wait that a one-shot
+// timeout bounds, a handle the loop cannot resolve and every other
+// intrinsic stay requests, so the timer arming, the traps and the
+// dispatcher's view of them are unchanged (TestEventAnsweredInVM,
+// TestTimeoutAnsweredInVM).
 //
 // # Store-then-load pairs
 //

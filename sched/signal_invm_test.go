@@ -60,9 +60,9 @@ func (d *eventDispatcher) Abandon(*Task, *vmloop.Request, bool) {}
 // TestEventAnsweredInVM: event.signal and event.wait from a task, as
 // EVSIGNAL, EVWAIT or INTR, are answered in the VM loop (no request
 // reaches the dispatcher): a signal wakes the task waiting on the event or
-// is kept, a wait takes a kept signal or parks, and the parked wait's
-// request is resumed by the dispatcher as after its own answer. A bad
-// handle and a wait that a timeout bounds still go to the dispatcher.
+// is kept, a wait takes a kept signal or parks, and the parked wait ends
+// without the dispatcher's Resume. A bad handle and a wait that a timeout
+// bounds still go to the dispatcher (and its Resume).
 // Each costs the task's slice what a request would.
 func TestEventAnsweredInVM(t *testing.T) {
 	const src = `.func waiter(ev:ref) -> i64
@@ -95,7 +95,6 @@ func TestEventAnsweredInVM(t *testing.T) {
 .end
 .func timed(ev:ref) -> i64
   .local n:i64
-  evsignal ev
   const n, 1000000000
   intr _, time.timeout, n
   evwait ev
@@ -172,13 +171,18 @@ done:
 		require.GreaterOrEqual(t, m.ex().Reductions(), uint64(1000*32), "each signal is charged as a request is (S-6)")
 		d.mu.Lock()
 		require.Empty(t, d.seen, "%d workers: no event request reaches the dispatcher", workers)
-		require.Equal(t, []string{"event.wait"}, d.resumed, "the parked wait is resumed")
+		require.Empty(t, d.resumed, "the parked wait is resumed without the dispatcher")
 		d.mu.Unlock()
 
-		require.Equal(t, Success, end(run("timed", ctl.NewEvent())).Kind)
+		ev = ctl.NewEvent()
+		w = run("timed", ev)
+		require.Eventually(t, func() bool { return w.State() == Waiting }, time.Minute, time.Millisecond)
+		require.Equal(t, Success, end(run("signaller", ev)).Kind)
+		require.Equal(t, Success, end(w).Kind)
 		d.mu.Lock()
 		require.Equal(t, []string{"event.wait"}, d.seen, "a wait a timeout bounds is a request")
-		d.seen = nil
+		require.Equal(t, []string{"event.wait"}, d.resumed, "and is resumed by the dispatcher")
+		d.seen, d.resumed = nil, nil
 		d.mu.Unlock()
 
 		o := end(run("bad", ctl.NewEvent()))

@@ -51,7 +51,7 @@ func (w *worker) begin(t *Task, budget *int64) bool {
 	}
 	if t.has(flagCancel) {
 		if t.resume {
-			t.resume = false
+			t.resume, t.resumeVoid = false, false
 			w.abandonWait(t)
 		}
 		if w.tr != nil || w.sliceT0 != 0 {
@@ -71,6 +71,17 @@ func (w *worker) begin(t *Task, budget *int64) bool {
 	if t.resume {
 		t.resume = false
 		t.disarm()
+		if t.resumeVoid {
+			// An event wait the VM loop armed, which no timeout bounds:
+			// it ends with no value, as the dispatcher would end it
+			// (BenchmarkPingPong).
+			t.resumeVoid = false
+			if err := ex.CompleteVoid(); err != nil {
+				ex.SetTrap(vmloop.TrapIntrinsic, err.Error())
+				return w.act(t, ActTrapped, budget)
+			}
+			return true
+		}
 		// A resumed request that completes goes straight on: the task has
 		// received its result, and a cancel that arrived meanwhile is
 		// observed at its next safe point, not here (where it would end
@@ -165,6 +176,7 @@ func (w *worker) runs(t *Task, budget *int64) {
 			// whose answer suspended the task
 			*budget -= intrCost
 			w.spent += intrCost
+			t.resumeVoid = true
 			if !w.act(t, ActSuspend, budget) {
 				return
 			}

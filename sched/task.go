@@ -149,6 +149,11 @@ type Task struct {
 	// must be completed when it runs again (join, event wait, host call);
 	// touched only by the worker running the task.
 	resume bool
+	// resumeVoid is set with resume when the wait was one the VM loop
+	// armed (vmloop.SigWait: an event wait no timeout bounds), whose
+	// request then completes with no value and needs no dispatcher
+	// (begin); touched only by the worker running the task.
+	resumeVoid bool
 	// ended is set (under mu) by finish before the outcome is published;
 	// ownLocked then refuses a descriptor (it would never be closed).
 	ended bool
