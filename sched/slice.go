@@ -135,7 +135,7 @@ func (w *worker) runs(t *Task, budget *int64) {
 			}
 			w.endSlice(t, jtrace.EndPreempted)
 			return
-		case vmloop.SigIntrinsic:
+		case vmloop.SigIntrinsic, vmloop.SigWait:
 			req := ex.Request()
 			c := int64(intrCost)
 			if req.Op == vmloop.SPAWN {
@@ -144,7 +144,12 @@ func (w *worker) runs(t *Task, budget *int64) {
 			*budget -= c
 			w.spent += c
 			var a Action
-			if in := req.Intr; in != nil && in.ID >= vmloop.HostIntrinsicBase {
+			if sig == vmloop.SigWait {
+				// an event wait the VM loop armed (vmhook.Wait): a
+				// request whose answer suspended the task
+				t.resumeVoid = true
+				a = ActSuspend
+			} else if in := req.Intr; in != nil && in.ID >= vmloop.HostIntrinsicBase {
 				if w.sampleReq.Load() != 0 {
 					w.sampleCall(t) // a CPU sample lands at the call (profile.go)
 				}
@@ -169,15 +174,6 @@ func (w *worker) runs(t *Task, budget *int64) {
 				}
 			}
 			if !w.act(t, a, budget) {
-				return
-			}
-		case vmloop.SigWait:
-			// an event wait the VM loop armed (vmhook.Wait): a request
-			// whose answer suspended the task
-			*budget -= intrCost
-			w.spent += intrCost
-			t.resumeVoid = true
-			if !w.act(t, ActSuspend, budget) {
 				return
 			}
 		}
