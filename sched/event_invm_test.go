@@ -123,15 +123,6 @@ done:
 	p, err := jasm.Assemble("t.jasm", []byte(src))
 	require.NoError(t, err)
 	require.NoError(t, vmloop.Verify(p, nil))
-	fn := func(name string) int {
-		for i, f := range p.Funcs {
-			if f.Name == name {
-				return i
-			}
-		}
-		t.Fatalf("no function %s", name)
-		return -1
-	}
 	for _, workers := range []int{1, 2} {
 		d := &eventDispatcher{}
 		_, ctl, err := New(Config{Workers: workers, Dispatcher: d})
@@ -142,7 +133,7 @@ done:
 		require.NoError(t, err)
 		require.NoError(t, ctl.Start())
 		run := func(name string, ev *Event) *Task {
-			tk, err := ctl.Prepare(nil, e, p, fn(name), []vmloop.Value{vmloop.Ext(vmloop.KindEvent, ev)})
+			tk, err := ctl.Prepare(nil, e, p, p.FuncIndex(name), []vmloop.Value{vmloop.Ext(vmloop.KindEvent, ev)})
 			require.NoError(t, err)
 			ctl.Launch(nil, tk)
 			return tk
