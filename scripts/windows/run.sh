@@ -89,4 +89,14 @@ echo "$target: built in $(($(date +%s) - t0))s; running under $("$wine" --versio
 # the Windows side does not have. Wine maps / to drive Z:.
 abs=$PWD/$bins/jade.exe
 export JADE_BIN="Z:${abs//\//\\}"
+# Debian's wineserver wrapper starts the server with -p0: it exits as the
+# last Wine process ends, and a test binary started in that moment loses
+# its connection before it runs a test ("wine client error:0: recvmsg:
+# Connection reset by peer"). One persistent server serves the whole run
+# and is stopped at its end.
+ws=$(dirname "$wine")/wineserver64
+[ -x "$ws" ] || ws=$(command -v wineserver || true)
+if [ -n "$ws" ] && "$ws" -p; then
+	trap '"$ws" -k >/dev/null 2>&1 || true' EXIT
+fi
 run_tests "$bins" 300 "$wine"
