@@ -121,16 +121,36 @@ const intrinsicCost = 32
 // exit and entry and the dispatch around the wake (BenchmarkPingPong). A
 // bad handle is left to the request, which traps with its explanation.
 func (e *Exec) signalInVM(x uint64) bool {
+	if !e.signalHook(x) {
+		return false
+	}
+	e.left -= intrinsicCost
+	return true
+}
+
+// signalHook is signalInVM without the charge.
+func (e *Exec) signalHook(x uint64) bool {
 	f := vmhook.Signal
 	if f == nil || e.heap.holds&trefRecord == 0 {
 		return false
 	}
 	sl := e.heap.refOf(x, refWord(KindEvent))
-	if sl == nil || !f(e, sl.obj) {
-		return false
+	return sl != nil && f(e, sl.obj)
+}
+
+// waitHook asks vmhook.Wait to answer event.wait of the event handle x
+// for a task record's Exec; vmhook.WaitRequest when it cannot (no hook,
+// not a record, a bad handle) or will not.
+func (e *Exec) waitHook(x uint64) int {
+	f := vmhook.Wait
+	if f == nil || e.heap.holds&trefRecord == 0 {
+		return vmhook.WaitRequest
 	}
-	e.left -= intrinsicCost
-	return true
+	sl := e.heap.refOf(x, refWord(KindEvent))
+	if sl == nil {
+		return vmhook.WaitRequest
+	}
+	return f(e, sl.obj)
 }
 
 // eventWait answers event.wait (EVWAIT or INTR instruction ins at pc, the
@@ -142,15 +162,7 @@ func (e *Exec) signalInVM(x uint64) bool {
 // (BenchmarkPingPong). Otherwise (a bad handle, a timeout that bounds the
 // wait) ok is false and the caller makes the request.
 func (e *Exec) eventWait(ins Instr, r regs, pc int) (c ctl, ok bool) {
-	f := vmhook.Wait
-	if f == nil || e.heap.holds&trefRecord == 0 {
-		return 0, false
-	}
-	sl := e.heap.refOf(r.ref(ins.A()), refWord(KindEvent))
-	if sl == nil {
-		return 0, false
-	}
-	switch f(e, sl.obj) {
+	switch e.waitHook(r.ref(ins.A())) {
 	case vmhook.WaitDone:
 		e.left -= intrinsicCost
 		return ctlSafePoint, true
