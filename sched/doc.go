@@ -190,7 +190,8 @@
 // timeout bounds, a handle the loop cannot resolve and every other
 // intrinsic stay requests, so the timer arming, the traps and the
 // dispatcher's view of them are unchanged (TestEventAnsweredInVM,
-// TestTimeoutAnsweredInVM).
+// TestTimeoutAnsweredInVM; TestRingMixesWaits mixes both kinds of wait
+// with resumed joins in one task, at 1 to 8 workers).
 //
 // # Store-then-load pairs
 //
