@@ -55,12 +55,10 @@ func waitInVM(holder any, ev any) int {
 		return vmhook.WaitRequest
 	}
 	t := recordOf(holder.(*vmloop.Exec))
-	if tm := t.tm; tm != nil {
-		if tm.hasTimeout {
-			return vmhook.WaitRequest
-		}
-		tm.hasDeadline = false
+	if t.tm != nil && t.tm.hasTimeout {
+		return vmhook.WaitRequest
 	}
+	takeTimeout(t) // none to take: the last wait's deadline is forgotten
 	tok := t.arm()
 	if e.wait(tok) {
 		t.disarm()

@@ -253,7 +253,10 @@ func setTimeout(t *Task, d int64) {
 // TakeTimeout returns and clears the one-shot timeout of t's next wait;
 // a wait that time.timeout bounds calls it first, whether it will
 // suspend or not (the deadline of the last one is forgotten too).
-func (c *Control) TakeTimeout(t *Task) (d int64, ok bool) {
+func (c *Control) TakeTimeout(t *Task) (d int64, ok bool) { return takeTimeout(t) }
+
+// takeTimeout is TakeTimeout; only the worker running t calls it.
+func takeTimeout(t *Task) (d int64, ok bool) {
 	tm := t.tm
 	if tm == nil {
 		return 0, false

@@ -116,3 +116,9 @@ func (e *Exec) clobberAbs(from, to int) {
 		e.tags[i] = TVoid
 	}
 }
+
+// curRef reads ref register x of the current frame, type-checked.
+func (e *Exec) curRef(x uint8) uint64 {
+	cur := &e.frames[e.fp]
+	return e.view(cur.base, e.prog.Funcs[cur.fn].NRegs).ref(x)
+}

@@ -58,3 +58,7 @@ func (e *Exec) freeShadow()                    {}
 func (e *Exec) getAbs(i int, t Type) uint64    { return e.regs[i] }
 func (e *Exec) setAbs(i int, v uint64, t Type) { e.regs[i] = v }
 func (e *Exec) clobberAbs(from, to int)        {}
+
+// curRef reads ref register x of the current frame without building the
+// frame's view (step's event intrinsics: BenchmarkPingPong).
+func (e *Exec) curRef(x uint8) uint64 { return e.regs[e.frames[e.fp].base+int(x)] }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"unsafe"
-
-	"github.com/jadevm/jade/internal/vmhook"
 )
 
 // The out-of-line half of the interpreter: step runs every instruction
@@ -26,28 +24,13 @@ func exit(s Signal) ctl { return ctlExit + ctl(s) }
 // step runs ins, whose pc is frames[fp].pc-1 and whose base cost is
 // already charged to e.left, and updates the Exec.
 func (e *Exec) step(ins Instr) ctl {
-	if !jadecheck {
-		// The event intrinsics a task record's loop answers itself
-		// (vm_rows.go), before the frame's view they do not need
-		// (BenchmarkPingPong; the jadecheck build reads the register
-		// through its type check, below). Not in Run's own switch: a
-		// case there that calls out cost fib(30) 4 % (BenchmarkFib30),
-		// the loop's values kept live across the call.
-		switch ins.Op() {
-		case EVSIGNAL:
-			if e.signalHook(e.regs[e.frames[e.fp].base+int(ins.A())]) {
-				e.left -= intrinsicCost
-				return ctlSafePoint // an intrinsic is a safe point
-			}
-		case EVWAIT:
-			switch e.waitHook(e.regs[e.frames[e.fp].base+int(ins.A())]) {
-			case vmhook.WaitDone:
-				e.left -= intrinsicCost
-				return ctlSafePoint
-			case vmhook.WaitArmed:
-				e.setRequest(ins, e.frames[e.fp].pc-1)
-				return exit(SigWait)
-			}
+	if op := ins.Op(); op == EVSIGNAL || op == EVWAIT {
+		// Before the frame's view, which they do not need
+		// (BenchmarkPingPong). Not in Run's own switch: a case there that
+		// calls out cost fib(30) 4 % (BenchmarkFib30), the loop's values
+		// kept live across the call.
+		if c, ok := e.eventInVM(op == EVWAIT, e.curRef(ins.A()), ins, e.frames[e.fp].pc-1); ok {
+			return c
 		}
 	}
 	cur := &e.frames[e.fp]
@@ -186,20 +169,8 @@ func (e *Exec) step(ins Instr) ctl {
 		}
 		e.setRequest(ins, pc)
 		return exit(SigIntrinsic)
-	case EVSIGNAL:
-		if e.signalInVM(r.ref(ins.A())) {
-			return ctlSafePoint // an intrinsic is a safe point
-		}
-		e.setRequest(ins, pc)
-		return exit(SigIntrinsic)
-	case EVWAIT:
-		if c, ok := e.eventWait(ins, r, pc); ok {
-			return c
-		}
-		e.setRequest(ins, pc)
-		return exit(SigIntrinsic)
 	case SPAWN, JOINI, JOINF, JOINR, JOINV, OUTCOME, YIELD, CANCEL, CANCELLED,
-		EVNEW, EVBCAST:
+		EVNEW, EVWAIT, EVSIGNAL, EVBCAST: // the events' answers in the loop: above
 		e.setRequest(ins, pc)
 		return exit(SigIntrinsic)
 

@@ -91,16 +91,13 @@ func (e *Exec) inVMOp(in *Intrinsic, ins Instr, r regs, left int64) (int64, opSt
 //   - time.timeout (vmhook.SetTimeout): the timeout is the task's, kept
 //     where the scheduler's next wait takes it; std/http sets one before
 //     each write. It charges one reduction.
-//   - event.signal (signalInVM) and event.wait (eventWait).
+//   - event.signal and event.wait (eventInVM).
 func (e *Exec) answerInVM(in *Intrinsic, ins Instr, r regs, pc int) (c ctl, ok bool) {
 	if e.heap.holds&trefRecord == 0 {
 		return 0, false
 	}
-	switch in.ID {
-	case IntrEventSignal:
-		return ctlSafePoint, e.signalInVM(r.ref(ins.A()))
-	case IntrEventWait:
-		return e.eventWait(ins, r, pc)
+	if in.ID == IntrEventSignal || in.ID == IntrEventWait {
+		return e.eventInVM(in.ID == IntrEventWait, r.ref(ins.A()), ins, pc)
 	}
 	f := vmhook.SetTimeout
 	if f == nil || !f(e, r.i(ins.A())) {
@@ -115,54 +112,42 @@ func (e *Exec) answerInVM(in *Intrinsic, ins Instr, r regs, pc int) (c ctl, ok b
 // the wake or wait it makes is most of a request's work.
 const intrinsicCost = 32
 
-// signalInVM answers event.signal of the event handle x in the VM loop
-// (true) for a task record's Exec (vmhook.Signal: the scheduler wakes one
-// waiter or keeps the signal, as its request would), saving the loop's
-// exit and entry and the dispatch around the wake (BenchmarkPingPong). A
-// bad handle is left to the request, which traps with its explanation.
-func (e *Exec) signalInVM(x uint64) bool {
-	if !e.signalHook(x) {
-		return false
-	}
-	e.left -= intrinsicCost
-	return true
-}
-
-// signalHook is signalInVM without the charge.
-func (e *Exec) signalHook(x uint64) bool {
-	f := vmhook.Signal
-	if f == nil || e.heap.holds&trefRecord == 0 {
-		return false
-	}
-	sl := e.heap.refOf(x, refWord(KindEvent))
-	return sl != nil && f(e, sl.obj)
-}
-
-// waitHook asks vmhook.Wait to answer event.wait of the event handle x
-// for a task record's Exec; vmhook.WaitRequest when it cannot (no hook,
-// not a record, a bad handle) or will not.
-func (e *Exec) waitHook(x uint64) int {
-	f := vmhook.Wait
-	if f == nil || e.heap.holds&trefRecord == 0 {
-		return vmhook.WaitRequest
+// eventInVM answers event.signal (wait false) or event.wait (wait true)
+// of the event handle x, made by instruction ins at pc, in the VM loop
+// for a task record's Exec, through the scheduler's hooks (ok; c is what
+// step returns), saving the request's exit, dispatch and resolution of
+// the handle (BenchmarkPingPong):
+//
+//   - a signal wakes one waiter or is kept (vmhook.Signal), and a wait
+//     that takes a kept signal goes on (vmhook.Wait); each is a safe
+//     point, charged as a request;
+//   - a wait the hook armed stops the loop with SigWait and the request
+//     recorded, for the scheduler to park the task and complete the
+//     request when it resumes.
+//
+// Otherwise (not a record, a bad handle, a wait a timeout bounds) ok is
+// false and nothing is done: the caller makes the request, which traps or
+// waits as before.
+func (e *Exec) eventInVM(wait bool, x uint64, ins Instr, pc int) (c ctl, ok bool) {
+	if e.heap.holds&trefRecord == 0 {
+		return 0, false
 	}
 	sl := e.heap.refOf(x, refWord(KindEvent))
 	if sl == nil {
-		return vmhook.WaitRequest
+		return 0, false
 	}
-	return f(e, sl.obj)
-}
-
-// eventWait answers event.wait (EVWAIT or INTR instruction ins at pc, the
-// event in register a) in the VM loop for a task record's Exec
-// (vmhook.Wait): a kept signal taken goes on (a safe point, charged as a
-// request); an armed wait stops the loop with SigWait and the request
-// recorded, for the scheduler to park the task and complete the request
-// when it resumes, without the dispatch of the request around it
-// (BenchmarkPingPong). Otherwise (a bad handle, a timeout that bounds the
-// wait) ok is false and the caller makes the request.
-func (e *Exec) eventWait(ins Instr, r regs, pc int) (c ctl, ok bool) {
-	switch e.waitHook(r.ref(ins.A())) {
+	if !wait {
+		if f := vmhook.Signal; f == nil || !f(e, sl.obj) {
+			return 0, false
+		}
+		e.left -= intrinsicCost
+		return ctlSafePoint, true
+	}
+	var did int
+	if f := vmhook.Wait; f != nil {
+		did = f(e, sl.obj)
+	}
+	switch did {
 	case vmhook.WaitDone:
 		e.left -= intrinsicCost
 		return ctlSafePoint, true
