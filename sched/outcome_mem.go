@@ -148,22 +148,25 @@ func (t *Task) heldBytes() int64 {
 
 // chargeRecord counts t's record in its engine's budget when references
 // keep it past its end (finish, before it drops the live reference: the
-// count cannot reach zero meanwhile). Force: the record exists already;
-// the next reservations are refused until enough is given back. A spawn
-// that takes a banked live place reserves nothing, and a task reference
-// costs its holder's heap nothing, so a spawner keeping the references
-// of ended children would meet no refusal: past the limit, the banks
-// close, and the next spawn reserves its share from the budget and is
-// refused.
-func (t *Task) chargeRecord() {
-	if t.refs.Load() > 1 {
-		e := t.engine
-		e.mem.Force(t.heldBytes())
-		t.refs.Add(refRecordCharged)
-		if e.mem.Used() > e.mem.Limit() {
-			e.liveMu.Lock()
-			e.closeBanksLocked()
-			e.liveMu.Unlock()
-		}
+// count cannot reach zero meanwhile). It returns the delta of the live
+// reference's drop (unrefOn): -1, or one that marks the record charged
+// too (one locked instruction for both). Force: the record exists
+// already; the next reservations are refused until enough is given back.
+// A spawn that takes a banked live place reserves nothing, and a task
+// reference costs its holder's heap nothing, so a spawner keeping the
+// references of ended children would meet no refusal: past the limit,
+// the banks close, and the next spawn reserves its share from the budget
+// and is refused.
+func (t *Task) chargeRecord() int32 {
+	if t.refs.Load() <= 1 {
+		return -1
 	}
+	e := t.engine
+	e.mem.Force(t.heldBytes())
+	if e.mem.Used() > e.mem.Limit() {
+		e.liveMu.Lock()
+		e.closeBanksLocked()
+		e.liveMu.Unlock()
+	}
+	return refRecordCharged - 1
 }

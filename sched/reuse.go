@@ -30,7 +30,7 @@ func taskDrop(obj any, holder any) {
 	if !ok {
 		return
 	}
-	t.unrefOn(recordOf(holder.(*vmloop.Exec)).runner())
+	t.unrefOn(recordOf(holder.(*vmloop.Exec)).runner(), -1)
 }
 
 // recordOf returns the task record whose Exec is x (x must be marked:
@@ -82,13 +82,20 @@ func (t *Task) dropLateSlots() {
 }
 
 // unref drops one reference; the last one recycles an unpinned record.
-func (t *Task) unref() { t.unrefOn(nil) }
+func (t *Task) unref() { t.unrefOn(nil, -1) }
 
 // unrefOn is unref by worker w (nil: anyone else), which keeps a record
-// it recycles in its own cache (w.tasks) rather than in taskPool.
-func (t *Task) unrefOn(w *worker) {
-	n := t.refs.Add(-1)
-	if n == refRecordCharged { // the last handle of an ended record (chargeRecord)
+// it recycles in its own cache (w.tasks) rather than in taskPool. d is
+// -1, or finish's drop of the live reference of a record chargeRecord
+// counted (liveDrop: the charged mark and the drop in one add).
+func (t *Task) unrefOn(w *worker, d int32) {
+	var n int32
+	if d == -1 && t.refs.Load() == refRecordCharged+1 && t.refs.CompareAndSwap(refRecordCharged+1, 0) {
+		// The last handle of an ended record (chargeRecord): one locked
+		// instruction where an add and a store took two.
+		t.engine.mem.Give(t.heldBytes())
+	} else if n = t.refs.Add(d); n == refRecordCharged {
+		// The same, the mark's add racing the last handle's drop.
 		t.refs.Store(0)
 		t.engine.mem.Give(t.heldBytes())
 		n = 0

@@ -22,7 +22,7 @@ func TestWorkerTaskCache(t *testing.T) {
 		r.flags.Or(flagWatched)
 		r.state.Store(uint32(Completed))
 		recs[i] = r
-		r.unrefOn(w)
+		r.unrefOn(w, -1)
 	}
 	require.Len(t, w.tasks, taskCacheSize)
 	for i := taskCacheSize - 1; i >= 0; i-- {
@@ -37,7 +37,7 @@ func TestWorkerTaskCache(t *testing.T) {
 	p := newRecord()
 	p.refs.Store(1)
 	p.flags.Or(flagPinned)
-	p.unrefOn(w)
+	p.unrefOn(w, -1)
 	require.Empty(t, w.tasks, "a pinned record is never reused")
 
 	// The host (no worker) and unref from a heap's hook use taskPool.

@@ -438,6 +438,13 @@ func (s *Scheduler) completeInline(w *worker, t *Task, pinned bool) {
 // completed is the end of finish once t is Completed: its joiners woken,
 // its registration and live place given back, its record charged while
 // handles still name it, and its liveness reference dropped.
+//
+// Not inlined: its callees (the registry's remove, the charge, the
+// drop) are inlined into it instead, which a copy inside completeInline
+// would not get (that function would pass the inliner's size bound;
+// BenchmarkSpawnJoin).
+//
+//go:noinline
 func (s *Scheduler) completed(w *worker, t *Task, pinned bool, joiner1 Token, joiners []evEntry) {
 	if joiner1.Valid() {
 		s.wake(w, joiner1)
@@ -455,11 +462,11 @@ func (s *Scheduler) completed(w *worker, t *Task, pinned bool, joiner1 Token, jo
 		}
 		s.mu.Unlock()
 	}
-	t.chargeRecord()
+	drop := t.chargeRecord()
 	if !pinned && t.has(flagPinned) {
 		// Pinned since releaseExec: either this or the pinner (taskRef),
 		// which saw the task Completed, gives its Exec's spares back.
 		t.dropLateSlots()
 	}
-	t.unrefOn(w) // the last touch: without handles the record is reused
+	t.unrefOn(w, drop) // the last touch: without handles the record is reused
 }

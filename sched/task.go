@@ -142,8 +142,8 @@ type Task struct {
 	// across reuse, so a stale token never matches. The drop to 0 puts
 	// the record in taskPool for a later spawn (recycle). Bit
 	// refRecordCharged is set while the ended record counts in its
-	// engine's budget (chargeRecord); the drop to that bit alone is the
-	// last reference too.
+	// engine's budget (chargeRecord; set by the live reference's drop,
+	// unrefOn); the drop to that bit alone is the last reference too.
 	refs atomic.Int32
 	// resume is set when the task suspended on an intrinsic request that
 	// must be completed when it runs again (join, event wait, host call);

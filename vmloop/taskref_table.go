@@ -121,8 +121,11 @@ func trefMake(k uint8) bool {
 		if g := t.gens[c]; g != nil {
 			gen = g[i]
 		}
-		ch[i].word.Store(uint32(gen) << trefWordShift)               // a retired slot's word: trefGenMax<<2
-		if s := c<<trefChunkShift | i; s != 0 && gen != trefGenMax { // slot 0 is not used
+		// A plain store: nothing else can see ch until trefSetChunk
+		// publishes it (an atomic store each was a locked instruction a
+		// slot, BenchmarkSpawnMany).
+		*(*uint32)(unsafe.Pointer(&ch[i].word)) = uint32(gen) << trefWordShift // a retired slot's word: trefGenMax<<2
+		if s := c<<trefChunkShift | i; s != 0 && gen != trefGenMax {           // slot 0 is not used
 			ch[i].next, head = head, uint32(s)
 			n++
 		}
