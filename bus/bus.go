@@ -219,6 +219,12 @@ func (b *Bus) RegisterEngine(name string, cfg sched.EngineRuntimeConfig, caps Ca
 		return nil, errs.Wrap("bus", fmt.Sprintf("register engine %q", name), err)
 	}
 	m := &Member{b: b, e: e, caps: caps}
+	if m.has(CapSpawn) {
+		// The spawn row's only check, made once: the VM loop answers
+		// the engine's spawns itself (spawnFromTask's work without the
+		// dispatch; BenchmarkChainedSpawn).
+		b.ctl.SpawnInLoop(e)
+	}
 	b.mu.Lock()
 	old := *b.engines.Load()
 	n := make([]*Member, int(e.ID())+1)

@@ -140,7 +140,9 @@
 //     (pinned) or handles keep with more than heldKeep bytes of it keeps
 //     none (Exec.Retire), and what a record that handles keep still holds
 //     is counted in its engine's budget until the last one goes
-//     (chargeRecord, heldBytes). The program stays for names until the
+//     (chargeRecord, heldBytes; the live reference's drop sets the
+//     charged bit in the same add, and the last handle's drop
+//     clears it with one compare-and-swap, unrefOn). The program stays for names until the
 //     record is reused. A task that parks gives back the stack capacity it
 //     does not use (Exec.Trim, in act): a record's kept stacks serve
 //     spawns, not waits. Nothing reads a task's Exec after it completed
@@ -192,6 +194,18 @@
 // dispatcher's view of them are unchanged (TestEventAnsweredInVM,
 // TestTimeoutAnsweredInVM; TestRingMixesWaits mixes both kinds of wait
 // with resumed joins in one task, at 1 to 8 workers).
+//
+// A spawn is answered in the loop too, for an engine whose dispatcher
+// grants every spawn of its tasks (Control.SpawnInLoop: the bus, for an
+// engine holding CapSpawn): the hook does what the bus's answer does,
+// PrepareSpawn, the child's handle into the spawner's heap, Launch, and
+// the loop charges spawnCost and the arguments' copies as runs charges
+// the request, at a safe point. A spawn with an ext argument (the bus
+// hands descriptors to the child), one whose arguments take more than a
+// copy step (makeTask keeps the child for the request: takeSpawn), and
+// one that fails (a limit, a stale handle, a stopping scheduler) stay
+// requests: the dispatcher goes on with the copy or reports the failure
+// as before (TestSpawnAnsweredInVM).
 //
 // # Store-then-load pairs
 //

@@ -223,6 +223,10 @@ type Engine struct {
 	// labels is the pprof label context of the engine's tasks, built once
 	// at registration (worker goroutines switch to it per dispatch).
 	labels context.Context
+	// spawnInLoop: the engine's tasks may spawn (the bus's grant), so
+	// the VM loop answers their spawns itself (invm.go); set once by
+	// SpawnInLoop before any task of the engine runs.
+	spawnInLoop bool
 
 	jobsMu sync.Mutex
 	jobs   []*Job // periodic jobs of the engine's live tasks; guarded by jobsMu
@@ -336,6 +340,12 @@ func (e *Engine) reserve(c *atomic.Int64, lim int64, op, what, limit string) err
 func (e *Engine) noWheel(op string) error {
 	return fmt.Errorf("sched: %s: engine %q (id %d) has no timer wheel; give it a timerWheelConfig: %w", op, e.name, e.id, ErrNoWheel)
 }
+
+// SpawnInLoop lets the VM loop answer the spawns of e's tasks itself,
+// without the dispatcher (sched/doc.go, "Requests answered in the VM
+// loop"): for a dispatcher that grants every spawn request of e's tasks.
+// Call it before e's first task starts.
+func (c *Control) SpawnInLoop(e *Engine) { e.spawnInLoop = true }
 
 // RegisterEngine adds an engine with the given configuration.
 func (c *Control) RegisterEngine(name string, cfg EngineRuntimeConfig) (*Engine, error) {

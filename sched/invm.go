@@ -14,6 +14,7 @@ func init() {
 	vmhook.SetTimeout = setTimeoutInVM
 	vmhook.Signal = signalInVM
 	vmhook.Wait = waitInVM
+	vmhook.Spawn = spawnInVM
 }
 
 // signalInVM is vmloop's event.signal for holder, the Exec of a task
@@ -65,4 +66,34 @@ func waitInVM(holder any, ev any) int {
 		return vmhook.WaitDone
 	}
 	return vmhook.WaitArmed
+}
+
+// spawnInVM is vmloop's spawn for holder, the Exec of a task record
+// running on the calling worker and stopped at its spawn request: what
+// the bus's answer does (PrepareSpawn, the child's handle into the
+// spawner's heap, Launch), when the engine may spawn from bytecode
+// (Control.SpawnInLoop: the bus's capability check, made once) and no
+// argument is a descriptor (the bus hands those to the child). A spawn
+// that fails, or whose arguments' copy takes more than a step, is left
+// to the request, which reports the failure or goes on with the copy
+// (makeTask keeps it: takeSpawn).
+func spawnInVM(holder any) (int64, int) {
+	ex := holder.(*vmloop.Exec)
+	t := recordOf(ex)
+	e := t.engine
+	if !e.spawnInLoop || ex.SpawnHasExt() {
+		return 0, vmhook.SpawnRequest
+	}
+	c := Control{s: e.s}
+	child, err := c.PrepareSpawn(t)
+	if err != nil {
+		return 0, vmhook.SpawnRequest
+	}
+	did := vmhook.SpawnDone
+	if err := ex.CompleteTask(child); err != nil {
+		ex.SetTrapErr(err)
+		did = vmhook.SpawnTrapped
+	}
+	c.Launch(t, child)
+	return spawnCost(e.cfg.Load().ReductionLimit), did
 }

@@ -198,6 +198,34 @@ func (e *Exec) ArgExt(i int) (obj any, ok bool) {
 	return nil, false
 }
 
+// SpawnHasExt reports whether a reference argument of e's pending spawn
+// request is an ext object (a socket or file handle, a channel): the
+// scheduler's answer in the VM loop leaves such a spawn to the
+// dispatcher, which hands descriptors to the child.
+func (e *Exec) SpawnHasExt() bool {
+	f := &e.prog.Funcs[e.req.Func]
+	args := e.regs[e.frames[e.fp].base+int(e.req.Base):] // a spawn's window
+	for i, t := range f.Params {
+		// A shared reference (a task, an event) or null is no handle of
+		// the heap: only a handle can name an ext object.
+		if x := args[i]; t == TRef && x&handleIdxMask != 0 && e.heap.get(x, KindExt) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// SetTrapErr sets e's trap from err: the TrapInfo it wraps, else an
+// intrinsic trap with its message (SetTrap).
+func (e *Exec) SetTrapErr(err error) {
+	var ti TrapInfo
+	if errors.As(err, &ti) {
+		e.SetTrap(ti.Code, ti.Msg)
+		return
+	}
+	e.SetTrap(TrapIntrinsic, err.Error())
+}
+
 // reqTrapInfo places a TrapInfo error at the request's instruction.
 func (e *Exec) reqTrapInfo(err error) error {
 	var ti TrapInfo

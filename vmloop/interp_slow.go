@@ -169,7 +169,14 @@ func (e *Exec) step(ins Instr) ctl {
 		}
 		e.setRequest(ins, pc)
 		return exit(SigIntrinsic)
-	case SPAWN, JOINI, JOINF, JOINR, JOINV, OUTCOME, YIELD, CANCEL, CANCELLED,
+	case SPAWN:
+		e.setRequest(ins, pc)
+		if c, ok := e.spawnInVM(pc); ok {
+			return c
+		}
+		return exit(SigIntrinsic)
+
+	case JOINI, JOINF, JOINR, JOINV, OUTCOME, YIELD, CANCEL, CANCELLED,
 		EVNEW, EVWAIT, EVSIGNAL, EVBCAST: // the events' answers in the loop: above
 		e.setRequest(ins, pc)
 		return exit(SigIntrinsic)

@@ -158,6 +158,30 @@ func (e *Exec) eventInVM(wait bool, x uint64, ins Instr, pc int) (c ctl, ok bool
 	return 0, false
 }
 
+// spawnInVM answers the spawn request e has just made (setRequest, at
+// pc) in the loop when e is a task record's Exec and the scheduler's
+// hook takes it (vmhook.Spawn): the child is made and launched, its
+// handle is in the destination, and the spawn's reductions and its
+// arguments' copies are charged here; the loop goes on at a safe point.
+// Otherwise ok is false and the caller leaves the request to the
+// scheduler.
+func (e *Exec) spawnInVM(pc int) (c ctl, ok bool) {
+	f := vmhook.Spawn
+	if e.heap.holds&trefRecord == 0 || f == nil {
+		return 0, false
+	}
+	cost, did := f(e)
+	switch did {
+	case vmhook.SpawnDone:
+		e.left -= cost + e.TakeCopyCharge()
+		return ctlSafePoint, true
+	case vmhook.SpawnTrapped:
+		e.left -= cost + e.TakeCopyCharge()
+		return e.trapped(pc), true
+	}
+	return 0, false
+}
+
 // timeNow runs time.now (result in a).
 func (e *Exec) timeNow(ins Instr, r regs, left int64) (int64, opStatus) {
 	now := monoclock.Now

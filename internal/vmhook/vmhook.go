@@ -204,3 +204,20 @@ const (
 // (WaitRequest) when the wait needs the scheduler's request: a one-shot
 // timeout bounds it.
 var Wait func(holder any, ev any) int
+
+// What Spawn did.
+const (
+	SpawnRequest = iota // nothing: the scheduler answers the request
+	SpawnDone           // the child is launched, its handle in the destination
+	SpawnTrapped        // the child is launched; the spawner traps (its trap is set)
+)
+
+// Spawn, when set, answers a spawn in the VM loop for holder, a
+// *vmloop.Exec that the scheduler marked as its task record's and running
+// on the calling worker, stopped at its spawn request: it makes and
+// launches the child as the request's answer would, completes the
+// request and returns what it did and the reductions it costs beside the
+// copies of its arguments (Exec.TakeCopyCharge); SpawnRequest (nothing
+// done, or a copy of the arguments to go on with) leaves the request to
+// the scheduler.
+var Spawn func(holder any) (cost int64, did int)
