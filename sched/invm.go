@@ -72,16 +72,16 @@ func waitInVM(holder any, ev any) int {
 // running on the calling worker and stopped at its spawn request: what
 // the bus's answer does (PrepareSpawn, the child's handle into the
 // spawner's heap, Launch), when the engine may spawn from bytecode
-// (Control.SpawnInLoop: the bus's capability check, made once) and no
-// argument is a descriptor (the bus hands those to the child). A spawn
-// that fails, or whose arguments' copy takes more than a step, is left
-// to the request, which reports the failure or goes on with the copy
-// (makeTask keeps it: takeSpawn).
+// (Control.SpawnInLoop: the bus's capability check, made once; vmloop
+// leaves a spawn with an ext argument to the bus, which hands descriptors
+// to the child). A spawn that fails, or whose arguments' copy takes more
+// than a step, is left to the request, which reports the failure or goes
+// on with the copy (makeTask keeps it: takeSpawn).
 func spawnInVM(holder any) (int64, int) {
 	ex := holder.(*vmloop.Exec)
 	t := recordOf(ex)
 	e := t.engine
-	if !e.spawnInLoop || ex.SpawnHasExt() {
+	if !e.spawnInLoop {
 		return 0, vmhook.SpawnRequest
 	}
 	c := Control{s: e.s}

@@ -198,11 +198,11 @@ func (e *Exec) ArgExt(i int) (obj any, ok bool) {
 	return nil, false
 }
 
-// SpawnHasExt reports whether a reference argument of e's pending spawn
+// spawnHasExt reports whether a reference argument of e's pending spawn
 // request is an ext object (a socket or file handle, a channel): the
-// scheduler's answer in the VM loop leaves such a spawn to the
-// dispatcher, which hands descriptors to the child.
-func (e *Exec) SpawnHasExt() bool {
+// answer in the VM loop leaves such a spawn to the dispatcher, which
+// hands descriptors to the child.
+func (e *Exec) spawnHasExt() bool {
 	f := &e.prog.Funcs[e.req.Func]
 	args := e.regs[e.frames[e.fp].base+int(e.req.Base):] // a spawn's window
 	for i, t := range f.Params {

@@ -83,25 +83,38 @@ func (e *Exec) BeginSpawn(src *Exec, lim Limits, owner uint32) (more bool, err e
 	if err != nil {
 		return false, err
 	}
-	c := spawnCopy{f: f, r0: src.frames[src.fp].base, win: src.reqWin}
-	if c.win {
-		c.r0 += int(src.req.Base)
+	r0, win := src.frames[src.fp].base, src.reqWin
+	if win {
+		r0 += int(src.req.Base)
 	} else {
-		c.r0 += int(src.reqArg0)
+		r0 += int(src.reqArg0)
 	}
 	// Scalars first (the verifier typed the registers by f.Params); the
 	// references follow in order.
-	refs := false
+	refs, shared := false, true
 	for i, t := range f.Params {
+		ri := r0
+		if win {
+			ri += i
+		}
 		if t != TRef {
-			e.setAbs(i, src.getAbs(c.reg(i), t), t)
-		} else {
-			refs = true
+			e.setAbs(i, src.getAbs(ri, t), t)
+			continue
+		}
+		refs = true
+		if x := src.getAbs(ri, TRef); x&handleIdxMask != 0 {
+			shared = false // a heap object: copied
 		}
 	}
 	if !refs {
 		return false, nil
 	}
+	if shared {
+		if ok, err := e.spawnShared(src, f, r0, win); ok {
+			return false, err
+		}
+	}
+	c := spawnCopy{f: f, r0: r0, win: win}
 	work, err := e.spawnStep(src, &c)
 	src.owe(work.owed)
 	if err != nil || work.done {
@@ -109,6 +122,48 @@ func (e *Exec) BeginSpawn(src *Exec, lim Limits, owner uint32) (more bool, err e
 	}
 	e.x().spawn = new(spawnCopy) // the rare case: a copy of more than a step
 	*e.rare.spawn = c            // (c itself stays on the stack)
+	return true, nil
+}
+
+// spawnShared takes the reference arguments of a spawn whose every
+// reference argument is null or a shared reference (a task, an event:
+// copyObj's holds of the same objects, owed the same reductions) without
+// the copy machinery (a chained spawn's event, BenchmarkChainedSpawn).
+// ok is false when an argument is one that copyObj refuses (a stale
+// reference, a heap limit below its size): the copy in steps then
+// reports it, and the spawn fails (the holds made so far go with the
+// child's heap). r0 and win are spawnCopy's.
+func (e *Exec) spawnShared(src *Exec, f *Function, r0 int, win bool) (ok bool, err error) {
+	owed := int64(0)
+	for i, t := range f.Params {
+		ri := r0
+		if win {
+			ri += i
+		}
+		if t != TRef {
+			continue
+		}
+		x := src.getAbs(ri, TRef)
+		if x == 0 {
+			continue
+		}
+		sl := src.heap.ref(x)
+		if sl == nil {
+			return false, nil
+		}
+		k := refKind(x)
+		if k == KindEvent && objHeader > src.heap.bnd.limit { // object.size of an event (a task's is 0)
+			return false, nil
+		}
+		y, err := e.heap.importShared(k, sl.obj)
+		if err != nil {
+			src.owe(owed)
+			return true, argImportErr(f, i, err)
+		}
+		owed += 2 * copyObjCost
+		e.setAbs(i, y, TRef)
+	}
+	src.owe(owed)
 	return true, nil
 }
 

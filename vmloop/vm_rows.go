@@ -163,11 +163,12 @@ func (e *Exec) eventInVM(wait bool, x uint64, ins Instr, pc int) (c ctl, ok bool
 // hook takes it (vmhook.Spawn): the child is made and launched, its
 // handle is in the destination, and the spawn's reductions and its
 // arguments' copies are charged here; the loop goes on at a safe point.
-// Otherwise ok is false and the caller leaves the request to the
-// scheduler.
+// Otherwise (not a record, an ext argument: the dispatcher hands
+// descriptors to the child) ok is false and the caller leaves the request
+// to the scheduler.
 func (e *Exec) spawnInVM(pc int) (c ctl, ok bool) {
 	f := vmhook.Spawn
-	if e.heap.holds&trefRecord == 0 || f == nil {
+	if e.heap.holds&trefRecord == 0 || f == nil || e.spawnHasExt() {
 		return 0, false
 	}
 	cost, did := f(e)
