@@ -176,7 +176,14 @@ func (e *Exec) step(ins Instr) ctl {
 		}
 		return exit(SigIntrinsic)
 
-	case JOINI, JOINF, JOINR, JOINV, OUTCOME, YIELD, CANCEL, CANCELLED,
+	case JOINI, JOINF, JOINV:
+		e.setRequest(ins, pc)
+		if c, ok := e.joinInVM(r.ref(e.reqArg0), pc); ok { // the target's register
+			return c
+		}
+		return exit(SigIntrinsic)
+
+	case JOINR, OUTCOME, YIELD, CANCEL, CANCELLED,
 		EVNEW, EVWAIT, EVSIGNAL, EVBCAST: // the events' answers in the loop: above
 		e.setRequest(ins, pc)
 		return exit(SigIntrinsic)

@@ -183,6 +183,42 @@ func (e *Exec) spawnInVM(pc int) (c ctl, ok bool) {
 	return 0, false
 }
 
+// joinInVM answers the join request e has just made (setRequest, at pc)
+// of the task reference x in the loop when e is a task record's Exec and
+// the scheduler's hook finds the target completed with a void, i64 or
+// f64 result, or completes it in a run first (vmhook.Join): the result
+// is in the destination, the join is charged as its request is, and the
+// loop goes on at a safe point. Otherwise ok is false and the caller
+// leaves the request to the scheduler (the budget a run first used is
+// spent all the same).
+func (e *Exec) joinInVM(x uint64, pc int) (c ctl, ok bool) {
+	f := vmhook.Join
+	if e.heap.holds&trefRecord == 0 || f == nil {
+		return 0, false
+	}
+	sl := e.heap.refOf(x, refWord(KindTask))
+	if sl == nil {
+		return 0, false // a bad handle, or a task object: the request's
+	}
+	k, bits, rest, did := f(e, sl.obj, e.left)
+	e.left = rest
+	if did != vmhook.JoinDone {
+		return 0, false
+	}
+	e.left -= intrinsicCost
+	var err error
+	if e.req.Op == JOINV {
+		err = e.CompleteVoid()
+	} else {
+		err = e.CompleteScalar(Kind(k), bits)
+	}
+	if err != nil {
+		e.SetTrapErr(err)
+		return e.trapped(pc), true
+	}
+	return ctlSafePoint, true
+}
+
 // timeNow runs time.now (result in a).
 func (e *Exec) timeNow(ins Instr, r regs, left int64) (int64, opStatus) {
 	now := monoclock.Now

@@ -221,3 +221,19 @@ const (
 // done, or a copy of the arguments to go on with) leaves the request to
 // the scheduler.
 var Spawn func(holder any) (cost int64, did int)
+
+// What Join did.
+const (
+	JoinRequest = iota // nothing: the scheduler answers the request
+	JoinDone           // the target's inline result is returned
+)
+
+// Join, when set, answers a join in the VM loop for holder (as Spawn),
+// stopped at its join request of target, the object of a task reference
+// of holder's heap, with left reductions of its slice left: when target
+// has completed with a void, i64 or f64 result, or completes in a run of
+// it first within holder's slice (its worker's lifo slot), it returns
+// that result (JoinDone) and the reductions then left; otherwise
+// JoinRequest and the reductions left (a run first may have used some),
+// and the scheduler answers the request.
+var Join func(holder any, target any, left int64) (k int, bits uint64, rest int64, did int)
