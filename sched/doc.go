@@ -207,6 +207,17 @@
 // requests: the dispatcher goes on with the copy or reports the failure
 // as before (TestSpawnAnsweredInVM).
 //
+// A join (joini, joinf, joinv) is answered in the loop when no one-shot
+// timeout bounds it and its target has completed with a void, i64 or f64
+// result, or is the task in the worker's lifo slot and completes in a run
+// first: the hook brings w.left up to date with the loop's budget (and
+// w.spent with what the loop used of it), runs the target as RunFirst
+// does when firstOK allows it, and hands the loop the budget left. A
+// target that is running elsewhere or parked, one that failed, a
+// reference result and a join a timeout bounds stay requests, so joiner
+// registration, resumption and the thrown TaskErrors are the
+// dispatcher's as before (TestJoinAnsweredInVM).
+//
 // # Store-then-load pairs
 //
 // Several hand-offs use no lock: each side stores its flag, then loads

@@ -49,9 +49,9 @@
 // ([Exec.Complete], [Exec.Raise], [Exec.SetTrap]) now or after a wait,
 // and calls Run again. The loop answers the others itself
 // ([Intrinsic.InVM]: the map and http families, time.now, chan.closed),
-// and time.timeout, event.signal, event.wait and spawn too for a
-// scheduler's task record, through the scheduler's hooks (vm_rows.go); a
-// wait armed there returns [SigWait]. Throws stop at the task boundary: a throw that escapes the entry function is
+// and time.timeout, event.signal, event.wait, spawn and the joins of
+// inline results too for a scheduler's task record, through the
+// scheduler's hooks (vm_rows.go); a wait armed there returns [SigWait]. Throws stop at the task boundary: a throw that escapes the entry function is
 // SigThrown, never a Go panic, and a fault is a trap (SigTrapped,
 // [TrapCode]).
 //
