@@ -1,16 +1,13 @@
 package sched
 
 import (
-	"context"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade/timerwheel"
 	"github.com/jadevm/jade/vmloop"
-	"github.com/jadevm/jade/vmloop/jasm"
 )
 
 // joinDispatcher answers joins of inline results as the bus does (a
@@ -185,9 +182,7 @@ done:
   ret   v
 .end
 `
-	p, err := jasm.Assemble("t.jasm", []byte(src))
-	require.NoError(t, err)
-	require.NoError(t, vmloop.Verify(p, nil))
+	p := verified(t, src)
 	for _, workers := range []int{1, 2} {
 		d := &joinDispatcher{}
 		s, ctl, err := New(Config{Workers: workers, Dispatcher: d})
@@ -198,18 +193,6 @@ done:
 		require.NoError(t, err)
 		ctl.SpawnInLoop(e)
 		require.NoError(t, ctl.Start())
-		run := func(name string, args ...vmloop.Value) (*Task, Outcome) {
-			tk, err := ctl.Prepare(nil, e, p, p.FuncIndex(name), args)
-			require.NoError(t, err)
-			ctl.Launch(nil, tk)
-			select {
-			case <-tk.Done():
-			case <-time.After(time.Minute):
-				t.Fatalf("%d workers: %s did not end: %+v", workers, name, s.Tasks())
-			}
-			o, _ := tk.Outcome()
-			return tk, o
-		}
 		resumed := func() []string {
 			d.mu.Lock()
 			defer d.mu.Unlock()
@@ -218,14 +201,14 @@ done:
 			return r
 		}
 
-		tk, o := run("rejoin", vmloop.I64(1000))
+		tk, o := runToEnd(t, s, ctl, e, p, "rejoin", vmloop.I64(1000))
 		require.Equal(t, Success, o.Kind, "%v", o)
 		require.Equal(t, int64(7), o.Value.Int())
 		require.GreaterOrEqual(t, tk.ex().Reductions(), uint64(1000*32), "each join is charged as its request is")
 		require.Empty(t, d.takeSeen())
 
 		const n = 300
-		_, o = run("sum", vmloop.I64(n))
+		_, o = runToEnd(t, s, ctl, e, p, "sum", vmloop.I64(n))
 		require.Equal(t, Success, o.Kind, "%v", o)
 		require.Equal(t, int64(n*(n-1)+n*14+n*2), o.Value.Int(), "each join gave its target's value")
 		// A join of a child in the lifo slot runs it first unless a pick
@@ -236,27 +219,24 @@ done:
 		require.Less(t, len(d.takeSeen()), n, "%d workers: the joins are answered in the loop", workers)
 		resumed()
 
-		_, o = run("parked", vmloop.Ext(vmloop.KindEvent, ctl.NewEvent()))
+		_, o = runToEnd(t, s, ctl, e, p, "parked", vmloop.Ext(vmloop.KindEvent, ctl.NewEvent()))
 		require.Equal(t, Success, o.Kind, "%v", o)
 		require.Equal(t, int64(40), o.Value.Int())
 		require.Contains(t, d.takeSeen(), "task.join_i64", "a join of a parked task is a request")
 		require.Equal(t, []string{"task.join_i64"}, resumed(), "resumed by the dispatcher")
 
-		_, o = run("throws")
+		_, o = runToEnd(t, s, ctl, e, p, "throws")
 		require.Equal(t, Failure, o.Kind, "%v", o)
 		require.Equal(t, []string{"task.join_i64"}, d.takeSeen(), "a failed target's join is a request")
 
-		_, o = run("timed")
+		_, o = runToEnd(t, s, ctl, e, p, "timed")
 		require.Equal(t, Success, o.Kind, "%v", o)
 		require.Equal(t, []string{"task.join_i64"}, d.takeSeen(), "a join a timeout bounds is a request")
 
-		_, o = run("mistyped")
+		_, o = runToEnd(t, s, ctl, e, p, "mistyped")
 		require.Equal(t, Trapped, o.Kind, "%v", o)
 		require.Empty(t, d.takeSeen(), "the mistyped join was answered in the loop")
 
-		require.Eventually(t, func() bool { return s.LiveTasks() == 0 }, time.Minute, time.Millisecond)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		require.Empty(t, ctl.Shutdown(ctx))
-		cancel()
+		endAll(t, s, ctl)
 	}
 }

@@ -1,15 +1,12 @@
 package sched
 
 import (
-	"context"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/jadevm/jade/vmloop"
-	"github.com/jadevm/jade/vmloop/jasm"
 )
 
 // spawnDispatcher answers spawn requests as the bus does (without its
@@ -127,9 +124,7 @@ bad:
   ret   n
 .end
 `
-	p, err := jasm.Assemble("t.jasm", []byte(src))
-	require.NoError(t, err)
-	require.NoError(t, vmloop.Verify(p, nil))
+	p := verified(t, src)
 	for _, workers := range []int{1, 2} {
 		d := &spawnDispatcher{}
 		s, ctl, err := New(Config{Workers: workers, Dispatcher: d})
@@ -146,33 +141,21 @@ bad:
 		require.NoError(t, err)
 		ctl.SpawnInLoop(small)
 		require.NoError(t, ctl.Start())
-		run := func(e *Engine, name string, args ...vmloop.Value) (*Task, Outcome) {
-			tk, err := ctl.Prepare(nil, e, p, p.FuncIndex(name), args)
-			require.NoError(t, err)
-			ctl.Launch(nil, tk)
-			select {
-			case <-tk.Done():
-			case <-time.After(time.Minute):
-				t.Fatalf("%d workers: %s did not end: %+v; seen %v", workers, name, s.Tasks(), d.takeSeen())
-			}
-			o, _ := tk.Outcome()
-			return tk, o
-		}
 
 		const n = 200
-		tk, o := run(e, "parent", vmloop.I64(n), vmloop.Ext(vmloop.KindEvent, ctl.NewEvent()))
+		tk, o := runToEnd(t, s, ctl, e, p, "parent", vmloop.I64(n), vmloop.Ext(vmloop.KindEvent, ctl.NewEvent()))
 		require.Equal(t, Success, o.Kind, "%v", o)
 		require.Equal(t, int64(n), o.Value.Int(), "every child ran with its arguments and signalled")
 		require.Empty(t, d.takeSeen(), "%d workers: a spawn of an engine that may spawn is answered in the loop", workers)
 		require.GreaterOrEqual(t, tk.ex().Reductions(), uint64(n*spawnCost(e.cfg.Load().ReductionLimit)), "each spawn is charged as its request is (S-6)")
 
-		_, o = run(plain, "parent", vmloop.I64(n), vmloop.Ext(vmloop.KindEvent, ctl.NewEvent()))
+		_, o = runToEnd(t, s, ctl, plain, p, "parent", vmloop.I64(n), vmloop.Ext(vmloop.KindEvent, ctl.NewEvent()))
 		require.Equal(t, Success, o.Kind, "%v", o)
 		seen := d.takeSeen()
 		require.Len(t, seen, n)
 		require.Equal(t, "task.spawn", seen[0], "without SpawnInLoop a spawn is a request")
 
-		_, o = run(e, "ext", vmloop.Ext(vmloop.KindExt, "a descriptor stand-in"))
+		_, o = runToEnd(t, s, ctl, e, p, "ext", vmloop.Ext(vmloop.KindExt, "a descriptor stand-in"))
 		require.Equal(t, Success, o.Kind, "%v", o)
 		require.Equal(t, []string{"task.spawn"}, d.takeSeen(), "an ext argument is the dispatcher's to hand over")
 
@@ -180,15 +163,12 @@ bad:
 		// waits; the second spawn fails in the loop and is made again as
 		// a request, which reports the limit (here: a trap).
 		ev := ctl.NewEvent()
-		_, o = run(small, "limited", vmloop.Ext(vmloop.KindEvent, ev))
+		_, o = runToEnd(t, s, ctl, small, p, "limited", vmloop.Ext(vmloop.KindEvent, ev))
 		require.Equal(t, Trapped, o.Kind, "%v", o)
 		require.ErrorContains(t, o.Trap, "live task", "%v", o)
 		require.Equal(t, []string{"task.spawn"}, d.takeSeen(), "a spawn the loop could not make is a request")
 		ctl.EventBroadcast(nil, ev)
 
-		require.Eventually(t, func() bool { return s.LiveTasks() == 0 }, time.Minute, time.Millisecond)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		require.Empty(t, ctl.Shutdown(ctx))
-		cancel()
+		endAll(t, s, ctl)
 	}
 }
