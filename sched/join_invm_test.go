@@ -135,6 +135,22 @@ loop:
 done:
   ret   v
 .end
+.func busy(n:i64) -> i64
+  .local c:ref, v:i64
+  spawn c, spin, n
+  joini v, c
+  ret   v
+.end
+.func spin(n:i64) -> i64
+  .local i:i64
+  const i, 0
+loop:
+  jge   i, n, done
+  addi  i, i, 1
+  jmp   loop
+done:
+  ret   i
+.end
 .func parked(ev:ref) -> i64
   .local a:ref, b:ref, v:i64
   spawn a, waits, ev
@@ -218,6 +234,11 @@ done:
 		// are requests. Of the 4n joins, the most are answered in the loop.
 		require.Less(t, len(d.takeSeen()), n, "%d workers: the joins are answered in the loop", workers)
 		resumed()
+
+		tk, o = runToEnd(t, s, ctl, e, p, "busy", vmloop.I64(3000))
+		require.Equal(t, Success, o.Kind, "%v", o)
+		require.Equal(t, int64(3000), o.Value.Int())
+		require.Less(t, tk.ex().Reductions(), uint64(3000), "the child's 9,000 reductions, run first, are not its joiner's")
 
 		_, o = runToEnd(t, s, ctl, e, p, "parked", vmloop.Ext(vmloop.KindEvent, ctl.NewEvent()))
 		require.Equal(t, Success, o.Kind, "%v", o)

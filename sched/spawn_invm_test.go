@@ -99,6 +99,18 @@ bad:
   evsignal ev
   ret   n
 .end
+.func big(n:i64) -> i64
+  .local a:ref, c:ref
+  anew  a, n, i64
+  spawn c, length, a
+  free  c
+  ret   n
+.end
+.func length(a:ref) -> i64
+  .local n:i64
+  alen  n, a
+  ret   n
+.end
 .func limited(ev:ref) -> i64
   .local a:ref, b:ref, n:i64
   spawn a, waiter, ev
@@ -154,6 +166,16 @@ bad:
 		seen := d.takeSeen()
 		require.Len(t, seen, n)
 		require.Equal(t, "task.spawn", seen[0], "without SpawnInLoop a spawn is a request")
+
+		// The copy of a large argument is charged once, in the loop as
+		// by the request (where the spawn's own cost is the worker's).
+		inLoop, o := runToEnd(t, s, ctl, e, p, "big", vmloop.I64(4000))
+		require.Equal(t, Success, o.Kind, "%v", o)
+		byRequest, o := runToEnd(t, s, ctl, plain, p, "big", vmloop.I64(4000))
+		require.Equal(t, Success, o.Kind, "%v", o)
+		require.Equal(t, []string{"task.spawn"}, d.takeSeen())
+		require.Greater(t, byRequest.ex().Reductions(), uint64(1000), "the copy is charged")
+		require.Equal(t, byRequest.ex().Reductions()+uint64(spawnCost(e.cfg.Load().ReductionLimit)), inLoop.ex().Reductions())
 
 		_, o = runToEnd(t, s, ctl, e, p, "ext", vmloop.Ext(vmloop.KindExt, "a descriptor stand-in"))
 		require.Equal(t, Success, o.Kind, "%v", o)

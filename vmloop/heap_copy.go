@@ -201,11 +201,19 @@ func (e *Exec) owe(units int64) {
 // them to the slice in which they were made, so a task that copies a
 // large value across the boundary is preempted at its next safe point.
 func (e *Exec) TakeCopyCharge() int64 {
+	c := e.takeCopied()
+	e.reductions += uint64(c)
+	return c
+}
+
+// takeCopied is TakeCopyCharge for a request answered in the VM loop,
+// whose budget the charge comes out of: Run counts it in Reductions with
+// the rest of what the budget lost.
+func (e *Exec) takeCopied() int64 {
 	if e.rare == nil || e.rare.copied == 0 {
 		return 0
 	}
 	c := e.rare.copied
 	e.rare.copied = 0
-	e.reductions += uint64(c)
 	return c
 }

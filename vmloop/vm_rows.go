@@ -174,10 +174,10 @@ func (e *Exec) spawnInVM(pc int) (c ctl, ok bool) {
 	cost, did := f(e)
 	switch did {
 	case vmhook.SpawnDone:
-		e.left -= cost + e.TakeCopyCharge()
+		e.left -= cost + e.takeCopied()
 		return ctlSafePoint, true
 	case vmhook.SpawnTrapped:
-		e.left -= cost + e.TakeCopyCharge()
+		e.left -= cost + e.takeCopied()
 		return e.trapped(pc), true
 	}
 	return 0, false
@@ -201,6 +201,9 @@ func (e *Exec) joinInVM(x uint64, pc int) (c ctl, ok bool) {
 		return 0, false // a bad handle, or a task object: the request's
 	}
 	k, bits, rest, did := f(e, sl.obj, e.left)
+	// A run first's reductions are its target's, not this task's (Run
+	// counts what its budget lost), as when the request ran it.
+	e.reductions -= uint64(e.left - rest)
 	e.left = rest
 	if did != vmhook.JoinDone {
 		return 0, false
