@@ -204,6 +204,9 @@ func (e *Exec) ArgExt(i int) (obj any, ok bool) {
 // hands descriptors to the child.
 func (e *Exec) spawnHasExt() bool {
 	f := &e.prog.Funcs[e.req.Func]
+	if !f.refParams {
+		return false
+	}
 	args := e.regs[e.frames[e.fp].base+int(e.req.Base):] // a spawn's window
 	for i, t := range f.Params {
 		// A shared reference (a task, an event) or null is no handle of

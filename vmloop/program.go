@@ -72,6 +72,9 @@ type Function struct {
 	// in all (Run gives such a task to the Go loop: a cgo crossing would
 	// cost more than the C loop could win).
 	straight bool
+	// refParams: some parameter is a reference (a spawn of f may pass an
+	// ext object: spawnHasExt).
+	refParams bool
 	// handlerAt[pc] is the index in Handlers of the handler that catches
 	// an exception raised at pc (the first covering entry), -1 for none;
 	// nil when there are no handlers. A throw looks up each frame it

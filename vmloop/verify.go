@@ -118,6 +118,7 @@ func vfVerify(p *Program, r Resolver) error {
 	}
 	for i := range p.Funcs {
 		p.Funcs[i].straight = isStraight(&p.Funcs[i])
+		p.Funcs[i].refParams = slices.Contains(p.Funcs[i].Params, TRef)
 	}
 	p.verified = true
 	return nil
