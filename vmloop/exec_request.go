@@ -198,26 +198,6 @@ func (e *Exec) ArgExt(i int) (obj any, ok bool) {
 	return nil, false
 }
 
-// spawnHasExt reports whether a reference argument of e's pending spawn
-// request is an ext object (a socket or file handle, a channel): the
-// answer in the VM loop leaves such a spawn to the dispatcher, which
-// hands descriptors to the child.
-func (e *Exec) spawnHasExt() bool {
-	f := &e.prog.Funcs[e.req.Func]
-	if !f.refParams {
-		return false
-	}
-	args := e.regs[e.frames[e.fp].base+int(e.req.Base):] // a spawn's window
-	for i, t := range f.Params {
-		// A shared reference (a task, an event) or null is no handle of
-		// the heap: only a handle can name an ext object.
-		if x := args[i]; t == TRef && x&handleIdxMask != 0 && e.heap.get(x, KindExt) != nil {
-			return true
-		}
-	}
-	return false
-}
-
 // SetTrapErr sets e's trap from err: the TrapInfo it wraps, else an
 // intrinsic trap with its message (SetTrap).
 func (e *Exec) SetTrapErr(err error) {

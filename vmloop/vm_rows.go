@@ -183,6 +183,26 @@ func (e *Exec) spawnInVM(pc int) (c ctl, ok bool) {
 	return 0, false
 }
 
+// spawnHasExt reports whether a reference argument of e's pending spawn
+// request is an ext object (a socket or file handle, a channel): the
+// answer in the VM loop leaves such a spawn to the dispatcher, which
+// hands descriptors to the child.
+func (e *Exec) spawnHasExt() bool {
+	f := &e.prog.Funcs[e.req.Func]
+	if !f.refParams {
+		return false
+	}
+	args := e.regs[e.frames[e.fp].base+int(e.req.Base):] // a spawn's window
+	for i, t := range f.Params {
+		// A shared reference (a task, an event) or null is no handle of
+		// the heap: only a handle can name an ext object.
+		if x := args[i]; t == TRef && x&handleIdxMask != 0 && e.heap.get(x, KindExt) != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // joinInVM answers the join request e has just made (setRequest, at pc)
 // of the task reference x in the loop when e is a task record's Exec and
 // the scheduler's hook finds the target completed with a void, i64 or
