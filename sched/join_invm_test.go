@@ -220,8 +220,11 @@ done:
 		tk, o := runToEnd(t, s, ctl, e, p, "rejoin", vmloop.I64(1000))
 		require.Equal(t, Success, o.Kind, "%v", o)
 		require.Equal(t, int64(7), o.Value.Int())
-		require.GreaterOrEqual(t, tk.ex().Reductions(), uint64(1000*32), "each join is charged as its request is")
-		require.Empty(t, d.takeSeen())
+		// The first join runs the child first, unless firstOK refuses
+		// (then it is a request, and parks); the 999 others find it done.
+		require.GreaterOrEqual(t, tk.ex().Reductions(), uint64(999*32), "each join is charged as its request is")
+		require.LessOrEqual(t, len(d.takeSeen()), 1)
+		resumed()
 
 		const n = 300
 		_, o = runToEnd(t, s, ctl, e, p, "sum", vmloop.I64(n))
@@ -256,7 +259,7 @@ done:
 
 		_, o = runToEnd(t, s, ctl, e, p, "mistyped")
 		require.Equal(t, Trapped, o.Kind, "%v", o)
-		require.Empty(t, d.takeSeen(), "the mistyped join was answered in the loop")
+		require.LessOrEqual(t, len(d.takeSeen()), 1, "answered in the loop, but where firstOK refuses the run first")
 
 		endAll(t, s, ctl)
 	}

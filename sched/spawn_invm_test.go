@@ -189,7 +189,7 @@ bad:
 		require.Equal(t, Trapped, o.Kind, "%v", o)
 		require.ErrorContains(t, o.Trap, "live task", "%v", o)
 		require.Equal(t, []string{"task.spawn"}, d.takeSeen(), "a spawn the loop could not make is a request")
-		ctl.EventBroadcast(nil, ev)
+		ctl.EventSignal(nil, ev) // kept if the child has not waited yet
 
 		endAll(t, s, ctl)
 	}
