@@ -277,11 +277,6 @@ func raise(ex *vmloop.Exec, err vmloop.Value) sched.Action {
 }
 
 func trap(ex *vmloop.Exec, err error) sched.Action {
-	var ti vmloop.TrapInfo
-	if errors.As(err, &ti) {
-		ex.SetTrap(ti.Code, ti.Msg)
-	} else {
-		ex.SetTrap(vmloop.TrapIntrinsic, err.Error())
-	}
+	ex.SetTrapErr(err)
 	return sched.ActTrapped
 }

@@ -141,11 +141,11 @@
 //     none (Exec.Retire), and what a record that handles keep still holds
 //     is counted in its engine's budget until the last one goes
 //     (chargeRecord, heldBytes; the live reference's drop sets the
-//     charged bit in the same add, and the last handle's drop
-//     clears it with one compare-and-swap, unrefOn). The program stays for names until the
-//     record is reused. A task that parks gives back the stack capacity it
-//     does not use (Exec.Trim, in act): a record's kept stacks serve
-//     spawns, not waits. Nothing reads a task's Exec after it completed
+//     charged bit in the same add, and the last handle's drop clears it
+//     with one compare-and-swap, unrefOn). The program stays for names
+//     until the record is reused. A task that parks gives back the stack
+//     capacity it does not use (Exec.Trim, in act): a record's kept
+//     stacks serve spawns, not waits. Nothing reads a task's Exec after it completed
 //     except a late Cancel's Stop, which costs the record's next task one
 //     spurious preemption.
 //

@@ -57,7 +57,7 @@ func waitInVM(holder any, ev any) int {
 		return vmhook.WaitRequest
 	}
 	t := recordOf(holder.(*vmloop.Exec))
-	if t.tm != nil && t.tm.hasTimeout {
+	if t.timeoutSet() {
 		return vmhook.WaitRequest
 	}
 	takeTimeout(t) // none to take: the last wait's deadline is forgotten
@@ -104,29 +104,24 @@ func spawnInVM(holder any) (int64, int) {
 // left reductions of its slice left: what the bus's answer does when no
 // one-shot timeout bounds the join (the request's answer arms it) and
 // target has completed with an inline result, or completes in a run first
-// (Control.RunFirst, from the lifo slot, on the slice's budget: w.left is
-// brought up to date with the loop's first, and the loop takes it back);
-// anything else is left to the request.
+// (Control.RunFirst, on the slice's budget: w.left is brought up to date
+// with the loop's first, and the loop takes it back); anything else is
+// left to the request.
 func joinInVM(holder any, target any, left int64) (int, uint64, int64, int) {
 	t := recordOf(holder.(*vmloop.Exec))
 	tg, ok := target.(*Task)
-	if !ok || t.tm != nil && t.tm.hasTimeout {
+	if !ok || t.timeoutSet() {
 		return 0, 0, left, vmhook.JoinRequest
 	}
 	k, bits, ok := tg.InlineOutcome()
 	if !ok {
 		w := t.runner()
-		if w.lifo.Load() != tg {
-			return 0, 0, left, vmhook.JoinRequest
-		}
 		w.spent += w.left - left // the loop's use of the slice so far
 		w.left = left
-		cost, first := w.firstOK(t, tg)
-		if !first {
+		c := Control{s: t.engine.s}
+		if !c.RunFirst(t, tg) {
 			return 0, 0, left, vmhook.JoinRequest
 		}
-		w.firstJoins.Add(1)
-		w.runFirst(t, tg, cost)
 		left = w.left
 		if k, bits, ok = tg.InlineOutcome(); !ok {
 			return 0, 0, left, vmhook.JoinRequest

@@ -127,6 +127,7 @@ func (w *worker) waitFirst(t, target *Task, cost int64) bool {
 // TimeoutSet reports whether t's next wait has a one-shot timeout
 // (time.timeout) not yet taken: a join does not run its target first
 // then, as its wait is bounded from the request on.
-func (c *Control) TimeoutSet(t *Task) bool {
-	return t.tm != nil && t.tm.hasTimeout
-}
+func (c *Control) TimeoutSet(t *Task) bool { return t.timeoutSet() }
+
+// timeoutSet is TimeoutSet; only the worker running t calls it.
+func (t *Task) timeoutSet() bool { return t.tm != nil && t.tm.hasTimeout }

@@ -51,9 +51,10 @@
 // ([Intrinsic.InVM]: the map and http families, time.now, chan.closed),
 // and time.timeout, event.signal, event.wait, spawn and the joins of
 // inline results too for a scheduler's task record, through the
-// scheduler's hooks (vm_rows.go); a wait armed there returns [SigWait]. Throws stop at the task boundary: a throw that escapes the entry function is
-// SigThrown, never a Go panic, and a fault is a trap (SigTrapped,
-// [TrapCode]).
+// scheduler's hooks (vm_rows.go); a wait armed there returns [SigWait].
+// Throws stop at the task boundary: a throw that escapes the entry
+// function is SigThrown, never a Go panic, and a fault is a trap
+// (SigTrapped, [TrapCode]).
 //
 // # The native hook
 //

@@ -33,17 +33,17 @@ func (e *Exec) step(ins Instr) ctl {
 		if c, ok := e.eventInVM(op == EVWAIT, e.curRef(ins.A()), ins, e.frames[e.fp].pc-1); ok {
 			return c
 		}
-	case SPAWN:
+	case SPAWN, JOINI, JOINF, JOINV:
 		pc := e.frames[e.fp].pc - 1
 		e.setRequest(ins, pc)
-		if c, ok := e.spawnInVM(pc); ok {
-			return c
+		var c ctl
+		var ok bool
+		if op == SPAWN {
+			c, ok = e.spawnInVM(pc)
+		} else {
+			c, ok = e.joinInVM(e.curRef(e.reqArg0), pc) // the target's register
 		}
-		return exit(SigIntrinsic)
-	case JOINI, JOINF, JOINV:
-		pc := e.frames[e.fp].pc - 1
-		e.setRequest(ins, pc)
-		if c, ok := e.joinInVM(e.curRef(e.reqArg0), pc); ok { // the target's register
+		if ok {
 			return c
 		}
 		return exit(SigIntrinsic)

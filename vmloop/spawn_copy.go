@@ -39,9 +39,8 @@ const copyStep = 16384
 // child's heap with its elements before i copied; arg is the first
 // argument not yet started; left never goes below zero on success.
 type spawnCopy struct {
-	f    *Function
-	r0   int   // the spawner's register of argument 0 (reqWin: base)
-	win  bool  // the spawner's argument registers are a window
+	f *Function
+	argWindow
 	arg  int   // the next argument to start
 	cur  int   // the argument the stack belongs to
 	left int64 // accounted bytes the argument's copy may still make
@@ -83,26 +82,22 @@ func (e *Exec) BeginSpawn(src *Exec, lim Limits, owner uint32) (more bool, err e
 	if err != nil {
 		return false, err
 	}
-	r0, win := src.frames[src.fp].base, src.reqWin
-	if win {
-		r0 += int(src.req.Base)
+	aw := argWindow{r0: src.frames[src.fp].base, win: src.reqWin}
+	if aw.win {
+		aw.r0 += int(src.req.Base)
 	} else {
-		r0 += int(src.reqArg0)
+		aw.r0 += int(src.reqArg0)
 	}
 	// Scalars first (the verifier typed the registers by f.Params); the
 	// references follow in order.
 	refs, shared := false, true
 	for i, t := range f.Params {
-		ri := r0
-		if win {
-			ri += i
-		}
 		if t != TRef {
-			e.setAbs(i, src.getAbs(ri, t), t)
+			e.setAbs(i, src.getAbs(aw.reg(i), t), t)
 			continue
 		}
 		refs = true
-		if x := src.getAbs(ri, TRef); x&handleIdxMask != 0 {
+		if x := src.getAbs(aw.reg(i), TRef); x&handleIdxMask != 0 {
 			shared = false // a heap object: copied
 		}
 	}
@@ -110,11 +105,11 @@ func (e *Exec) BeginSpawn(src *Exec, lim Limits, owner uint32) (more bool, err e
 		return false, nil
 	}
 	if shared {
-		if ok, err := e.spawnShared(src, f, r0, win); ok {
+		if ok, err := e.spawnShared(src, f, aw); ok {
 			return false, err
 		}
 	}
-	c := spawnCopy{f: f, r0: r0, win: win}
+	c := spawnCopy{f: f, argWindow: aw}
 	work, err := e.spawnStep(src, &c)
 	src.owe(work.owed)
 	if err != nil || work.done {
@@ -132,18 +127,14 @@ func (e *Exec) BeginSpawn(src *Exec, lim Limits, owner uint32) (more bool, err e
 // ok is false when an argument is one that copyObj refuses (a stale
 // reference, a heap limit below its size): the copy in steps then
 // reports it, and the spawn fails (the holds made so far go with the
-// child's heap). r0 and win are spawnCopy's.
-func (e *Exec) spawnShared(src *Exec, f *Function, r0 int, win bool) (ok bool, err error) {
+// child's heap). aw is where src's arguments are.
+func (e *Exec) spawnShared(src *Exec, f *Function, aw argWindow) (ok bool, err error) {
 	owed := int64(0)
 	for i, t := range f.Params {
-		ri := r0
-		if win {
-			ri += i
-		}
 		if t != TRef {
 			continue
 		}
-		x := src.getAbs(ri, TRef)
+		x := src.getAbs(aw.reg(i), TRef)
 		if x == 0 {
 			continue
 		}
@@ -151,11 +142,11 @@ func (e *Exec) spawnShared(src *Exec, f *Function, r0 int, win bool) (ok bool, e
 		if sl == nil {
 			return false, nil
 		}
-		k := refKind(x)
-		if k == KindEvent && objHeader > src.heap.bnd.limit { // object.size of an event (a task's is 0)
+		o := object{kind: refKind(x), x: sl.obj}
+		if o.size() > src.heap.bnd.limit { // copyObj's bound on each argument
 			return false, nil
 		}
-		y, err := e.heap.importShared(k, sl.obj)
+		y, err := e.heap.importShared(o.kind, o.x)
 		if err != nil {
 			src.owe(owed)
 			return true, argImportErr(f, i, err)
@@ -167,12 +158,18 @@ func (e *Exec) spawnShared(src *Exec, f *Function, r0 int, win bool) (ok bool, e
 	return true, nil
 }
 
+// argWindow is where a spawn's arguments are in the spawner's registers.
+type argWindow struct {
+	r0  int  // the spawner's register of argument 0 (reqWin: base)
+	win bool // the spawner's argument registers are a window
+}
+
 // reg is the spawner's register of argument i.
-func (c *spawnCopy) reg(i int) int {
-	if c.win {
-		return c.r0 + i
+func (a argWindow) reg(i int) int {
+	if a.win {
+		return a.r0 + i
 	}
-	return c.r0
+	return a.r0
 }
 
 // SpawnMore does the next step of the copy BeginSpawn started and reports

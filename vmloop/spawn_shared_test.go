@@ -66,7 +66,7 @@ func TestSpawnSharedEqualsCopy(t *testing.T) {
 		want := new(Exec)
 		f, err2 := want.start(src2.prog, int(src2.req.Func), int(src2.req.NArgs), Limits{MaxHeapBytes: 1 << 20}, 9)
 		require.NoError(t, err2)
-		cp := spawnCopy{f: f, r0: src2.frames[src2.fp].base + int(src2.req.Base), win: true}
+		cp := spawnCopy{f: f, argWindow: argWindow{r0: src2.frames[src2.fp].base + int(src2.req.Base), win: true}}
 		want.setAbs(nref, src2.getAbs(cp.reg(nref), TI64), TI64)
 		work, err2 := want.spawnStep(src2, &cp)
 		src2.owe(work.owed)

@@ -172,15 +172,14 @@ func (e *Exec) spawnInVM(pc int) (c ctl, ok bool) {
 		return 0, false
 	}
 	cost, did := f(e)
-	switch did {
-	case vmhook.SpawnDone:
-		e.left -= cost + e.takeCopied()
-		return ctlSafePoint, true
-	case vmhook.SpawnTrapped:
-		e.left -= cost + e.takeCopied()
+	if did == vmhook.SpawnRequest {
+		return 0, false
+	}
+	e.left -= cost + e.takeCopied()
+	if did == vmhook.SpawnTrapped {
 		return e.trapped(pc), true
 	}
-	return 0, false
+	return ctlSafePoint, true
 }
 
 // spawnHasExt reports whether a reference argument of e's pending spawn
