@@ -135,6 +135,16 @@ func (w *worker) runs(t *Task, budget *int64) {
 			}
 			w.endSlice(t, jtrace.EndPreempted)
 			return
+		case vmloop.SigYield:
+			// A YIELD the loop completed (a task record's): charged as its
+			// request is, then answered as act answers ActYield.
+			*budget -= intrCost
+			w.spent += intrCost
+			if w.yieldInPlace(t, *budget) {
+				continue
+			}
+			w.endSlice(t, jtrace.EndYield)
+			return
 		case vmloop.SigIntrinsic, vmloop.SigWait:
 			req := ex.Request()
 			c := int64(intrCost)
@@ -150,19 +160,7 @@ func (w *worker) runs(t *Task, budget *int64) {
 				t.resumeVoid = true
 				a = ActSuspend
 			} else if in := req.Intr; in != nil && in.ID >= vmloop.HostIntrinsicBase {
-				if w.sampleReq.Load() != 0 {
-					w.sampleCall(t) // a CPU sample lands at the call (profile.go)
-				}
-				t0 := nanotime()
-				a = s.disp.Intrinsic(t, req)
-				d := nanotime() - t0
-				addTo(&w.times.host, d)
-				if w.sampleReq.Load() != 0 {
-					w.sampleHost(t, in.Name, d) // one came during the call
-				}
-				if lim := int64(t.engine.cfg.Load().LongCall); lim > 0 && d > lim {
-					w.long(t, jtrace.LongCall, d, lim)
-				}
+				a = w.callHost(t, req, in)
 			} else {
 				a = s.disp.Intrinsic(t, req)
 			}
@@ -178,6 +176,29 @@ func (w *worker) runs(t *Task, budget *int64) {
 			}
 		}
 	}
+}
+
+// callHost has the dispatcher call host intrinsic in for t's request req,
+// timed (the worker's host time, a long call's report) and sampled (a CPU
+// sample lands at the call). Out of runs, which the profile keeps inlined
+// into slice only while it stays small.
+//
+//go:noinline
+func (w *worker) callHost(t *Task, req *vmloop.Request, in *vmloop.Intrinsic) Action {
+	if w.sampleReq.Load() != 0 {
+		w.sampleCall(t) // a CPU sample lands at the call (profile.go)
+	}
+	t0 := nanotime()
+	a := w.s.disp.Intrinsic(t, req)
+	d := nanotime() - t0
+	addTo(&w.times.host, d)
+	if w.sampleReq.Load() != 0 {
+		w.sampleHost(t, in.Name, d) // one came during the call
+	}
+	if lim := int64(t.engine.cfg.Load().LongCall); lim > 0 && d > lim {
+		w.long(t, jtrace.LongCall, d, lim)
+	}
+	return a
 }
 
 // chargeCopies charges the slice what the request just handled copied

@@ -87,7 +87,7 @@ done:
   ret   i
 .end
 .func child(i:i64, ev:ref, s:ref, j:i64) -> i64
-  .local n:i64
+  .local n:i64, z:i64
   blen  n, s
   jnei  n, 4, bad
   muli  n, i, 3
@@ -95,7 +95,7 @@ done:
   evsignal ev
   ret   i
 bad:
-  yield
+  cancelled z
   evsignal ev
   ret   n
 .end

@@ -141,7 +141,7 @@ func TestStopReapsCancelledIO(t *testing.T) {
 			}})
 		require.NoError(t, err)
 		d.c = c
-		p, err := jasm.Assemble("r.jasm", []byte(".func f() -> i64\n  .local n:i64\n  yield\n  const n, 0\n  ret n\n.end\n"))
+		p, err := jasm.Assemble("r.jasm", []byte(".func f() -> i64\n  .local n:i64\n  cancelled n\n  const n, 0\n  ret n\n.end\n"))
 		require.NoError(t, err)
 		require.NoError(t, vmloop.Verify(p, nil))
 		e, err := c.RegisterEngine("e", EngineRuntimeConfig{})

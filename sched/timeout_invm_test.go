@@ -13,7 +13,7 @@ import (
 	"github.com/jadevm/jade/vmloop/jasm"
 )
 
-// timeoutDispatcher records the requests it gets and, at a yield, the
+// timeoutDispatcher records the requests it gets and, at task.cancelled, the
 // timeout set for the task's next wait; it answers every request at once.
 type timeoutDispatcher struct {
 	c    *Control
@@ -27,10 +27,16 @@ func (d *timeoutDispatcher) Intrinsic(t *Task, req *vmloop.Request) Action {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.seen = append(d.seen, req.Intr.Name)
-	if req.Intr.ID == vmloop.IntrYield {
+	if req.Intr.ID == vmloop.IntrCancelled {
 		d.d, d.ok = d.c.TakeTimeout(t)
 	}
-	if t.ex().CompleteVoid() != nil {
+	ex, err := t.ex(), error(nil)
+	if req.Intr.Result == vmloop.TVoid {
+		err = ex.CompleteVoid()
+	} else {
+		err = ex.Complete(vmloop.I64(0))
+	}
+	if err != nil {
 		return ActTrapped
 	}
 	return ActContinue
@@ -43,7 +49,7 @@ func (d *timeoutDispatcher) Abandon(*Task, *vmloop.Request, bool) {}
 // dispatcher) and sets the timeout the task's next wait takes; without a
 // wheel it stays a request, for the scheduler's side to refuse.
 func TestTimeoutAnsweredInVM(t *testing.T) {
-	p, err := jasm.Assemble("t.jasm", []byte(".func f() -> i64\n  .local n:i64\n  const n, 7000\n  intr _, time.timeout, n\n  yield\n  ret n\n.end\n"))
+	p, err := jasm.Assemble("t.jasm", []byte(".func f() -> i64\n  .local n:i64, z:i64\n  const n, 7000\n  intr _, time.timeout, n\n  cancelled z\n  ret n\n.end\n"))
 	require.NoError(t, err)
 	require.NoError(t, vmloop.Verify(p, nil))
 	wheel := timerwheel.DefaultConfig()
@@ -53,8 +59,8 @@ func TestTimeoutAnsweredInVM(t *testing.T) {
 		seen []string
 		ok   bool
 	}{
-		{"with a wheel", EngineRuntimeConfig{TimerWheel: &wheel}, []string{"task.yield"}, true},
-		{"without one", EngineRuntimeConfig{}, []string{"time.timeout", "task.yield"}, false},
+		{"with a wheel", EngineRuntimeConfig{TimerWheel: &wheel}, []string{"task.cancelled"}, true},
+		{"without one", EngineRuntimeConfig{}, []string{"time.timeout", "task.cancelled"}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := &timeoutDispatcher{}

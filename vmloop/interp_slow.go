@@ -33,6 +33,12 @@ func (e *Exec) step(ins Instr) ctl {
 		if c, ok := e.eventInVM(op == EVWAIT, e.curRef(ins.A()), ins, e.frames[e.fp].pc-1); ok {
 			return c
 		}
+	case YIELD:
+		if e.heap.holds&trefRecord != 0 {
+			// A task record's yield needs no dispatcher: the worker
+			// requeues the task (BenchmarkYieldMany).
+			return exit(SigYield)
+		}
 	case SPAWN, JOINI, JOINF, JOINV:
 		pc := e.frames[e.fp].pc - 1
 		e.setRequest(ins, pc)

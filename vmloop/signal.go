@@ -29,9 +29,16 @@ const (
 	// completes the request when it resumes, as after its own answer to
 	// SigIntrinsic suspended it. Only a scheduler's task record gets it.
 	SigWait
+	// SigYield: the task ran a YIELD, which the loop completed (pc points
+	// past it, and no request is pending; its intrinsic's reductions are
+	// the caller's to charge, as for a request). The caller lets the other
+	// runnable tasks run first, as its answer to the yield request would.
+	// Only a scheduler's task record gets it; any other Exec gets the
+	// request (SigIntrinsic).
+	SigYield
 )
 
-var signalNames = [...]string{"Completed", "Thrown", "Trap", "Preempted", "Intrinsic", "Wait"}
+var signalNames = [...]string{"Completed", "Thrown", "Trap", "Preempted", "Intrinsic", "Wait", "Yield"}
 
 func (s Signal) String() string {
 	if int(s) < len(signalNames) {
