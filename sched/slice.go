@@ -361,9 +361,12 @@ func (w *worker) requeue(t *Task) {
 	if !w.stampSkip(t) {
 		w.s.stampEnqueue(w, t, false)
 	}
-	if n := w.lifo.Swap(nil); n != nil {
+	if n := w.lifo.Load(); n != nil {
 		// What t spawned or woke goes before t, not behind it: it must
-		// not wait for another of t's slices.
+		// not wait for another of t's slices. (Only the owner writes the
+		// slot: a load first spares a preempted or yielding task's
+		// requeue a locked swap when it is empty, BenchmarkYieldMany.)
+		w.lifo.Store(nil)
 		w.local.push(n, &w.s.inject)
 	}
 	w.local.push(t, &w.s.inject)
@@ -377,7 +380,12 @@ func (w *worker) requeue(t *Task) {
 // publish records where t stopped, for introspection.
 func (w *worker) publish(t *Task) {
 	fn, pc := t.ex().Loc()
-	t.where.Store(uint64(fn)<<32 | uint64(uint32(pc)))
+	if at := uint64(fn)<<32 | uint64(uint32(pc)); t.where.Load() != at {
+		// Only the worker running t writes it: a task that stops at the
+		// same place each slice (a yield in a loop) stores nothing, an
+		// atomic store being a locked instruction (BenchmarkYieldMany).
+		t.where.Store(at)
+	}
 	if t.has(flagStats) {
 		t.rare.Load().reductions.Store(t.ex().Reductions())
 	}
@@ -396,8 +404,10 @@ func (w *worker) publish(t *Task) {
 // are not looked at: what waits there is run by its own worker, and
 // stolen once t's slice ends (at most a slice later: S-6).
 func (w *worker) yieldInPlace(t *Task, budget int64) bool {
-	if budget <= 0 || w.tr != nil || (w.ticks+1)%32 == 0 || t.flags.Load()&(flagCancel|flagStats) != 0 || t.bcastLeft() != nil ||
-		w.lifo.Load() != nil || w.local.len() != 0 || w.s.inject.len() != 0 ||
+	// Other tasks waiting here first: the common reason to hand over
+	// (BenchmarkYieldMany).
+	if w.local.len() != 0 || w.lifo.Load() != nil || budget <= 0 || w.tr != nil || (w.ticks+1)%32 == 0 ||
+		t.flags.Load()&(flagCancel|flagStats) != 0 || t.bcastLeft() != nil || w.s.inject.len() != 0 ||
 		w.timers.next != noDeadline || w.stop.Load() || w.sampleReq.Load() != 0 {
 		return false
 	}
