@@ -30,7 +30,7 @@ func (s *Scheduler) Draining() bool { return s.draining.Load() }
 
 // ParkYields returns how many of worker i's hand-overs to Go's scheduler
 // were made on its way into a park.
-func (s *Scheduler) ParkYields(i int) uint64 { return s.workers[i].parkYields.Load() }
+func (s *Scheduler) ParkYields(i int) uint64 { return s.workers[i].parkYields.load() }
 
 // EventWaiters returns how many tokens ev's waiter list holds (live or
 // stale).

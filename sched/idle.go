@@ -21,7 +21,7 @@ func (s *Scheduler) enqueue(w *worker, t *Task) {
 		// lifo slot); the task it displaces goes behind the others and
 		// may be stolen, so a spawn of it held for the slice's end is
 		// written now, before another worker can run it (unfold).
-		if t = w.lifo.Swap(t); t == nil {
+		if t, w.lifo = w.lifo, t; t == nil {
 			return
 		}
 		if w.tr != nil {
@@ -175,9 +175,9 @@ func (w *worker) sleep() {
 		w.unidle()
 		return
 	}
-	w.parks.Add(1)
+	w.parks.add(1)
 	if w.yieldGo() {
-		w.parkYields.Add(1)
+		w.parkYields.add(1)
 	}
 	// The watcher also parks until a peer's timer is overdue (stall.go).
 	timeout := minTimeout(w.parkTimeout(), w.watch())
@@ -238,7 +238,7 @@ func (w *worker) yieldGo() bool {
 		if w.tr != nil {
 			w.traceAt(jtrace.KindGoYield, end, uint64(end-now))
 		}
-		w.goYields.Add(1)
+		w.goYields.add(1)
 		return true
 	}
 	return false

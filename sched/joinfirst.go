@@ -32,14 +32,14 @@ import "github.com/jadevm/jade/vmloop"
 // firstOK says no.
 func (c *Control) RunFirst(from, target *Task) bool {
 	w := from.worker()
-	if w == nil || w.lifo.Load() != target {
+	if w == nil || w.lifo != target {
 		return false
 	}
 	cost, ok := w.firstOK(from, target)
 	if !ok {
 		return false
 	}
-	w.firstJoins.Add(1)
+	w.firstJoins.add(1)
 	w.runFirst(from, target, cost)
 	return true
 }
@@ -91,11 +91,11 @@ func (w *worker) firstOK(from, target *Task) (cost int64, ok bool) {
 // runFirst takes target from w's lifo slot and runs its slice nested in
 // from's, on from's budget less cost, a pick's (firstOK said yes).
 func (w *worker) runFirst(from, target *Task, cost int64) {
-	w.lifo.Store(nil)
+	w.lifo = nil
 	w.left -= cost
 	w.spent += cost
 	w.first = true
-	w.dispatches.Add(1)
+	w.dispatches.add(1)
 	w.enter(target)
 	w.slice(target, &w.left)
 	w.running = from
@@ -117,7 +117,7 @@ func (w *worker) runFirst(from, target *Task, cost int64) {
 func (w *worker) waitFirst(t, target *Task, cost int64) bool {
 	w.runFirst(t, target, cost)
 	if ph := t.wokenBy(); (ph == phWoken || ph == phSignalled) && !t.has(flagCancel) {
-		w.firstWoken.Add(1)
+		w.firstWoken.add(1)
 		t.resume = true
 		return true
 	}

@@ -127,11 +127,11 @@ func (s *Scheduler) Metrics() Metrics {
 	for _, w := range s.workers {
 		n := w.local.len()
 		m.RunnableTasks += int64(n)
-		if w.lifo.Load() != nil {
+		if w.lifoFull() {
 			m.RunnableTasks++ // the lifo slot: runnable, not in the ring
 		}
 		m.Workers = append(m.Workers, WorkerMetrics{ID: w.id, LocalQueue: n,
-			Dispatches: w.dispatches.Load(), JoinsFirst: w.firstJoins.Load(), WaitsTaken: w.firstWoken.Load(), Steals: w.steals.Load(), Parks: w.parks.Load(), GoYields: w.goYields.Load(),
+			Dispatches: w.dispatches.load(), JoinsFirst: w.firstJoins.load(), WaitsTaken: w.firstWoken.load(), Steals: w.steals.load(), Parks: w.parks.load(), GoYields: w.goYields.load(),
 			Times: w.readTimes(now)})
 	}
 	if len(s.workers) > 0 {

@@ -122,7 +122,7 @@ func (s *Scheduler) RequestSamples() int {
 			continue
 		}
 		// Before the stop: the worker that sees the stop sees the request.
-		w.sampleReq.Store(w.dispatches.Load() + 1)
+		w.sampleReq.Store(w.dispatches.load() + 1)
 		if ex := w.cur.Load(); ex != nil {
 			ex.Stop()
 		}
@@ -165,7 +165,7 @@ func (s *Scheduler) ExecEngine(ex *vmloop.Exec) *Engine {
 // sampleReq is set.
 func (w *worker) takeSample(t *Task) {
 	req := w.sampleReq.Swap(0)
-	if req == 0 || req-1 != w.dispatches.Load() {
+	if req == 0 || req-1 != w.dispatches.load() {
 		return
 	}
 	box := w.s.sampler.Load()
@@ -203,7 +203,7 @@ func (w *worker) sampleCall(t *Task) {
 // a plain sample at the call for another Sampler.
 func (w *worker) sampleHost(t *Task, name string, d int64) {
 	req := w.sampleReq.Swap(0)
-	if req != 0 && req-1 == w.dispatches.Load() {
+	if req != 0 && req-1 == w.dispatches.load() {
 		if box := w.s.sampler.Load(); box != nil {
 			w.stack = t.ex().RequestStack(w.stack[:0])
 			if box.host != nil {

@@ -32,9 +32,9 @@ func TestSamplePreempted(t *testing.T) {
 	s := &Scheduler{}
 	require.NoError(t, s.StartSampling(rec))
 	w := &worker{s: s}
-	w.dispatches.Store(5)
+	w.dispatches.add(5)
 
-	ask := func() { w.sampleReq.Store(w.dispatches.Load() + 1); ex.Stop() }
+	ask := func() { w.sampleReq.Store(w.dispatches.load() + 1); ex.Stop() }
 	ask()
 	require.True(t, w.samplePreempted(tk, 100), "a sample's stop ends the slice")
 	require.False(t, ex.Stopped(), "the sample's stop is left set")
@@ -56,7 +56,7 @@ func TestSamplePreempted(t *testing.T) {
 	require.Len(t, rec.stacks, 4)
 
 	ask()
-	w.dispatches.Add(1) // the request was made during the last dispatch
+	w.dispatches.add(1) // the request was made during the last dispatch
 	require.True(t, w.samplePreempted(tk, 100))
 	require.Len(t, rec.stacks, 4, "a stale request was sampled")
 	require.Zero(t, w.sampleReq.Load())

@@ -306,7 +306,7 @@ func (s *Scheduler) Pinned() bool { return s.pin }
 func (s *Scheduler) Steals() uint64 {
 	var n uint64
 	for _, w := range s.workers {
-		n += w.steals.Load()
+		n += w.steals.load()
 	}
 	return n
 }
@@ -315,7 +315,7 @@ func (s *Scheduler) Steals() uint64 {
 func (s *Scheduler) Dispatches() uint64 {
 	var n uint64
 	for _, w := range s.workers {
-		n += w.dispatches.Load()
+		n += w.dispatches.load()
 	}
 	return n
 }
@@ -324,7 +324,7 @@ func (s *Scheduler) Dispatches() uint64 {
 func (s *Scheduler) Parks() uint64 {
 	var n uint64
 	for _, w := range s.workers {
-		n += w.parks.Load()
+		n += w.parks.load()
 	}
 	return n
 }

@@ -19,7 +19,7 @@ func (w *worker) find() (t *Task) {
 	}
 	w.checkStalled() // and those of a stalled peer (stall.go)
 	w.ticks++
-	slot := w.lifo.Load()
+	slot := w.lifo
 	x := w.io.Load()
 	deferred := false // a dry poll left queued SQEs to the parking Wait
 	sliceDue := w.spent >= injectEvery
@@ -70,7 +70,7 @@ func (w *worker) find() (t *Task) {
 		}
 	}
 	if slot != nil {
-		w.lifo.Store(nil)
+		w.lifo = nil
 		// A pick from the slot costs lifoCost, so that a chain shares one
 		// slice even when its tasks run few or no reductions.
 		if c := lifoCost(slot.engine.cfg.Load().ReductionLimit); w.sliceLeft > c {
@@ -90,7 +90,7 @@ func (w *worker) find() (t *Task) {
 	}
 	if len(s.workers) > 1 && w.beginSearch() {
 		if t := w.steal(); t != nil {
-			w.steals.Add(1)
+			w.steals.add(1)
 			if w.tr != nil {
 				w.traceTaskAt(jtrace.KindSteal, t, uint64(w.local.len()+1), nanotime())
 			}

@@ -247,7 +247,7 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 		w.endSlice(t, jtrace.EndYield)
 		return false
 	case ActSuspend:
-		if n := w.lifo.Load(); n != nil && localWait(t) {
+		if n := w.lifo; n != nil && localWait(t) {
 			if cost, ok := w.firstOK(t, n); ok {
 				// The task woken or spawned last runs before t parks,
 				// within t's slice (joinfirst.go); a wake it gives t
@@ -361,12 +361,12 @@ func (w *worker) requeue(t *Task) {
 	if !w.stampSkip(t) {
 		w.s.stampEnqueue(w, t, false)
 	}
-	if n := w.lifo.Load(); n != nil {
+	if n := w.lifo; n != nil {
 		// What t spawned or woke goes before t, not behind it: it must
 		// not wait for another of t's slices. (Only the owner writes the
 		// slot: a load first spares a preempted or yielding task's
 		// requeue a locked swap when it is empty, BenchmarkYieldMany.)
-		w.lifo.Store(nil)
+		w.lifo = nil
 		w.local.push(n, &w.s.inject)
 	}
 	w.local.push(t, &w.s.inject)
@@ -406,7 +406,7 @@ func (w *worker) publish(t *Task) {
 func (w *worker) yieldInPlace(t *Task, budget int64) bool {
 	// Other tasks waiting here first: the common reason to hand over
 	// (BenchmarkYieldMany).
-	if w.local.len() != 0 || w.lifo.Load() != nil || budget <= 0 || w.tr != nil || (w.ticks+1)%32 == 0 ||
+	if w.local.len() != 0 || w.lifo != nil || budget <= 0 || w.tr != nil || (w.ticks+1)%32 == 0 ||
 		t.flags.Load()&(flagCancel|flagStats) != 0 || t.bcastLeft() != nil || w.s.inject.len() != 0 ||
 		w.timers.next != noDeadline || w.stop.Load() || w.sampleReq.Load() != 0 {
 		return false

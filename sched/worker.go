@@ -72,9 +72,11 @@ type worker struct {
 	// so a spawn/join or ping-pong chain stays on one warm core without
 	// waking another worker. It is never stolen: it runs within one slice
 	// or goes to the tail of the local queue, which keeps S-6 (a chain
-	// shares one slice; the queue waits at most about one slice). Written
-	// only by the owner; atomic for metrics.
-	lifo atomic.Pointer[Task]
+	// shares one slice; the queue waits at most about one slice). Read
+	// and written only by the owner, but for metrics' racy look
+	// (lifoFull): an atomic swap or store was a locked instruction per
+	// spawn, wake and pick (BenchmarkSpawnJoin, BenchmarkPingPong).
+	lifo *Task
 	// sliceLeft is the budget the last slice left (owner only): what a
 	// task taken from the lifo slot may run on.
 	sliceLeft int64
@@ -96,7 +98,7 @@ type worker struct {
 	// firstJoins counts the joins whose target ran first here
 	// (RunFirst); firstWoken the waits taken in place because the task
 	// run first woke them (act).
-	firstJoins, firstWoken atomic.Uint64
+	firstJoins, firstWoken ownCount
 	// reaping is true while pollIO wakes the tasks of the completions it
 	// reaped (owner only): those wakes go to the local queue without a
 	// notify each, and the reap's caller notifies once (shareBacklog).
@@ -182,15 +184,43 @@ type worker struct {
 	io    atomic.Pointer[workerIO]
 	ioErr string
 
-	// Counters (read racily by metrics; written only by this worker).
+	// Counters (written only by this worker, read racily by metrics and
+	// the profiler: ownCount).
 	labelled   *Engine // engine whose pprof labels the goroutine carries
 	lastYield  int64   // nanotime of the last yieldGo hand-over
-	dispatches atomic.Uint64
-	parks      atomic.Uint64
-	goYields   atomic.Uint64
-	parkYields atomic.Uint64 // the goYields made on the way into a park (tests)
-	steals     atomic.Uint64
+	dispatches ownCount
+	parks      ownCount
+	goYields   ownCount
+	parkYields ownCount // the goYields made on the way into a park (tests)
+	steals     ownCount
 }
+
+// ownCount is a counter that only its worker writes, with a plain add (an
+// atomic add is a locked instruction, and dispatches is counted at every
+// dispatch: BenchmarkYieldMany), and that others read without
+// synchronization (load): metrics, and the profiler's request stamp,
+// which only asks whether the count has moved since. A racy load of an
+// aligned word returns a value some write stored, never a mix of two
+// (the Go memory model's rule for word-sized races): at worst one that
+// is a few counts behind.
+type ownCount struct{ n uint64 }
+
+// add adds d; only the owning worker calls it.
+func (c *ownCount) add(d uint64) { c.n += d }
+
+// load reads the count from any goroutine (see ownCount; not inlined, so
+// that the race detector leaves this one read out).
+//
+//go:norace
+//go:noinline
+func (c *ownCount) load() uint64 { return c.n }
+
+// lifoFull reports whether w's lifo slot holds a task, read from another
+// goroutine (metrics), racily as ownCount.load.
+//
+//go:norace
+//go:noinline
+func (w *worker) lifoFull() bool { return w.lifo != nil }
 
 func (w *worker) loop() {
 	defer w.s.wg.Done()
@@ -275,7 +305,7 @@ func (w *worker) next() *Task {
 
 // run gives t one slice: up to its engine's reduction limit.
 func (w *worker) run(t *Task) {
-	w.dispatches.Add(1)
+	w.dispatches.add(1)
 	if t.engine != w.labelled {
 		// CPU profiles split by engine: the label context is built once
 		// per engine, and set only when the engine changes (no allocation
