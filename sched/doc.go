@@ -218,6 +218,13 @@
 // registration, resumption and the thrown TaskErrors are the
 // dispatcher's as before (TestJoinAnsweredInVM).
 //
+// A yield needs no answer at all: the loop ends a record's slice at a
+// YIELD with vmloop.SigYield, the instruction done and no request
+// pending, and runs charges intrCost as for the request, then goes on in
+// place or puts the task behind the others as act does for ActYield
+// (yieldInPlace, requeue). No dispatcher sees a record's yield; any other
+// Exec's is a request as before (TestYieldAnsweredInVM, TestYieldInPlace).
+//
 // # Store-then-load pairs
 //
 // Several hand-offs use no lock: each side stores its flag, then loads
@@ -293,6 +300,19 @@
 //	hold                     not a pair: one CAS from free decides whether
 //	                         the owner or a thief touches a worker's
 //	                         shards (TestStealRacesTheOwner under -race)
+//	lifo, counters, where    not a pair: written by one worker only, as
+//	                         plain words (the lifo slot, dispatches and
+//	                         the other ownCounts), or atomically but only
+//	                         when the value changes (a task's where): an
+//	                         atomic store or add is a locked instruction
+//	                         on every spawn, wake, dispatch or slice end.
+//	                         Metrics and the profiler's request stamp
+//	                         read the plain words racily (ownCount.load
+//	                         and lifoFull, left out of the race
+//	                         detector): an aligned word's racy load
+//	                         returns a value some store wrote, at worst
+//	                         a few counts behind (TestYieldInPlace,
+//	                         TestSamplePreempted under -race)
 //
 // The wait word itself (wait.go) is the one CAS protocol: exactly one waker
 // wins a wait, and the phase it writes says what it carried.

@@ -500,7 +500,25 @@ var traceHook func(id uint64, from, to State)
 
 // transition moves the state along a legal edge; an illegal edge is a
 // scheduler bug and panics (tests check that every illegal edge is refused).
+//
+// Small enough to inline, so that the edge check folds away where from
+// and to are constants (every call site; BenchmarkYieldMany): the trace
+// hook and the panics are out of line.
 func (t *Task) transition(from, to State) {
+	if traceHook == nil && Legal(from, to) {
+		if !t.state.CompareAndSwap(uint32(from), uint32(to)) {
+			t.badTransition(from, to)
+		}
+		return
+	}
+	t.tracedTransition(from, to)
+}
+
+// tracedTransition is transition with the trace hook set, or along an
+// illegal edge.
+//
+//go:noinline
+func (t *Task) tracedTransition(from, to State) {
 	if traceHook != nil {
 		traceHook(t.id, from, to)
 	}
@@ -508,6 +526,13 @@ func (t *Task) transition(from, to State) {
 		panic(fmt.Sprintf("sched: illegal transition %s → %s of task %d", from, to, t.id))
 	}
 	if !t.state.CompareAndSwap(uint32(from), uint32(to)) {
-		panic(fmt.Sprintf("sched: task %d: transition %s → %s from state %s", t.id, from, to, t.State()))
+		t.badTransition(from, to)
 	}
+}
+
+// badTransition panics: t was not in state from.
+//
+//go:noinline
+func (t *Task) badTransition(from, to State) {
+	panic(fmt.Sprintf("sched: task %d: transition %s → %s from state %s", t.id, from, to, t.State()))
 }

@@ -52,6 +52,9 @@
 // and time.timeout, event.signal, event.wait, spawn and the joins of
 // inline results too for a scheduler's task record, through the
 // scheduler's hooks (vm_rows.go); a wait armed there returns [SigWait].
+// A task record's yield is no request: Run returns [SigYield] past it,
+// and the scheduler charges and requeues the task as it would answer the
+// request.
 // Throws stop at the task boundary: a throw that escapes the entry
 // function is SigThrown, never a Go panic, and a fault is a trap
 // (SigTrapped, [TrapCode]).
