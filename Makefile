@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    := ./...
 RACEPKG := ./sched/... ./bus/... ./vmloop/... ./timerwheel/... ./internal/evpoll/... ./uring/... ./native/... ./internal/debugsrv/...
 
-.PHONY: report-check peers all build test unit unit-purego unit-native workers hammer sanitize race cross cross-tests fuzz-smoke bench perf vet staticcheck clean soak soak-short windows arm64 platforms platforms-ci
+.PHONY: icache-check report-check peers all build test unit unit-purego unit-native workers hammer sanitize race cross cross-tests fuzz-smoke bench perf vet staticcheck clean soak soak-short windows arm64 platforms platforms-ci
 
 all: build test
 
@@ -152,6 +152,15 @@ fuzz-smoke:
 
 bench:
 	$(GO) test -pgo=pgo/jade.pgo -run '^$$' -bench . -benchmem -benchtime 2s ./bench/
+
+# Instructions, L1 instruction-cache misses and locked instructions per
+# operation of the task-shape benchmarks under callgrind (valgrind,
+# installed with apt-get when missing and possible): the figures a noisy
+# machine does not move, and the check that a binary's layout does not
+# thrash one cache set (docs/PERFORMANCE.md, "Methodology"). About a
+# minute. Not in `make test`.
+icache-check:
+	scripts/icache-check.sh
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 staticcheck:
