@@ -142,7 +142,13 @@
 //     is counted in its engine's budget until the last one goes
 //     (chargeRecord, heldBytes; the live reference's drop sets the
 //     charged bit in the same add, and the last handle's drop clears it
-//     with one compare-and-swap, unrefOn). The program stays for names
+//     with one compare-and-swap, unrefOn). Every clear of the bit is a
+//     compare-and-swap from "the bit alone" (or the bit and the last
+//     handle) to zero, never a store: a pinned record gains handles from
+//     its exported Values, which count no reference, so one may come
+//     and go between a drop's add and its clear, and only the drop whose
+//     swap wins gives the record's bytes back (TestChargedRecordGivenOnce).
+//     The program stays for names
 //     until the record is reused. A task that parks gives back the stack
 //     capacity it does not use (Exec.Trim, in act): a record's kept
 //     stacks serve spawns, not waits. Nothing reads a task's Exec after it completed

@@ -96,8 +96,9 @@ func (t *Task) unrefOn(w *worker, d int32) {
 		t.engine.mem.Give(t.heldBytes())
 	} else if n = t.refs.Add(d); n == refRecordCharged {
 		// The same, the mark's add racing the last handle's drop.
-		t.refs.Store(0)
-		t.engine.mem.Give(t.heldBytes())
+		if !t.clearCharged() {
+			return // a handle came: its drop ends the record
+		}
 		n = 0
 	}
 	if n == 0 {
@@ -109,6 +110,32 @@ func (t *Task) unrefOn(w *worker, d int32) {
 		}
 	}
 }
+
+// clearCharged clears the charged mark of t, found alone in its count by
+// a drop's add, and gives the record's bytes back; false when a handle
+// came meanwhile. A compare-and-swap, not a store: a pinned record gains
+// handles from its exported Values, which count no reference, so one may
+// come between the add and the clear (and go again, clearing the mark
+// and giving the bytes back itself); a store would wipe it and give the
+// record's bytes back twice (TestChargedRecordGivenOnce). Out of line: a
+// rare path of unrefOn, which is inlined where references drop.
+//
+//go:noinline
+func (t *Task) clearCharged() bool {
+	if unrefRaceHook != nil {
+		unrefRaceHook(t)
+	}
+	if !t.refs.CompareAndSwap(refRecordCharged, 0) {
+		return false
+	}
+	t.engine.mem.Give(t.heldBytes())
+	return true
+}
+
+// unrefRaceHook, when set (tests), runs where clearCharged has not cleared
+// the mark yet: the window in which a handle made from a pinned record's
+// Value may come and go.
+var unrefRaceHook func(t *Task)
 
 // taskCacheSize bounds a worker's cache of recycled task records (w.tasks;
 // a full cache gives half of itself to the spares).

@@ -5,6 +5,8 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jadevm/jade/vmloop"
 )
 
 // TestWorkerTaskCache: a record whose last reference a worker drops goes
@@ -78,4 +80,35 @@ func newRecord() *Task {
 	t := new(Task)
 	t.x.MarkTaskRecord()
 	return t
+}
+
+// TestChargedRecordGivenOnce: a pinned record that ended with a handle
+// (chargeRecord counted it) gains a handle from one of its exported
+// Values, which counts no reference, and loses it again, just as the
+// live reference's drop finds only the charged mark left (the window of
+// unrefRaceHook): the record's bytes are given back once, by whichever
+// drop clears the mark, and its count ends at zero.
+func TestChargedRecordGivenOnce(t *testing.T) {
+	e := &Engine{mem: vmloop.NewBudget(1 << 30)}
+	r := newRecord()
+	r.engine = e
+	r.flags.Or(flagPinned)
+	r.refs.Store(2) // live, and a handle
+	d := r.chargeRecord()
+	require.Equal(t, r.heldBytes(), e.mem.Used())
+	r.unrefOn(nil, -1) // the handle goes first
+	require.Equal(t, r.heldBytes(), e.mem.Used(), "given back before the live reference went")
+
+	came := false
+	unrefRaceHook = func(x *Task) {
+		unrefRaceHook = nil
+		x.refs.Add(1) // a handle imported from an exported Value
+		came = true
+		x.unrefOn(nil, -1) // and dropped
+	}
+	defer func() { unrefRaceHook = nil }()
+	r.unrefOn(nil, d) // the live reference, with the mark
+	require.True(t, came)
+	require.Zero(t, e.mem.Used(), "the record's bytes given back once")
+	require.Zero(t, r.refs.Load())
 }
