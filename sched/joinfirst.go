@@ -116,7 +116,7 @@ func (w *worker) runFirst(from, target *Task, cost int64) {
 // its slice with its request to resume (begin), and does not park.
 func (w *worker) waitFirst(t, target *Task, cost int64) bool {
 	w.runFirst(t, target, cost)
-	if ph := t.wokenBy(); (ph == phWoken || ph == phSignalled) && !t.has(flagCancel) {
+	if delivered(t.wokenBy()) && !t.has(flagCancel) {
 		w.firstWoken.add(1)
 		t.resume = true
 		return true

@@ -70,6 +70,7 @@ func (w *worker) begin(t *Task, budget *int64) bool {
 	}
 	if t.resume {
 		t.resume = false
+		t.noteTimeout()
 		t.disarm()
 		if t.resumeVoid {
 			// An event wait the VM loop armed, which no timeout bounds:
@@ -217,7 +218,7 @@ func (w *worker) chargeCopies(ex *vmloop.Exec, budget *int64) {
 // completer that won its wake before the cancel carried a result, which
 // the dispatcher releases or passes on (wait.go).
 func (w *worker) abandonWait(t *Task) {
-	if ph := t.wokenBy(); ph == phWoken || ph == phSignalled {
+	if ph := t.wokenBy(); delivered(ph) {
 		w.s.disp.Abandon(t, t.ex().Request(), ph == phSignalled)
 	}
 	t.disarm()

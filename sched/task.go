@@ -167,8 +167,8 @@ type Task struct {
 	wait atomic.Uint64
 
 	// tm is the task's timer state (timers.go), nil until it first uses a
-	// timer; touched only by the worker running the task (and timedOut by
-	// the firing worker, ordered by the run queue).
+	// timer; touched only by the worker running the task (a fired timeout
+	// says so in the wait word's phase: phTimedOut).
 	tm *taskTimer
 
 	// link is two fields in one word: while t is queued, the next task

@@ -123,9 +123,9 @@ type taskTimer struct {
 	// reserved: one unit of the engine's pending-timer count is held for a
 	// timer about to be armed (ReserveTimer .. ArmTimer/DropTimer).
 	reserved bool
-	// timedOut is set by the firing worker when a timeout won the wake
-	// CAS, before it enqueues the task; the resuming worker reads and
-	// clears it (the run queue orders the two).
+	// timedOut is set by the worker that dispatches the task when a
+	// timeout won the wake (phase phTimedOut, begin), and read and
+	// cleared by the dispatcher's TimedOut on that worker.
 	timedOut bool
 	// timeout is the one-shot timeout of the task's next wait (ns), valid
 	// when hasTimeout.
@@ -198,7 +198,7 @@ func (c *Control) ArmTimer(t *Task, deadline int64, timeout bool) {
 	if timeout {
 		tm.deadline, tm.hasDeadline = deadline, true
 	}
-	if ph := ww & phaseMask; ph == phWoken || ph == phSignalled {
+	if delivered(ww & phaseMask) {
 		// The wait already ended (a wake raced its registration): the
 		// task will not park, so no timer is needed.
 		c.DropTimer(t)
@@ -267,6 +267,15 @@ func takeTimeout(t *Task) (d int64, ok bool) {
 	}
 	tm.hasTimeout = false
 	return tm.timeout, true
+}
+
+// noteTimeout marks t timed out when a timeout's timer won the wake of its
+// last wait (phTimedOut); only the worker running t calls it, before the
+// wait is disarmed (begin).
+func (t *Task) noteTimeout() {
+	if t.wokenBy() == phTimedOut {
+		t.tm.timedOut = true
+	}
 }
 
 // TimedOut reports (once) whether t's last wait ended because its timeout
@@ -401,21 +410,24 @@ func (w *worker) fire() {
 	w.publishNext(wt, next, w)
 }
 
-// fireTimer wakes the token of a fired timer; a timeout that wins marks
-// the task timed out before it becomes visible on a run queue.
+// fireTimer wakes the token of a fired timer; a timeout that wins says so
+// in the wake's phase (phTimedOut), which the worker that dispatches the
+// task turns into its timedOut mark (begin). It writes nothing in the
+// record itself: a peer firing a stalled worker's timers (stall.go) may
+// win the wake of a task that armed its wait and has not parked yet,
+// whose own worker then requeues it at once and may run it before a
+// write after the wake would land.
 func (s *Scheduler) fireTimer(w *worker, rec timerRec) {
 	if rec.kind == timerIOTimeout {
 		w.timeoutIO(rec.io, rec.t, rec.gen)
 		return
 	}
 	tok := Token{rec.t, rec.gen}
-	woke, enq := tok.wake()
-	if woke && rec.kind == timerTimeout {
-		// Only a parked wait can time out: the timer is armed by the
-		// worker running the task and fires on that worker, which is not
-		// running it then.
-		rec.t.tm.timedOut = true
+	ph := uint64(phWoken)
+	if rec.kind == timerTimeout {
+		ph = phTimedOut
 	}
+	_, enq := tok.wakeAs(ph)
 	if enq {
 		s.waiting.Add(-1)
 		if !w.stampSkip(rec.t) {

@@ -43,6 +43,12 @@ const (
 	phWoken     = 3
 	phSignalled = 4
 	phCancelled = 5
+	// phTimedOut: a timeout's timer won the wake (fireTimer). It carries
+	// nothing, as phWoken; the worker that dispatches the task notes the
+	// timeout from it (begin), so that the timer's worker, which may be a
+	// peer firing a stalled worker's timers while the task still runs
+	// there, writes nothing in the record.
+	phTimedOut = 6
 
 	phaseBits = 3
 	phaseMask = 1<<phaseBits - 1
@@ -105,7 +111,8 @@ func (t *Task) park() bool {
 // call woke the task, and whether the task must be enqueued by the caller.
 func (k Token) wake() (woke, enqueue bool) { return k.wakeAs(phWoken) }
 
-// wakeAs is wake writing phase ph (woken, signalled or cancelled).
+// wakeAs is wake writing phase ph (woken, signalled, cancelled or timed
+// out).
 func (k Token) wakeAs(ph uint64) (woke, enqueue bool) {
 	t := k.t
 	for {
@@ -130,8 +137,14 @@ func (k Token) wakeAs(ph uint64) (woke, enqueue bool) {
 }
 
 // wokenBy returns the phase of t's wait word: which kind of waker ended
-// its last wait (phWoken, phSignalled, phCancelled), or phIdle/phArmed.
+// its last wait (phWoken, phSignalled, phCancelled, phTimedOut), or
+// phIdle/phArmed.
 func (t *Task) wokenBy() uint64 { return t.wait.Load() & phaseMask }
+
+// delivered reports whether phase ph ended a wait with a wake that may
+// carry a result (everything but a cancel's): phWoken, phSignalled, and
+// phTimedOut, which a dispatcher sees as a wake (it asks TimedOut).
+func delivered(ph uint64) bool { return ph == phWoken || ph == phSignalled || ph == phTimedOut }
 
 // current returns a token for the task's current wait, if it has one.
 func (t *Task) current() (Token, bool) {
