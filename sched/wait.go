@@ -107,12 +107,9 @@ func (t *Task) park() bool {
 	return false
 }
 
-// wake performs the waker's side of the protocol; it returns whether this
-// call woke the task, and whether the task must be enqueued by the caller.
-func (k Token) wake() (woke, enqueue bool) { return k.wakeAs(phWoken) }
-
-// wakeAs is wake writing phase ph (woken, signalled, cancelled or timed
-// out).
+// wakeAs performs the waker's side of the protocol, writing phase ph
+// (woken, signalled, cancelled or timed out); it returns whether this call
+// woke the task, and whether the task must be enqueued by the caller.
 func (k Token) wakeAs(ph uint64) (woke, enqueue bool) {
 	t := k.t
 	for {
