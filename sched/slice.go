@@ -70,8 +70,7 @@ func (w *worker) begin(t *Task, budget *int64) bool {
 	}
 	if t.resume {
 		t.resume = false
-		t.noteTimeout()
-		t.disarm()
+		t.noteTimeout(t.disarm())
 		if t.resumeVoid {
 			// An event wait the VM loop armed, which no timeout bounds:
 			// it ends with no value, as the dispatcher would end it

@@ -25,9 +25,8 @@ func TestTimeoutWonBeforePark(t *testing.T) {
 			runtime.Gosched()
 		}
 		require.Equal(t, uint64(phTimedOut), tk.wokenBy())
-		tk.noteTimeout()
+		tk.noteTimeout(tk.disarm())
 		require.True(t, c.TimedOut(tk), "the timeout is reported")
 		require.False(t, c.TimedOut(tk), "once")
-		tk.disarm()
 	}
 }

@@ -269,11 +269,11 @@ func takeTimeout(t *Task) (d int64, ok bool) {
 	return tm.timeout, true
 }
 
-// noteTimeout marks t timed out when a timeout's timer won the wake of its
-// last wait (phTimedOut); only the worker running t calls it, before the
-// wait is disarmed (begin).
-func (t *Task) noteTimeout() {
-	if t.wokenBy() == phTimedOut {
+// noteTimeout marks t timed out when ph, the phase its last wait ended in
+// (disarm's), says a timeout's timer won the wake (phTimedOut); only the
+// worker running t calls it (begin).
+func (t *Task) noteTimeout(ph uint64) {
+	if ph == phTimedOut {
 		t.tm.timedOut = true
 	}
 }

@@ -89,9 +89,12 @@ func (t *Task) arm() Token {
 	return Token{t, gen}
 }
 
-// disarm ends a wait that completed without parking.
-func (t *Task) disarm() {
-	t.wait.Store(t.wait.Load()>>phaseBits<<phaseBits | phIdle)
+// disarm ends a wait that completed without parking, and returns the
+// phase it ended in (who won the wake: noteTimeout).
+func (t *Task) disarm() uint64 {
+	w := t.wait.Load()
+	t.wait.Store(w>>phaseBits<<phaseBits | phIdle)
+	return w & phaseMask
 }
 
 // park moves a Running task whose wait is armed to Waiting. It returns
