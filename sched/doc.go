@@ -285,18 +285,20 @@
 //	                         to watch (wakeWatcher;
 //	                         TestStalledWorkersTimersFireElsewhere at 4
 //	                         workers)
-//	cur / kick, stop, sample a join running its target first
-//	                         (RunFirst) stores cur back to the joiner's
-//	                         Exec, then loads kick, the worker's stop and
-//	                         its sample request, and stops the joiner if
-//	                         one is set; kickOne, StopTheWorld and
-//	                         RequestSamples store theirs, then load cur
-//	                         and stop that Exec. A stop that landed on the
-//	                         target after its last safe point is thus
-//	                         the joiner's. No test forces that window (the
-//	                         target's last instruction); a lost stop would
-//	                         cost at most the rest of one slice, which S-6
-//	                         bounds (TestJoinFirstKeepsTheSliceBound)
+//	cur / kick, stop, sample not a pair: the owner stores cur (the Exec
+//	                         it dispatches, and a join running its target
+//	                         first stores the joiner's back) as a plain
+//	                         word; kickOne, StopTheWorld and
+//	                         RequestSamples store their flag, then read
+//	                         cur racily (curEx) and stop that Exec. A read
+//	                         that misses the latest store stops the Exec
+//	                         before it (cleared when it next runs or is
+//	                         reused); the running slice ends at its
+//	                         budget and the next pick answers the flag,
+//	                         so a lost stop costs at most the rest of one
+//	                         slice, which S-6 bounds
+//	                         (TestJoinFirstKeepsTheSliceBound,
+//	                         TestSamplePreempted under -race)
 //	spares count             not a pair: a hint. give and take store the
 //	                         spares' length under its lock; take loads it
 //	                         first and does not lock at 0. A take that

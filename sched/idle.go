@@ -125,7 +125,7 @@ func (s *Scheduler) kickOne() {
 		if w.inGo.Load() {
 			continue // handed to Go's scheduler for a moment (yieldGo)
 		}
-		if ex := w.cur.Load(); ex != nil {
+		if ex := w.curEx(); ex != nil {
 			ex.Stop()
 			s.kicks.Add(1)
 			return

@@ -99,13 +99,15 @@ func (w *worker) runFirst(from, target *Task, cost int64) {
 	w.enter(target)
 	w.slice(target, &w.left)
 	w.running = from
-	w.cur.Store(from.ex())
+	w.cur = from.ex()
 	w.first = false
 	// A stop meant for this worker's running task that landed on target
 	// (a kick, a stop of the world, a sample request: each stays set
 	// until it is answered) is from's now: its slice ends at its next
-	// safe point. Looked at after cur names from's Exec again, so a stop
-	// made later lands on from itself.
+	// safe point. Looked at after cur names from's Exec again; cur is a
+	// plain word, so a stop made in between may still land on target and
+	// be missed here: from's slice then ends at its budget, and the next
+	// pick answers it (worker.cur).
 	if w.s.kick.Load() || w.stop.Load() || w.sampleReq.Load() != 0 {
 		from.ex().Stop()
 	}

@@ -63,7 +63,7 @@ func (s *Scheduler) stopWorld(timeout time.Duration, f func()) error {
 	s.pause.Store(ps)
 	for _, w := range s.workers {
 		w.stop.Store(true) // before the stop and the wake: they see it
-		if ex := w.cur.Load(); ex != nil {
+		if ex := w.curEx(); ex != nil {
 			ex.Stop()
 		}
 		w.unpark()

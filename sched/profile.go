@@ -123,7 +123,7 @@ func (s *Scheduler) RequestSamples() int {
 		}
 		// Before the stop: the worker that sees the stop sees the request.
 		w.sampleReq.Store(w.dispatches.load() + 1)
-		if ex := w.cur.Load(); ex != nil {
+		if ex := w.curEx(); ex != nil {
 			ex.Stop()
 		}
 		n++
@@ -137,7 +137,7 @@ func (s *Scheduler) RequestSamples() int {
 // from anywhere else it reads a worker's own field unsynchronised.
 func (s *Scheduler) ExecTask(ex *vmloop.Exec) *Task {
 	for _, w := range s.workers {
-		if w.cur.Load() == ex {
+		if w.curEx() == ex {
 			return w.running // written by this thread at dispatch
 		}
 	}

@@ -107,14 +107,18 @@ type worker struct {
 	// own backend) or woke another to find nothing: the reaper runs the
 	// first of those tasks itself.
 	reaping bool
-	// cur is the Exec of the task whose slice runs here or ran last
-	// (written by the owner at dispatch, not cleared after: one locked
-	// store per dispatch, not two; read by kickOne, which may Stop it). A
-	// Stop that lands after the slice ended is cleared when that Exec next
-	// runs (slice) or is reused (Reset); the kick is then answered by the
-	// worker's next pick, which looks at the inject queue while a kick is
-	// outstanding.
-	cur atomic.Pointer[vmloop.Exec]
+	// cur is the Exec of the task whose slice runs here or ran last,
+	// written by the owner alone with a plain store at dispatch (and by
+	// a run first, twice), not cleared after: an atomic store is a locked
+	// instruction, two per spawn + join (BenchmarkSpawnJoin). kickOne,
+	// StopTheWorld and RequestSamples read it racily (curEx) and Stop
+	// that Exec. A read that misses the latest store stops the Exec that
+	// ran before; the running task's slice then ends at its budget (S-6),
+	// and the worker answers the kick, stop or sample at its next pick, so
+	// a lost stop costs at most the rest of one slice. A Stop that lands
+	// after the slice ended is cleared when that Exec next runs (slice) or
+	// is reused (Reset).
+	cur *vmloop.Exec
 	// running is the task whose Exec is cur (owner only: written at
 	// dispatch beside cur; read by ExecTask on this worker's thread).
 	running *Task
@@ -221,6 +225,14 @@ func (c *ownCount) load() uint64 { return c.n }
 //go:norace
 //go:noinline
 func (w *worker) lifoFull() bool { return w.lifo != nil }
+
+// curEx returns w.cur, read from another goroutine racily as
+// ownCount.load: the Exec of the slice running on w or of one that ran
+// before it (see cur).
+//
+//go:norace
+//go:noinline
+func (w *worker) curEx() *vmloop.Exec { return w.cur }
 
 func (w *worker) loop() {
 	defer w.s.wg.Done()
@@ -339,8 +351,8 @@ func (w *worker) enter(t *Task) {
 		w.dispatched(t, f) // run-queue latency, per-task statistics
 	}
 	t.link = unsafe.Pointer(w) // cleared before t becomes visible to other workers (runner)
-	if w.cur.Load() != t.ex() {
-		w.cur.Store(t.ex())
+	if w.cur != t.ex() {
+		w.cur = t.ex()
 	}
 	w.running = t
 }
