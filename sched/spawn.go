@@ -3,6 +3,7 @@ package sched
 import (
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/jadevm/jade/internal/jtrace"
 	"github.com/jadevm/jade/vmloop"
@@ -133,12 +134,17 @@ func (c *Control) makeTask(from *Task, e *Engine, p *vmloop.Program, fn int, arg
 		t.x.SetNative(false)
 	}
 	t.engine = e
+	// Plain stores: nothing reaches t before Launch publishes it (the
+	// record came from this worker's cache, or through the spares' lock
+	// or taskPool, after its last reference went), and an atomic store
+	// is a locked instruction (BenchmarkSpawnJoin).
+	refs := (*int32)(unsafe.Pointer(&t.refs))
 	if src != nil {
 		// live (dropped by finish) and the spawner's reference, which
 		// the bus makes uncounted (vmloop.Exec.CompleteTask)
-		t.refs.Store(2)
+		*refs = 2
 	} else {
-		t.refs.Store(1) // live: dropped by finish
+		*refs = 1 // live: dropped by finish
 	}
 	if cfg.Metrics.TaskStats {
 		initTaskStats(t) // before t is visible
