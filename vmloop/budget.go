@@ -15,8 +15,9 @@ import (
 //
 //   - the accounted bytes of its heap objects (heap.bytes, through the
 //     heap's grant: heap.granted);
-//   - its register and frame stacks and its object table, by capacity
-//     (Exec.stackBytes, taken and given directly as they change);
+//   - its register and frame stacks beyond StackGrant and its object
+//     table, by capacity (Exec.stackBytes, taken and given directly as
+//     they change);
 //   - while a value is being copied out of the heap (a result, a thrown
 //     error, a spawn argument), the copy's host bytes (Value.HostBytes).
 //
@@ -168,6 +169,17 @@ func (h *heap) cover(total int64) bool {
 	return false
 }
 
+// room makes the heap's grant cover n bytes beyond its objects, counted
+// past the budget's limit when the budget cannot cover them (memory a
+// handler needs to see the error that says the budget ran out).
+func (h *heap) room(n int64) {
+	mem := h.budget()
+	if total := h.bytes + n; mem != nil && !h.cover(total) {
+		mem.Force(total - h.granted)
+		h.granted = total
+	}
+}
+
 // uncover gives back what the grant holds beyond the heap's objects and
 // a chunk, once that surplus is more than two chunks (so that a task
 // allocating and freeing around one size does not write the budget each
@@ -196,17 +208,32 @@ func (h *heap) giveAll() {
 // Force counts n more bytes in b even past its limit (memory that exists
 // already: the next reservations are refused until enough is given back).
 func (b *Budget) Force(n int64) {
-	if b != nil {
+	if b != nil && n != 0 {
 		b.used.Add(n)
 	}
 }
 
+// StackGrant is the part of a task's register and frame stacks that its
+// budget does not count: the scheduler's fixed share per live task covers
+// it (with the task record), so that a small task's start and end leave
+// the engine's shared counter alone (two locked instructions per task,
+// BenchmarkSpawnJoin). It covers 16 registers and 5 frames.
+const StackGrant = 256
+
 // stackBytes is what register and frame stacks of regs words and frames
-// frames, and the heap's object table, take in host memory: the part of a
-// task's memory that its budget counts beside the heap objects, taken and
-// given directly as the capacities change (rarely: they double).
+// frames, beyond StackGrant, and the heap's object table take in host
+// memory: the part of a task's memory that its budget counts beside the
+// heap objects, taken and given directly as the capacities change
+// (rarely: they double).
 func (e *Exec) stackBytes(regs, frames int) int64 {
-	return int64(regs)*8 + int64(frames)*int64(unsafe.Sizeof(frame{})) + int64(e.heap.tableSlots())*int64(unsafe.Sizeof(object{}))
+	st := max(int64(regs)*8+int64(frames)*int64(unsafe.Sizeof(frame{}))-StackGrant, 0)
+	return st + int64(e.heap.tableSlots())*int64(unsafe.Sizeof(object{}))
+}
+
+// stackGrowth is what the budget counts more (stackBytes) when the stacks
+// grow from their capacities to regs words and frames frames.
+func (e *Exec) stackGrowth(regs, frames int) int64 {
+	return e.stackBytes(regs, frames) - e.stackBytes(cap(e.regs), cap(e.frames))
 }
 
 // restack counts the change of the stacks from regs words and frames

@@ -447,7 +447,7 @@ func (e *Exec) growRegs(need int, force bool) bool {
 		return true
 	}
 	n = lineWords(n)
-	if d := int64(n-cap(e.regs)) * 8; force {
+	if d := e.stackGrowth(n, cap(e.frames)); force {
 		e.heap.budget().Force(d)
 	} else if !e.heap.budget().Take(d) {
 		return false

@@ -343,17 +343,16 @@ func (e *Exec) Raise(err Value) (caught bool) {
 		e.trapRequest(e.reqTrapInfo(TrapInfo{Code: TrapIntrinsic, Msg: fmt.Sprintf("raised value is %s, want error", err.kind)}).(TrapInfo))
 		return false
 	}
-	h, ierr := e.heap.importValue(err)
-	if ierr != nil && err.aux == ErrKindResource && e.heap.budget() != nil {
+	if err.aux == ErrKindResource {
 		// The error that says the engine's memory ran out (a refused
-		// spawn) is counted past the limit with a chunk of room for its
-		// handler: the task must be able to catch it and look at it (its
-		// heap's limit still applies; the grant is given back as usual).
-		n := max(int64(err.Size()), budgetChunk)
-		e.heap.budget().Force(n)
-		e.heap.granted += n
-		h, ierr = e.heap.importValue(err)
+		// spawn) comes with a chunk of room for its handler beside it,
+		// counted past the limit if need be: the task must be able to
+		// catch it and look at it (its heap's limit still applies; the
+		// grant is given back as usual). Even when the error itself fits,
+		// what is left may not hold the handler's first string.
+		e.heap.room(int64(err.Size()) + budgetChunk)
 	}
+	h, ierr := e.heap.importValue(err)
 	if ierr != nil {
 		e.trapRequest(e.reqTrapInfo(ierr).(TrapInfo))
 		return false

@@ -335,7 +335,7 @@ func (e *Exec) growFrames() bool {
 		e.frames = e.frames[:n]
 		return true
 	}
-	if !e.heap.budget().Take(int64(lineFrames(n)-cap(e.frames)) * int64(unsafe.Sizeof(frame{}))) {
+	if !e.heap.budget().Take(e.stackGrowth(cap(e.regs), lineFrames(n))) {
 		return false
 	}
 	f := make([]frame, n, lineFrames(n))
