@@ -305,7 +305,11 @@ func (w *worker) next() *Task {
 			}
 			return nil
 		}
-		if t := w.find(); t != nil {
+		t := w.find()
+		if t == nil {
+			t = w.spin()
+		}
+		if t != nil {
 			if w.searching {
 				w.endSearch()
 			}
@@ -313,6 +317,37 @@ func (w *worker) next() *Task {
 		}
 		w.sleep()
 	}
+}
+
+// spinFinds is how many more times a worker that found no work looks
+// again before it parks while another worker runs. A worker that parks
+// at once is woken by the busy worker's next push past its lifo slot: a
+// wake system call for the pusher, a sleep and a wake-up for the
+// sleeper, and soon the same again, over a whole fan-out
+// (BenchmarkSpawnMany at 2 workers; docs/PERFORMANCE.md, "A worker looks
+// again before it parks"). The looks cost the parking worker about a
+// microsecond.
+const spinFinds = 32
+
+// spin looks for work up to spinFinds more times, without blocking, while
+// another worker runs (its spawns and wakes are the work that may come
+// next); nil when none came, when every other worker is idle, or when w
+// must stop. A searcher stays one meanwhile, so pushes wake nobody else.
+// Go's spinning threads look again the same way before they park.
+func (w *worker) spin() *Task {
+	s := w.s
+	if len(s.workers) == 1 || int(s.nIdle.Load()) >= len(s.workers)-1 {
+		return nil
+	}
+	for range spinFinds {
+		if w.stop.Load() {
+			return nil
+		}
+		if t := w.find(); t != nil {
+			return t
+		}
+	}
+	return nil
 }
 
 // run gives t one slice: up to its engine's reduction limit.
