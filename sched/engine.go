@@ -45,11 +45,11 @@ const DefaultMaxBlockingCalls = 1 << 16
 const DefaultMaxMemoryBytes = 1 << 30
 
 // taskBytes is the fixed share of an engine's memory budget that each of
-// its live tasks holds: its task record with its Exec, and the first
-// vmloop.StackGrant bytes of its register and frame stacks (what it holds
-// beyond them, its heap, larger stacks and its outcome, is counted as it
-// grows).
-const taskBytes = int64(unsafe.Sizeof(Task{})) + vmloop.StackGrant
+// its live tasks holds: its task record with its Exec, the first
+// vmloop.StackGrant bytes of its register and frame stacks and the first
+// vmloop.HeapGrant bytes of its heap objects (what it holds beyond them,
+// larger stacks and heaps and its outcome, is counted as it grows).
+const taskBytes = int64(unsafe.Sizeof(Task{})) + vmloop.StackGrant + vmloop.HeapGrant
 
 // EngineRuntimeConfig is everything the scheduler knows about an engine
 // (spec §4.2, S-14): it never learns what the engine means. Zero fields take

@@ -178,6 +178,9 @@ func (h *heap) ownSide() *heapSide {
 func (h *heap) init(owner uint32, bnd *heapBounds) {
 	h.owner = owner & handleOwnerMask
 	h.bnd = bnd
+	if bnd.mem != nil {
+		h.granted = HeapGrant // the task's fixed share covers it
+	}
 	if h.side == nil {
 		h.side = &noSide
 	}
