@@ -130,9 +130,14 @@
 //     host spawn's *Task, a task handle exported from a heap as a Value):
 //     it is never recycled.
 //   - Wait tokens do not count. The wait word's generation keeps growing
-//     across reuse (recycle advances it), so a token of an earlier life
-//     never matches a later wait: a late timer, a late event signal or a
-//     late I/O completion is a stale wake and does nothing.
+//     across reuse: every arm advances it, and recycle advances it past a
+//     wait the life left unended (a word not idle), so a token of an
+//     earlier life never matches a later wait: a late timer, a late event
+//     signal or a late I/O completion is a stale wake and does nothing. A
+//     token wins only an armed or parked phase of its own generation, so
+//     an idle word needs no store at recycle. recycle sets the state to
+//     Runnable with a plain store: nothing reads the state of a record
+//     that no reference reaches, and Launch publishes the next life's.
 //   - hostWait is set when the task armed a wait that completeHost ends (a
 //     host intrinsic, an I/O operation): such a completer locks the
 //     record's mutex and reads its rare part even when its token is

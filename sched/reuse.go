@@ -177,7 +177,15 @@ func (t *Task) recycle(w *worker) {
 	if host {
 		t.mu.Lock()
 	}
-	t.wait.Store((t.wait.Load()>>phaseBits + 1) << phaseBits) // generation on, phase idle
+	if w := t.wait.Load(); w&phaseMask != phIdle {
+		// A wait this life did not end (it ended armed, parked or with a
+		// wake it did not take): the generation moves on, so that no
+		// token of it wins anything in the next life. An idle word needs
+		// nothing: a token wins only an armed or parked phase of its own
+		// generation, and the next life's first arm moves the generation
+		// on (a locked store fewer per task, BenchmarkSpawnJoin).
+		t.wait.Store((w>>phaseBits + 1) << phaseBits)
+	}
 	t.id, t.engine = 0, nil
 	// Its memory stays for the next spawn (Exec.Recycle), and the inline
 	// outcome in its result word goes with that spawn's Reset.
@@ -199,7 +207,11 @@ func (t *Task) recycle(w *worker) {
 	if t.where.Load() != 0 {
 		t.where.Store(0)
 	}
-	t.state.Store(uint32(Runnable))
+	// A plain store: nothing reads the state of a record that no
+	// reference reaches (wakers hold tokens, whose generation the wait
+	// word checks before they touch it), and Launch publishes the next
+	// life's (a locked store fewer per task, BenchmarkSpawnJoin).
+	*(*uint32)(unsafe.Pointer(&t.state)) = uint32(Runnable)
 	if host {
 		t.mu.Unlock()
 	}
