@@ -112,3 +112,35 @@ func TestChargedRecordGivenOnce(t *testing.T) {
 	require.Zero(t, e.mem.Used(), "the record's bytes given back once")
 	require.Zero(t, r.refs.Load())
 }
+
+// TestRecycleEndsAnUnendedWait: a record whose last life left its wait
+// armed gets a new generation at recycle, so that life's token wins
+// nothing in the next one; a record whose wait ended (idle) keeps its
+// word, and the next life's first arm moves the generation on all the
+// same. Either way the old token never wakes the new life.
+func TestRecycleEndsAnUnendedWait(t *testing.T) {
+	for _, ended := range []bool{false, true} {
+		rec := new(Task)
+		rec.state.Store(uint32(Completed))
+		old := rec.arm()
+		if ended {
+			rec.disarm()
+		}
+		before := rec.wait.Load()
+		rec.recycle(nil)
+		if ended {
+			require.Equal(t, before, rec.wait.Load(), "an idle word is left as it is")
+		} else {
+			require.Equal(t, (old.gen+1)<<phaseBits|phIdle, rec.wait.Load(), "an armed word moves on")
+		}
+		require.Equal(t, Runnable, rec.State())
+		require.False(t, old.live())
+		woke, _ := old.wakeAs(phWoken)
+		require.False(t, woke, "the old token wakes nothing before the next arm")
+		now := rec.arm() // the next life's first wait
+		require.Greater(t, now.gen, old.gen)
+		woke, _ = old.wakeAs(phWoken)
+		require.False(t, woke, "nor after it")
+		require.True(t, now.live())
+	}
+}
