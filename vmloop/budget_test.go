@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -75,4 +76,51 @@ func TestAllocFailNamesTheBudget(t *testing.T) {
 	require.Equal(t, TrapHeapLimit, ti.Code)
 	require.True(t, strings.Contains(ti.Msg, "memory limit"), ti.Msg)
 	require.Equal(t, int64(HeapGrant), h.granted, "writing the trap takes nothing from the budget (the grant a heap begins with)")
+}
+
+// TestGrantsTakeNothingFromTheBudget: a task whose stacks fit StackGrant
+// and whose objects fit HeapGrant (an event reference or two) leaves the
+// engine's budget untouched from its start to its end (the scheduler's
+// fixed share covers them); one that passes them is counted for what
+// passes, and gives it all back.
+func TestGrantsTakeNothingFromTheBudget(t *testing.T) {
+	down := itFn("down", "(i64)->i64", 20, `
+		jlti r0, 1, base
+		subi r1, r0, 1
+		call r1, 1, 2
+		ret r1
+	base:
+		ret r0`)
+	p := itProg(t, nil, itFn("small", "(i64)->i64", 2, "ret r0"), itFib(0), down)
+	b := NewBudget(1 << 30)
+	lim := DefaultLimits
+	lim.Memory = b
+	// What the budget counts of e's stacks: what passes StackGrant.
+	counted := func(e *Exec) int64 {
+		return max(int64(cap(e.regs))*8+int64(cap(e.frames))*int64(unsafe.Sizeof(frame{}))-StackGrant, 0)
+	}
+
+	e, err := NewExec(p, p.FuncIndex("small"), []Value{I64(7)}, lim, 1)
+	require.NoError(t, err)
+	if headroom(2) == 2 { // the fast build; jadecheck gives every frame MaxRegs
+		require.Zero(t, counted(e), "small stacks: within StackGrant")
+	}
+	require.Equal(t, counted(e), b.Used())
+	for range 2 {
+		_, err := e.heap.importShared(KindEvent, new(int))
+		require.NoError(t, err)
+	}
+	require.Equal(t, int64(2*objHeader), e.heap.bytes)
+	require.Equal(t, counted(e), b.Used(), "two event references: within HeapGrant")
+	require.Equal(t, SigCompleted, itRun(t, e, 1000))
+	e.Free()
+	require.Zero(t, b.Used())
+
+	e, err = NewExec(p, p.FuncIndex("down"), []Value{I64(30)}, lim, 1)
+	require.NoError(t, err)
+	require.Equal(t, SigCompleted, itRun(t, e, 1<<20))
+	require.Positive(t, counted(e), "deep stacks pass StackGrant")
+	require.Equal(t, counted(e), b.Used(), "and are counted for what passes it")
+	e.Free()
+	require.Zero(t, b.Used(), "every byte balanced")
 }
