@@ -237,9 +237,12 @@ const StackGrant = 256
 // heap objects, taken and given directly as the capacities change
 // (rarely: they double).
 func (e *Exec) stackBytes(regs, frames int) int64 {
-	st := max(int64(regs)*8+int64(frames)*int64(unsafe.Sizeof(frame{}))-StackGrant, 0)
-	return st + int64(e.heap.tableSlots())*int64(unsafe.Sizeof(object{}))
+	return overGrant(int64(regs)*8+int64(frames)*int64(unsafe.Sizeof(frame{}))) + int64(e.heap.tableSlots())*int64(unsafe.Sizeof(object{}))
 }
+
+// overGrant is what the budget counts of n bytes of register and frame
+// stacks: what passes StackGrant.
+func overGrant(n int64) int64 { return max(n-StackGrant, 0) }
 
 // stackGrowth is what the budget counts more (stackBytes) when the stacks
 // grow from their capacities to regs words and frames frames.

@@ -84,20 +84,13 @@ func TestAllocFailNamesTheBudget(t *testing.T) {
 // fixed share covers them); one that passes them is counted for what
 // passes, and gives it all back.
 func TestGrantsTakeNothingFromTheBudget(t *testing.T) {
-	down := itFn("down", "(i64)->i64", 20, `
-		jlti r0, 1, base
-		subi r1, r0, 1
-		call r1, 1, 2
-		ret r1
-	base:
-		ret r0`)
-	p := itProg(t, nil, itFn("small", "(i64)->i64", 2, "ret r0"), itFib(0), down)
+	p := itProg(t, nil, itFn("small", "(i64)->i64", 2, "ret r0"), itFib(0), itDown(2))
 	b := NewBudget(1 << 30)
 	lim := DefaultLimits
 	lim.Memory = b
 	// What the budget counts of e's stacks: what passes StackGrant.
 	counted := func(e *Exec) int64 {
-		return max(int64(cap(e.regs))*8+int64(cap(e.frames))*int64(unsafe.Sizeof(frame{}))-StackGrant, 0)
+		return overGrant(int64(cap(e.regs))*8 + int64(cap(e.frames))*int64(unsafe.Sizeof(frame{})))
 	}
 
 	e, err := NewExec(p, p.FuncIndex("small"), []Value{I64(7)}, lim, 1)

@@ -1,6 +1,7 @@
 package vmloop
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,15 +12,7 @@ import (
 // of the small task's size, gives the difference back to the budget, and
 // the task runs on. Stacks under the floors are left alone.
 func TestTrimGivesBackARecycledStack(t *testing.T) {
-	// down(d) recurses d calls deep with 20 registers a frame.
-	down := itFn("down", "(i64)->i64", 20, `
-		jlti r0, 1, base
-		subi r1, r0, 1
-		call r1, 1, 2
-		ret r1
-	base:
-		ret r0`)
-	p := itProg(t, nil, itFib(0), itFn("small", "(i64)->i64", 2, "ret r0"), down)
+	p := itProg(t, nil, itFib(0), itFn("small", "(i64)->i64", 2, "ret r0"), itDown(2))
 	b := NewBudget(1 << 30)
 	lim := DefaultLimits
 	lim.Memory = b
@@ -41,7 +34,7 @@ func TestTrimGivesBackARecycledStack(t *testing.T) {
 		wantRegs = deep.Regs // jadecheck: every frame has MaxRegs, the stack is not loose
 	}
 	require.Equal(t, Footprint{Regs: wantRegs, Frames: 24, Handles: deep.Handles}, f)
-	counted := func(fp Footprint) int64 { return max(int64(fp.Regs+fp.Frames)-StackGrant, 0) } // stackBytes
+	counted := func(fp Footprint) int64 { return overGrant(int64(fp.Regs + fp.Frames)) }
 	require.Equal(t, used-(counted(deep)-counted(f)), b.Used(), "the budget gets the difference back")
 	require.Equal(t, SigCompleted, itRun(t, e, 1000))
 	require.Equal(t, int64(7), e.Result().Int())
@@ -56,4 +49,16 @@ func TestTrimGivesBackARecycledStack(t *testing.T) {
 	require.Equal(t, int64(55), e.Result().Int())
 	e.Free()
 	require.Zero(t, b.Used(), "every byte balanced")
+}
+
+// itDown is down(d), which recurses d calls deep with 20 registers a
+// frame, as function self of its program.
+func itDown(self int) Function {
+	return itFn("down", "(i64)->i64", 20, fmt.Sprintf(`
+		jlti r0, 1, base
+		subi r1, r0, 1
+		call r1, 1, %d
+		ret r1
+	base:
+		ret r0`, self))
 }
