@@ -32,10 +32,12 @@ const localCap = 256
 // tail is the next free slot; only the owner writes it.
 //
 // Memory ordering (Go's sync/atomic operations are sequentially consistent,
-// and the race detector treats them as synchronising):
+// and the race detector treats them as synchronising; the tail is published
+// with storeRelease, a plain store on amd64 and Store elsewhere and under
+// the race detector, storerel_amd64.go):
 //
-//   - A slot is written by the owner (push) before the tail.Store that
-//     publishes it; a thief reads a slot only at an index it saw below a
+//   - A slot is written by the owner (push) before the storeRelease of the
+//     tail that publishes it; a thief reads a slot only at an index it saw below a
 //     tail it loaded, so the write happens before the read.
 //   - The owner writes slot i only when tail - steal < localCap, where
 //     steal comes from a head.Load. A thief reading slot i keeps steal ≤ i
@@ -46,11 +48,11 @@ const localCap = 256
 //   - The owner's pop CAS moves real past slot i before the owner reads and
 //     clears it; a thief only claims slots ≥ real, so it never sees slot i.
 //   - A thief writes into its *own* queue only above its own tail (it is
-//     that queue's owner) and publishes them with its own tail.Store.
+//     that queue's owner) and publishes them with its own tail's storeRelease.
 type localQueue struct {
 	head atomic.Uint64 // steal<<32 | real; CAS by owner and thieves
 	_    [cacheLinePad - 8]byte
-	tail atomic.Uint32 // written by the owner only; read by thieves
+	tail atomic.Uint32 // written by the owner only (storeRelease); read by thieves (Load)
 	_    [cacheLinePad - 4]byte
 	buf  [localCap]*Task
 }
@@ -74,7 +76,7 @@ func (q *localQueue) push(t *Task, overflow *injectQueue) {
 		tail := q.tail.Load()
 		if tail-steal < localCap {
 			q.buf[tail%localCap] = t
-			q.tail.Store(tail + 1)
+			storeRelease(&q.tail, tail+1)
 			return
 		}
 		if steal != real {
@@ -153,7 +155,7 @@ func (q *localQueue) stealInto(dst *localQueue) *Task {
 	t := dst.buf[i]
 	dst.buf[i] = nil
 	if n > 0 {
-		dst.tail.Store(dstTail + n)
+		storeRelease(&dst.tail, dstTail+n)
 	}
 	return t
 }
