@@ -1,6 +1,10 @@
 package sched
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/jadevm/jade/internal/relstore"
+)
 
 // cacheLinePad is the padding between hot shared atomics. 128 bytes covers
 // the adjacent-line prefetcher of x86 and the 128-byte lines of some arm64
@@ -33,10 +37,10 @@ const localCap = 256
 //
 // Memory ordering (Go's sync/atomic operations are sequentially consistent,
 // and the race detector treats them as synchronising; the tail is published
-// with storeRelease, a plain store on amd64 and Store elsewhere and under
-// the race detector, storerel_amd64.go):
+// with a release store, internal/relstore: a plain store on amd64, Store
+// elsewhere and under the race detector):
 //
-//   - A slot is written by the owner (push) before the storeRelease of the
+//   - A slot is written by the owner (push) before the release store of the
 //     tail that publishes it; a thief reads a slot only at an index it saw below a
 //     tail it loaded, so the write happens before the read.
 //   - The owner writes slot i only when tail - steal < localCap, where
@@ -48,11 +52,11 @@ const localCap = 256
 //   - The owner's pop CAS moves real past slot i before the owner reads and
 //     clears it; a thief only claims slots ≥ real, so it never sees slot i.
 //   - A thief writes into its *own* queue only above its own tail (it is
-//     that queue's owner) and publishes them with its own tail's storeRelease.
+//     that queue's owner) and publishes them with its own tail's release store.
 type localQueue struct {
 	head atomic.Uint64 // steal<<32 | real; CAS by owner and thieves
 	_    [cacheLinePad - 8]byte
-	tail atomic.Uint32 // written by the owner only (storeRelease); read by thieves (Load)
+	tail atomic.Uint32 // written by the owner only (relstore.Uint32); read by thieves (Load)
 	_    [cacheLinePad - 4]byte
 	buf  [localCap]*Task
 }
@@ -76,7 +80,7 @@ func (q *localQueue) push(t *Task, overflow *injectQueue) {
 		tail := q.tail.Load()
 		if tail-steal < localCap {
 			q.buf[tail%localCap] = t
-			storeRelease(&q.tail, tail+1)
+			relstore.Uint32(&q.tail, tail+1)
 			return
 		}
 		if steal != real {
@@ -155,7 +159,7 @@ func (q *localQueue) stealInto(dst *localQueue) *Task {
 	t := dst.buf[i]
 	dst.buf[i] = nil
 	if n > 0 {
-		storeRelease(&dst.tail, dstTail+n)
+		relstore.Uint32(&dst.tail, dstTail+n)
 	}
 	return t
 }

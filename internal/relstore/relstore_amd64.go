@@ -1,0 +1,14 @@
+//go:build amd64 && !race
+
+package relstore
+
+import (
+	"sync/atomic"
+	"unsafe"
+)
+
+// Uint32 stores v in *p with release order (package comment): a plain
+// store on amd64.
+func Uint32(p *atomic.Uint32, v uint32) {
+	*(*uint32)(unsafe.Pointer(p)) = v
+}

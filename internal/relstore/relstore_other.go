@@ -1,0 +1,10 @@
+//go:build !amd64 || race
+
+package relstore
+
+import "sync/atomic"
+
+// Uint32 stores v in *p with release order (package comment): Store.
+func Uint32(p *atomic.Uint32, v uint32) {
+	p.Store(v)
+}
