@@ -1,5 +1,7 @@
 package sched
 
+import "github.com/jadevm/jade/internal/relstore"
+
 // The wait/wake protocol (spec §3.2: the scheduler knows only the identity
 // of a wait, never what the event means).
 //
@@ -90,10 +92,15 @@ func (t *Task) arm() Token {
 }
 
 // disarm ends a wait that completed without parking, and returns the
-// phase it ended in (who won the wake: noteTimeout).
+// phase it ended in (who won the wake: noteTimeout). No waker can win the
+// word then: a wake won it already, or the wait's token never left the
+// worker. So the idle phase needs no locked store: a waker that still
+// sees the phase before it loses as it does on idle (relstore; two
+// locked instructions fewer per ping-pong round trip,
+// BenchmarkPingPong).
 func (t *Task) disarm() uint64 {
 	w := t.wait.Load()
-	t.wait.Store(w>>phaseBits<<phaseBits | phIdle)
+	relstore.Uint64(&t.wait, w>>phaseBits<<phaseBits|phIdle)
 	return w & phaseMask
 }
 

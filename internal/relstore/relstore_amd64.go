@@ -12,3 +12,9 @@ import (
 func Uint32(p *atomic.Uint32, v uint32) {
 	*(*uint32)(unsafe.Pointer(p)) = v
 }
+
+// Uint64 stores v in *p with release order (package comment): a plain
+// store on amd64.
+func Uint64(p *atomic.Uint64, v uint64) {
+	*(*uint64)(unsafe.Pointer(p)) = v
+}

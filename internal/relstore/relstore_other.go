@@ -8,3 +8,8 @@ import "sync/atomic"
 func Uint32(p *atomic.Uint32, v uint32) {
 	p.Store(v)
 }
+
+// Uint64 stores v in *p with release order (package comment): Store.
+func Uint64(p *atomic.Uint64, v uint64) {
+	p.Store(v)
+}
