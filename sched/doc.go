@@ -253,7 +253,13 @@
 //	                         (TestOutcomeWhileDone, TestExactlyOnce)
 //	draining / registry      Drain stores draining then counts the registry;
 //	                         finish removes the task then loads draining
-//	                         (TestDrainWaitsForEveryTask)
+//	                         (TestDrainWaitsForEveryTask). The shard's
+//	                         unlock is a release store (tinylock), so the
+//	                         pair runs through the shard's lock: Drain's
+//	                         count takes it after the remove's unlock (and
+//	                         sees the removal) or the remove's lock
+//	                         compare-and-swap follows Drain's unlock (and
+//	                         the load sees draining)
 //	nIdle, nSearching / push a sleeper stores nIdle and leaves nSearching,
 //	                         then looks at the queues; a producer pushes,
 //	                         then loads both (TestLostWakeups,
@@ -330,6 +336,17 @@
 //	                         returns a value some store wrote, at worst
 //	                         a few counts behind (TestYieldInPlace,
 //	                         TestSamplePreempted under -race)
+//	tail, idle wait word     not a pair: release stores (relstore, a
+//	                         plain store on amd64). A local queue's tail
+//	                         publishes the slots below it to thieves; a
+//	                         disarmed wait word is written when no waker
+//	                         can win it any more, which loses on the
+//	                         phase before as on idle; a shared reference
+//	                         slot's word is the same (vmloop/taskref.go).
+//	                         Nothing their writer loads next must wait
+//	                         for them (TestDequeStealHammer,
+//	                         TestExactlyOnce, relstore's litmus test,
+//	                         arm64 under qemu)
 //
 // The wait word itself (wait.go) is the one CAS protocol: exactly one waker
 // wins a wait, and the phase it writes says what it carried.
