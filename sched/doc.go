@@ -336,17 +336,20 @@
 //	                         returns a value some store wrote, at worst
 //	                         a few counts behind (TestYieldInPlace,
 //	                         TestSamplePreempted under -race)
-//	tail, idle wait word     not a pair: release stores (relstore, a
-//	                         plain store on amd64). A local queue's tail
+//	tail, idle wait word,    not a pair: release stores (relstore, a
+//	Runnable ↔ Running       plain store on amd64). A local queue's tail
 //	                         publishes the slots below it to thieves; a
 //	                         disarmed wait word is written when no waker
 //	                         can win it any more, which loses on the
-//	                         phase before as on idle; a shared reference
-//	                         slot's word is the same (vmloop/taskref.go).
-//	                         Nothing their writer loads next must wait
-//	                         for them (TestDequeStealHammer,
-//	                         TestExactlyOnce, relstore's litmus test,
-//	                         arm64 under qemu)
+//	                         phase before as on idle; the state's two
+//	                         owner edges (ownEdge) are taken only by the
+//	                         worker dispatching or requeueing the task;
+//	                         a shared reference slot's word is the same
+//	                         (vmloop/taskref.go). Nothing their writer
+//	                         loads next must wait for them
+//	                         (TestDequeStealHammer, TestExactlyOnce,
+//	                         TestOwnEdges, relstore's litmus test, arm64
+//	                         under qemu)
 //
 // The wait word itself (wait.go) is the one CAS protocol: exactly one waker
 // wins a wait, and the phase it writes says what it carried.
