@@ -267,6 +267,12 @@
 //	cancel / Stop            Cancel stores the cancel flag, then stops the
 //	                         Exec; a slice clears the stop, then loads the
 //	                         flag (TestCancelRaces)
+//	armed / cancel           a task arms its wait word (a locked store),
+//	                         then loads the cancel flag before it parks
+//	                         (act); Cancel ors the flag in, then loads
+//	                         the wait word (current) and cancels an armed
+//	                         or parked wait: the task parks only if
+//	                         Cancel will see it armed (TestCancelRaces)
 //	kick, cancel / sample    kickOne stores kick and Cancel the cancel flag
 //	                         before their Stop; a slice that a sample
 //	                         request preempted clears the stop, then loads

@@ -92,12 +92,17 @@ func (t *Task) arm() Token {
 }
 
 // disarm ends a wait that completed without parking, and returns the
-// phase it ended in (who won the wake: noteTimeout). No waker can win the
-// word then: a wake won it already, or the wait's token never left the
-// worker. So the idle phase needs no locked store: a waker that still
-// sees the phase before it loses as it does on idle (relstore; two
-// locked instructions fewer per ping-pong round trip,
-// BenchmarkPingPong).
+// phase it ended in (who won the wake: noteTimeout). No completer can win
+// the word then: one won it already, or the wait's token never left the
+// worker. Only Cancel, which takes its token from the word (current), may
+// still win an armed word between the load and the store, and the store
+// then overwrites its phase, as a locked store would too: the task runs
+// on and meets the cancel flag at its next suspension point or slice
+// end. So the idle phase needs no locked store: a waker that still sees
+// the phase before it loses as it does on idle (relstore; two locked
+// instructions fewer per ping-pong round trip, BenchmarkPingPong). arm
+// keeps its locked store: it is one side of the armed / cancel pair
+// (doc.go).
 func (t *Task) disarm() uint64 {
 	w := t.wait.Load()
 	relstore.Uint64(&t.wait, w>>phaseBits<<phaseBits|phIdle)
