@@ -33,7 +33,8 @@
 # falls back to epoll, which is what runs.
 #
 # -ci runs the subset meant for CI: sched (the race and hammer tests among
-# them, -short) and vmloop, without the -race probe.
+# them, -short), vmloop and the release-store packages (relstore's
+# litmus test, tinylock), without the -race probe.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 target=arm64
@@ -70,7 +71,7 @@ fi
 bins=$cache/arm64
 t0=$(date +%s)
 if $ci; then
-	pkgs="./sched ./vmloop"
+	pkgs="./sched ./vmloop ./internal/relstore ./internal/tinylock"
 	TESTFLAGS="-test.short ${TESTFLAGS:-}"
 else
 	pkgs=$(go list ./...)
