@@ -36,13 +36,18 @@ const localCap = 256
 // tail is the next free slot; only the owner writes it.
 //
 // Memory ordering (Go's sync/atomic operations are sequentially consistent,
-// and the race detector treats them as synchronising; the tail is published
-// with a release store, internal/relstore: a plain store on amd64, Store
-// elsewhere and under the race detector):
+// and the race detector treats them as synchronising):
 //
-//   - A slot is written by the owner (push) before the release store of the
-//     tail that publishes it; a thief reads a slot only at an index it saw below a
+//   - A slot is written by the owner (push) before the tail.Store that
+//     publishes it; a thief reads a slot only at an index it saw below a
 //     tail it loaded, so the write happens before the read.
+//   - push's tail.Store stays sequentially consistent (a locked XCHG on
+//     amd64, where a release store would do for the slots): it is the
+//     store of the nIdle, nSearching / push pair (doc.go). The pusher
+//     then loads nSearching (notify); the last searcher decrements it and
+//     then loads every tail. With a plain store there both loads can miss
+//     the other's store and a worker parks beside a queued task
+//     (TestQueuedTaskWakesAParkedWorker).
 //   - The owner writes slot i only when tail - steal < localCap, where
 //     steal comes from a head.Load. A thief reading slot i keeps steal ≤ i
 //     until its releasing CAS, which it does after reading (and clearing)
@@ -52,11 +57,13 @@ const localCap = 256
 //   - The owner's pop CAS moves real past slot i before the owner reads and
 //     clears it; a thief only claims slots ≥ real, so it never sees slot i.
 //   - A thief writes into its *own* queue only above its own tail (it is
-//     that queue's owner) and publishes them with its own tail's release store.
+//     that queue's owner) and publishes them with a release store of its
+//     own tail (internal/relstore): no load of that pair follows it
+//     before the thief's endSearch, whose locked add orders the two.
 type localQueue struct {
 	head atomic.Uint64 // steal<<32 | real; CAS by owner and thieves
 	_    [cacheLinePad - 8]byte
-	tail atomic.Uint32 // written by the owner only (relstore.Uint32); read by thieves (Load)
+	tail atomic.Uint32 // written by the owner only; read by thieves (Load)
 	_    [cacheLinePad - 4]byte
 	buf  [localCap]*Task
 }
@@ -80,7 +87,7 @@ func (q *localQueue) push(t *Task, overflow *injectQueue) {
 		tail := q.tail.Load()
 		if tail-steal < localCap {
 			q.buf[tail%localCap] = t
-			relstore.Uint32(&q.tail, tail+1)
+			q.tail.Store(tail + 1)
 			return
 		}
 		if steal != real {

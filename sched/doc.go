@@ -263,7 +263,11 @@
 //	nIdle, nSearching / push a sleeper stores nIdle and leaves nSearching,
 //	                         then looks at the queues; a producer pushes,
 //	                         then loads both (TestLostWakeups,
-//	                         TestIdleWorkersPark, TestExactlyOnce)
+//	                         TestIdleWorkersPark, TestExactlyOnce,
+//	                         TestQueuedTaskWakesAParkedWorker). The
+//	                         push's tail store is sequentially
+//	                         consistent for it: a release store let a
+//	                         worker park beside a queued task
 //	cancel / Stop            Cancel stores the cancel flag, then stops the
 //	                         Exec; a slice clears the stop, then loads the
 //	                         flag (TestCancelRaces)
@@ -342,20 +346,26 @@
 //	                         returns a value some store wrote, at worst
 //	                         a few counts behind (TestYieldInPlace,
 //	                         TestSamplePreempted under -race)
-//	tail, idle wait word,    not a pair: release stores (relstore, a
-//	Runnable ↔ Running       plain store on amd64). A local queue's tail
-//	                         publishes the slots below it to thieves; a
+//	idle wait word,          not a pair: release stores (relstore, a
+//	Runnable ↔ Running,      plain store on amd64 with gc, Store under
+//	a thief's own tail       the race detector and elsewhere). A
 //	                         disarmed wait word is written when no waker
 //	                         can win it any more, which loses on the
 //	                         phase before as on idle; the state's two
 //	                         owner edges (ownEdge) are taken only by the
-//	                         worker dispatching or requeueing the task;
-//	                         a shared reference slot's word is the same
-//	                         (vmloop/taskref.go). Nothing their writer
-//	                         loads next must wait for them
-//	                         (TestDequeStealHammer, TestExactlyOnce,
-//	                         TestOwnEdges, relstore's litmus test, arm64
-//	                         under qemu)
+//	                         worker dispatching or requeueing the task,
+//	                         and nothing decides from them; a thief
+//	                         publishes the tasks it stole into its own
+//	                         queue, and its endSearch's locked add comes
+//	                         before any load of the pair above; a shared
+//	                         reference slot's word is the same
+//	                         (vmloop/taskref.go). Only amd64 runs without
+//	                         -race exercise the plain stores
+//	                         (TestExactlyOnce, TestDequeStealHammer,
+//	                         TestOwnEdges, relstore's litmus test). A
+//	                         push's tail is not among them: it is the
+//	                         store of the nIdle, nSearching / push pair
+//	                         (TestQueuedTaskWakesAParkedWorker)
 //
 // The wait word itself (wait.go) is the one CAS protocol: exactly one waker
 // wins a wait, and the phase it writes says what it carried.

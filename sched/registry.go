@@ -1,6 +1,10 @@
 package sched
 
-import "github.com/jadevm/jade/internal/tinylock"
+import (
+	"slices"
+
+	"github.com/jadevm/jade/internal/tinylock"
+)
 
 // The registry of live tasks, sharded by id.
 
@@ -76,6 +80,12 @@ func (r *registry) each(f func(*Task)) {
 	var ts []*Task
 	for i := range r.shards {
 		sh := &r.shards[i]
+		// Room first, outside the lock: a spawn or an end on this shard
+		// spins while the walk holds it.
+		sh.mu.Lock()
+		n := sh.n
+		sh.mu.Unlock()
+		ts = slices.Grow(ts, int(n)+16)
 		sh.mu.Lock()
 		for t := sh.head; t != nil; t = t.rnext {
 			t.refs.Add(1) // live here, so not yet reusable: keep it so

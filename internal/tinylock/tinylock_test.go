@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -38,6 +40,25 @@ func TestExcludes(t *testing.T) {
 	wg.Wait()
 	require.Equal(t, goroutines*rounds, a)
 	require.Equal(t, 2*goroutines*rounds, b)
+}
+
+// TestWaitsOutALongHolder holds the lock for a while (as a walk of a
+// long list does): a waiter gets it once it is released, not before.
+func TestWaitsOutALongHolder(t *testing.T) {
+	var mu tinylock.Mutex
+	var held atomic.Bool
+	mu.Lock()
+	held.Store(true)
+	got := make(chan bool)
+	go func() {
+		mu.Lock()
+		got <- held.Load()
+		mu.Unlock()
+	}()
+	time.Sleep(20 * time.Millisecond) // past the yields, into the naps
+	held.Store(false)
+	mu.Unlock()
+	require.False(t, <-got, "the waiter took the lock while it was held")
 }
 
 func TestTryLock(t *testing.T) {
