@@ -5,6 +5,12 @@
 # run to run on a noisy machine (docs/PERFORMANCE.md, "Methodology").
 #
 #   scripts/icache-check.sh [BENCH.test]
+#   ICACHE_SITES=1 scripts/icache-check.sh   # and where the locked ones are
+#
+# With ICACHE_SITES=1 each row is followed by its locked instructions per
+# operation by address: the function holding the instruction and the
+# source line it came from (often sync/atomic's, inlined), as
+# `go tool addr2line` names them.
 #
 # Builds bench.test with the kept profile (pgo/jade.pgo) unless one is
 # given. Each row runs the benchmark at two counts and divides the
@@ -48,11 +54,13 @@ run() {
 		awk '/I   refs:/ {gsub(",", "", $NF); ir=$NF} /I1  misses:/ {gsub(",", "", $NF); i1=$NF} END {print ir, i1}'
 }
 
-# locked OUT: how many times the locked instructions ran in OUT.
+# locked OUT [SITES]: how many times the locked instructions ran in OUT;
+# with SITES, also each one's address and count, a line each, into SITES.
 locked() {
-	python3 - "$locks" "$1" <<'EOF'
-import sys
+	python3 - "$locks" "$1" "${2:-}" <<'EOF'
+import collections, sys
 locks = set(int(l, 16) for l in open(sys.argv[1]))
+by = collections.Counter()
 n, addr, skip, npos = 0, 0, False, 1
 for line in open(sys.argv[2]):
     if line.startswith('positions:'):
@@ -75,7 +83,30 @@ for line in open(sys.argv[2]):
         continue
     if addr in locks and len(p) > npos:
         n += int(p[npos])
+        by[addr] += int(p[npos])
 print(n)
+if sys.argv[3]:
+    with open(sys.argv[3], 'w') as f:
+        for a, c in by.items():
+            f.write('%x %d\n' % (a, c))
+EOF
+}
+
+# sites A B OPS: the locked instructions per operation by address, from
+# the SITES files of two runs, with the function and source line of each.
+sites() {
+	python3 - "$1" "$2" "$3" "$bin" <<'EOF'
+import subprocess, sys
+def rd(p):
+    return {int(a, 16): int(c) for a, c in (l.split() for l in open(p))}
+a, b, n = rd(sys.argv[1]), rd(sys.argv[2]), int(sys.argv[3])
+rows = sorted(((k, (v - a.get(k, 0)) / n) for k, v in b.items()), key=lambda r: -r[1])
+rows = [r for r in rows if r[1] >= 0.05]
+out = subprocess.run(['go', 'tool', 'addr2line', sys.argv[4]], input=''.join('0x%x\n' % k for k, _ in rows),
+                     capture_output=True, text=True).stdout.split('\n')
+for i, (k, v) in enumerate(rows):
+    fn, line = out[2 * i], out[2 * i + 1]
+    print('    %6.2f  %s  %s' % (v, fn.replace('github.com/jadevm/jade/', ''), line.split('/src/')[-1].split('/work/main/')[-1]))
 EOF
 }
 
@@ -84,10 +115,13 @@ printf '%-14s %12s %12s %12s\n' row "instr/op" "I1 miss/op" "locked/op"
 row() {
 	read -r ir1 m1 < <(run "$1" "$2" "$locks.a")
 	read -r ir2 m2 < <(run "$1" "$3" "$locks.b")
-	l1=$(locked "$locks.a")
-	l2=$(locked "$locks.b")
+	l1=$(locked "$locks.a" "$locks.sa")
+	l2=$(locked "$locks.b" "$locks.sb")
 	awk -v r="$1" -v a="$ir1" -v b="$ir2" -v c="$m1" -v d="$m2" -v e="$l1" -v f="$l2" -v n="$4" \
 		'BEGIN {printf "%-14s %12.0f %12.2f %12.2f\n", r, (b-a)/n, (d-c)/n, (f-e)/n}'
+	if [ -n "${ICACHE_SITES:-}" ]; then
+		sites "$locks.sa" "$locks.sb" "$4"
+	fi
 }
 row SpawnJoin 1000 21000 20000
 row PingPong 1000 11000 10000
