@@ -15,9 +15,9 @@ import (
 // locked add (two locked instructions fewer per spawn + end,
 // BenchmarkChainedSpawn). The draining / registry pair (doc.go) still
 // holds: Drain counts under every shard's lock, whose compare-and-swap
-// orders it against each remove. Each shard also counts its tasks: the scheduler's live count
-// is their sum (no counter of its own for every spawn and completion to
-// update from every worker).
+// orders it against each remove. Each shard also counts its tasks: the
+// scheduler's live count is their sum (no counter of its own for every
+// spawn and completion to update from every worker).
 type registry struct {
 	shards [registryShards]struct {
 		mu   tinylock.Mutex

@@ -54,10 +54,10 @@ run() {
 		awk '/I   refs:/ {gsub(",", "", $NF); ir=$NF} /I1  misses:/ {gsub(",", "", $NF); i1=$NF} END {print ir, i1}'
 }
 
-# locked OUT [SITES]: how many times the locked instructions ran in OUT;
-# with SITES, also each one's address and count, a line each, into SITES.
+# locked OUT SITES: how many times the locked instructions ran in OUT;
+# each one's address and count go into SITES, a line each (sites).
 locked() {
-	python3 - "$locks" "$1" "${2:-}" <<'EOF'
+	python3 - "$locks" "$1" "$2" <<'EOF'
 import collections, sys
 locks = set(int(l, 16) for l in open(sys.argv[1]))
 by = collections.Counter()
@@ -85,10 +85,9 @@ for line in open(sys.argv[2]):
         n += int(p[npos])
         by[addr] += int(p[npos])
 print(n)
-if sys.argv[3]:
-    with open(sys.argv[3], 'w') as f:
-        for a, c in by.items():
-            f.write('%x %d\n' % (a, c))
+with open(sys.argv[3], 'w') as f:
+    for a, c in by.items():
+        f.write('%x %d\n' % (a, c))
 EOF
 }
 
@@ -96,7 +95,7 @@ EOF
 # the SITES files of two runs, with the function and source line of each.
 sites() {
 	python3 - "$1" "$2" "$3" "$bin" <<'EOF'
-import subprocess, sys
+import os, subprocess, sys
 def rd(p):
     return {int(a, 16): int(c) for a, c in (l.split() for l in open(p))}
 a, b, n = rd(sys.argv[1]), rd(sys.argv[2]), int(sys.argv[3])
@@ -106,7 +105,8 @@ out = subprocess.run(['go', 'tool', 'addr2line', sys.argv[4]], input=''.join('0x
                      capture_output=True, text=True).stdout.split('\n')
 for i, (k, v) in enumerate(rows):
     fn, line = out[2 * i], out[2 * i + 1]
-    print('    %6.2f  %s  %s' % (v, fn.replace('github.com/jadevm/jade/', ''), line.split('/src/')[-1].split('/work/main/')[-1]))
+    line = os.path.relpath(line) if line.startswith(os.getcwd()) else line.split('/src/')[-1]
+    print('    %6.2f  %s  %s' % (v, fn.replace('github.com/jadevm/jade/', ''), line))
 EOF
 }
 

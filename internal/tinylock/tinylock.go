@@ -68,9 +68,6 @@ func (m *Mutex) lockSlow() {
 	}
 }
 
-// TryLock takes m if it is free, and reports whether it did.
-func (m *Mutex) TryLock() bool { return m.v.CompareAndSwap(0, 1) }
-
 // Unlock releases m. Unlocking a lock that is not held panics.
 func (m *Mutex) Unlock() {
 	if m.v.Load() != 1 {

@@ -61,15 +61,6 @@ func TestWaitsOutALongHolder(t *testing.T) {
 	require.False(t, <-got, "the waiter took the lock while it was held")
 }
 
-func TestTryLock(t *testing.T) {
-	var mu tinylock.Mutex
-	require.True(t, mu.TryLock())
-	require.False(t, mu.TryLock())
-	mu.Unlock()
-	require.True(t, mu.TryLock())
-	mu.Unlock()
-}
-
 func TestUnlockOfUnlockedPanics(t *testing.T) {
 	var mu tinylock.Mutex
 	require.PanicsWithValue(t, "tinylock: Unlock of an unlocked Mutex", mu.Unlock)
