@@ -3,7 +3,6 @@ package sched
 import (
 	"sync/atomic"
 
-	"github.com/jadevm/jade/internal/asymfence"
 	"github.com/jadevm/jade/internal/relstore"
 )
 
@@ -42,14 +41,13 @@ const localCap = 256
 //   - A slot is written by the owner (push) before the tail.Store that
 //     publishes it; a thief reads a slot only at an index it saw below a
 //     tail it loaded, so the write happens before the read.
-//   - push's tail store is the light side of the nIdle, nSearching / push
-//     pair (doc.go): the pusher then loads nSearching (notify); the last
-//     searcher decrements it and then loads every tail. With a plain
-//     store alone both loads can miss the other's store and a worker
-//     parks beside a queued task (TestQueuedTaskWakesAParkedWorker). So
-//     the store is asymfence.StoreUint32: a release store where the last
-//     searcher runs asymfence.Heavy (a membarrier) before its loads, and
-//     Store (a locked XCHG on amd64) where it cannot.
+//   - push's tail.Store stays sequentially consistent (a locked XCHG on
+//     amd64, where a release store would do for the slots): it is the
+//     store of the nIdle, nSearching / push pair (doc.go). The pusher
+//     then loads nSearching (notify); the last searcher decrements it and
+//     then loads every tail. With a plain store there both loads can miss
+//     the other's store and a worker parks beside a queued task
+//     (TestQueuedTaskWakesAParkedWorker).
 //   - The owner writes slot i only when tail - steal < localCap, where
 //     steal comes from a head.Load. A thief reading slot i keeps steal ≤ i
 //     until its releasing CAS, which it does after reading (and clearing)
@@ -89,7 +87,7 @@ func (q *localQueue) push(t *Task, overflow *injectQueue) {
 		tail := q.tail.Load()
 		if tail-steal < localCap {
 			q.buf[tail%localCap] = t
-			asymfence.StoreUint32(&q.tail, tail+1)
+			q.tail.Store(tail + 1)
 			return
 		}
 		if steal != real {

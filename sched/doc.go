@@ -63,12 +63,7 @@
 // (worker.sleep): it appends itself to the idle list (idleMu, nIdle), then
 // leaves the searching state, then looks at the queues once more, then
 // blocks in its park (its backend's Wait, or a futex). The last searcher
-// to leave re-checks every worker's ring, after a membarrier on
-// linux/amd64: a push's tail store is a plain store there, and the
-// barrier makes every running pusher's store visible to that look or
-// the pusher's later load of nSearching see the searcher gone
-// (internal/asymfence). The membarrier runs once per park of a last
-// searcher, a push once per task: on a fan-out about one in 400 tasks.
+// to leave re-checks every worker's ring.
 //
 // A producer (enqueue from outside a worker, a steal-worthy push) first
 // pushes, then calls notify, which loads nSearching and nIdle. Either the
@@ -269,15 +264,10 @@
 //	                         then looks at the queues; a producer pushes,
 //	                         then loads both (TestLostWakeups,
 //	                         TestIdleWorkersPark, TestExactlyOnce,
-//	                         TestQueuedTaskWakesAParkedWorker). An
-//	                         asymmetric pair (internal/asymfence): the
-//	                         push's tail store is a release store, and
-//	                         the last searcher runs a membarrier between
-//	                         its decrement and its look, so every
-//	                         running pusher has passed a full barrier by
-//	                         then. Without the membarrier the test fails
-//	                         (a worker parks beside a queued task); where
-//	                         there is none the store is Store
+//	                         TestQueuedTaskWakesAParkedWorker). The
+//	                         push's tail store is sequentially
+//	                         consistent for it: a release store let a
+//	                         worker park beside a queued task
 //	cancel / Stop            Cancel stores the cancel flag, then stops the
 //	                         Exec; a slice clears the stop, then loads the
 //	                         flag (TestCancelRaces)
@@ -374,8 +364,7 @@
 //	                         (TestExactlyOnce, TestDequeStealHammer,
 //	                         TestOwnEdges, relstore's litmus test). A
 //	                         push's tail is not among them: it is the
-//	                         store of the nIdle, nSearching / push pair,
-//	                         which takes a membarrier on its other side
+//	                         store of the nIdle, nSearching / push pair
 //	                         (TestQueuedTaskWakesAParkedWorker)
 //
 // The wait word itself (wait.go) is the one CAS protocol: exactly one waker

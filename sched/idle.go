@@ -3,7 +3,6 @@ package sched
 import (
 	"runtime"
 
-	"github.com/jadevm/jade/internal/asymfence"
 	"github.com/jadevm/jade/internal/jtrace"
 )
 
@@ -171,12 +170,6 @@ func (w *worker) sleep() {
 		w.searching = false
 		w.searchEnd()
 		last = s.nSearching.Add(-1) == 0
-	}
-	if last {
-		// The heavy side of the nIdle, nSearching / push pair: a push's
-		// tail store is a release store (asymfence), visible to the loads
-		// below once every running worker has passed a barrier.
-		asymfence.Heavy()
 	}
 	if s.inject.len() > 0 || w.stop.Load() || (last && s.localWork()) {
 		w.unidle()

@@ -25,5 +25,5 @@
 // before the store is visible to others. Where the writer's next load is
 // of a word another goroutine stores before loading this one, keep Store.
 // A run queue's push is such a store (its pusher then loads the searching
-// count): internal/asymfence pairs it with a barrier on the other side.
+// count), so it stays Store.
 package relstore
