@@ -76,7 +76,7 @@ func NewEnv(workers int) (*Env, error) {
 		"spawn_join": srcSpawnJoin, "ping_pong": srcPingPong, "yield": srcYield,
 		"fib": string(examples.Fib), "parked": srcParked, "waker": srcWaker, "hog": srcHog, "sleeper": srcSleeper, "sleeper_marked": srcSleeperMarked,
 		"timer_ticker": srcTimerTicker, "block_caller": srcBlockCaller, "plain_loop": srcPlainLoop, "request_loop": srcRequestLoop,
-		"spawn_many": srcSpawnMany, "chained": srcChained, "yield_many": srcYieldMany, "chans": srcChans,
+		"spawn_many": srcSpawnMany, "hand_off": srcHandOff, "chained": srcChained, "yield_many": srcYieldMany, "chans": srcChans,
 		"map_put_get": srcMapPutGet,
 	} {
 		p, err := rt.Load(name+".jasm", []byte(src))

@@ -263,6 +263,37 @@ func SpawnManyGo(n int) {
 	wg.Wait()
 }
 
+// HandOffJade runs n rounds of srcHandOff, spin loop iterations of work
+// each.
+func (e *Env) HandOffJade(n, spin int) error {
+	v, err := e.Run("hand_off", vmloop.I64(int64(n)), vmloop.I64(int64(spin)))
+	if err == nil && v != int64(n) {
+		err = fmt.Errorf("bench: hand_off: %d rounds", v)
+	}
+	return err
+}
+
+// handOffSink keeps HandOffGo's work loop from being optimised away.
+var handOffSink atomic.Int64
+
+// HandOffGo is HandOffJade with goroutines: two started a round, then
+// spin loop iterations of work; it waits for the last ones.
+func HandOffGo(n, spin int) {
+	var wg sync.WaitGroup
+	wg.Add(2 * n)
+	for i := 0; i < n; i++ {
+		for range 2 {
+			go func(x int) { handOffSink.Add(int64(x)); wg.Done() }(i)
+		}
+		k := 0
+		for k < spin {
+			k++
+		}
+		handOffSink.Add(int64(k))
+	}
+	wg.Wait()
+}
+
 // ChainedSpawnJade: each task spawns the next, n deep.
 func (e *Env) ChainedSpawnJade(n int) error {
 	_, err := e.Run("chained", vmloop.I64(int64(n)), e.RT.NewEvent())

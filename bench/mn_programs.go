@@ -105,6 +105,36 @@ done:
   ret   x
 .end
 `
+	// srcHandOff: main spawns two children a round and works on; the
+	// second child takes the lifo slot and pushes the first to the run
+	// queue, where the other, idle worker takes it, runs it and parks
+	// again (a busy worker handing work to an idle one, one task at a
+	// time).
+	srcHandOff = `
+.func main(n:i64, spin:i64) -> i64
+  .local i:i64, t:ref, u:ref, k:i64
+  const i, 0
+sp:
+  jge   i, n, done
+  spawn t, child, i
+  spawn u, child, i
+  free  t
+  free  u
+  const k, 0
+w:
+  jge   k, spin, nx
+  addi  k, k, 1
+  jmp   w
+nx:
+  addi  i, i, 1
+  jmp   sp
+done:
+  ret   i
+.end
+.func child(x:i64) -> i64
+  ret   x
+.end
+`
 	srcChained = `
 .func main(n:i64, ev:ref) -> i64
   .local t:ref

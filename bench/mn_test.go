@@ -61,6 +61,15 @@ func BenchmarkSpawnMany(b *testing.B) {
 	const n = 10_000
 	perUnit(b, n, "ns/task", func(e *Env) error { return e.SpawnManyJade(n) }, func() { SpawnManyGo(n) })
 }
+
+// BenchmarkHandOff: a busy task hands one task at a time to a worker
+// that parks between them (the park, the wake and whatever a park costs
+// the busy worker: docs/PERFORMANCE.md, "A push without a locked store,
+// tried and dropped").
+func BenchmarkHandOff(b *testing.B) {
+	const n, spin = 10_000, 300
+	perUnit(b, n, "ns/round", func(e *Env) error { return e.HandOffJade(n, spin) }, func() { HandOffGo(n, spin) })
+}
 func BenchmarkChainedSpawn(b *testing.B) {
 	const n = 10_000
 	perUnit(b, n, "ns/task", func(e *Env) error { return e.ChainedSpawnJade(n) }, func() { ChainedSpawnGo(n) })
