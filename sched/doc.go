@@ -56,10 +56,12 @@
 // the workers search at once (beginSearch: 2·nSearching < workers, as in
 // Tokio's idle.rs), so a burst of work does not set every idle worker
 // spinning over the others' rings. A worker that found nothing looks
-// again up to spinFinds times while another worker runs (worker.spin:
-// staying a searcher, so that the busy worker's pushes wake nobody; a
-// worker parked at once was woken by the next push, over and over, on a
-// fan-out), and then sleeps
+// again while another worker runs (worker.spin: spinFinds times, about
+// 4 µs, when every worker has a CPU of its own, spinFindsShared, about
+// 1 µs, when workers share CPUs), staying a searcher, so that the busy
+// worker's pushes wake nobody (a worker parked at once was woken by the
+// next push, over and over, on a fan-out or a stream of hand-offs), and
+// then sleeps
 // (worker.sleep): it appends itself to the idle list (idleMu, nIdle), then
 // leaves the searching state, then looks at the queues once more, then
 // blocks in its park (its backend's Wait, or a futex). The last searcher

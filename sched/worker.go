@@ -320,16 +320,33 @@ func (w *worker) next() *Task {
 }
 
 // spinFinds is how many more times a worker that found no work looks
-// again before it parks while another worker runs. A worker that parks
-// at once is woken by the busy worker's next push past its lifo slot: a
-// wake system call for the pusher, a sleep and a wake-up for the
-// sleeper, and soon the same again, over a whole fan-out
-// (BenchmarkSpawnMany at 2 workers; docs/PERFORMANCE.md, "A worker looks
-// again before it parks"). The looks cost the parking worker about a
-// microsecond.
-const spinFinds = 32
+// again before it parks while another worker runs, when every worker
+// has a CPU of its own. A worker that parks at once is woken by the busy
+// worker's next push past its lifo slot: a wake system call for the
+// pusher, a sleep and a wake-up for the sleeper, and soon the same again,
+// over a whole fan-out (BenchmarkSpawnMany at 2 workers;
+// docs/PERFORMANCE.md, "A worker looks again before it parks") or for
+// every task a busy worker hands over (BenchmarkHandOff: 128 looks, about
+// 4 µs, keep the idle worker up between tasks handed over every few
+// microseconds; "Longer looks where each worker has a CPU").
+const spinFinds = 128
 
-// spin looks for work up to spinFinds more times, without blocking, while
+// spinFindsShared is spinFinds when the process has fewer CPUs than
+// workers (runtime.NumCPU, which follows the affinity mask, as taskset
+// sets it): a worker that looks again there takes the CPU from the
+// worker whose work it waits for (echo_proc's server, pinned to one CPU),
+// so it looks for about a microsecond only.
+const spinFindsShared = 32
+
+// spinLooks returns the look count of a scheduler of workers workers.
+func spinLooks(workers int) int {
+	if runtime.NumCPU() >= workers {
+		return spinFinds
+	}
+	return spinFindsShared
+}
+
+// spin looks for work up to s.spinLooks more times, without blocking, while
 // another worker runs (its spawns and wakes are the work that may come
 // next); nil when none came, when every other worker is idle, or when w
 // must stop. A searcher stays one meanwhile, so pushes wake nobody else.
@@ -339,7 +356,7 @@ func (w *worker) spin() *Task {
 	if len(s.workers) == 1 || int(s.nIdle.Load()) >= len(s.workers)-1 {
 		return nil
 	}
-	for range spinFinds {
+	for range s.spinLooks {
 		if w.stop.Load() {
 			return nil
 		}
