@@ -208,7 +208,7 @@ type Scheduler struct {
 	registry registry // live tasks, for introspection and forced shutdown
 
 	// spinLooks is how many times a worker that found no work looks again
-	// before it parks, while another worker runs (spinLooks; set by New).
+	// before it parks, while another worker runs (looksFor; set by New).
 	spinLooks int
 
 	// transit holds the descriptors handed over to a receiver not known
@@ -257,7 +257,7 @@ func New(cfg Config) (*Scheduler, *Control, error) {
 		}
 		s.workers = append(s.workers, w)
 	}
-	s.spinLooks = spinLooks(cfg.Workers)
+	s.spinLooks = looksFor(cfg.Workers)
 	s.initStall()
 	s.initTrace(flight)
 	return s, &Control{s}, nil

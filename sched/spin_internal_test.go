@@ -35,7 +35,7 @@ func TestSpinOnlyBesideABusyWorker(t *testing.T) {
 // TestSpinLooksFollowTheCPUs: the long looks only where every worker has
 // a CPU of its own.
 func TestSpinLooksFollowTheCPUs(t *testing.T) {
-	require.Equal(t, spinFinds, spinLooks(runtime.NumCPU()))
-	require.Equal(t, spinFindsShared, spinLooks(runtime.NumCPU()+1))
+	require.Equal(t, spinFinds, looksFor(runtime.NumCPU()))
+	require.Equal(t, spinFindsShared, looksFor(runtime.NumCPU()+1))
 	require.Greater(t, spinFinds, spinFindsShared)
 }

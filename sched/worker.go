@@ -338,8 +338,9 @@ const spinFinds = 128
 // so it looks for about a microsecond only.
 const spinFindsShared = 32
 
-// spinLooks returns the look count of a scheduler of workers workers.
-func spinLooks(workers int) int {
+// looksFor returns the look count (Scheduler.spinLooks) of a scheduler
+// of workers workers.
+func looksFor(workers int) int {
 	if runtime.NumCPU() >= workers {
 		return spinFinds
 	}
