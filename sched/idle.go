@@ -235,6 +235,11 @@ func (w *worker) yieldGo() bool {
 		w.inGo.Store(false)
 		end := nanotime()
 		addTo(&w.times.goYield, end-now)
+		if since := w.times.searchSince.Load(); since != 0 {
+			// A yield within a search (find's every 64 picks, in spin's
+			// looks) is Go's time, not the search's: counted once.
+			w.times.searchSince.Store(since + end - now)
+		}
 		if w.tr != nil {
 			w.traceAt(jtrace.KindGoYield, end, uint64(end-now))
 		}
