@@ -137,20 +137,18 @@ done:
 `
 	srcChained = `
 .func main(n:i64, ev:ref) -> i64
-  .local t:ref
-  spawn  t, link, n, ev
-  free   t
+  spawn  _, link, n, ev
   evwait ev
   ret    n
 .end
 .func link(n:i64, ev:ref) -> i64
-  .local t:ref, m:i64
+  .local m:i64
   jgti     n, 0, more
   evsignal ev
   ret      n
 more:
   subi     m, n, 1
-  spawn    t, link, m, ev
+  spawn    _, link, m, ev
   ret      n
 .end
 `

@@ -66,7 +66,10 @@ func (c *Control) Prepare(from *Task, e *Engine, p *vmloop.Program, fn int, args
 // straight from from's registers (vmloop.Exec.ResetSpawn: no Values for
 // scalar arguments). The rules of Prepare for a task prepared by a task
 // apply, and the child's record counts from's reference to it already:
-// the caller completes the request with vmloop.Exec.CompleteTask.
+// the caller completes the request with vmloop.Exec.CompleteTask. A
+// detached spawn (vmloop.SpawnDetached) makes no reference and counts
+// none: once Launch has published the child, its record may end and be
+// reused, so the caller must not touch it after Launch.
 func (c *Control) PrepareSpawn(from *Task) (*Task, error) {
 	return c.prepare(from, from.engine, nil, 0, nil, from.ex())
 }
@@ -139,12 +142,14 @@ func (c *Control) makeTask(from *Task, e *Engine, p *vmloop.Program, fn int, arg
 	// or taskPool, after its last reference went), and an atomic store
 	// is a locked instruction (BenchmarkSpawnJoin).
 	refs := (*int32)(unsafe.Pointer(&t.refs))
-	if src != nil {
+	if src != nil && !src.SpawnDetached() {
 		// live (dropped by finish) and the spawner's reference, which
 		// the bus makes uncounted (vmloop.Exec.CompleteTask)
 		*refs = 2
 	} else {
-		*refs = 1 // live: dropped by finish
+		// live: dropped by finish (a detached spawn makes no reference:
+		// the record is reused as soon as the task ends)
+		*refs = 1
 	}
 	if cfg.Metrics.TaskStats {
 		initTaskStats(t) // before t is visible

@@ -56,7 +56,9 @@ func (e *Exec) setRequest(ins Instr, pc int) {
 		q.NArgs = int16(ins.C())
 		q.Func = int32(ins.D())
 		e.reqWin = true
-		e.reqDst, e.reqDstT = int32(a), TRef
+		// The handle's register, or -1 (no destination) for a detached
+		// spawn: B is 0 or SpawnDetached (1), verified, so no branch.
+		e.reqDst, e.reqDstT = int32(a)|-int32(ins.B()), TRef
 		e.state = stRequest
 		return
 	case INTR:

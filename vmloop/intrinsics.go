@@ -15,9 +15,13 @@ func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor)
 
 // ABI is the intrinsic ABI this VM implements. Adding an intrinsic, or an
 // opcode a program must declare (opSince: 1.3 added the bounded byte and
-// string opcodes of isa_bytes.go), bumps the minor version; changing or
-// removing one bumps the major.
-var ABI = Version{1, 8}
+// string opcodes of isa_bytes.go; 1.9 a SPAWN's field B, SpawnDetached),
+// bumps the minor version; changing or removing one bumps the major.
+var ABI = Version{1, 9}
+
+// spawnDetachedSince is the ABI that gave a SPAWN's field B a meaning
+// (SpawnDetached): a VM before it would make a handle in the window base.
+var spawnDetachedSince = Version{1, 9}
 
 // CheckABI reports whether a program needing version need can run here.
 func CheckABI(need Version) error {

@@ -39,6 +39,15 @@ func ParseType(s string) (Type, bool) {
 	return 0, false
 }
 
+// SpawnDetached in a SPAWN's field B spawns the task detached: no handle
+// to it is made and no register of the spawner changes (jasm's
+// `spawn _, f, args...`), like Go's go statement or a dropped Tokio
+// JoinHandle. Nothing can join or cancel that task but the host's
+// cancel-all; it is still registered, counted live, drained and dumped,
+// and its record is reused as soon as it ends (no handle keeps it).
+// Field B of a SPAWN is 0 or SpawnDetached.
+const SpawnDetached = 1
+
 // MaxRegs is the largest register frame of one function. Register operands
 // are 8-bit, so an interpreter can view a frame as *[MaxRegs]uint64 without
 // bounds checks; the register stack always keeps MaxRegs slots above the
@@ -280,7 +289,7 @@ const (
 	ASETR // array a[b] = c:ref (mutable objects may not be stored in arrays they contain)
 
 	// tasks and events: builtin lowerings of central intrinsics (§5.2, lowering 1)
-	SPAWN     // window: spawn function D with args a..a+c-1; a:ref = task handle
+	SPAWN     // window: spawn function D with args a..a+c-1; a:ref = task handle (B = SpawnDetached: none, no register written)
 	JOINI     // a:i64 = value of task b (waits; Failure re-thrown; Trap/Cancelled re-thrown as TaskError)
 	JOINF     // a:f64 = value of task b
 	JOINR     // a:ref = value of task b
@@ -437,7 +446,7 @@ var opTable = [...]OpInfo{
 	ASETF: {"asetf", []Operand{src(TRef, FA), src(TI64, FB), src(TF64, FC)}, tr, "", "a[b] = c (f64 array)"},
 	ASETR: {"asetr", []Operand{src(TRef, FA), src(TI64, FB), src(TRef, FC)}, tr, "", "a[b] = c (ref array)"},
 
-	SPAWN:     {"spawn", win, in | mt | tr, "task.spawn", "a = handle of a new task running function D with args a..a+C-1 (copied/moved across)"},
+	SPAWN:     {"spawn", win, in | mt | tr, "task.spawn", "a = handle of a new task running function D with args a..a+C-1 (copied/moved across); with B = 1 (detached) no handle is made and no register changes"},
 	JOINI:     {"joini", []Operand{dst(TI64, FA), src(TRef, FB)}, in | mt | tr, "task.join_i64", "wait for task b; a = its i64 value"},
 	JOINF:     {"joinf", []Operand{dst(TF64, FA), src(TRef, FB)}, in | mt | tr, "task.join_f64", "wait for task b; a = its f64 value"},
 	JOINR:     {"joinr", []Operand{dst(TRef, FA), src(TRef, FB)}, in | mt | tr, "task.join_ref", "wait for task b; a = its ref value (copied in)"},

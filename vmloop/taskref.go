@@ -189,28 +189,50 @@ func (h *heap) holdNew(obj any, ev uint64) uint64 {
 	return h.hold(obj, ev)
 }
 
+// SpawnDetached reports whether the pending request is a detached spawn
+// (SpawnDetached in its field B): the caller makes no reference to the
+// child and counts none, and CompleteTask writes nothing.
+func (e *Exec) SpawnDetached() bool {
+	// reqDst first: a spawn with a handle has one, and the test of
+	// every spawn (sched's makeTask) ends at it.
+	return e.reqDst < 0 && e.req.Op == SPAWN && e.state == stRequest
+}
+
 // CompleteTask completes the pending request (a spawn) with a task
 // reference to obj, the task it made, whose hold the caller has counted
 // already: the task hook is not told of it (one call and an atomic add
 // fewer per spawn). Where the table has no slot left the reference is an
 // object, as Complete makes, and the count taken for it is dropped
 // (TaskRefs, -1), as it is for a request without a ref destination
-// (never a verified spawn's).
+// (never a verified spawn's). A detached spawn (SpawnDetached), for
+// which the caller counted no reference, completes with nothing written.
 func (e *Exec) CompleteTask(obj any) error {
 	if e.state != stRequest || e.reqDst < 0 || e.reqDstT != TRef {
-		err := e.Complete(Ext(KindTask, obj))
-		noteTask(KindTask, obj, -1)
-		return err
+		return e.completeTaskElse(obj)
 	}
+	// (The hold stays on its line: the kept profile, pgo/jade.pgo, names
+	// hot calls by their line in the function.)
 	x := e.heap.hold(obj, 0)
 	if x == 0 {
-		err := e.Complete(Ext(KindTask, obj))
-		noteTask(KindTask, obj, -1)
-		return err
+		return e.completeTaskElse(obj) // the table is full: an object
 	}
 	e.state = stReady
 	e.setAbs(e.frames[e.fp].base+int(e.reqDst), x, TRef)
 	return nil
+}
+
+// completeTaskElse is CompleteTask for a request that takes no task
+// reference in a register: a detached spawn completes with nothing
+// written; anything else as Complete does, the count taken for obj
+// dropped. Out of line: CompleteTask is on every spawn's path.
+func (e *Exec) completeTaskElse(obj any) error {
+	if e.SpawnDetached() {
+		e.state = stReady
+		return nil
+	}
+	err := e.Complete(Ext(KindTask, obj))
+	noteTask(KindTask, obj, -1)
+	return err
 }
 
 // ref returns the slot of x when x is a shared reference (either kind)

@@ -377,7 +377,13 @@ func (v *verifier) checkInstr(fi, pc int) error {
 		if c != len(callee.Params) {
 			return v.funcErr(fi, pc, "%s to %s passes %s, %s takes %d", name, QuoteName(callee.Name), vfPlural(c, "argument"), QuoteName(callee.Name), len(callee.Params))
 		}
-		if (op == SPAWN || op == CALL && callee.Result != TVoid) && a >= f.NRegs {
+		if op == SPAWN && ins.B() > SpawnDetached {
+			return v.funcErr(fi, pc, "spawn of %s: field B is %d; it is 0 (the task handle lands in r%d) or %d (detached: no handle, no register written)", QuoteName(callee.Name), ins.B(), a, SpawnDetached)
+		}
+		if op == SPAWN && ins.B() == SpawnDetached && vfVersionLess(p.ABI, spawnDetachedSince) {
+			return v.funcErr(fi, pc, "a detached spawn (spawn _) needs ABI %s but the program declares .abi %s; raise the program's .abi to %s", spawnDetachedSince, p.ABI, spawnDetachedSince)
+		}
+		if (op == SPAWN && ins.B() == 0 || op == CALL && callee.Result != TVoid) && a >= f.NRegs {
 			return v.funcErr(fi, pc, "%s to %s: result register r%d outside the frame of %d registers %s", name, QuoteName(callee.Name), a, f.NRegs, vfRegRange(f.NRegs))
 		}
 		if op == TAILCALL && callee.Result != f.Result {

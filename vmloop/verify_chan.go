@@ -173,7 +173,7 @@ func (v *verifier) checkElems(fi int, lead vfBits, handlerAt []int32, rules *ele
 			case CALL, TAILCALL:
 				clobber(st, a)
 			case SPAWN:
-				if a < nregs {
+				if a < nregs && ins.B() != SpawnDetached {
 					st[a] = vcOther
 				}
 			case INTR:

@@ -209,7 +209,9 @@ func (fl *vfFlow) step(pc int, st vfState) error {
 				st.set(a, vkClob)
 			}
 		case SPAWN:
-			st.set(a, vkRef)
+			if ins.B() != SpawnDetached {
+				st.set(a, vkRef)
+			}
 		}
 		return nil
 	case INTR:

@@ -134,6 +134,8 @@ func vtRejects() []vtReject {
 		// Calls, spawns, intrinsics.
 		{"call arity", one(main(vtII, TI64, 2, Encode(CALL, 0, 0, 2, 1), ret0), vtID()), nil, "main@0", "call to id passes 2 arguments, id takes 1"},
 		{"spawn arity", one(main(vtI, TRef, 1, Encode(SPAWN, 0, 0, 0, 1), ret0), vtID()), nil, "main@0", "spawn to id passes 0 arguments, id takes 1"},
+		{"spawn field B", one(main(vtI, TI64, 1, Encode(SPAWN, 0, 2, 1, 1), ret0), vtID()), nil, "main@0", "spawn of id: field B is 2; it is 0 (the task handle lands in r0) or 1 (detached"},
+		{"detached spawn writes no handle", one(main(vtI, TRef, 1, Encode(SPAWN, 0, SpawnDetached, 1, 1), ret0), vtID()), nil, "main@1", "ret: r0 is read as ref but holds i64"},
 		{"tailcall arity", one(main(vtII, TI64, 2, Encode(TAILCALL, 0, 0, 2, 1)), vtID()), nil, "main@0", "tailcall to id passes 2 arguments, id takes 1"},
 		{"intr arity", vtImports(one(main(vtII, TVoid, 2, Encode(INTR, 0, 0, 2, 0), retv)), "io.print_i64"), nil, "main@0", "intr io.print_i64 passes 2 arguments, io.print_i64 takes 1"},
 		{"call argument type", one(main(vtF, TI64, 1, Encode(CALL, 0, 0, 1, 1), ret0), vtID()), nil, "main@0", "call to id, argument 0: r0 is read as i64 but holds f64"},

@@ -180,6 +180,42 @@ func TestFriendlyForms(t *testing.T) {
   joini v, t
   ret v
 .end`},
+		{"detached spawns", `
+.func w(x:i64, ev:ref) -> i64
+  ret x
+.end
+.func v() -> void
+  retv
+.end
+.func f(n:i64, ev:ref) -> i64
+  .local m:i64
+  spawn _, w, n, ev    ; consecutive: the arguments are the window
+  spawn _, w, 7, ev    ; a literal: the hidden window, no move back
+  subi  m, n, 1
+  spawn _, w, m, ev    ; not consecutive: the hidden window
+  spawn _, v           ; no arguments: the hidden window
+  ret n
+.end`, `
+.func w(x:i64, ev:ref) -> i64
+  ret x
+.end
+.func v() -> void
+  retv
+.end
+.func f(n:i64, ev:ref) -> i64
+  .local m:i64
+  .regs 5
+  spawn _, (n, 2), w
+  ldi  r3, 7
+  movr r4, ev
+  spawn _, (r3, 2), w
+  subi m, n, 1
+  movi r3, m
+  movr r4, ev
+  spawn _, (r3, 2), w
+  spawn _, (r3, 0), v
+  ret n
+.end`},
 		{"intr forms", `
 .func f(s:ref, n:i64) -> i64
   .local id:i64

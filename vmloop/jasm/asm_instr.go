@@ -64,6 +64,11 @@ func (f *fnState) instruction(ins *instr) {
 			return
 		}
 	case "call", "spawn", "intr", "tailcall":
+		if ins.mnem == "spawn" && len(ins.ops) == 3 && ins.ops[0].isDiscard() && ins.ops[1].kind == oWindow {
+			// spawn _, (base, n), fn: the window form, detached
+			f.genericB(&instr{mnem: ins.mnem, pos: ins.pos, ops: ins.ops[1:]}, vmloop.SPAWN, vmloop.SpawnDetached)
+			return
+		}
 		if len(ins.ops) == 0 || ins.ops[0].kind != oWindow {
 			op, _ := vmloop.OpByName(ins.mnem)
 			f.lowerCall(ins, op)
@@ -169,7 +174,11 @@ func immRange(fl vmloop.Field) (lo, hi int64, bits string) {
 }
 
 // generic assembles an instruction straight from its ISA table row.
-func (f *fnState) generic(ins *instr, op vmloop.Op) {
+func (f *fnState) generic(ins *instr, op vmloop.Op) { f.genericB(ins, op, 0) }
+
+// genericB is generic with field B set to b where no operand sets it (a
+// detached spawn's window form).
+func (f *fnState) genericB(ins *instr, op vmloop.Op, b uint8) {
 	info, _ := op.Info()
 	if len(ins.ops) != len(info.Operands) {
 		at := ins.pos
@@ -179,7 +188,7 @@ func (f *fnState) generic(ins *instr, op vmloop.Op) {
 		f.errorf(at, "%s takes %d operand(s), got %d: %s", info.Name, len(info.Operands), len(ins.ops), signature(op))
 		return
 	}
-	var x fields
+	x := fields{b: b}
 	var target *operand
 	ok := true
 	for i, od := range info.Operands {

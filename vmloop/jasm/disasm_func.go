@@ -245,6 +245,12 @@ func (fp *funcPrinter) decode(ins vmloop.Instr) (text string, target int, ok boo
 			}
 		}
 	}
+	if op == vmloop.SPAWN && ins.B() == vmloop.SpawnDetached {
+		// spawn _, (base, n), fn: detached, no handle (the assembler's
+		// exact form for field B)
+		re.b = vmloop.SpawnDetached
+		ops = append([]string{"_"}, ops...)
+	}
 	if vmloop.Encode(op, re.a, re.b, re.c, re.d) != ins {
 		return "", -1, false // bits outside the operands
 	}

@@ -213,7 +213,7 @@ func (f *fnState) lowerCall(ins *instr, op vmloop.Op) {
 
 	// Destination.
 	var d regRef
-	discard := dst != nil && dst.kind == oIdent && dst.text == "_"
+	discard := dst != nil && dst.isDiscard()
 	if dst != nil && !discard {
 		r, good := f.reg(dst, name)
 		if !good {
@@ -287,6 +287,9 @@ func (f *fnState) lowerCall(ins *instr, op vmloop.Op) {
 	}
 	win := func(base int) {
 		x := fields{a: uint8(base), c: uint8(n), d: idx}
+		if op == vmloop.SPAWN && discard {
+			x.b = vmloop.SpawnDetached // no handle, no register written
+		}
 		f.emit(op, x, nil)
 	}
 
@@ -298,7 +301,10 @@ func (f *fnState) lowerCall(ins *instr, op vmloop.Op) {
 	case (op == vmloop.SPAWN || op == vmloop.INTR) && dst != nil && !discard && from(d.idx) && d.idx+n <= vmloop.MaxRegs:
 		win(d.idx)
 		return
-	case op == vmloop.INTR && discard && known && result == vmloop.TVoid && n >= 1 && from(args[0].reg.idx):
+	case op == vmloop.INTR && discard && known && result == vmloop.TVoid && n >= 1 && from(args[0].reg.idx),
+		op == vmloop.SPAWN && discard && n >= 1 && from(args[0].reg.idx):
+		// Nothing is written back (a void intrinsic, a detached spawn):
+		// the arguments are the window.
 		win(args[0].reg.idx)
 		return
 	case op == vmloop.TAILCALL && n >= 1 && from(args[0].reg.idx):

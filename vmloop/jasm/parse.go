@@ -34,6 +34,9 @@ type operand struct {
 	count *operand // oWindow
 }
 
+// isDiscard reports whether o is _, the destination that keeps no result.
+func (o *operand) isDiscard() bool { return o.kind == oIdent && o.text == "_" }
+
 func (o *operand) describe() string {
 	switch o.kind {
 	case oIdent:
