@@ -63,7 +63,7 @@ var peerNames = []string{"tokio", "beam"}
 // it cannot match the harness; the report prints it under the table.
 var PeerCorrespondence = []string{
 	"spawn_join: tokio::spawn + JoinHandle.await / spawn + the child's result message, one at a time",
-	"chained_spawn, spawn_many, yield_many: the same 10k chain (a oneshot at its end / a message), 10k fan-out joined in order / results received in any order, 100 tasks x 1000 yields",
+	"chained_spawn, spawn_many, yield_many: the same 10k chain (a oneshot at its end / a message; each link spawns the next detached: JoinHandle dropped, Jade's spawn _), 10k fan-out joined in order / results received in any order, 100 tasks x 1000 yields",
 	"ping_pong: two tasks on two tokio::sync::Notify / two processes exchanging messages",
 	"yield: tokio::task::yield_now / erlang:yield()",
 	"parked_task_bytes: tasks awaiting one Notify, heap counted by a counting global allocator / processes in receive, erlang:memory(processes) (with the parent's pid list, 16 B each); parked_task_rss: the resident set",
