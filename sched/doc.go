@@ -120,9 +120,11 @@
 //     where the table is full; vmloop reports them through its task-ref
 //     hooks: made, freed, dropped with a heap). A spawn's own reference
 //     is counted by PrepareSpawn (refs starts at 2) and made uncounted
-//     (vmloop.Exec.CompleteTask). At 0 the record is recycled: into the
-//     cache of the worker that dropped the last reference when that was
-//     finish or a FREE by a running task (vmhook.TaskDrop names the
+//     (vmloop.Exec.CompleteTask); a detached spawn (vmloop.SpawnDetached)
+//     makes none (refs starts at 1), so its caller must not touch the
+//     child once Launch has published it. At 0 the record is recycled:
+//     into the cache of the worker that dropped the last reference when
+//     that was finish or a FREE by a running task (vmhook.TaskDrop names the
 //     holder's Exec, whose record gives the worker), else into taskPool,
 //     after its Exec gives its spare reference slots back to vmloop's
 //     table (poolTask); a scheduler that ends gives back those of its

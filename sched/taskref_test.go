@@ -172,21 +172,21 @@ func TestTaskRefChannel(t *testing.T) {
 	}
 }
 
-// TestSpawnRefsBalance: a spawn's reference (discarded: a scratch
-// register) counts once in its child's record (PrepareSpawn counts it,
-// vmloop.Exec.CompleteTask makes it uncounted), and goes with the
-// spawner's heap: every record is reused once both ended, and the budget
-// balances.
+// TestSpawnRefsBalance: a spawn's reference (overwritten by the next
+// spawn, never freed) counts once in its child's record (PrepareSpawn
+// counts it, vmloop.Exec.CompleteTask makes it uncounted), and goes with
+// the spawner's heap: every record is reused once both ended, and the
+// budget balances. (A detached spawn makes none: detached_test.go.)
 func TestSpawnRefsBalance(t *testing.T) {
 	rt := testkit.Runtime(t, jade.Options{Workers: 1, Limits: sched.ResourceLimits{MemoryBytes: 64 << 20}})
 	p := testkit.Load(t, rt, `
 .func main(n:i64) -> i64
-  .local i:i64, one:i64
+  .local i:i64, one:i64, t:ref
   const   one, 1
   const   i, 0
 loop:
   jge     i, n, done
-  spawn   _, child, one
+  spawn   t, child, one
   addi    i, i, 1
   jmp     loop
 done:

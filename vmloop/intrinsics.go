@@ -19,9 +19,11 @@ func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor)
 // bumps the minor version; changing or removing one bumps the major.
 var ABI = Version{1, 9}
 
-// spawnDetachedSince is the ABI that gave a SPAWN's field B a meaning
+// SpawnDetachedABI is the ABI that gave a SPAWN's field B a meaning
 // (SpawnDetached): a VM before it would make a handle in the window base.
-var spawnDetachedSince = Version{1, 9}
+// Under an older .abi, jasm's `spawn _` makes a handle in a register the
+// program cannot name, as it did before.
+var SpawnDetachedABI = Version{1, 9}
 
 // CheckABI reports whether a program needing version need can run here.
 func CheckABI(need Version) error {

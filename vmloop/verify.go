@@ -380,8 +380,8 @@ func (v *verifier) checkInstr(fi, pc int) error {
 		if op == SPAWN && ins.B() > SpawnDetached {
 			return v.funcErr(fi, pc, "spawn of %s: field B is %d; it is 0 (the task handle lands in r%d) or %d (detached: no handle, no register written)", QuoteName(callee.Name), ins.B(), a, SpawnDetached)
 		}
-		if op == SPAWN && ins.B() == SpawnDetached && vfVersionLess(p.ABI, spawnDetachedSince) {
-			return v.funcErr(fi, pc, "a detached spawn (spawn _) needs ABI %s but the program declares .abi %s; raise the program's .abi to %s", spawnDetachedSince, p.ABI, spawnDetachedSince)
+		if op == SPAWN && ins.B() == SpawnDetached && vfVersionLess(p.ABI, SpawnDetachedABI) {
+			return v.funcErr(fi, pc, "a detached spawn (spawn _) needs ABI %s but the program declares .abi %s; raise the program's .abi to %s", SpawnDetachedABI, p.ABI, SpawnDetachedABI)
 		}
 		if (op == SPAWN && ins.B() == 0 || op == CALL && callee.Result != TVoid) && a >= f.NRegs {
 			return v.funcErr(fi, pc, "%s to %s: result register r%d outside the frame of %d registers %s", name, QuoteName(callee.Name), a, f.NRegs, vfRegRange(f.NRegs))

@@ -216,6 +216,25 @@ func TestFriendlyForms(t *testing.T) {
   spawn _, (r3, 0), v
   ret n
 .end`},
+		{"spawn _ under an ABI before detached spawns", `
+.abi 1.8
+.func w(x:i64) -> i64
+  ret x
+.end
+.func f(n:i64) -> i64
+  spawn _, w, n        ; the handle lands in the hidden window
+  ret n
+.end`, `
+.abi 1.8
+.func w(x:i64) -> i64
+  ret x
+.end
+.func f(n:i64) -> i64
+  .regs 2
+  movi r1, n
+  spawn (r1, 1), w
+  ret n
+.end`},
 		{"intr forms", `
 .func f(s:ref, n:i64) -> i64
   .local id:i64

@@ -214,6 +214,11 @@ func (f *fnState) lowerCall(ins *instr, op vmloop.Op) {
 	// Destination.
 	var d regRef
 	discard := dst != nil && dst.isDiscard()
+	// spawn _ is detached where the program's ABI has detached spawns
+	// (before it, the handle lands in the hidden window, as it did).
+	abi := f.a.prog.ABI
+	detach := op == vmloop.SPAWN && discard && (abi.Major > vmloop.SpawnDetachedABI.Major ||
+		abi.Major == vmloop.SpawnDetachedABI.Major && abi.Minor >= vmloop.SpawnDetachedABI.Minor)
 	if dst != nil && !discard {
 		r, good := f.reg(dst, name)
 		if !good {
@@ -287,7 +292,7 @@ func (f *fnState) lowerCall(ins *instr, op vmloop.Op) {
 	}
 	win := func(base int) {
 		x := fields{a: uint8(base), c: uint8(n), d: idx}
-		if op == vmloop.SPAWN && discard {
+		if detach {
 			x.b = vmloop.SpawnDetached // no handle, no register written
 		}
 		f.emit(op, x, nil)
@@ -302,7 +307,7 @@ func (f *fnState) lowerCall(ins *instr, op vmloop.Op) {
 		win(d.idx)
 		return
 	case op == vmloop.INTR && discard && known && result == vmloop.TVoid && n >= 1 && from(args[0].reg.idx),
-		op == vmloop.SPAWN && discard && n >= 1 && from(args[0].reg.idx):
+		detach && n >= 1 && from(args[0].reg.idx):
 		// Nothing is written back (a void intrinsic, a detached spawn):
 		// the arguments are the window.
 		win(args[0].reg.idx)
