@@ -420,30 +420,35 @@ func ringLonger(head uint32, n int) bool {
 }
 
 // trimRing gives the retired slots of h's ring (none held) back to the
-// table, and the spares beyond keep.
+// table, and the spares beyond keep: one walk that reads each slot once,
+// then a ring of the kept ones (a fan-out's spawner ends holding
+// thousands: unlinking them one by one read and wrote both neighbours of
+// each, BenchmarkSpawnMany).
 func (h *heap) trimRing(keep int) {
-	var back []uint32
-	n := 0
+	var kept [trefKeep]uint32
+	nk := 0
 	head := h.ring()
-	last := trefAt(uint64(head)).prev
+	back := make([]uint32, 0, 16)
 	for s := head; ; {
 		sl := trefAt(uint64(s))
 		next := sl.next
-		if sl.word.Load()>>trefWordShift == trefGenMax {
-			h.unlink(s, sl)
+		switch {
+		case sl.word.Load()>>trefWordShift == trefGenMax:
 			back = append(back, s) // trefGive counts it, frees none
-		} else {
-			n++
+		case nk < min(keep, trefKeep):
+			kept[nk] = s
+			nk++
+		default:
+			back = append(back, s)
 		}
-		if s == last {
+		if next == head {
 			break
 		}
 		s = next
 	}
-	for ; n > keep; n-- {
-		s := h.ring()
-		h.unlink(s, trefAt(uint64(s)))
-		back = append(back, s)
+	h.setRing(0)
+	for i := nk - 1; i >= 0; i-- { // the ring's order kept
+		h.linkHead(kept[i], trefAt(uint64(kept[i])))
 	}
 	trefGive(back)
 }

@@ -277,3 +277,44 @@ func (h *heap) kindRef(x uint64, k Kind) *trefSlot {
 
 // taskRef is kindRef for a task reference.
 func (h *heap) taskRef(x uint64) *trefSlot { return h.kindRef(x, KindTask) }
+
+// TestTrimRingKeepsSpares: a heap that ends holding many references
+// (a fan-out's spawner) gives all its slots back but trefKeep, which
+// stay on its ring as spares in their order and serve its next holds
+// without the table; dropping them too leaves the table as it was.
+func TestTrimRingKeepsSpares(t *testing.T) {
+	before := TaskRefSlotsTaken()
+	h := newTestHeap(4, 1<<20)
+	objs := make([]*int, 50)
+	for i := range objs {
+		objs[i] = new(int)
+		_, err := h.importShared(KindTask, objs[i])
+		require.NoError(t, err)
+	}
+	held, _ := h.taskRefs()
+	require.Equal(t, 50, held)
+	h.dropHolds(trefKeep)
+	held, spare := h.taskRefs()
+	require.Zero(t, held)
+	require.Equal(t, trefKeep, spare)
+	require.Equal(t, before+trefKeep, TaskRefSlotsTaken())
+	// The ring is whole: forward and back, trefKeep slots.
+	n, s := 0, h.ring()
+	for {
+		sl := trefAt(uint64(s))
+		require.Equal(t, s, trefAt(uint64(sl.next)).prev, "slot %d's next does not point back", s)
+		n++
+		if s = sl.next; s == h.ring() {
+			break
+		}
+	}
+	require.Equal(t, trefKeep, n)
+	// The spares serve the next holds without the table.
+	for range trefKeep {
+		_, err := h.importShared(KindTask, objs[0])
+		require.NoError(t, err)
+	}
+	require.Equal(t, before+trefKeep, TaskRefSlotsTaken())
+	h.dropHolds(0)
+	require.Equal(t, before, TaskRefSlotsTaken())
+}

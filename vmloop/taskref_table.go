@@ -171,8 +171,13 @@ func trefGive(slots []uint32) {
 			t.low[k] = min(t.low[k], c)
 		}
 	}
+	last := -1
 	for _, s := range slots {
 		c := int(s >> trefChunkShift)
+		if c == last {
+			continue // looked at: slots come in runs of one chunk (a ring's order)
+		}
+		last = c
 		if c == 0 || t.used[c] != 0 || trefChunkAt(c) == nil || t.nfree[t.kind[c]]-int(t.nfc[c]) < trefChunkLen {
 			continue
 		}
