@@ -193,7 +193,7 @@ func TestFriendlyForms(t *testing.T) {
   spawn _, w, 7, ev    ; a literal: the hidden window, no move back
   subi  m, n, 1
   spawn _, w, m, ev    ; not consecutive: the hidden window
-  spawn _, v           ; no arguments: the hidden window
+  spawn _, v           ; no arguments: no window needed
   ret n
 .end`, `
 .func w(x:i64, ev:ref) -> i64
@@ -213,7 +213,7 @@ func TestFriendlyForms(t *testing.T) {
   movi r3, m
   movr r4, ev
   spawn _, (r3, 2), w
-  spawn _, (r3, 0), v
+  spawn _, (r0, 0), v
   ret n
 .end`},
 		{"spawn _ under an ABI before detached spawns", `

@@ -312,6 +312,9 @@ func (f *fnState) lowerCall(ins *instr, op vmloop.Op) {
 		// the arguments are the window.
 		win(args[0].reg.idx)
 		return
+	case detach && n == 0 && f.frame > 0:
+		win(0) // no arguments, nothing written: no register needed
+		return
 	case op == vmloop.TAILCALL && n >= 1 && from(args[0].reg.idx):
 		win(args[0].reg.idx)
 		return
