@@ -13,6 +13,11 @@ type Version struct{ Major, Minor uint16 }
 
 func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
 
+// Before reports whether v is an older version than w.
+func (v Version) Before(w Version) bool {
+	return v.Major < w.Major || v.Major == w.Major && v.Minor < w.Minor
+}
+
 // ABI is the intrinsic ABI this VM implements. Adding an intrinsic, or an
 // opcode a program must declare (opSince: 1.3 added the bounded byte and
 // string opcodes of isa_bytes.go; 1.9 a SPAWN's field B, SpawnDetached),

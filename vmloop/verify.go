@@ -154,9 +154,7 @@ func (v *verifier) funcErr(fi, pc int, format string, args ...any) error {
 }
 
 // vfVersionLess reports a < b in (major, minor) order.
-func vfVersionLess(a, b Version) bool {
-	return a.Major < b.Major || a.Major == b.Major && a.Minor < b.Minor
-}
+func vfVersionLess(a, b Version) bool { return a.Before(b) }
 
 func vfValueType(t Type) bool { return t == TI64 || t == TF64 || t == TRef }
 

@@ -216,9 +216,7 @@ func (f *fnState) lowerCall(ins *instr, op vmloop.Op) {
 	discard := dst != nil && dst.isDiscard()
 	// spawn _ is detached where the program's ABI has detached spawns
 	// (before it, the handle lands in the hidden window, as it did).
-	abi := f.a.prog.ABI
-	detach := op == vmloop.SPAWN && discard && (abi.Major > vmloop.SpawnDetachedABI.Major ||
-		abi.Major == vmloop.SpawnDetachedABI.Major && abi.Minor >= vmloop.SpawnDetachedABI.Minor)
+	detach := op == vmloop.SPAWN && discard && !f.a.prog.ABI.Before(vmloop.SpawnDetachedABI)
 	if dst != nil && !discard {
 		r, good := f.reg(dst, name)
 		if !good {
