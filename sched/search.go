@@ -100,6 +100,9 @@ func (w *worker) find() (t *Task) {
 		// not wake anyone.
 		if t := s.inject.pop(); t != nil {
 			s.answerKick()
+			if w.tr != nil {
+				w.traceTaskAt(jtrace.KindInject, t, 1, nanotime()) // as takeInject's
+			}
 			return t
 		}
 	}
@@ -124,7 +127,12 @@ func (w *worker) takeInject() *Task {
 		// withdraws one that finds the queue empty).
 		s.answerKick()
 		if w.tr != nil {
-			w.traceTask(jtrace.KindInject, t, uint64(share))
+			// With the clock read, as a steal: the host (or another
+			// worker) queued t after this worker's last exact event,
+			// maybe while it searched, and a dispatch placed by that
+			// event would come before the spawn or wake that queued t
+			// (TestTraceChainSpawns).
+			w.traceTaskAt(jtrace.KindInject, t, uint64(share), nanotime())
 		}
 		if share > 1 && len(s.workers) > 1 {
 			s.notify() // others may steal part of the batch
