@@ -426,7 +426,7 @@ func ringLonger(head uint32, n int) bool {
 // each, BenchmarkSpawnMany).
 func (h *heap) trimRing(keep int) {
 	var kept [trefKeep]uint32
-	nk := 0
+	nk, most := 0, min(keep, trefKeep)
 	head := h.ring()
 	back := make([]uint32, 0, 16)
 	for s := head; ; {
@@ -435,7 +435,7 @@ func (h *heap) trimRing(keep int) {
 		switch {
 		case sl.word.Load()>>trefWordShift == trefGenMax:
 			back = append(back, s) // trefGive counts it, frees none
-		case nk < min(keep, trefKeep):
+		case nk < most:
 			kept[nk] = s
 			nk++
 		default:

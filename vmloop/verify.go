@@ -153,9 +153,6 @@ func (v *verifier) funcErr(fi, pc int, format string, args ...any) error {
 	return &VerifyError{File: v.p.FuncFile(fi), Line: f.Line(pc), Func: f.Name, PC: pc, Reason: fmt.Sprintf(format, args...)}
 }
 
-// vfVersionLess reports a < b in (major, minor) order.
-func vfVersionLess(a, b Version) bool { return a.Before(b) }
-
 func vfValueType(t Type) bool { return t == TI64 || t == TF64 || t == TRef }
 
 func vfResultType(t Type) bool { return t == TVoid || vfValueType(t) }
@@ -189,7 +186,7 @@ func (v *verifier) checkProgram(r Resolver) error {
 		if !vfResultType(in.Result) {
 			return v.progErr("import %d %q: result type %s is not void, i64, f64 or ref (fix the host registration)", i, imp.Name, in.Result)
 		}
-		if vfVersionLess(p.ABI, in.Since) {
+		if p.ABI.Before(in.Since) {
 			return v.importErr(i, "import %d %q needs intrinsic ABI %s but the program declares .abi %s; raise the program's .abi to %s", i, imp.Name, in.Since, p.ABI, in.Since)
 		}
 		v.imports[i] = in
@@ -378,7 +375,7 @@ func (v *verifier) checkInstr(fi, pc int) error {
 		if op == SPAWN && ins.B() > SpawnDetached {
 			return v.funcErr(fi, pc, "spawn of %s: field B is %d; it is 0 (the task handle lands in r%d) or %d (detached: no handle, no register written)", QuoteName(callee.Name), ins.B(), a, SpawnDetached)
 		}
-		if op == SPAWN && ins.B() == SpawnDetached && vfVersionLess(p.ABI, SpawnDetachedABI) {
+		if op == SPAWN && ins.B() == SpawnDetached && p.ABI.Before(SpawnDetachedABI) {
 			return v.funcErr(fi, pc, "a detached spawn (spawn _) needs ABI %s but the program declares .abi %s; raise the program's .abi to %s", SpawnDetachedABI, p.ABI, SpawnDetachedABI)
 		}
 		if (op == SPAWN && ins.B() == 0 || op == CALL && callee.Result != TVoid) && a >= f.NRegs {
@@ -410,10 +407,10 @@ func (v *verifier) checkInstr(fi, pc int) error {
 			return v.funcErr(fi, pc, "retv in a function returning %s; return a value with ret (or make the function void)", f.Result)
 		}
 	}
-	if since, ok := opSince[op]; ok && vfVersionLess(p.ABI, since) {
+	if since, ok := opSince[op]; ok && p.ABI.Before(since) {
 		return v.funcErr(fi, pc, "%s needs ABI %s but the program declares .abi %s; raise the program's .abi to %s", name, since, p.ABI, since)
 	}
-	if in := BuiltinIntrinsic(op); in != nil && vfVersionLess(p.ABI, in.Since) {
+	if in := BuiltinIntrinsic(op); in != nil && p.ABI.Before(in.Since) {
 		return v.funcErr(fi, pc, "%s needs intrinsic ABI %s but the program declares .abi %s; raise the program's .abi", name, in.Since, p.ABI)
 	}
 	return nil
