@@ -122,7 +122,7 @@ cross-tests:
 # jade.exe on the examples; arm64 runs every package's linux/arm64 test
 # binaries under qemu-user, the cgo loop included (-race where qemu
 # allows it). platforms-ci is their subset for CI: the IOCP backend's
-# tests and the examples under Wine; sched, vmloop, relstore and tinylock
+# tests and the examples under Wine; sched, vmloop, relstore, tinylock and asymfence
 # (-short) under qemu.
 windows:
 	bash scripts/windows/run.sh

@@ -272,6 +272,15 @@
 //	                         push's tail store is sequentially
 //	                         consistent for it: a release store let a
 //	                         worker park beside a queued task
+//	busy / revoked           asymmetric (livebank.go): a bank's owner
+//	                         stores busy with a release store, then loads
+//	                         revoked, and changes its credits only if it
+//	                         is clear; a holder of liveMu stores revoked,
+//	                         runs asymfence.Heavy (a barrier on every
+//	                         running thread), then waits for busy to
+//	                         clear (TestLiveBanksNeverPassTheLimit,
+//	                         TestLiveTasksNeverMissesALiveTask,
+//	                         TestBankBiasRevoked)
 //	cancel / Stop            Cancel stores the cancel flag, then stops the
 //	                         Exec; a slice clears the stop, then loads the
 //	                         flag (TestCancelRaces)

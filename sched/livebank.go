@@ -2,7 +2,11 @@ package sched
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
+
+	"github.com/jadevm/jade/internal/asymfence"
+	"github.com/jadevm/jade/internal/relstore"
 )
 
 // An engine's liveTasks limit is kept with per-worker credit banks: a
@@ -15,8 +19,21 @@ import (
 // credits go back to the count and every spawn and completion takes or
 // gives its one place under Engine.liveMu, so a spawn is refused only when
 // the engine has that many live tasks. Everything that moves credits
-// between the count and a bank holds liveMu; only a bank's owner, without
-// the lock, takes or puts one credit of its open bank.
+// between the count and a bank holds liveMu.
+//
+// A bank is owner-biased: its worker takes or puts one credit with plain
+// loads and stores, no locked instruction (two fewer a spawn and its end,
+// BenchmarkChainedSpawn, BenchmarkSpawnMany), inside a section marked by
+// its busy word. Anyone else who changes a bank (a reclaim, closing the
+// banks) holds liveMu and revokes the bias first (Engine.revokeLocked):
+// it sets the bank's revoked word, runs an asymmetric barrier
+// (asymfence.Heavy) and waits until the owner is out of its section. The
+// owner stores busy, then loads revoked; the revoker stores revoked, then,
+// after the barrier, loads busy: at least one sees the other's store
+// (sched/doc.go's table of store-then-load pairs), so either the owner
+// sees the revocation and takes liveMu instead, or the revoker waits for
+// its section to end. Revocations are rare: Engine.LiveTasks, and closing
+// the banks near the limit or at UpdateEngine.
 
 // liveBatch is how many live-task credits a refill moves from the engine's
 // count into a bank; a bank holds at most 2·liveBatch.
@@ -27,33 +44,69 @@ const closedBank = -1
 
 // liveBank holds the live-task credits one worker took from its engine's
 // count and has not used, or got back from completions and not returned.
-// Invariant: n >= 0 (credits of an open bank) or n == closedBank. The
-// owner changes n without Engine.liveMu only by a CAS that takes a credit
-// (n > 0) or puts one (0 <= n < 2·liveBatch); everything else (refill,
-// batch return, reclaim, close) is done under liveMu.
 type liveBank struct {
-	n atomic.Int64
-	_ [cacheLinePad - 8]byte
+	// n is the bank's credits (>= 0), or closedBank. Its owner changes it
+	// in its section (take, put: busy set, revoked clear) or while it
+	// holds liveMu (refill, batch return); anyone else only while it
+	// holds liveMu and has revoked the bias (revokeLocked).
+	n int64
+	// busy is 1 while the owner is in its section (the light side of the
+	// asymmetric pair: asymfence.StoreUint32, then a load of revoked).
+	busy atomic.Uint32
+	// revoked is 1 while a holder of liveMu other than the owner may
+	// change n: the owner then leaves n alone and takes liveMu.
+	revoked atomic.Uint32
+	_       [cacheLinePad - 16]byte
 }
 
-// take spends one credit of an open bank; false when it has none.
+// take spends one credit of an open bank; false when it has none or the
+// bias is revoked. Called by the bank's owner only.
 func (b *liveBank) take() bool {
-	for n := b.n.Load(); n > 0; n = b.n.Load() {
-		if b.n.CompareAndSwap(n, n-1) {
-			return true
-		}
+	asymfence.StoreUint32(&b.busy, 1)
+	ok := b.revoked.Load() == 0 && b.n > 0
+	if ok {
+		b.n--
 	}
-	return false
+	relstore.Uint32(&b.busy, 0)
+	return ok
 }
 
-// put banks one credit; false when the bank is closed or full.
+// put banks one credit; false when the bank is closed or full, or the
+// bias is revoked. Called by the bank's owner only.
 func (b *liveBank) put() bool {
-	for n := b.n.Load(); n >= 0 && n < 2*liveBatch; n = b.n.Load() {
-		if b.n.CompareAndSwap(n, n+1) {
-			return true
+	asymfence.StoreUint32(&b.busy, 1)
+	ok := b.revoked.Load() == 0 && b.n >= 0 && b.n < 2*liveBatch
+	if ok {
+		b.n++
+	}
+	relstore.Uint32(&b.busy, 0)
+	return ok
+}
+
+// revokeLocked revokes the bias of every bank of e and waits until no
+// owner is in its section: n is then the caller's until unrevokeLocked
+// (liveMu held).
+func (e *Engine) revokeLocked() {
+	for i := range e.banks {
+		e.banks[i].revoked.Store(1)
+	}
+	asymfence.Heavy()
+	for i := range e.banks {
+		// A section is a few instructions; its owner may have lost its
+		// thread in it, though.
+		for spins := 0; e.banks[i].busy.Load() != 0; spins++ {
+			if spins >= 64 {
+				runtime.Gosched()
+			}
 		}
 	}
-	return false
+}
+
+// unrevokeLocked gives every bank's owner its section back (liveMu held).
+func (e *Engine) unrevokeLocked() {
+	for i := range e.banks {
+		e.banks[i].revoked.Store(0)
+	}
 }
 
 // bank returns w's bank, or nil for the host (w nil).
@@ -91,12 +144,20 @@ func (e *Engine) reserveLive(w *worker) error {
 	}
 	e.liveMu.Lock()
 	defer e.liveMu.Unlock()
+	if b != nil && b.n > 0 {
+		// take found the bias revoked, and the revoker left credits
+		b.n--
+		return nil
+	}
 	lim := e.cfg.Load().Limits.LiveTasks
 	if e.bankingLocked(lim) {
 		if b != nil && e.mem.Take(liveBatch*taskBytes) {
 			e.live += liveBatch
-			if !b.n.CompareAndSwap(closedBank, liveBatch-1) { // reopened
-				b.n.Add(liveBatch - 1) // one is this spawn's
+			// The owner, under liveMu: no revoker is at its bank.
+			if b.n == closedBank { // reopened
+				b.n = liveBatch - 1
+			} else {
+				b.n += liveBatch - 1 // one is this spawn's
 			}
 			e.banksClosed = false
 			return nil
@@ -135,17 +196,14 @@ func (e *Engine) releaseLive(w *worker) {
 	}
 	e.liveMu.Lock()
 	defer e.liveMu.Unlock()
-	for b != nil {
-		n := b.n.Load()
-		if n < 0 {
-			break // closed
-		}
-		// Full (or emptied by LiveTasks since put looked): keep at most a
-		// batch, so that the next spawns here need no refill.
-		if keep := min(n+1, liveBatch); b.n.CompareAndSwap(n, keep) {
-			e.dropLiveLocked(n + 1 - keep)
-			return
-		}
+	// The owner, under liveMu: no revoker is at its bank.
+	if b != nil && b.n >= 0 {
+		// Full (or revoked when put looked): keep at most a batch, so
+		// that the next spawns here need no refill.
+		keep := min(b.n+1, liveBatch)
+		e.dropLiveLocked(b.n + 1 - keep)
+		b.n = keep
+		return
 	}
 	e.dropLiveLocked(1)
 }
@@ -157,26 +215,32 @@ func (e *Engine) closeBanksLocked() {
 	if e.banksClosed {
 		return
 	}
+	e.revokeLocked()
 	for i := range e.banks {
-		if n := e.banks[i].n.Swap(closedBank); n > 0 {
-			e.dropLiveLocked(n)
+		b := &e.banks[i]
+		if b.n > 0 {
+			e.dropLiveLocked(b.n)
 		}
+		b.n = closedBank
 	}
+	e.unrevokeLocked()
 	e.banksClosed = true
 }
 
 // reclaimLocked takes the credits of every open bank back into the count,
 // leaving the banks open and empty (liveMu held).
 func (e *Engine) reclaimLocked() {
+	if e.banksClosed {
+		return // nothing banked
+	}
+	e.revokeLocked()
 	for i := range e.banks {
-		b := &e.banks[i]
-		for n := b.n.Load(); n > 0; n = b.n.Load() {
-			if b.n.CompareAndSwap(n, 0) {
-				e.dropLiveLocked(n)
-				break
-			}
+		if b := &e.banks[i]; b.n > 0 {
+			e.dropLiveLocked(b.n)
+			b.n = 0
 		}
 	}
+	e.unrevokeLocked()
 }
 
 // LiveTasks returns the number of live tasks of the engine. It takes the
@@ -185,7 +249,10 @@ func (e *Engine) reclaimLocked() {
 // holding a place: exact when no spawn or completion of the engine runs
 // concurrently, and otherwise never below the tasks live when it returns,
 // though it may count a task that is just ending. Drain and Shutdown use
-// the registry's count instead (Scheduler.LiveTasks).
+// the registry's count instead (Scheduler.LiveTasks). While credits are
+// banked it revokes the banks' bias: a barrier that interrupts every
+// running worker for about a microsecond, fine for a metrics read, not
+// for a loop that polls it.
 func (e *Engine) LiveTasks() int64 {
 	e.liveMu.Lock()
 	defer e.liveMu.Unlock()

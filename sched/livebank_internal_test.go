@@ -40,7 +40,7 @@ func TestLiveBanksKeepTheLimitExact(t *testing.T) {
 		t.Fatalf("LiveTasks %d after 2 spawns", got)
 	}
 	for i := 2; i < lim; i++ {
-		require.NoError(t, e.reserveLive(ws[0]), "spawn %d of %d on worker 0 (worker 1's bank holds %d)", i+1, lim, e.banks[1].n.Load())
+		require.NoError(t, e.reserveLive(ws[0]), "spawn %d of %d on worker 0 (worker 1's bank holds %d)", i+1, lim, e.banks[1].n)
 	}
 	err := e.reserveLive(ws[1])
 	if !errors.Is(err, ErrLimit) {
@@ -53,7 +53,7 @@ func TestLiveBanksKeepTheLimitExact(t *testing.T) {
 		e.releaseLive(ws[1])
 	}
 	if got := e.LiveTasks(); got != 0 || e.live != 0 {
-		t.Fatalf("after every completion: LiveTasks %d, live %d, banks %d+%d", got, e.live, e.banks[0].n.Load(), e.banks[1].n.Load())
+		t.Fatalf("after every completion: LiveTasks %d, live %d, banks %d+%d", got, e.live, e.banks[0].n, e.banks[1].n)
 	}
 	// A lowered limit: closing the banks (UpdateEngine) leaves no credit
 	// banked.
@@ -307,23 +307,10 @@ func TestSpawnsNotRefusedByAFailedReservation(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			held := 0
-			for i := range rounds {
-				if i%3 != 2 {
-					if err := e.reserveLive(w); err != nil {
-						refused.Add(1)
-						first.CompareAndSwap(nil, err.Error())
-						continue
-					}
-					held++
-				} else if held > 0 {
-					e.releaseLive(w)
-					held--
-				}
-			}
-			for ; held > 0; held-- {
-				e.releaseLive(w)
-			}
+			churn(e, w, rounds, func(err error) {
+				refused.Add(1)
+				first.CompareAndSwap(nil, err.Error())
+			})
 		}()
 	}
 	wg.Wait()
@@ -332,4 +319,77 @@ func TestSpawnsNotRefusedByAFailedReservation(t *testing.T) {
 	require.Zero(t, refused.Load(), "spawns refused with about 1 GiB free: %v", first.Load())
 	require.Zero(t, e.LiveTasks())
 	require.Zero(t, e.mem.Used())
+}
+
+// TestBankBiasRevoked: owners taking and giving credits on their banks'
+// plain path while another goroutine keeps revoking the bias (LiveTasks'
+// reclaim, closing the banks) lose and double no credit: once every task
+// has ended, the engine's count and its memory budget are back at zero
+// (the failure it guards against: an owner's credit change that a revoker
+// overwrote, or one it missed).
+func TestBankBiasRevoked(t *testing.T) {
+	const workers, rounds = 3, 100000
+	for range 4 {
+		e, ws := bankEngine(workers, 1<<40)
+		e.mem = vmloop.NewBudget(1 << 40)
+		var wg sync.WaitGroup
+		for _, w := range ws {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				// One task at a time: the bank stays open and between empty
+				// and full, so nearly every take and put is the owner's
+				// plain one.
+				for i := range rounds {
+					if err := e.reserveLive(w); err != nil {
+						t.Errorf("spawn %d refused: %v", i, err)
+						return
+					}
+					e.releaseLive(w)
+				}
+			}()
+		}
+		var stop atomic.Bool
+		revokes := 0
+		var rv sync.WaitGroup
+		rv.Add(1)
+		go func() {
+			defer rv.Done()
+			for ; !stop.Load(); revokes++ {
+				e.LiveTasks()
+				if revokes%64 == 63 {
+					e.liveMu.Lock()
+					e.closeBanksLocked()
+					e.liveMu.Unlock()
+				}
+			}
+		}()
+		wg.Wait()
+		stop.Store(true)
+		rv.Wait()
+		require.Zero(t, e.LiveTasks(), "live tasks after every task ended (%d revocations)", revokes)
+		require.Zero(t, e.mem.Used(), "budget bytes held after every task ended")
+	}
+}
+
+// churn spawns and ends tasks on w against e for rounds rounds, two
+// spawns to each end, and ends the ones left at the end; a refused spawn
+// goes to refused.
+func churn(e *Engine, w *worker, rounds int, refused func(error)) {
+	held := 0
+	for i := range rounds {
+		if i%3 != 2 {
+			if err := e.reserveLive(w); err != nil {
+				refused(err)
+				continue
+			}
+			held++
+		} else if held > 0 {
+			e.releaseLive(w)
+			held--
+		}
+	}
+	for ; held > 0; held-- {
+		e.releaseLive(w)
+	}
 }

@@ -34,7 +34,7 @@
 #
 # -ci runs the subset meant for CI: sched (the race and hammer tests among
 # them, -short), vmloop and the release-store packages (relstore's
-# litmus test, tinylock), without the -race probe.
+# litmus test, tinylock, asymfence), without the -race probe.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 target=arm64
@@ -71,7 +71,7 @@ fi
 bins=$cache/arm64
 t0=$(date +%s)
 if $ci; then
-	pkgs="./sched ./vmloop ./internal/relstore ./internal/tinylock"
+	pkgs="./sched ./vmloop ./internal/relstore ./internal/tinylock ./internal/asymfence"
 	TESTFLAGS="-test.short ${TESTFLAGS:-}"
 else
 	pkgs=$(go list ./...)
