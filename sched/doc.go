@@ -33,7 +33,7 @@
 //	invm.go                requests the VM loop answers through hooks
 //	shutdown.go, report*.go drain, shutdown, task reports (file:line,
 //	                       what a Waiting task waits for)
-//	registry.go            the sharded registry of live tasks
+//	registry.go            the registry of live tasks: a list per worker
 //	metrics.go             the read-only snapshot
 //	metrics_*.go           latency histograms and their sampled stamps,
 //	                       worker times, task names and statistics, task
@@ -142,7 +142,7 @@
 //     an idle word needs no store at recycle. recycle sets the state to
 //     Runnable with a plain store: nothing reads the state of a record
 //     that no reference reaches, and Launch publishes the next life's.
-//   - hostWait is set when the task armed a wait that completeHost ends (a
+//   - rsHostWait is set when the task armed a wait that completeHost ends (a
 //     host intrinsic, an I/O operation): such a completer locks the
 //     record's mutex and reads its rare part even when its token is
 //     stale, so recycle takes the mutex only for such records (every other
@@ -206,7 +206,7 @@
 // charges it as a request and parks the task through act's ActSuspend,
 // so the wait/wake protocol (wait.go) and the lifo-slot run first
 // (joinfirst.go) are the same as for a request the dispatcher suspended.
-// resumeVoid marks such a wait, and begin completes it with no value
+// rsVoid marks such a wait, and begin completes it with no value
 // instead of asking the dispatcher's Resume. A wait that a one-shot
 // timeout bounds, a handle the loop cannot resolve and every other
 // intrinsic stay requests, so the timer arming, the traps and the
@@ -255,15 +255,29 @@
 //	                         (under the task's mutex) then load the state;
 //	                         finish publishes Completed then loads the flag
 //	                         (TestOutcomeWhileDone, TestExactlyOnce)
-//	draining / registry      Drain stores draining then counts the registry;
-//	                         finish removes the task then loads draining
-//	                         (TestDrainWaitsForEveryTask). The shard's
-//	                         unlock is a release store (tinylock), so the
-//	                         pair runs through the shard's lock: Drain's
-//	                         count takes it after the remove's unlock (and
-//	                         sees the removal) or the remove's lock
-//	                         compare-and-swap follows Drain's unlock (and
-//	                         the load sees draining)
+//	draining / registry      asymmetric: Drain stores draining, runs
+//	                         asymfence.Heavy, then counts the registry;
+//	                         finish counts the task's end (a release
+//	                         store) then loads draining
+//	                         (TestDrainWaitsForEveryTask)
+//	busy / revoked           asymmetric, twice: a bank's owner
+//	  (bank, registry list)  (livebank.go) and a registry list's owner
+//	                         (registry.go) store busy with a release
+//	                         store, then load revoked, and touch what it
+//	                         guards only if it is clear; a holder of
+//	                         liveMu, or of the list's lock, stores
+//	                         revoked, runs asymfence.Heavy (a barrier on
+//	                         every running thread), then waits for busy
+//	                         to clear (TestLiveBanksNeverPassTheLimit,
+//	                         TestLiveTasksNeverMissesALiveTask,
+//	                         TestBankBiasRevoked, TestRegistryWalkRaces)
+//	dead / away              a task that ended off its home is pushed on
+//	                         the home's dead stack, then the pusher loads
+//	                         away; a home about to park stores away (under
+//	                         its list's lock), then loads the dead stack:
+//	                         an ended task is unlinked by its home, or by
+//	                         the pusher under the lock
+//	                         (TestRegistryEndsElsewhere)
 //	nIdle, nSearching / push a sleeper stores nIdle and leaves nSearching,
 //	                         then looks at the queues; a producer pushes,
 //	                         then loads both (TestLostWakeups,
@@ -272,15 +286,6 @@
 //	                         push's tail store is sequentially
 //	                         consistent for it: a release store let a
 //	                         worker park beside a queued task
-//	busy / revoked           asymmetric (livebank.go): a bank's owner
-//	                         stores busy with a release store, then loads
-//	                         revoked, and changes its credits only if it
-//	                         is clear; a holder of liveMu stores revoked,
-//	                         runs asymfence.Heavy (a barrier on every
-//	                         running thread), then waits for busy to
-//	                         clear (TestLiveBanksNeverPassTheLimit,
-//	                         TestLiveTasksNeverMissesALiveTask,
-//	                         TestBankBiasRevoked)
 //	cancel / Stop            Cancel stores the cancel flag, then stops the
 //	                         Exec; a slice clears the stop, then loads the
 //	                         flag (TestCancelRaces)

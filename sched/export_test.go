@@ -73,20 +73,15 @@ func (p TaskParts) Sum() int { return p.Record + p.Regs + p.Frames + p.Handles +
 // tasks are parked).
 func (s *Scheduler) TaskParts() TaskParts {
 	var p TaskParts
-	for i := range s.registry.shards {
-		sh := &s.registry.shards[i]
-		sh.mu.Lock()
-		for t := sh.head; t != nil; t = t.rnext {
-			f := t.ex().Footprint()
-			p.Tasks++
-			p.Record += SizeClass(int(unsafe.Sizeof(Task{}))) // the Exec inside
-			p.Regs += SizeClass(f.Regs)
-			p.Frames += SizeClass(f.Frames)
-			p.Handles += SizeClass(f.Handles)
-			p.Refs += t.ex().RefSlots() * vmloop.RefSlotBytes
-		}
-		sh.mu.Unlock()
-	}
+	s.registry.each(func(t *Task) {
+		f := t.ex().Footprint()
+		p.Tasks++
+		p.Record += SizeClass(int(unsafe.Sizeof(Task{}))) // the Exec inside
+		p.Regs += SizeClass(f.Regs)
+		p.Frames += SizeClass(f.Frames)
+		p.Handles += SizeClass(f.Handles)
+		p.Refs += t.ex().RefSlots() * vmloop.RefSlotBytes
+	})
 	return p
 }
 
@@ -107,4 +102,30 @@ func SizeClass(n int) int {
 		}
 	}
 	return (n + 7) &^ 7
+}
+
+// RegistryHome is what one registry list holds: the tasks linked in it
+// (Dead of them ended elsewhere and not unlinked yet), and its counts.
+type RegistryHome struct {
+	Linked, Dead int
+	Adds, Ends   uint64
+}
+
+// RegistryHomes looks at every registry list (the workers', then the
+// host's), each with its owner's bias revoked.
+func (s *Scheduler) RegistryHomes() []RegistryHome {
+	out := make([]RegistryHome, len(s.registry.homes))
+	for i := range s.registry.homes {
+		h := &s.registry.homes[i]
+		h.revoke()
+		for t := h.head; t != nil; t = t.rnext {
+			out[i].Linked++
+		}
+		for t := h.dead.Load(); t != nil; t = t.qnext() {
+			out[i].Dead++
+		}
+		out[i].Adds, out[i].Ends = h.adds.Load(), h.ends.Load()
+		h.unrevoke()
+	}
+	return out
 }

@@ -187,9 +187,9 @@ func (w *worker) sleep() {
 		return
 	}
 	if x := w.io.Load(); x != nil {
-		w.parkBegin()
+		w.parkAway()
 		n := w.pollIO(x, timeout)
-		w.parkEnd()
+		w.parkBack()
 		w.unwatch()
 		w.unidle()
 		if n > 0 {
@@ -197,11 +197,24 @@ func (w *worker) sleep() {
 		}
 		return
 	}
-	w.parkBegin()
+	w.parkAway()
 	w.park.park(timeout)
-	w.parkEnd()
+	w.parkBack()
 	w.unwatch()
 	w.unidle()
+}
+
+// parkAway begins a park: w's registry list is marked away (others unlink
+// its ended tasks themselves meanwhile), then the park is timed.
+func (w *worker) parkAway() {
+	w.regAway()
+	w.parkBegin()
+}
+
+// parkBack ends a park that parkAway began.
+func (w *worker) parkBack() {
+	w.parkEnd()
+	w.regBack()
 }
 
 // shareBacklog wakes a parked worker after a reap (pollIO) left more than

@@ -44,7 +44,7 @@ func (c *Control) SubmitPoll(t *Task, op *evpoll.Op, f *FD, val int64) error {
 	if x == nil {
 		return fmt.Errorf("sched: io: worker %d: %w: %s", w.id, ErrNoIO, w.ioErr)
 	}
-	if !t.hostWait {
+	if t.rs&rsHostWait == 0 {
 		panic("sched: SubmitPoll without a host wait")
 	}
 	tok, ok := t.current()

@@ -120,7 +120,7 @@ func (w *worker) waitFirst(t, target *Task, cost int64) bool {
 	w.runFirst(t, target, cost)
 	if delivered(t.wokenBy()) && !t.has(flagCancel) {
 		w.firstWoken.add(1)
-		t.resume = true
+		t.rs |= rsResume
 		return true
 	}
 	return false

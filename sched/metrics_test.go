@@ -15,9 +15,9 @@ import (
 	"github.com/jadevm/jade/vmloop"
 )
 
-// latencyProgram spawns n children that yield and sleep, and joins them:
-// spawns, requeues after yields, timer wakes and joins (wakes of main).
-const latencyProgram = `
+// fanOutMain spawns n children, child(i) for i in [0, n), joins them all
+// and returns the sum of their results; a program adds its child.
+const fanOutMain = `
 .func main(n:i64) -> i64
   .local i:i64, sum:i64, v:i64, ts:ref, t:ref
   anew  ts, n, ref
@@ -40,7 +40,11 @@ jl:
   jmp   jl
 done:
   ret   sum
-.end
+.end`
+
+// latencyProgram spawns n children that yield and sleep, and joins them:
+// spawns, requeues after yields, timer wakes and joins (wakes of main).
+const latencyProgram = fanOutMain + `
 .func child(x:i64) -> i64
   .local d:i64
   yield

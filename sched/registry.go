@@ -1,97 +1,419 @@
 package sched
 
 import (
-	"slices"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
 
+	"github.com/jadevm/jade/internal/asymfence"
+	"github.com/jadevm/jade/internal/relstore"
 	"github.com/jadevm/jade/internal/tinylock"
 )
 
-// The registry of live tasks, sharded by id.
+// The registry of live tasks: a list per worker of the tasks it spawned
+// (their home, Task.rhome), and one for the host's spawns, so that a
+// spawn and the end of a task on the worker that spawned it touch only
+// that worker's list, with no locked instruction (BenchmarkChainedSpawn,
+// BenchmarkSpawnMany).
+//
+// A worker's list is owner-biased, as its live-task bank is
+// (livebank.go): the worker changes it inside a section marked by busy (a
+// release store, then a load of revoked). A walker (each: the task dump,
+// cancel-all) takes the list's lock, sets revoked, runs asymfence.Heavy
+// and waits for busy to clear; the worker, seeing revoked, works under
+// the lock instead until the walker is done.
+//
+// A task that ends on another worker (a stolen child), or off the
+// workers, does not touch its home's list: it is pushed onto the home's
+// dead stack (one compare-and-swap), and the home unlinks it at its next
+// pick (reapDead), where the record's last live reference is dropped
+// (endTail). A worker about to park marks its list away, under its lock,
+// and reaps; while it is away, whoever pushes reaps under the lock
+// itself, so an ended task waits for the unlink only while its home is
+// awake and between picks (a slice at most). The host's list is always
+// away.
+//
+// The count needs no list: each home counts the tasks added to it, and
+// each worker the tasks that ended on it. count reads every end count
+// first, then every add count: a task's add happens before its end, so a
+// count never misses a task whose end it did not see, and never reads 0
+// while a chain of tasks is live (each link is added before the link
+// that spawned it ends).
 
-// registry tracks live tasks in sharded intrusive lists (Task.rprev,
-// Task.rnext) so that spawn and completion touch one small lock and cost no
-// allocation. The lock is a tinylock: an add or a remove holds it for a
-// few stores, and its unlock is a plain store where sync.Mutex's is a
-// locked add (two locked instructions fewer per spawn + end,
-// BenchmarkChainedSpawn). The draining / registry pair (doc.go) still
-// holds: Drain counts under every shard's lock, whose compare-and-swap
-// orders it against each remove. Each shard also counts its tasks: the
-// scheduler's live count is their sum (no counter of its own for every
-// spawn and completion to update from every worker).
+// registry tracks live tasks (above).
 type registry struct {
-	shards [registryShards]struct {
-		mu   tinylock.Mutex
-		head *Task // guarded by mu
-		n    int64 // tasks in the list; guarded by mu
-		_    [cacheLinePad - 24]byte
+	// homes are the lists: index w.id for worker w, the last the host's
+	// (hostHome). Made by New; a Scheduler made otherwise (tests) has
+	// none until first used, and then only the host's.
+	homes []regHome
+}
+
+// regHome is one list of live tasks and its counts.
+type regHome struct {
+	// busy is 1 while the owner is in its section (the light side of the
+	// asymmetric pair: asymfence.StoreUint32, then a load of revoked).
+	busy atomic.Uint32
+	// revoked is 1 while a walker holds mu and may read or change the
+	// list: the owner then works under mu. Set and cleared under mu.
+	revoked atomic.Uint32
+	// away is set while the owner is parked or gone (and always for the
+	// host's list): others may then change the list under mu. Set and
+	// cleared by the owner, under mu.
+	away atomic.Bool
+	mu   tinylock.Mutex
+	// head is the first task of the list (linked by Task.rprev, rnext):
+	// changed by the owner in its section, or by anyone under mu while
+	// revoked or away.
+	head *Task
+	// adds counts the tasks added to this list; written by the owner (a
+	// release store), or under mu for the host's list.
+	adds atomic.Uint64
+	// ends counts the tasks that ended on this list's worker; written by
+	// that worker (a release store), or by Add for the host's list (tasks
+	// ended off the workers).
+	ends atomic.Uint64
+	_    [cacheLinePad - 40]byte
+	// dead is the stack of this list's tasks that ended elsewhere, linked
+	// by Task.link (free once a task has left its worker), still in the
+	// list and holding their live reference: pushed by compare-and-swap,
+	// taken whole by the owner (reapDead) or, while away, by a pusher.
+	dead atomic.Pointer[Task]
+	_    [cacheLinePad - 8]byte
+}
+
+// init makes the registry's lists for n workers and the host's.
+func (r *registry) init(n int) {
+	r.homes = make([]regHome, n+1)
+	r.homes[n].away.Store(true)
+}
+
+// host returns the host's list.
+func (r *registry) host() *regHome {
+	if r.homes == nil {
+		r.init(0)
+	}
+	return &r.homes[len(r.homes)-1]
+}
+
+// own returns w's list, or nil when w is nil or has none (a worker made
+// outside New).
+func (r *registry) own(w *worker) *regHome {
+	if w == nil || w.id >= len(r.homes)-1 {
+		return nil
+	}
+	return &r.homes[w.id]
+}
+
+// enter begins the owner's section on h and reports whether it is the
+// fast one; false: the bias is revoked, and the owner calls locked before
+// it touches the list. Either way exit ends the section.
+func (h *regHome) enter() bool {
+	asymfence.StoreUint32(&h.busy, 1)
+	return h.revoked.Load() == 0
+}
+
+// locked is the owner's way in when enter found the bias revoked: out of
+// the section, into mu.
+//
+//go:noinline
+func (h *regHome) locked() {
+	relstore.Uint32(&h.busy, 0)
+	h.mu.Lock()
+}
+
+// exit ends the owner's section that enter began.
+func (h *regHome) exit(fast bool) {
+	if fast {
+		relstore.Uint32(&h.busy, 0)
+	} else {
+		h.mu.Unlock()
 	}
 }
 
-const registryShards = 16
-
-func (r *registry) add(t *Task) {
-	sh := &r.shards[t.id%registryShards]
-	sh.mu.Lock()
-	t.rnext = sh.head
-	if sh.head != nil {
-		sh.head.rprev = t
+// link puts t at the head of h (the owner's section, or mu).
+func (h *regHome) link(t *Task) {
+	t.rnext = h.head
+	if h.head != nil {
+		h.head.rprev = t
 	}
-	sh.head = t
-	sh.n++
-	sh.mu.Unlock()
+	h.head = t
 }
 
-func (r *registry) remove(t *Task) {
-	sh := &r.shards[t.id%registryShards]
-	sh.mu.Lock()
+// unlink takes t out of h (the owner's section, or mu).
+func (h *regHome) unlink(t *Task) {
 	if t.rprev != nil {
 		t.rprev.rnext = t.rnext
 	} else {
-		sh.head = t.rnext
+		h.head = t.rnext
 	}
 	if t.rnext != nil {
 		t.rnext.rprev = t.rprev
 	}
 	t.rprev, t.rnext = nil, nil
-	sh.n--
-	sh.mu.Unlock()
 }
 
-// count returns the number of registered tasks, with every shard locked
-// at once: exact. (Shard by shard it could miss a child registered in a
-// shard already read while its spawner left one not read yet, and read 0
-// with a task live.) A task is registered (Launch) before the task that
-// spawned it can complete, so while any task is live one is registered.
+// add registers t, spawned on w (nil: the host), before t is visible.
+func (r *registry) add(w *worker, t *Task) {
+	if w != nil && w.home != nil {
+		h := w.home
+		t.rhome = uint16(w.id)
+		fast := h.enter()
+		if !fast {
+			h.locked()
+		}
+		h.link(t)
+		h.exit(fast)
+		relstore.Uint64(&h.adds, h.adds.Load()+1)
+		return
+	}
+	r.addHost(t)
+}
+
+// addHost is add for the host (or a worker with no list of its own).
+func (r *registry) addHost(t *Task) {
+	h := r.host()
+	t.rhome = uint16(len(r.homes) - 1)
+	h.mu.Lock()
+	h.link(t)
+	h.adds.Add(1)
+	h.mu.Unlock()
+}
+
+// remove deregisters t, which ended on w (nil: off the workers): from its
+// own list, when w spawned it, and then it returns nil; otherwise it
+// counts the end and returns t's home, where the caller pushes t
+// (pushDead) once it is done with the record.
+func (r *registry) remove(w *worker, t *Task) *regHome {
+	if w != nil && w.home != nil && int(t.rhome) == w.id {
+		h := w.home
+		fast := h.enter()
+		if !fast {
+			h.locked()
+		}
+		h.unlink(t)
+		h.exit(fast)
+		relstore.Uint64(&h.ends, h.ends.Load()+1)
+		return nil
+	}
+	return r.removeElsewhere(w, t)
+}
+
+// removeElsewhere is remove for a task that ended away from its home.
+func (r *registry) removeElsewhere(w *worker, t *Task) *regHome {
+	h := &r.homes[t.rhome]
+	if own := r.own(w); own != nil {
+		relstore.Uint64(&own.ends, own.ends.Load()+1)
+	} else {
+		r.host().ends.Add(1)
+	}
+	return h
+}
+
+// pushDead puts t, which remove counted and which stays in its home h's
+// list, onto h's dead stack, for h's owner to unlink and to run its tail
+// (endTail). A worker w gathers such tasks by home and pushes
+// goneBatch of them at once (and the rest before it parks: flushGone),
+// so that a fan-out's stolen children cost their spawner's worker one
+// contended line per batch, not per task; off the workers (w nil), t is
+// pushed alone. t may be reused as soon as it is pushed: the caller must
+// not touch it after.
+func (r *registry) pushDead(w *worker, h *regHome, t *Task) {
+	if w == nil || w.gone == nil {
+		h.push(nil, t, t)
+		return
+	}
+	g := &w.gone[t.rhome]
+	t.link = unsafe.Pointer(g.head)
+	if g.head == nil {
+		g.tail = t
+	}
+	g.head = t
+	if g.n++; g.n >= goneBatch {
+		w.flushGoneTo(int(t.rhome))
+	}
+}
+
+// goneBatch is how many tasks that ended away from their home a worker
+// gathers before it pushes them onto the home's dead stack.
+const goneBatch = 32
+
+// goneChain is the tasks of one home that ended on a worker and wait
+// there to be pushed (linked by Task.link, newest first).
+type goneChain struct {
+	head, tail *Task
+	n          int
+}
+
+// flushGoneTo pushes w's gathered tasks of home i onto its dead stack.
+func (w *worker) flushGoneTo(i int) {
+	g := &w.gone[i]
+	if g.head == nil {
+		return
+	}
+	head, tail := g.head, g.tail
+	*g = goneChain{}
+	w.s.registry.homes[i].push(w, head, tail)
+}
+
+// flushGone pushes every task w has gathered (before it parks or stops).
+func (w *worker) flushGone() {
+	for i := range w.gone {
+		w.flushGoneTo(i)
+	}
+}
+
+// push puts the chain head..tail (linked by Task.link) onto h's dead
+// stack; when h is away, the caller (on w, nil: off the workers) unlinks
+// and ends every task on the stack itself.
+func (h *regHome) push(w *worker, head, tail *Task) {
+	for {
+		top := h.dead.Load()
+		tail.link = unsafe.Pointer(top)
+		if h.dead.CompareAndSwap(top, head) {
+			break
+		}
+	}
+	// The push, then the look (both sequentially consistent): a home
+	// that marks itself away and then takes its dead stack sees this
+	// push, or this look sees it away.
+	if h.away.Load() {
+		h.mu.Lock()
+		var d *Task
+		if h.away.Load() {
+			d = h.takeDeadLocked()
+		}
+		h.mu.Unlock()
+		endTails(w, d)
+	}
+}
+
+// takeDeadLocked unlinks every task on h's dead stack and returns them,
+// still linked by Task.link, for endTails (mu held while away, or
+// revoked, or the owner's section).
+func (h *regHome) takeDeadLocked() *Task {
+	d := h.dead.Swap(nil)
+	for t := d; t != nil; t = t.qnext() {
+		h.unlink(t)
+	}
+	return d
+}
+
+// endTails runs the tail of each task of d (a dead stack taken whole), on
+// w (nil: off the workers).
+func endTails(w *worker, d *Task) {
+	for d != nil {
+		t := d
+		d = t.qnext()
+		t.link = nil
+		t.endTail(w)
+	}
+}
+
+// endTail is the end of t's completion once t has left the registry: its
+// record is charged while handles still name it, and its live reference
+// is dropped (the last touch: without handles the record is reused).
+func (t *Task) endTail(w *worker) { t.unrefOn(w, t.chargeRecord()) }
+
+// reapDead unlinks the tasks of w's list that ended elsewhere and drops
+// their records' live references; called by w between picks, when its
+// dead stack is not empty.
+func (w *worker) reapDead() {
+	h := w.home
+	fast := h.enter()
+	if !fast {
+		h.locked()
+	}
+	d := h.takeDeadLocked()
+	h.exit(fast)
+	endTails(w, d)
+}
+
+// regAway marks w's list away before w parks (or leaves for good), and
+// reaps what ended elsewhere: from now on a pusher reaps under the lock.
+func (w *worker) regAway() {
+	w.flushGone()
+	h := w.s.registry.own(w)
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	h.away.Store(true)
+	// The mark, then the look (both sequentially consistent): a pusher
+	// that did not see it away pushed before this look.
+	var d *Task
+	if h.dead.Load() != nil {
+		d = h.takeDeadLocked()
+	}
+	h.mu.Unlock()
+	endTails(w, d)
+}
+
+// regBack ends w's away: its list is its own again.
+func (w *worker) regBack() {
+	h := w.s.registry.own(w)
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	h.away.Store(false)
+	h.mu.Unlock()
+}
+
+// revoke takes h's lock and its owner's bias: once it returns, the list
+// is the caller's alone until unrevoke.
+func (h *regHome) revoke() {
+	h.mu.Lock()
+	h.revoked.Store(1)
+	asymfence.Heavy()
+	// The owner's section is a few stores; it may have lost its thread in
+	// it, though.
+	for spins := 0; h.busy.Load() != 0; spins++ {
+		if spins >= 64 {
+			runtime.Gosched()
+		}
+	}
+}
+
+// unrevoke gives h back to its owner.
+func (h *regHome) unrevoke() {
+	h.revoked.Store(0)
+	h.mu.Unlock()
+}
+
+// count returns the number of live tasks: every end count, then every add
+// count (see above). Exact when no task starts or ends meanwhile; never
+// below the tasks live throughout the call, and never 0 while a task
+// that was live when it began has not ended.
 func (r *registry) count() int64 {
-	for i := range r.shards {
-		r.shards[i].mu.Lock()
+	if r.homes == nil {
+		return 0
 	}
-	var n int64
-	for i := range r.shards {
-		n += r.shards[i].n
+	var ends, adds uint64
+	for i := range r.homes {
+		ends += r.homes[i].ends.Load()
 	}
-	for i := range r.shards {
-		r.shards[i].mu.Unlock()
+	for i := range r.homes {
+		adds += r.homes[i].adds.Load()
 	}
-	return n
+	return int64(adds - ends)
 }
 
+// each calls f for every live task registered when each reached its list
+// (a task that ends meanwhile may be among them, Completed), one list at
+// a time: it revokes the list's bias, unlinks its dead, and holds a
+// reference to each task while f runs on it.
 func (r *registry) each(f func(*Task)) {
 	var ts []*Task
-	for i := range r.shards {
-		sh := &r.shards[i]
-		// Room first, outside the lock: a spawn or an end on this shard
-		// spins while the walk holds it.
-		sh.mu.Lock()
-		n := sh.n
-		sh.mu.Unlock()
-		ts = slices.Grow(ts, int(n)+16)
-		sh.mu.Lock()
-		for t := sh.head; t != nil; t = t.rnext {
+	for i := range r.homes {
+		h := &r.homes[i]
+		h.revoke()
+		d := h.takeDeadLocked()
+		for t := h.head; t != nil; t = t.rnext {
 			t.refs.Add(1) // live here, so not yet reusable: keep it so
 			ts = append(ts, t)
 		}
-		sh.mu.Unlock()
+		h.unrevoke()
+		endTails(nil, d)
 	}
 	for _, t := range ts {
 		f(t)

@@ -173,7 +173,7 @@ func (w *worker) newTask() *Task {
 //
 // w is the worker recycling t, owner of its cache, or nil.
 func (t *Task) recycle(w *worker) {
-	host := t.hostWait
+	host := t.rs&rsHostWait != 0
 	if host {
 		t.mu.Lock()
 	}
@@ -190,7 +190,7 @@ func (t *Task) recycle(w *worker) {
 	// Its memory stays for the next spawn (Exec.Recycle), and the inline
 	// outcome in its result word goes with that spawn's Reset.
 	t.x.DropProgram()
-	t.resume, t.resumeVoid, t.ended, t.hostWait = false, false, false, false
+	t.rs, t.ended = 0, false
 	t.tm, t.link, t.rprev, t.rnext = nil, nil, nil, nil
 	t.joiner1 = Token{}
 	// Atomic stores cost a locked instruction each: only where needed.

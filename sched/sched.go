@@ -202,8 +202,8 @@ type Scheduler struct {
 	_            [cacheLinePad]byte
 	hostLaunches atomic.Int64
 
-	// The registry's first shard (written by a sixteenth of completions
-	// and spawns) shares no line with hostLaunches.
+	// The registry's lists (each on lines of its own) share no line
+	// with hostLaunches.
 	_        [cacheLinePad]byte
 	registry registry // live tasks, for introspection and forced shutdown
 
@@ -216,7 +216,7 @@ type Scheduler struct {
 	transit transitSet
 
 	// spares moves recycled task records between workers in batches
-	// (newTask, recycle): on its own line, away from the registry's shards.
+	// (newTask, recycle): on its own line, away from the registry.
 	_      [cacheLinePad]byte
 	spares taskSpares
 }
@@ -258,6 +258,11 @@ func New(cfg Config) (*Scheduler, *Control, error) {
 		s.workers = append(s.workers, w)
 	}
 	s.spinLooks = looksFor(cfg.Workers)
+	s.registry.init(cfg.Workers)
+	for i, w := range s.workers {
+		w.home = &s.registry.homes[i]
+		w.gone = make([]goneChain, len(s.registry.homes))
+	}
 	s.initStall()
 	s.initTrace(flight)
 	return s, &Control{s}, nil
@@ -422,6 +427,28 @@ func (s *Scheduler) leave(w *worker, t *Task) (pinned bool) {
 	return pinned
 }
 
+// lookForLast ends a Drain's wait when no task is live (completed, while
+// draining).
+func (s *Scheduler) lookForLast() {
+	s.mu.Lock()
+	if s.zeroCh != nil && s.registry.count() == 0 {
+		s.endDrainLocked()
+	}
+	s.mu.Unlock()
+}
+
+// endElsewhere is the end of completed for t, which ended away from the
+// worker that spawned it: its home unlinks it and drops its live
+// reference then (registry.go).
+//
+//go:noinline
+func (s *Scheduler) endElsewhere(w *worker, t *Task, home *regHome, pinned bool) {
+	if !pinned && t.has(flagPinned) {
+		t.dropLateSlots()
+	}
+	s.registry.pushDead(w, home, t) // the last touch
+}
+
 // completeInline completes t, whose outcome is in its record already
 // (setOutcome's inline case), without t.mu unless t is watched: the
 // common case (no owned descriptors). It publishes, then looks whether
@@ -442,7 +469,8 @@ func (s *Scheduler) completeInline(w *worker, t *Task, pinned bool) {
 
 // completed is the end of finish once t is Completed: its joiners woken,
 // its registration and live place given back, its record charged while
-// handles still name it, and its liveness reference dropped.
+// handles still name it, and its liveness reference dropped (by t's home
+// worker when t ended on another: registry.go).
 //
 // Not inlined: its callees (the registry's remove, the charge, the
 // drop) are inlined into it instead, which a copy inside completeInline
@@ -455,17 +483,17 @@ func (s *Scheduler) completed(w *worker, t *Task, pinned bool, joiner1 Token, jo
 		s.wake(w, joiner1)
 	}
 	wakeAll(s, w, joiners)
-	s.registry.remove(t)
+	home := s.registry.remove(w, t)
 	t.engine.releaseLive(w)
 	if s.draining.Load() {
 		// Someone waits in Drain (rare): is this the last task? Drain sets
-		// draining before it looks, so that either it sees this removal or
-		// this sees draining.
-		s.mu.Lock()
-		if s.zeroCh != nil && s.registry.count() == 0 {
-			s.endDrainLocked()
-		}
-		s.mu.Unlock()
+		// draining before it looks (and then a barrier), so that either it
+		// sees this end or this sees draining.
+		s.lookForLast()
+	}
+	if home != nil {
+		s.endElsewhere(w, t, home, pinned)
+		return
 	}
 	drop := t.chargeRecord()
 	if !pinned && t.has(flagPinned) {

@@ -155,8 +155,9 @@ func TestDrainWaitsForEveryTask(t *testing.T) {
 
 // TestLiveTasksNeverZeroWhileChainLive: while a chain of tasks (each link
 // spawns the next and ends) is live, LiveTasks never reads 0 — the count
-// is taken with every registry shard locked, so a child registered in one
-// shard and its spawner leaving another are seen together or not at all.
+// reads every worker's end count before every list's add count, and a
+// child is added before its spawner ends, so a spawner's end it sees
+// comes with its child's add.
 func TestLiveTasksNeverZeroWhileChainLive(t *testing.T) {
 	testkit.Workers(t, []int{1, 2}, func(t *testing.T, workers int) {
 		rt := testkit.Runtime(t, jade.Options{Workers: workers})

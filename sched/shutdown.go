@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/jadevm/jade/internal/asymfence"
 )
 
 // Graceful drain, forced shutdown and the reports of live tasks.
@@ -17,6 +19,10 @@ func (c *Control) Drain(ctx context.Context) error {
 	s := c.s
 	s.mu.Lock()
 	s.draining.Store(true) // before the look: see finish
+	// A worker counts a task's end with a release store, then loads
+	// draining: the barrier makes this count see that end, or that load
+	// see draining (registry.go).
+	asymfence.Heavy()
 	if s.registry.count() == 0 {
 		s.endDrainLocked() // other waiters too (finish ends it first)
 		s.mu.Unlock()

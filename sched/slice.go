@@ -50,8 +50,8 @@ func (w *worker) begin(t *Task, budget *int64) bool {
 		return false
 	}
 	if t.has(flagCancel) {
-		if t.resume {
-			t.resume, t.resumeVoid = false, false
+		if t.rs&rsResume != 0 {
+			t.rs &^= rsResume | rsVoid
 			w.abandonWait(t)
 		}
 		if w.tr != nil || w.sliceT0 != 0 {
@@ -68,14 +68,14 @@ func (w *worker) begin(t *Task, budget *int64) bool {
 			return false
 		}
 	}
-	if t.resume {
-		t.resume = false
+	if t.rs&rsResume != 0 {
+		t.rs &^= rsResume
 		t.noteTimeout(t.disarm())
-		if t.resumeVoid {
+		if t.rs&rsVoid != 0 {
 			// An event wait the VM loop armed, which no timeout bounds:
 			// it ends with no value, as the dispatcher would end it
 			// (BenchmarkPingPong).
-			t.resumeVoid = false
+			t.rs &^= rsVoid
 			if err := ex.CompleteVoid(); err != nil {
 				ex.SetTrap(vmloop.TrapIntrinsic, err.Error())
 				return w.act(t, ActTrapped, budget)
@@ -157,7 +157,7 @@ func (w *worker) runs(t *Task, budget *int64) {
 			if sig == vmloop.SigWait {
 				// an event wait the VM loop armed (vmhook.Wait): a
 				// request whose answer suspended the task
-				t.resumeVoid = true
+				t.rs |= rsVoid
 				a = ActSuspend
 			} else if in := req.Intr; in != nil && in.ID >= vmloop.HostIntrinsicBase {
 				a = w.callHost(t, req, in)
@@ -286,7 +286,7 @@ func (w *worker) act(t *Task, a Action, budget *int64) bool {
 		// A reused record may carry a deeper task's stacks: a task that
 		// waits keeps only what it uses (TestParkedAfterDeepTasks).
 		ex.Trim()
-		t.resume = true
+		t.rs |= rsResume
 		t.link = nil // off its worker
 		s.waiting.Add(1)
 		if !t.park() {

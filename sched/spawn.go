@@ -22,10 +22,10 @@ var ErrStopped = errors.New("scheduler is stopping")
 // Launch makes a task from Prepare Runnable; from is as for Prepare.
 func (c *Control) Launch(from *Task, t *Task) {
 	s := c.s
-	s.registry.add(t)
+	s.registry.add(from.worker(), t)
 	if s.stopping.Load() {
 		// Prepared before Shutdown set stopping; its cancel-all may have
-		// passed this shard already.
+		// passed this list already.
 		t.flags.Or(flagCancel)
 	}
 	if !from.worker().stampSkip(t) {

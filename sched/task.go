@@ -146,23 +146,26 @@ type Task struct {
 	// engine's budget (chargeRecord; set by the live reference's drop,
 	// unrefOn); the drop to that bit alone is the last reference too.
 	refs atomic.Int32
-	// resume is set when the task suspended on an intrinsic request that
-	// must be completed when it runs again (join, event wait, host call);
-	// touched only by the worker running the task.
-	resume bool
-	// resumeVoid is set with resume when the wait was one the VM loop
-	// armed (vmloop.SigWait: an event wait no timeout bounds), whose
-	// request then completes with no value and needs no dispatcher
-	// (begin); touched only by the worker running the task.
-	resumeVoid bool
+	// rs holds three bits touched only by the worker running the task
+	// (recycle reads rsHostWait after the last unref):
+	//
+	//   - rsResume: the task suspended on an intrinsic request that must
+	//     be completed when it runs again (join, event wait, host call);
+	//   - rsVoid, with rsResume: the wait was one the VM loop armed
+	//     (vmloop.SigWait: an event wait no timeout bounds), whose request
+	//     then completes with no value and needs no dispatcher (begin);
+	//   - rsHostWait: set before the token leaves the worker, when the
+	//     task armed a wait that completeHost ends: only then can a
+	//     completer still hold a token of this life when the record is
+	//     reused (recycle).
+	rs uint8
 	// ended is set (under mu) by finish before the outcome is published;
 	// ownLocked then refuses a descriptor (it would never be closed).
 	ended bool
-	// hostWait is set (by the worker running the task, before the token
-	// leaves it) when the task armed a wait that completeHost ends: only
-	// then can a completer still hold a token of this life when the
-	// record is reused (recycle). Read by recycle after the last unref.
-	hostWait bool
+	// rhome is the registry list holding t while it is live (registry.go):
+	// the worker that spawned it, or the host's list; set by the spawner
+	// before t is visible.
+	rhome uint16
 
 	// wait is the wait word: generation<<phaseBits | phase (wait.go).
 	wait atomic.Uint64
@@ -227,6 +230,13 @@ func (t *Task) runner() *worker { return (*worker)(t.link) }
 
 // ex returns t's execution state.
 func (t *Task) ex() *vmloop.Exec { return &t.x }
+
+// Task.rs bits.
+const (
+	rsResume uint8 = 1 << iota
+	rsVoid
+	rsHostWait
+)
 
 // Task.flags bits.
 const (

@@ -164,7 +164,7 @@ func (w *worker) traceDispatch(t *Task, lim time.Duration) {
 	x.cur, x.dispFn, x.dispPC = t.id, x.fn(t.x.Program(), fn), int32(pc)
 	x.red0, x.host0 = red, w.times.host.Load()
 	var flow uint32
-	if t.resume || red == 0 {
+	if t.rs&rsResume != 0 || red == 0 {
 		flow = flowOf(t) // after a wake, or the first dispatch (after the spawn)
 	}
 	var name uint32

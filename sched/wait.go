@@ -80,7 +80,7 @@ func (k Token) Valid() bool { return k.t != nil }
 // completer may hold the token after t has completed, so the record's
 // reuse must exclude it (recycle).
 func (t *Task) armHost() Token {
-	t.hostWait = true
+	t.rs |= rsHostWait
 	return t.arm()
 }
 

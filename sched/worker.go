@@ -60,6 +60,11 @@ const goYieldEvery = 8_000_000 // ns
 type worker struct {
 	s  *Scheduler
 	id int
+	// home is w's list in the registry (registry.go), nil for a worker
+	// made outside New; set by New. gone holds, by home, the tasks that
+	// ended here away from their home, until pushDead pushes them.
+	home *regHome
+	gone []goneChain
 	// tid is the OS thread id of the worker's locked thread (Linux; 0
 	// elsewhere or before the worker started).
 	tid atomic.Int64
@@ -269,7 +274,11 @@ func (w *worker) loop() {
 			break
 		}
 		w.run(t)
+		if h := w.home; h != nil && h.dead.Load() != nil {
+			w.reapDead()
+		}
 	}
+	w.regAway() // for good: whoever ends one of its tasks unlinks it
 	if x := w.io.Load(); x != nil {
 		w.stopIO(x) // before the deferred Close
 	}
