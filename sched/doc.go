@@ -254,7 +254,10 @@
 //	watched / Completed      AwaitTask and Done set flagWatched
 //	                         (under the task's mutex) then load the state;
 //	                         finish publishes Completed then loads the flag
-//	                         (TestOutcomeWhileDone, TestExactlyOnce)
+//	                         (TestOutcomeWhileDone, TestExactlyOnce); a
+//	                         task alone (refs 1, not pinned: nothing can
+//	                         watch it) publishes with a release store
+//	                         (Task.alone, TestExactlyOnceDetached)
 //	draining / registry      asymmetric: Drain stores draining, runs
 //	                         asymfence.Heavy, then counts the registry;
 //	                         finish counts the task's end (a release

@@ -192,7 +192,7 @@ func (r *registry) remove(w *worker, t *Task) *regHome {
 		}
 		h.unlink(t)
 		h.exit(fast)
-		relstore.Uint64(&h.ends, h.ends.Load()+1)
+		asymfence.StoreUint64(&h.ends, h.ends.Load()+1) // then draining: Drain
 		return nil
 	}
 	return r.removeElsewhere(w, t)
@@ -202,7 +202,7 @@ func (r *registry) remove(w *worker, t *Task) *regHome {
 func (r *registry) removeElsewhere(w *worker, t *Task) *regHome {
 	h := &r.homes[t.rhome]
 	if own := r.own(w); own != nil {
-		relstore.Uint64(&own.ends, own.ends.Load()+1)
+		asymfence.StoreUint64(&own.ends, own.ends.Load()+1)
 	} else {
 		r.host().ends.Add(1)
 	}
@@ -337,7 +337,7 @@ func (w *worker) regAway() {
 		return
 	}
 	h.mu.Lock()
-	h.away.Store(true)
+	h.away.Swap(true) // a read-modify-write: see asymfence (qemu)
 	// The mark, then the look (both sequentially consistent): a pusher
 	// that did not see it away pushed before this look.
 	var d *Task
@@ -399,8 +399,8 @@ func (r *registry) count() int64 {
 }
 
 // each calls f for every live task registered when each reached its list
-// (a task that ends meanwhile may be among them, Completed), one list at
-// a time: it revokes the list's bias, unlinks its dead, and holds a
+// (one that ends meanwhile may be among them, Completed; one that had
+// ended elsewhere and waits to be unlinked is not), one list at a time: it revokes the list's bias, unlinks its dead, and holds a
 // reference to each task while f runs on it.
 func (r *registry) each(f func(*Task)) {
 	var ts []*Task
@@ -409,7 +409,10 @@ func (r *registry) each(f func(*Task)) {
 		h.revoke()
 		d := h.takeDeadLocked()
 		for t := h.head; t != nil; t = t.rnext {
-			t.refs.Add(1) // live here, so not yet reusable: keep it so
+			if t.State() == Completed {
+				continue // ended elsewhere, not unlinked yet
+			}
+			t.refs.Add(1) // listed, so not yet reusable: keep it so
 			ts = append(ts, t)
 		}
 		h.unrevoke()

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/jadevm/jade/internal/relstore"
 	"github.com/jadevm/jade/internal/vmhook"
 	"github.com/jadevm/jade/vmloop"
 )
@@ -90,7 +91,13 @@ func (t *Task) unref() { t.unrefOn(nil, -1) }
 // counted (liveDrop: the charged mark and the drop in one add).
 func (t *Task) unrefOn(w *worker, d int32) {
 	var n int32
-	if d == -1 && t.refs.Load() == refRecordCharged+1 && t.refs.CompareAndSwap(refRecordCharged+1, 0) {
+	if d == -1 && t.refs.Load() == 1 && !t.has(flagPinned) {
+		// The last reference, and no other can come: only a holder of
+		// one makes another, and the registry's walkers take theirs
+		// while the task is live (listed). A store, not a locked add
+		// (BenchmarkChainedSpawn).
+		relstore.Int32(&t.refs, 0)
+	} else if d == -1 && t.refs.Load() == refRecordCharged+1 && t.refs.CompareAndSwap(refRecordCharged+1, 0) {
 		// The last handle of an ended record (chargeRecord): one locked
 		// instruction where an add and a store took two.
 		t.engine.mem.Give(t.heldBytes())

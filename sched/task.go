@@ -517,7 +517,7 @@ var traceHook func(id uint64, from, to State)
 // hook and the panics are out of line.
 func (t *Task) transition(from, to State) {
 	if traceHook == nil && Legal(from, to) {
-		if ownEdge(from, to) {
+		if ownEdge(from, to) || from == Running && to == Completed && t.alone() {
 			if t.state.Load() != uint32(from) {
 				t.badTransition(from, to)
 			}
@@ -529,6 +529,14 @@ func (t *Task) transition(from, to State) {
 	}
 	t.tracedTransition(from, to)
 }
+
+// alone reports whether nothing but t's liveness names it: refs 1 and not
+// pinned (a detached child, BenchmarkChainedSpawn). Then nobody can begin
+// to watch t, so its Running → Completed edge needs no compare-and-swap
+// (the watched / Completed pair, doc.go, has no other side): a handle
+// dropped earlier dropped its count with an atomic add, which this load
+// sees, and with it any watch its holder made.
+func (t *Task) alone() bool { return t.refs.Load() == 1 && !t.has(flagPinned) }
 
 // ownEdge reports whether only the worker running or dispatching a task
 // takes the edge from → to: Runnable → Running (enter) and Running →

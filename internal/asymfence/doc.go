@@ -23,10 +23,13 @@
 // Asymmetric reports whether that is in force: on linux/amd64 with the gc
 // compiler, without the race detector, once registration with the kernel
 // succeeded (Linux 4.14 and later, where seccomp allows it), and unless
-// the environment sets JADE_ASYMFENCE=off. Elsewhere StoreUint32 is
-// Store and Heavy does nothing: both sides are then sequentially
-// consistent, as they were before (arm64's Store is STLR, already a cheap
-// release store that orders before a later LDAR).
+// the environment sets JADE_ASYMFENCE=off. Elsewhere StoreUint32 and
+// StoreUint64 are a swap and Heavy swaps a word of its own: both sides
+// are then sequentially consistent read-modify-writes. On arm64 Store
+// (STLR) followed by Load (LDAR) would do on the hardware, but qemu-user
+// runs that pair on an x86-64 host without keeping its order (make
+// arm64's store-buffering litmus test shows it), and a swap is a locked
+// instruction there too.
 //
 // Heavy costs the caller about 2 µs and every other running thread of the
 // process an interrupt (about a microsecond on a 2-vCPU VM): call it only

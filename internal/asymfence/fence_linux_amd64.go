@@ -45,6 +45,15 @@ func StoreUint32(p *atomic.Uint32, v uint32) {
 	p.Store(v)
 }
 
+// StoreUint64 is StoreUint32 for a 64-bit word.
+func StoreUint64(p *atomic.Uint64, v uint64) {
+	if asymmetric {
+		relstore.Uint64(p, v)
+		return
+	}
+	p.Store(v)
+}
+
 // Heavy is the heavy side's barrier, between its store and its load: a
 // full memory barrier on every running thread of the process when
 // Asymmetric, else nothing.

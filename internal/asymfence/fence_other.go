@@ -8,10 +8,17 @@ import "sync/atomic"
 // membarrier in Heavy: never on this platform or build (package comment).
 func Asymmetric() bool { return false }
 
-// StoreUint32 is the light side's store of *p: Store, sequentially
-// consistent.
-func StoreUint32(p *atomic.Uint32, v uint32) { p.Store(v) }
+// StoreUint32 is the light side's store of *p: a swap, sequentially
+// consistent and a read-modify-write (package comment: why not Store).
+func StoreUint32(p *atomic.Uint32, v uint32) { p.Swap(v) }
 
-// Heavy is the heavy side's barrier: nothing, as the light side's store is
-// sequentially consistent here.
-func Heavy() {}
+// StoreUint64 is StoreUint32 for a 64-bit word.
+func StoreUint64(p *atomic.Uint64, v uint64) { p.Swap(v) }
+
+// fence is the word Heavy swaps.
+var fence atomic.Uint32
+
+// Heavy is the heavy side's barrier: a swap of a word nobody reads, so
+// that the heavy side's store and its load are not reordered where a
+// store-release followed by a load-acquire may be (package comment).
+func Heavy() { fence.Swap(0) }

@@ -13,3 +13,8 @@ func Uint32(p *atomic.Uint32, v uint32) {
 func Uint64(p *atomic.Uint64, v uint64) {
 	p.Store(v)
 }
+
+// Int32 stores v in *p with release order (package comment): Store.
+func Int32(p *atomic.Int32, v int32) {
+	p.Store(v)
+}
