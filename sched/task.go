@@ -184,9 +184,12 @@ type Task struct {
 	// link, before it runs it, and clears the link before it parks,
 	// requeues or ends it), so the two never overlap; nil when t is
 	// neither (the record stays in its size class: TestRecordSizes).
+	// Once t has ended away from the worker that spawned it, link chains
+	// it on that worker's dead stack until it is unlinked (registry.go).
 	link unsafe.Pointer
-	// rprev, rnext link the task into the live registry; guarded by the
-	// registry shard's lock.
+	// rprev, rnext link the task into its home's list in the registry
+	// (rhome); changed by the home's owner in its section, or under the
+	// list's lock (registry.go).
 	rprev, rnext *Task
 	// where is the location published at the last slice boundary:
 	// function index << 32 | pc (read by introspection without races).
