@@ -34,6 +34,7 @@
 //	shutdown.go, report*.go drain, shutdown, task reports (file:line,
 //	                       what a Waiting task waits for)
 //	registry.go            the registry of live tasks: a list per worker
+//	bias.go                owner-biased structures (the banks, the registry lists)
 //	metrics.go             the read-only snapshot
 //	metrics_*.go           latency histograms and their sampled stamps,
 //	                       worker times, task names and statistics, task
@@ -265,7 +266,8 @@
 //	                         (TestDrainWaitsForEveryTask)
 //	busy / revoked           asymmetric, twice: a bank's owner
 //	  (bank, registry list)  (livebank.go) and a registry list's owner
-//	                         (registry.go) store busy with a release
+//	                         (registry.go), each through bias (bias.go),
+//	                         store busy with a release
 //	                         store, then load revoked, and touch what it
 //	                         guards only if it is clear; a holder of
 //	                         liveMu, or of the list's lock, stores

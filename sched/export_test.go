@@ -117,7 +117,7 @@ func (s *Scheduler) RegistryHomes() []RegistryHome {
 	out := make([]RegistryHome, len(s.registry.homes))
 	for i := range s.registry.homes {
 		h := &s.registry.homes[i]
-		h.revoke()
+		h.take()
 		for t := h.head; t != nil; t = t.rnext {
 			out[i].Linked++
 		}
@@ -125,7 +125,7 @@ func (s *Scheduler) RegistryHomes() []RegistryHome {
 			out[i].Dead++
 		}
 		out[i].Adds, out[i].Ends = h.adds.Load(), h.ends.Load()
-		h.unrevoke()
+		h.give()
 	}
 	return out
 }

@@ -2,11 +2,8 @@ package sched
 
 import (
 	"fmt"
-	"runtime"
-	"sync/atomic"
 
 	"github.com/jadevm/jade/internal/asymfence"
-	"github.com/jadevm/jade/internal/relstore"
 )
 
 // An engine's liveTasks limit is kept with per-worker credit banks: a
@@ -21,19 +18,14 @@ import (
 // the engine has that many live tasks. Everything that moves credits
 // between the count and a bank holds liveMu.
 //
-// A bank is owner-biased: its worker takes or puts one credit with plain
-// loads and stores, no locked instruction (two fewer a spawn and its end,
-// BenchmarkChainedSpawn, BenchmarkSpawnMany), inside a section marked by
-// its busy word. Anyone else who changes a bank (a reclaim, closing the
-// banks) holds liveMu and revokes the bias first (Engine.revokeLocked):
-// it sets the bank's revoked word, runs an asymmetric barrier
-// (asymfence.Heavy) and waits until the owner is out of its section. The
-// owner stores busy, then loads revoked; the revoker stores revoked, then,
-// after the barrier, loads busy: at least one sees the other's store
-// (sched/doc.go's table of store-then-load pairs), so either the owner
-// sees the revocation and takes liveMu instead, or the revoker waits for
-// its section to end. Revocations are rare: Engine.LiveTasks, and closing
-// the banks near the limit or at UpdateEngine.
+// A bank is owner-biased (bias.go): its worker takes or puts one credit
+// with plain loads and stores, no locked instruction (two fewer a spawn
+// and its end, BenchmarkChainedSpawn, BenchmarkSpawnMany). Anyone else
+// who changes a bank (a reclaim, closing the banks) holds liveMu and
+// revokes the bias first (Engine.revokeLocked); an owner that finds its
+// bank revoked takes liveMu instead. Revocations are rare:
+// Engine.LiveTasks, and closing the banks near the limit or at
+// UpdateEngine.
 
 // liveBatch is how many live-task credits a refill moves from the engine's
 // count into a bank; a bank holds at most 2·liveBatch.
@@ -46,40 +38,33 @@ const closedBank = -1
 // count and has not used, or got back from completions and not returned.
 type liveBank struct {
 	// n is the bank's credits (>= 0), or closedBank. Its owner changes it
-	// in its section (take, put: busy set, revoked clear) or while it
-	// holds liveMu (refill, batch return); anyone else only while it
-	// holds liveMu and has revoked the bias (revokeLocked).
+	// in its section (take, put: the bias not revoked) or while it holds
+	// liveMu (refill, batch return); anyone else only while it holds
+	// liveMu and has revoked the bias (revokeLocked).
 	n int64
-	// busy is 1 while the owner is in its section (the light side of the
-	// asymmetric pair: asymfence.StoreUint32, then a load of revoked).
-	busy atomic.Uint32
-	// revoked is 1 while a holder of liveMu other than the owner may
-	// change n: the owner then leaves n alone and takes liveMu.
-	revoked atomic.Uint32
-	_       [cacheLinePad - 16]byte
+	bias
+	_ [cacheLinePad - 16]byte
 }
 
 // take spends one credit of an open bank; false when it has none or the
 // bias is revoked. Called by the bank's owner only.
 func (b *liveBank) take() bool {
-	asymfence.StoreUint32(&b.busy, 1)
-	ok := b.revoked.Load() == 0 && b.n > 0
+	ok := b.enter() && b.n > 0
 	if ok {
 		b.n--
 	}
-	relstore.Uint32(&b.busy, 0)
+	b.leave()
 	return ok
 }
 
 // put banks one credit; false when the bank is closed or full, or the
 // bias is revoked. Called by the bank's owner only.
 func (b *liveBank) put() bool {
-	asymfence.StoreUint32(&b.busy, 1)
-	ok := b.revoked.Load() == 0 && b.n >= 0 && b.n < 2*liveBatch
+	ok := b.enter() && b.n >= 0 && b.n < 2*liveBatch
 	if ok {
 		b.n++
 	}
-	relstore.Uint32(&b.busy, 0)
+	b.leave()
 	return ok
 }
 
@@ -88,24 +73,18 @@ func (b *liveBank) put() bool {
 // (liveMu held).
 func (e *Engine) revokeLocked() {
 	for i := range e.banks {
-		e.banks[i].revoked.Store(1)
+		e.banks[i].revoke()
 	}
 	asymfence.Heavy()
 	for i := range e.banks {
-		// A section is a few instructions; its owner may have lost its
-		// thread in it, though.
-		for spins := 0; e.banks[i].busy.Load() != 0; spins++ {
-			if spins >= 64 {
-				runtime.Gosched()
-			}
-		}
+		e.banks[i].waitOut()
 	}
 }
 
 // unrevokeLocked gives every bank's owner its section back (liveMu held).
 func (e *Engine) unrevokeLocked() {
 	for i := range e.banks {
-		e.banks[i].revoked.Store(0)
+		e.banks[i].unrevoke()
 	}
 }
 
@@ -144,11 +123,6 @@ func (e *Engine) reserveLive(w *worker) error {
 	}
 	e.liveMu.Lock()
 	defer e.liveMu.Unlock()
-	if b != nil && b.n > 0 {
-		// take found the bias revoked, and the revoker left credits
-		b.n--
-		return nil
-	}
 	lim := e.cfg.Load().Limits.LiveTasks
 	if e.bankingLocked(lim) {
 		if b != nil && e.mem.Take(liveBatch*taskBytes) {

@@ -1,7 +1,6 @@
 package sched
 
 import (
-	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -16,12 +15,10 @@ import (
 // that worker's list, with no locked instruction (BenchmarkChainedSpawn,
 // BenchmarkSpawnMany).
 //
-// A worker's list is owner-biased, as its live-task bank is
-// (livebank.go): the worker changes it inside a section marked by busy (a
-// release store, then a load of revoked). A walker (each: the task dump,
-// cancel-all) takes the list's lock, sets revoked, runs asymfence.Heavy
-// and waits for busy to clear; the worker, seeing revoked, works under
-// the lock instead until the walker is done.
+// A worker's list is owner-biased (bias.go), as its live-task bank is: a
+// walker (each: the task dump, cancel-all) takes the list's lock and
+// revokes the bias; the worker, finding it revoked, works under the lock
+// until the walker is done.
 //
 // A task that ends on another worker (a stolen child), or off the
 // workers, does not touch its home's list: it is pushed onto the home's
@@ -50,12 +47,9 @@ type registry struct {
 
 // regHome is one list of live tasks and its counts.
 type regHome struct {
-	// busy is 1 while the owner is in its section (the light side of the
-	// asymmetric pair: asymfence.StoreUint32, then a load of revoked).
-	busy atomic.Uint32
-	// revoked is 1 while a walker holds mu and may read or change the
-	// list: the owner then works under mu. Set and cleared under mu.
-	revoked atomic.Uint32
+	// bias is revoked while a walker holds mu and may read or change the
+	// list: the owner then works under mu (revoke, enter, locked).
+	bias
 	// away is set while the owner is parked or gone (and always for the
 	// host's list): others may then change the list under mu. Set and
 	// cleared by the owner, under mu.
@@ -95,36 +89,20 @@ func (r *registry) host() *regHome {
 	return &r.homes[len(r.homes)-1]
 }
 
-// own returns w's list, or nil when w is nil or has none (a worker made
-// outside New).
-func (r *registry) own(w *worker) *regHome {
-	if w == nil || w.id >= len(r.homes)-1 {
-		return nil
-	}
-	return &r.homes[w.id]
-}
-
-// enter begins the owner's section on h and reports whether it is the
-// fast one; false: the bias is revoked, and the owner calls locked before
-// it touches the list. Either way exit ends the section.
-func (h *regHome) enter() bool {
-	asymfence.StoreUint32(&h.busy, 1)
-	return h.revoked.Load() == 0
-}
-
 // locked is the owner's way in when enter found the bias revoked: out of
-// the section, into mu.
+// the section, into mu. exit(false) ends it.
 //
 //go:noinline
 func (h *regHome) locked() {
-	relstore.Uint32(&h.busy, 0)
+	h.leave()
 	h.mu.Lock()
 }
 
-// exit ends the owner's section that enter began.
+// exit ends the owner's work on h that enter began: its section when
+// enter returned fast, else mu (locked).
 func (h *regHome) exit(fast bool) {
 	if fast {
-		relstore.Uint32(&h.busy, 0)
+		h.leave()
 	} else {
 		h.mu.Unlock()
 	}
@@ -201,7 +179,8 @@ func (r *registry) remove(w *worker, t *Task) *regHome {
 // removeElsewhere is remove for a task that ended away from its home.
 func (r *registry) removeElsewhere(w *worker, t *Task) *regHome {
 	h := &r.homes[t.rhome]
-	if own := r.own(w); own != nil {
+	if w != nil && w.home != nil {
+		own := w.home
 		asymfence.StoreUint64(&own.ends, own.ends.Load()+1)
 	} else {
 		r.host().ends.Add(1)
@@ -332,7 +311,7 @@ func (w *worker) reapDead() {
 // reaps what ended elsewhere: from now on a pusher reaps under the lock.
 func (w *worker) regAway() {
 	w.flushGone()
-	h := w.s.registry.own(w)
+	h := w.home
 	if h == nil {
 		return
 	}
@@ -350,7 +329,7 @@ func (w *worker) regAway() {
 
 // regBack ends w's away: its list is its own again.
 func (w *worker) regBack() {
-	h := w.s.registry.own(w)
+	h := w.home
 	if h == nil {
 		return
 	}
@@ -359,24 +338,18 @@ func (w *worker) regBack() {
 	h.mu.Unlock()
 }
 
-// revoke takes h's lock and its owner's bias: once it returns, the list
-// is the caller's alone until unrevoke.
-func (h *regHome) revoke() {
+// take takes h's lock and its owner's bias: once it returns, the list is
+// the caller's alone until give.
+func (h *regHome) take() {
 	h.mu.Lock()
-	h.revoked.Store(1)
+	h.revoke()
 	asymfence.Heavy()
-	// The owner's section is a few stores; it may have lost its thread in
-	// it, though.
-	for spins := 0; h.busy.Load() != 0; spins++ {
-		if spins >= 64 {
-			runtime.Gosched()
-		}
-	}
+	h.waitOut()
 }
 
-// unrevoke gives h back to its owner.
-func (h *regHome) unrevoke() {
-	h.revoked.Store(0)
+// give gives h back to its owner.
+func (h *regHome) give() {
+	h.unrevoke()
 	h.mu.Unlock()
 }
 
@@ -400,13 +373,14 @@ func (r *registry) count() int64 {
 
 // each calls f for every live task registered when each reached its list
 // (one that ends meanwhile may be among them, Completed; one that had
-// ended elsewhere and waits to be unlinked is not), one list at a time: it revokes the list's bias, unlinks its dead, and holds a
+// ended elsewhere and waits to be unlinked is not), one list at a time:
+// it takes the list from its owner, unlinks its dead, and holds a
 // reference to each task while f runs on it.
 func (r *registry) each(f func(*Task)) {
 	var ts []*Task
 	for i := range r.homes {
 		h := &r.homes[i]
-		h.revoke()
+		h.take()
 		d := h.takeDeadLocked()
 		for t := h.head; t != nil; t = t.rnext {
 			if t.State() == Completed {
@@ -415,7 +389,7 @@ func (r *registry) each(f func(*Task)) {
 			t.refs.Add(1) // listed, so not yet reusable: keep it so
 			ts = append(ts, t)
 		}
-		h.unrevoke()
+		h.give()
 		endTails(nil, d)
 	}
 	for _, t := range ts {

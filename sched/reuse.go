@@ -91,7 +91,7 @@ func (t *Task) unref() { t.unrefOn(nil, -1) }
 // counted (liveDrop: the charged mark and the drop in one add).
 func (t *Task) unrefOn(w *worker, d int32) {
 	var n int32
-	if d == -1 && t.refs.Load() == 1 && !t.has(flagPinned) {
+	if d == -1 && t.alone() {
 		// The last reference, and no other can come: only a holder of
 		// one makes another, and the registry's walkers take theirs
 		// while the task is live (listed). A store, not a locked add

@@ -274,7 +274,7 @@ func (w *worker) loop() {
 			break
 		}
 		w.run(t)
-		if h := w.home; h != nil && h.dead.Load() != nil {
+		if w.home.dead.Load() != nil {
 			w.reapDead()
 		}
 	}
