@@ -247,9 +247,9 @@ func (w *worker) loop() {
 	if pinned := w.cpu >= 0 && pinThread(w.cpu) == nil; !pinned {
 		defer runtime.UnlockOSThread()
 	}
+	defer tightTimers()() // before the thread is unlocked, and before tid is published
 	w.tid.Store(int64(threadID()))
 	w.times.start.Store(nanotime())
-	defer tightTimers()() // before the thread is unlocked
 	if open := w.s.openIO; open != nil {
 		// On the locked thread: an owner-thread ring belongs to it.
 		if b, err := open(w.id); err != nil {
