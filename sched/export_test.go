@@ -24,6 +24,13 @@ func (t *Task) Transition(from, to State) { t.transition(from, to) }
 // (the rest came from taskPool).
 func TaskRecordsMade() uint64 { return tasksMade.Load() }
 
+// TaskRecordsPooled returns how many recycled task records went to
+// taskPool (the caches and the spares were full, or no worker took them).
+func TaskRecordsPooled() uint64 { return tasksPooled.Load() }
+
+// SpareRecords returns how many recycled task records s's spares hold.
+func (s *Scheduler) SpareRecords() int { return int(s.spares.n.Load()) }
+
 // Draining reports whether completions currently look for the last task
 // (a Drain waits).
 func (s *Scheduler) Draining() bool { return s.draining.Load() }

@@ -24,8 +24,10 @@ func init() {
 // holder, the Exec of a task record (Exec.MarkTaskRecord): a last
 // reference dropped while that task runs (a FREE) recycles the record on
 // its worker, into that worker's cache (spawn + join frees each child
-// there). holder runs on the calling goroutine (or is ending there, its
-// runner cleared), so its runner is stable and it is in no run queue.
+// there, and a task's end frees what its heap held into its worker's
+// cache: leave keeps the runner until the Exec is released). holder runs
+// on the calling goroutine (or ends there), so its runner is stable and
+// it is in no run queue; a host-held record released later has none.
 func taskDrop(obj any, holder any) {
 	t, ok := obj.(*Task)
 	if !ok {
@@ -44,8 +46,9 @@ func recordOf(x *vmloop.Exec) *Task {
 // Prepare: a spawn from a task allocates no record in the steady state.
 var taskPool sync.Pool
 
-// tasksMade counts the records Prepare allocated (tests).
-var tasksMade atomic.Uint64
+// tasksMade counts the records Prepare allocated, and tasksPooled those
+// that went to taskPool (tests).
+var tasksMade, tasksPooled atomic.Uint64
 
 // taskRef is vmloop's task hook: a heap object naming the task was made
 // (+1) or dropped (-1), or the task left a heap as a Value (0: pin it).
@@ -236,6 +239,7 @@ func (t *Task) recycle(w *worker) {
 // may empty: its Exec's spare task reference slots go back to vmloop's
 // table first (a record in a worker's cache or the spares keeps them).
 func poolTask(t *Task) {
+	tasksPooled.Add(1)
 	t.x.DropTaskRefSlots()
 	taskPool.Put(t)
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/jadevm/jade/internal/evpoll"
 	"github.com/jadevm/jade/vmloop"
@@ -265,6 +266,7 @@ func New(cfg Config) (*Scheduler, *Control, error) {
 	}
 	s.initStall()
 	s.initTrace(flight)
+	watchSpares(s)
 	return s, &Control{s}, nil
 }
 
@@ -414,16 +416,21 @@ func (s *Scheduler) finishScalar(w *worker, t *Task, k vmloop.Kind, bits uint64)
 	s.completeInline(w, t, pinned)
 }
 
-// leave ends t's run: its timers, its worker and its Exec (released:
-// its result must have been read), and reports whether t was pinned
-// when its Exec was released (releaseExec).
+// leave ends t's run: its timers, its Exec (released: its result must
+// have been read) and its worker, and reports whether t was pinned when
+// its Exec was released (releaseExec). The release drops the references
+// t's heap held (taskDrop), and what they were last to hold is recycled
+// into the runner's cache: t's runner is w until then (a task cancelled
+// before it ran has its run queue link here). Lines as the kept profile
+// (pgo/jade.pgo) knows them: releaseExec on the fifth, dropSpawn the sixth.
 func (s *Scheduler) leave(w *worker, t *Task) (pinned bool) {
 	if t.tm != nil {
 		s.endTimers(w, t)
 	}
-	t.link = nil // off its worker
+	t.link = unsafe.Pointer(w) // taskDrop's runner
 	pinned = t.releaseExec()
 	w.dropSpawn(t) // a spawn under way when t ended
+	t.link = nil   // off its worker
 	return pinned
 }
 

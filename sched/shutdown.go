@@ -174,5 +174,6 @@ func (s *Scheduler) dropRecordSlots() {
 	for _, t := range s.spares.list {
 		t.x.DropTaskRefSlots()
 	}
+	s.spares.done = true
 	s.spares.mu.Unlock()
 }

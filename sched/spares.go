@@ -1,8 +1,10 @@
 package sched
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"weak"
 )
 
 // Spares of task records: recycled records (each with its Exec, and what
@@ -16,6 +18,12 @@ import (
 // taskBatch here under one lock, the other takes one the same way — one
 // lock per taskBatch tasks where sync.Pool cost a CAS on the other
 // worker's pool chain (and its line) for each.
+//
+// The spares hold what a burst of tasks left (a 10k fan-out's records,
+// BenchmarkSpawnMany) for the next burst, as sync.Pool would, and give
+// back what the burst no longer uses as sync.Pool does: after each
+// garbage collection (trim, armed by watchSpares) the records that
+// stayed in the list through the whole cycle since the last one go.
 type taskSpares struct {
 	mu   sync.Mutex
 	list []*Task // guarded by mu; at most maxSpareTasks
@@ -24,18 +32,21 @@ type taskSpares struct {
 	// empty asks here first, and most often there is nothing). A take
 	// that reads 0 while a give is under way only misses that batch.
 	n atomic.Int32
+	// low is the least len(list) since the last trim (under mu): the
+	// bottom low records were not taken in the cycle (take pops the top).
+	low int
+	// done: the scheduler has ended (dropRecordSlots); trim stops (mu).
+	done bool
 }
 
 // taskBatch is how many records move between a worker's cache and the
 // spares at a time (half of a worker's cache); maxSpareTasks bounds the
-// spares (what does not fit goes to taskPool, which the GC empties).
-// The spares never shrink (sync.Pool's GC-driven emptying is what they
-// avoid), so they are kept small: vmloop.Exec.Recycle bounds what each
-// record's Exec keeps (≈ 17 KiB at most, a few hundred bytes for most
-// tasks).
+// spares between two collections (what does not fit goes to taskPool).
+// vmloop.Exec.Recycle bounds what each record's Exec keeps (≈ 17 KiB at
+// most, a few hundred bytes for most tasks).
 const (
 	taskBatch     = taskCacheSize / 2
-	maxSpareTasks = 8 * taskBatch
+	maxSpareTasks = 128 * taskBatch
 )
 
 // give moves the newest taskBatch records of *pool to the spares, or to
@@ -71,7 +82,57 @@ func (sp *taskSpares) take(pool *[]*Task) bool {
 		clear(from)
 		sp.list = sp.list[:len(sp.list)-n]
 		sp.n.Store(int32(len(sp.list)))
+		sp.low = min(sp.low, len(sp.list))
 	}
 	sp.mu.Unlock()
 	return n > 0
+}
+
+// trim lets the records that no take reached since the last trim go to
+// the garbage collector (their Execs' spare task reference slots back to
+// vmloop's table first), and reports whether the spares are still in use
+// (false once the scheduler has ended).
+func (sp *taskSpares) trim() bool {
+	sp.mu.Lock()
+	if sp.done {
+		sp.mu.Unlock()
+		return false
+	}
+	k := min(sp.low, len(sp.list))
+	var old []*Task
+	if k > 0 {
+		old = make([]*Task, k)
+		copy(old, sp.list)
+		m := copy(sp.list, sp.list[k:])
+		clear(sp.list[m:])
+		sp.list = sp.list[:m]
+		sp.n.Store(int32(m))
+	}
+	if cap(sp.list) > 4*max(len(sp.list), taskBatch) {
+		sp.list = append([]*Task(nil), sp.list...) // the burst's array, too
+	}
+	sp.low = len(sp.list)
+	sp.mu.Unlock()
+	for _, t := range old {
+		t.x.DropTaskRefSlots()
+	}
+	return true
+}
+
+// watchSpares trims s's spares after each garbage collection: a sentinel
+// object's cleanup runs after the cycle that found it unreachable, trims
+// and arms the next. It holds s weakly, so a scheduler nobody ended is
+// still collected, and it stops once s has ended.
+func watchSpares(s *Scheduler) {
+	ws := weak.Make(s)
+	var arm func()
+	arm = func() {
+		sentinel := new([16]byte) // 16 B: not the tiny allocator's (a cleanup on it may never run)
+		runtime.AddCleanup(sentinel, func(ws weak.Pointer[Scheduler]) {
+			if s := ws.Value(); s != nil && s.spares.trim() {
+				arm()
+			}
+		}, ws)
+	}
+	arm()
 }

@@ -1,6 +1,10 @@
 package sched
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
 
 // TestTaskSparesMoveBatches: a worker whose record cache is full gives the
 // newest half to the spares in one move, a worker whose cache is empty
@@ -49,4 +53,35 @@ func TestTaskSparesMoveBatches(t *testing.T) {
 	if len(s.spares.list) != maxSpareTasks || s.spares.n.Load() != maxSpareTasks || len(giver.tasks) != taskCacheSize-taskBatch+1 {
 		t.Fatalf("with full spares: spares %d (max %d), cache %d", len(s.spares.list), maxSpareTasks, len(giver.tasks))
 	}
+}
+
+// TestTaskSparesTrimAfterACycle: a trim lets go of the records that no
+// take reached since the trim before it (the bottom of the list), and
+// keeps the rest; a trim after the scheduler ended does nothing and
+// reports so.
+func TestTaskSparesTrimAfterACycle(t *testing.T) {
+	s := &Scheduler{}
+	w := &worker{s: s}
+	sp := &s.spares
+	for range 4 * taskBatch {
+		sp.list = append(sp.list, newRecord())
+	}
+	sp.n.Store(int32(len(sp.list)))
+	require.True(t, sp.trim())
+	require.Len(t, sp.list, 4*taskBatch, "the first trim starts the cycle")
+	back := append([]*Task(nil), sp.list[3*taskBatch:]...) // the first batch taken
+	require.True(t, sp.take(&w.tasks))
+	require.True(t, sp.take(&w.tasks))
+	w.tasks = w.tasks[:taskBatch] // one batch comes back
+	sp.give(&w.tasks)
+	require.True(t, sp.trim())
+	require.Len(t, sp.list, taskBatch, "what no take reached went")
+	for i, r := range back {
+		require.Same(t, r, sp.list[i], "what came back stays")
+	}
+	require.EqualValues(t, taskBatch, sp.n.Load())
+	require.True(t, sp.trim())
+	require.Empty(t, sp.list, "a cycle without a take lets all go")
+	sp.done = true
+	require.False(t, sp.trim())
 }
