@@ -112,8 +112,9 @@
 // worker whose finish dropped the last reference (w.tasks, owner only,
 // up to taskCacheSize; the next spawns from tasks on that worker take
 // from it first; a full cache gives half of itself to the scheduler's
-// spares, where an empty one takes a batch), else in taskPool (a
-// reference dropped elsewhere: a heap freeing a handle, the host):
+// spares, where an empty one takes a batch; the spares let go after a
+// garbage collection of what no spawn took since the one before), else
+// in taskPool (a reference dropped elsewhere: the host):
 //
 //   - refs counts the references that keep a record: 1 while the task is
 //     live (dropped as the very last step of finish) plus 1 per task
@@ -125,8 +126,10 @@
 //     makes none (refs starts at 1), so its caller must not touch the
 //     child once Launch has published it. At 0 the record is recycled:
 //     into the cache of the worker that dropped the last reference when
-//     that was finish or a FREE by a running task (vmhook.TaskDrop names the
-//     holder's Exec, whose record gives the worker), else into taskPool,
+//     that was finish (the ending task's heap too: leave keeps its runner
+//     until its Exec is released) or a FREE by a running task
+//     (vmhook.TaskDrop names the holder's Exec, whose record gives the
+//     worker), else into taskPool,
 //     after its Exec gives its spare reference slots back to vmloop's
 //     table (poolTask); a scheduler that ends gives back those of its
 //     cached and spare records (dropRecordSlots, TestTaskRefSlotsGoBack).
