@@ -80,7 +80,8 @@ func (q *localQueue) len() int {
 
 // push appends t (owner only). When the ring is full, the older half and t
 // go to overflow in one lock acquisition; when a thief is busy with the
-// ring, t alone goes to overflow.
+// ring, t alone goes to overflow. The tail's store is sequentially
+// consistent: it is the store of the nIdle, nSearching / push pair.
 func (q *localQueue) push(t *Task, overflow *injectQueue) {
 	for {
 		steal, real := unpack(q.head.Load())
@@ -100,6 +101,21 @@ func (q *localQueue) push(t *Task, overflow *injectQueue) {
 		}
 		// A thief claimed some tasks in between: there is room now.
 	}
+}
+
+// pushRel appends t with a release store of the tail, for a pusher that
+// makes its wake check again after a full barrier before anything can
+// hold its worker up (worker.flushPushes), and reports whether it did: a
+// full ring, or one a thief is copying from, is left to push (owner
+// only).
+func (q *localQueue) pushRel(t *Task) bool {
+	steal, _ := unpack(q.head.Load())
+	if tail := q.tail.Load(); tail-steal < localCap {
+		q.buf[tail%localCap] = t
+		relstore.Uint32(&q.tail, tail+1)
+		return true
+	}
+	return false
 }
 
 // pushOverflow moves the older half of a full ring plus t to overflow.

@@ -73,7 +73,13 @@
 // sleeper's last look sees the pushed task, or the producer sees the
 // sleeper idle (or still searching, and then the last searcher's re-check
 // sees the task): no wake-up is lost, and there is no heartbeat that
-// would paper over a lost one (S-4). notify takes the most recently idled
+// would paper over a lost one (S-4). A spawn from bytecode is the one
+// push whose check is late: its tail store is a release store (a locked
+// store per spawn cost a 2-worker fan-out about 8 % of its time), and its
+// worker makes the check again after a full barrier before it can be
+// held up, at a host call and at the slice's end (flushPushes); the task
+// is on the pusher's own queue meanwhile, so a missed wake delays only
+// the parallelism, by at most the rest of the slice (S-6). notify takes the most recently idled
 // worker off the list, marks it notified and counts it in nSearching on
 // its behalf, so that a burst of pushes wakes one worker, not all of
 // them; the woken worker takes that searching count over (unidle). A
@@ -293,7 +299,16 @@
 //	                         TestQueuedTaskWakesAParkedWorker). The
 //	                         push's tail store is sequentially
 //	                         consistent for it: a release store let a
-//	                         worker park beside a queued task
+//	                         worker park beside a queued task. A spawn
+//	                         from bytecode (spawnInVM) pushes with a
+//	                         release store and loads both; its worker
+//	                         then adds to its own fence word (a full
+//	                         barrier) and loads both again before it
+//	                         calls a host intrinsic and at the end of
+//	                         the slice (flushPushes): a worker that
+//	                         parked beside the task is woken then, and
+//	                         the task waits at most the rest of the
+//	                         slice, on its pusher's own queue
 //	cancel / Stop            Cancel stores the cancel flag, then stops the
 //	                         Exec; a slice clears the stop, then loads the
 //	                         flag (TestCancelRaces)
@@ -389,9 +404,13 @@
 //	                         -race exercise the plain stores
 //	                         (TestExactlyOnce, TestDequeStealHammer,
 //	                         TestOwnEdges, relstore's litmus test). A
-//	                         push's tail is not among them: it is the
-//	                         store of the nIdle, nSearching / push pair
-//	                         (TestQueuedTaskWakesAParkedWorker)
+//	                         push's tail is among them only where a
+//	                         barrier follows before its worker can be
+//	                         held up (flushPushes): it is the store of
+//	                         the nIdle, nSearching / push pair
+//	                         (TestQueuedTaskWakesAParkedWorker fails 3
+//	                         runs of 3 without the barrier before a host
+//	                         call)
 //
 // The wait word itself (wait.go) is the one CAS protocol: exactly one waker
 // wins a wait, and the phase it writes says what it carried.

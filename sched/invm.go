@@ -90,12 +90,14 @@ func spawnInVM(holder any) (int64, int) {
 	if err != nil {
 		return 0, vmhook.SpawnRequest
 	}
-	did := vmhook.SpawnDone
+	did, w := vmhook.SpawnDone, t.runner()
 	if err := ex.CompleteTask(child); err != nil {
 		ex.SetTrapErr(err)
 		did = vmhook.SpawnTrapped
 	}
+	w.inVM = true // Launch's push may be lazy (enqueue)
 	c.Launch(t, child)
+	w.inVM = false
 	return spawnCost(e.cfg.Load().ReductionLimit), did
 }
 

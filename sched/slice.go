@@ -185,6 +185,9 @@ func (w *worker) runs(t *Task, budget *int64) {
 //
 //go:noinline
 func (w *worker) callHost(t *Task, req *vmloop.Request, in *vmloop.Intrinsic) Action {
+	if w.lazyPush {
+		w.flushPushes() // a host call may hold the worker up
+	}
 	if w.sampleReq.Load() != 0 {
 		w.sampleCall(t) // a CPU sample lands at the call (profile.go)
 	}

@@ -92,6 +92,15 @@ type worker struct {
 	// inTask is true while a task's slice runs on this worker (owner
 	// only): spawns and wakes made by it go to the lifo slot.
 	inTask bool
+	// inVM is true while the VM loop's spawn (spawnInVM) launches a
+	// child (owner only): the push it makes may be lazy (enqueue).
+	// lazyPush is true once such a push published its tail with a
+	// release store, until flushPushes made the wake check again after
+	// a full barrier (owner only; the nIdle, nSearching / push pair).
+	inVM, lazyPush bool
+	// fence is the word flushPushes adds to for its barrier (owner only:
+	// a line no other worker writes).
+	fence atomic.Uint32
 	// left is the budget of the slice running here (owner only): run
 	// sets it and slice spends it; a task run first (runFirst) spends
 	// the same budget, and its waiter goes on with what is left.
@@ -402,6 +411,24 @@ func (w *worker) run(t *Task) {
 	w.slice(t, &w.left)
 	w.inTask = false
 	w.sliceLeft = w.left
+	if w.lazyPush {
+		w.flushPushes()
+	}
+}
+
+// flushPushes ends the lazy pushes of the slice (enqueue): a full
+// barrier, then the wake check again. A worker that began to park
+// counted itself idle, then left the searchers, then looked at every
+// ring; if that look missed a lazy push, the push's tail was not yet
+// visible, so the barrier comes after the worker counted itself, and
+// notify sees it idle. Called before the worker leaves the VM loop for
+// a host call (callHost) and at the end of each slice.
+func (w *worker) flushPushes() {
+	w.lazyPush = false
+	w.fence.Add(1) // a locked instruction: the full barrier
+	if w.local.len() > 0 {
+		w.s.notify()
+	}
 }
 
 // enter makes t, picked (run) or run first (runFirst), the task running
