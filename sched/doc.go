@@ -79,11 +79,11 @@
 // worker makes the check again after a full barrier before it can be
 // held up, at a host call and at the slice's end (flushPushes); the task
 // is on the pusher's own queue meanwhile, so a missed wake delays only
-// the parallelism, by at most the rest of the slice (S-6). notify takes the most recently idled
-// worker off the list, marks it notified and counts it in nSearching on
-// its behalf, so that a burst of pushes wakes one worker, not all of
-// them; the woken worker takes that searching count over (unidle). A
-// notified worker must come back from its park and take that count over:
+// the parallelism, by at most the rest of the slice (S-6). notify takes
+// the most recently idled worker off the list, marks it notified and
+// counts it in nSearching on its behalf, so that a burst of pushes wakes
+// one worker, not all of them; the woken worker takes that searching
+// count over (unidle). A notified worker must come back from its park and take that count over:
 // until it does, notify sees a searcher and wakes nobody, and with two
 // workers the other may not begin a search either. So the park's Wait
 // must outlive a signal that interrupts it (EINTR: it waits on until the
