@@ -83,11 +83,11 @@
 // the most recently idled worker off the list, marks it notified and
 // counts it in nSearching on its behalf, so that a burst of pushes wakes
 // one worker, not all of them; the woken worker takes that searching
-// count over (unidle). A notified worker must come back from its park and take that count over:
-// until it does, notify sees a searcher and wakes nobody, and with two
-// workers the other may not begin a search either. So the park's Wait
-// must outlive a signal that interrupts it (EINTR: it waits on until the
-// Wake, TestEpollWaitInterrupted), and a worker that fails in its park
+// count over (unidle). A notified worker must come back from its park
+// and take that count over: until it does, notify sees a searcher and
+// wakes nobody, and with two workers the other may not begin a search
+// either. So the park's Wait must outlive a signal that interrupts it
+// (EINTR: it waits on until the Wake, TestEpollWaitInterrupted), and a worker that fails in its park
 // takes the process down with its panic (loop) instead of blocking in its
 // backend's Close (TestWorkerPanicIsNotHidden): a worker lost that way
 // looks like a lost wake-up, tasks queued and every CPU idle. A
