@@ -72,29 +72,29 @@
 // pushes, then calls notify, which loads nSearching and nIdle. Either the
 // sleeper's last look sees the pushed task, or the producer sees the
 // sleeper idle (or still searching, and then the last searcher's re-check
-// sees the task): no wake-up is lost, and there is no heartbeat that
-// would paper over a lost one (S-4). A spawn from bytecode is the one
-// push whose check is late: its tail store is a release store (a locked
-// store per spawn cost a 2-worker fan-out about 8 % of its time), and its
-// worker makes the check again after a full barrier before it can be
-// held up, at a host call and at the slice's end (flushPushes); the task
-// is on the pusher's own queue meanwhile, so a missed wake delays only
-// the parallelism, by at most the rest of the slice (S-6). notify takes
-// the most recently idled worker off the list, marks it notified and
-// counts it in nSearching on its behalf, so that a burst of pushes wakes
-// one worker, not all of them; the woken worker takes that searching
-// count over (unidle). A notified worker must come back from its park
-// and take that count over: until it does, notify sees a searcher and
-// wakes nobody, and with two workers the other may not begin a search
-// either. So the park's Wait must outlive a signal that interrupts it
-// (EINTR: it waits on until the Wake, TestEpollWaitInterrupted), and a worker that fails in its park
+// sees the task): no wake-up is lost, and there is no heartbeat that would
+// paper over a lost one (S-4). A spawn from bytecode is the one push whose
+// check is late: its tail store is a release store (a locked store per
+// spawn cost a 2-worker fan-out about 8 % of its time), and its worker
+// makes the check again after a full barrier before it can be held up, at
+// a host call and at the slice's end (flushPushes); the task is on the
+// pusher's own queue meanwhile, so a missed wake delays only the
+// parallelism, by at most the rest of the slice (S-6). notify takes the
+// most recently idled worker off the list, marks it notified and counts it
+// in nSearching on its behalf, so that a burst of pushes wakes one worker,
+// not all of them; the woken worker takes that searching count over
+// (unidle). A notified worker must come back from its park and take that
+// count over: until it does, notify sees a searcher and wakes nobody, and
+// with two workers the other may not begin a search either. So the park's
+// Wait must outlive a signal that interrupts it (EINTR: it waits on until
+// the Wake, TestEpollWaitInterrupted), and a worker that fails in its park
 // takes the process down with its panic (loop) instead of blocking in its
 // backend's Close (TestWorkerPanicIsNotHidden): a worker lost that way
-// looks like a lost wake-up, tasks queued and every CPU idle. A
-// worker that reaps completions in its own park does not notify for them
-// (they go on its own ring, and it is still on the idle list: it would
-// pick itself); after the reap it is off the list and wakes one other
-// worker only when more than one task waits (shareBacklog).
+// looks like a lost wake-up, tasks queued and every CPU idle. A worker
+// that reaps completions in its own park does not notify for them (they go
+// on its own ring, and it is still on the idle list: it would pick
+// itself); after the reap it is off the list and wakes one other worker
+// only when more than one task waits (shareBacklog).
 //
 // When every worker is busy, an outside wake also kicks one running slice
 // (kickOne): the slice stops at its next safe point and the worker looks
