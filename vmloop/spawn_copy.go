@@ -142,11 +142,13 @@ func (e *Exec) spawnShared(src *Exec, f *Function, aw argWindow) (ok bool, err e
 		if sl == nil {
 			return false, nil
 		}
-		o := object{kind: refKind(x), x: sl.obj}
-		if o.size() > src.heap.bnd.limit { // copyObj's bound on each argument
+		// copyObj's bound on each argument: object.size of a task
+		// reference is 0, of an event objHeader.
+		k := refKind(x)
+		if k == KindEvent && objHeader > src.heap.bnd.limit {
 			return false, nil
 		}
-		y, err := e.heap.importShared(o.kind, o.x)
+		y, err := e.heap.importShared(k, sl.obj)
 		if err != nil {
 			src.owe(owed)
 			return true, argImportErr(f, i, err)

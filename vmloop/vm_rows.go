@@ -191,13 +191,16 @@ func (e *Exec) spawnHasExt() bool {
 	if !f.refParams {
 		return false
 	}
-	args := e.regs[e.frames[e.fp].base+int(e.req.Base):] // a spawn's window
-	for i, t := range f.Params {
+	r := e.frames[e.fp].base + int(e.req.Base) // a spawn's window
+	for _, t := range f.Params {
 		// A shared reference (a task, an event) or null is no handle of
 		// the heap: only a handle can name an ext object.
-		if x := args[i]; t == TRef && x&handleIdxMask != 0 && e.heap.get(x, KindExt) != nil {
-			return true
+		if t == TRef {
+			if x := e.regs[r]; x&handleIdxMask != 0 && e.heap.get(x, KindExt) != nil {
+				return true
+			}
 		}
+		r++
 	}
 	return false
 }
