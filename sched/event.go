@@ -1,9 +1,9 @@
 package sched
 
 import (
-	"sync"
 	"sync/atomic"
 
+	"github.com/jadevm/jade/internal/tinylock"
 	"github.com/jadevm/jade/vmloop"
 )
 
@@ -13,7 +13,13 @@ import (
 // (once) and consumed by the next wait; a signal wakes one waiter;
 // a broadcast wakes every waiter and keeps nothing.
 type Event struct {
-	mu        sync.Mutex
+	// mu guards the kept signal and the waiters. A tinylock: its
+	// sections are a few loads and stores and a wake (a select holds it
+	// across its cases' registration), and its Unlock is a release store
+	// where sync.Mutex's is a locked add (two locked instructions fewer a
+	// wait and signal pair, BenchmarkPingPong). No hand-off runs through
+	// it but to another holder.
+	mu        tinylock.Mutex
 	signalled bool                // a kept signal; guarded by mu
 	waiters   waitListOf[evEntry] // FIFO; entries may be stale (compacted); guarded by mu
 	// owner is the scheduler whose tasks may wait on the event and whose
