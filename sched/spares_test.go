@@ -51,7 +51,9 @@ func TestFanOutRecordsStayForTheNext(t *testing.T) {
 		require.Equal(t, sched.Success, o.Kind, "%v", o)
 		testkit.WaitFor(t, func() bool { return s.LiveTasks() == 0 })
 	}
-	require.Zero(t, sched.TaskRecordsPooled()-pooled, "records went to taskPool")
+	// Another test's leftovers may pool a record meanwhile (the counter
+	// is the package's): the fan-outs' would be thousands.
+	require.Less(t, sched.TaskRecordsPooled()-pooled, uint64(n/10), "records went to taskPool")
 	require.Less(t, sched.TaskRecordsMade()-made, uint64(n/10), "records were made again")
 	require.Greater(t, s.SpareRecords(), n/2)
 	testkit.WaitFor(t, func() bool {
