@@ -38,24 +38,18 @@ func (s *Scheduler) enqueue(w *worker, t *Task) {
 			s.inject.push(t)
 			return
 		}
-		if w.inVM {
-			// A spawn from bytecode (spawnInVM): the tail is published
-			// with a release store, and the wake check, made now with
-			// plain loads, is made again after a full barrier before the
-			// worker leaves the VM loop for a host call or ends its slice
-			// (flushPushes): a worker that parks meanwhile beside this
-			// task is woken then, and the task itself waits at most for
-			// the rest of this slice, on this worker's own queue.
-			if !w.local.pushRel(t) {
-				w.local.push(t, &s.inject)
-			}
-			if len(s.workers) > 1 {
-				w.lazyPush = true
-				s.notify()
-			}
-			return
+		// A spawn from bytecode (spawnInVM) publishes the tail with a
+		// release store: the wake check below, made with plain loads, is
+		// made again after a full barrier before the worker leaves the
+		// VM loop for a host call or ends its slice (flushPushes), so a
+		// worker that parks meanwhile beside this task is woken then,
+		// and the task waits at most the rest of this slice, on this
+		// worker's own queue.
+		if !w.inVM || !w.local.pushRel(t) {
+			w.local.push(t, &s.inject)
+		} else if len(s.workers) > 1 {
+			w.lazyPush = true
 		}
-		w.local.push(t, &s.inject)
 		if len(s.workers) > 1 && !w.reaping {
 			s.notify() // a reap notifies once, after it (shareBacklog)
 		}

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/jadevm/jade/internal/evpoll"
 	"github.com/jadevm/jade/vmloop"
@@ -420,14 +419,14 @@ func (s *Scheduler) finishScalar(w *worker, t *Task, k vmloop.Kind, bits uint64)
 // have been read) and its worker, and reports whether t was pinned when
 // its Exec was released (releaseExec). The release drops the references
 // t's heap held (taskDrop), and what they were last to hold is recycled
-// into the runner's cache: t's runner is w until then (a task cancelled
-// before it ran has its run queue link here). Lines as the kept profile
-// (pgo/jade.pgo) knows them: releaseExec on the fifth, dropSpawn the sixth.
+// into the runner's cache: t's runner stays w (enter) until then. Lines
+// as the kept profile (pgo/jade.pgo) knows them: releaseExec on the
+// fifth, dropSpawn the sixth.
 func (s *Scheduler) leave(w *worker, t *Task) (pinned bool) {
 	if t.tm != nil {
 		s.endTimers(w, t)
 	}
-	t.link = unsafe.Pointer(w) // taskDrop's runner
+	// t.link is still w: taskDrop's runner
 	pinned = t.releaseExec()
 	w.dropSpawn(t) // a spawn under way when t ended
 	t.link = nil   // off its worker

@@ -98,18 +98,11 @@ func (sp *taskSpares) trim() bool {
 		sp.mu.Unlock()
 		return false
 	}
-	k := min(sp.low, len(sp.list))
-	var old []*Task
-	if k > 0 {
-		old = make([]*Task, k)
-		copy(old, sp.list)
-		m := copy(sp.list, sp.list[k:])
-		clear(sp.list[m:])
-		sp.list = sp.list[:m]
-		sp.n.Store(int32(m))
-	}
-	if cap(sp.list) > 4*max(len(sp.list), taskBatch) {
-		sp.list = append([]*Task(nil), sp.list...) // the burst's array, too
+	old := sp.list[:min(sp.low, len(sp.list))]
+	if len(old) > 0 {
+		// The rest in an array of their own: the burst's goes with old.
+		sp.list = append([]*Task(nil), sp.list[len(old):]...)
+		sp.n.Store(int32(len(sp.list)))
 	}
 	sp.low = len(sp.list)
 	sp.mu.Unlock()

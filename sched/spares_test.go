@@ -13,34 +13,17 @@ import (
 	"github.com/jadevm/jade/vmloop"
 )
 
-// fanOutHeldSrc spawns n children and keeps every handle in an array
-// until main ends, as BenchmarkSpawnMany does without the joins.
-const fanOutHeldSrc = `
-.func main(n:i64) -> i64
-  .local i:i64, ts:ref, t:ref
-  anew  ts, n, ref
-  const i, 0
-sp:
-  jge   i, n, done
-  spawn t, child, i
-  asetr ts, i, t
-  addi  i, i, 1
-  jmp   sp
-done:
-  ret   n
-.end
-.func child(x:i64) -> i64
-  ret   x
-.end`
-
 // TestFanOutRecordsStayForTheNext: a fan-out's children, whose last
-// references go when main's heap does at its end, come back to the
-// worker's cache and the spares, not to taskPool, and the next fan-out
-// takes them from there; a garbage collection later, the spares let
-// go of what no spawn took in the cycle.
+// references go when main's heap (their handles' array) does at its end,
+// come back to the worker's cache and the spares, not to taskPool, and
+// the next fan-out takes them from there; a garbage collection later,
+// the spares let go of what no spawn took in the cycle.
 func TestFanOutRecordsStayForTheNext(t *testing.T) {
 	rt := testkit.Runtime(t, jade.Options{Workers: 1})
-	p := testkit.Load(t, rt, fanOutHeldSrc)
+	p := testkit.Load(t, rt, fanOutMain+`
+.func child(x:i64) -> i64
+  ret   x
+.end`)
 	s := hostbus.Scheduler(rt)
 	const n = 3000
 	testkit.Run(t, rt, p, "main", vmloop.I64(n)) // the first makes them
